@@ -1,0 +1,162 @@
+// The one definition of the profiler's log lines, shared by the reader
+// (line_parser) and the writers (the instrumentation shim, the demo run and the
+// log generator's tests), so that the two sides cannot drift apart.
+//
+// A job line, as PaddlePaddle's StandaloneExecutor prints it (after a glog
+// prefix that this header does not define):
+//
+//   Profiler Info: Job (3), type = forward, micro_batch_id = 2, job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104
+//
+// Times are milliseconds since the Unix epoch printed with six decimals, i.e.
+// nanosecond text. They are carried as integer nanoseconds everywhere in this
+// project; formatting and parsing never go through a floating-point number.
+//
+// The marker line some training front-ends print when the profiling window is
+// set:
+//
+//   Schedule Profiler start at step 10 and end at step 20
+//
+// Everything here is header-only and allocation-free except format_*(), so the
+// shim can include it without linking the converter.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ppt::log_line {
+
+// The literal that every job line contains. Readers use it as a cheap
+// pre-filter before running the full pattern.
+inline constexpr std::string_view kJobMarker = "Profiler Info: Job (";
+inline constexpr std::string_view kTypeKey = "), type = ";
+inline constexpr std::string_view kMicroBatchKey = ", micro_batch_id = ";
+inline constexpr std::string_view kStartKey = ", job_start_time = ";
+inline constexpr std::string_view kEndKey = ", job_end_time = ";
+
+inline constexpr std::string_view kScheduleMarker = "Schedule Profiler start at step ";
+inline constexpr std::string_view kScheduleMarkerEnd = " and end at step ";
+
+// RE2 syntax. Applied to the text that starts at kJobMarker, up to the end of
+// the line (without the newline). Groups: 1 job id, 2 type, 3 micro-batch id
+// (optional), 4 start time text, 5 end time text. A type is any run of
+// characters up to the comma that precedes the next key, so `forward(chunk0)`
+// and `backward_w1` are both types. Time texts are captured loosely and then
+// validated by parse_ms_to_ns(), so that a bad number gets its own message.
+inline constexpr const char* kJobPattern =
+    R"(Profiler Info: Job \(([^)]*)\), type = (.*?)(?:, micro_batch_id = ([^,]*))?, job_start_time = ([^,]*), job_end_time = ([^,\r\n]*?)[ \t\r]*)";
+
+// RE2 syntax, applied from kScheduleMarker to the end of the line.
+// Groups: 1 first step, 2 end step.
+inline constexpr const char* kSchedulePattern =
+    R"(Schedule Profiler start at step (-?\d+) and end at step (-?\d+).*)";
+
+// Result of parsing a time text.
+enum class TimeParse { kOk, kEmpty, kNotANumber, kNegative, kTooLarge };
+
+// Parses "<ms>[.<fraction>]" milliseconds since the epoch into integer
+// nanoseconds. Digits past the sixth decimal are below a nanosecond and are
+// dropped (to_string never prints them). Accepts no sign, exponent, nan or inf:
+// those are reported, never guessed at.
+inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
+  if (text.empty()) return TimeParse::kEmpty;
+  if (text.front() == '-') {
+    // Distinguish "-12.5" (a number, but impossible) from junk.
+    std::string_view rest = text.substr(1);
+    int64_t ignored = 0;
+    return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative
+                                                             : TimeParse::kNotANumber;
+  }
+  // 9.2e18 ns is the year 2262; anything longer than 13 integer digits of
+  // milliseconds (year 2286) cannot be a wall-clock time.
+  constexpr int kMaxIntDigits = 13;
+  size_t i = 0;
+  int64_t ms = 0;
+  int int_digits = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (int_digits == kMaxIntDigits) return TimeParse::kTooLarge;
+    ms = ms * 10 + (text[i] - '0');
+    ++int_digits;
+    ++i;
+  }
+  int64_t frac = 0;
+  int frac_digits = 0;
+  bool any_frac_digit = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      any_frac_digit = true;
+      if (frac_digits < 6) {
+        frac = frac * 10 + (text[i] - '0');
+        ++frac_digits;
+      }
+      ++i;
+    }
+    if (!any_frac_digit && int_digits == 0) return TimeParse::kNotANumber;
+  }
+  if (int_digits == 0 && !any_frac_digit) return TimeParse::kNotANumber;
+  if (i != text.size()) return TimeParse::kNotANumber;
+  for (; frac_digits < 6; ++frac_digits) frac *= 10;
+  *out_ns = ms * 1'000'000 + frac;
+  return TimeParse::kOk;
+}
+
+// Appends `ns` as milliseconds with exactly six decimals, the way
+// std::to_string(double) prints Paddle's times (but exact).
+inline void append_ns_as_ms(std::string& out, int64_t ns) {
+  if (ns < 0) {
+    out.push_back('-');
+    ns = -ns;
+  }
+  std::string ms = std::to_string(ns / 1'000'000);
+  out += ms;
+  out.push_back('.');
+  char frac[6];
+  int64_t f = ns % 1'000'000;
+  for (int k = 5; k >= 0; --k) {
+    frac[k] = static_cast<char>('0' + f % 10);
+    f /= 10;
+  }
+  out.append(frac, 6);
+}
+
+// The job line without any prefix and without a newline. A micro_batch_id
+// below zero leaves the field out, as older builds did.
+inline std::string format_job_line(int64_t job_id, std::string_view type, int64_t micro_batch_id,
+                                   int64_t start_ns, int64_t end_ns) {
+  std::string out;
+  out.reserve(160);
+  out += kJobMarker;
+  out += std::to_string(job_id);
+  out += kTypeKey;
+  out += type;
+  if (micro_batch_id >= 0) {
+    out += kMicroBatchKey;
+    out += std::to_string(micro_batch_id);
+  }
+  out += kStartKey;
+  append_ns_as_ms(out, start_ns);
+  out += kEndKey;
+  append_ns_as_ms(out, end_ns);
+  return out;
+}
+
+inline std::string format_schedule_marker(int64_t start_step, int64_t end_step) {
+  std::string out(kScheduleMarker);
+  out += std::to_string(start_step);
+  out += kScheduleMarkerEnd;
+  out += std::to_string(end_step);
+  return out;
+}
+
+// A job type may contain any character but the ones that would break the line
+// apart for a reader: a comma ends the type, a newline ends the line.
+inline bool is_valid_job_type(std::string_view type) {
+  if (type.empty()) return false;
+  for (char c : type) {
+    if (c == ',' || c == '\n' || c == '\r' || c == '\0') return false;
+  }
+  return true;
+}
+
+}  // namespace ppt::log_line

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pp-timeline needs, only those missing.
+# Idempotent and quiet when everything is already there.
+# PPT_WITH_BROWSER=1 also installs chromium for the browser tests.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config python3
+          libre2-dev libcli11-dev nlohmann-json3-dev libfmt-dev catch2
+          libgoogle-glog-dev zlib1g-dev protobuf-compiler)
+if [[ "${PPT_WITH_BROWSER:-0}" == 1 ]]; then
+  packages+=(chromium)
+fi
+if [[ "${PPT_WITH_FUZZ:-0}" == 1 ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+if ! "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/pp-timeline-setup.log 2>&1; then
+  "${sudo_cmd[@]}" apt-get update -q >>/tmp/pp-timeline-setup.log 2>&1
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/pp-timeline-setup.log 2>&1 || {
+    echo "setup: apt-get failed; see /tmp/pp-timeline-setup.log" >&2
+    tail -20 /tmp/pp-timeline-setup.log >&2
+    exit 1
+  }
+fi
