@@ -1,0 +1,76 @@
+// Turns one log line into a job, a schedule marker, or a reason it is neither.
+//
+// Thread safety: a LineParser is immutable after construction; one instance
+// may be used from any number of threads at once (RE2 matching is const).
+//
+// Cost: callers find the literal ("Profiler ") first with a cheap scan and only
+// hand candidate lines to this parser, so the regular expressions run on a few
+// lines per step, never on the noise around them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pp_timeline/diagnostics.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace ppt {
+
+struct ParsedJob {
+  int64_t job_id = 0;
+  std::string_view type;      // points into the line
+  int32_t micro_batch = -1;   // -1: the line had no micro_batch_id
+  int64_t start_ns = 0;       // since the Unix epoch
+  int64_t end_ns = 0;
+  int64_t thread_id = -1;     // from the glog prefix; -1 when there is none
+};
+
+struct ParsedMarker {
+  int64_t start_step = 0;
+  int64_t end_step = 0;
+};
+
+enum class LineKind { kOther, kJob, kScheduleMarker, kRejected };
+
+struct LineResult {
+  LineKind kind = LineKind::kOther;
+  ParsedJob job;             // when kJob
+  ParsedMarker marker;       // when kScheduleMarker
+  IssueKind issue{};         // when kRejected (or a bad marker, with kind kOther)
+  bool has_issue = false;
+  std::string detail;        // the reason, when has_issue
+};
+
+class LineParser {
+ public:
+  LineParser();
+  ~LineParser();
+  LineParser(const LineParser&) = delete;
+  LineParser& operator=(const LineParser&) = delete;
+
+  // `line` is one whole line without its '\n' (a trailing '\r' is allowed).
+  // `last_unterminated` marks the file's final line when it has no newline, so
+  // a cut-off job line is reported as truncated rather than malformed.
+  LineResult parse(std::string_view line, bool last_unterminated = false) const;
+
+ private:
+  void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated,
+                 LineResult& out) const;
+  void parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const;
+  int64_t parse_thread_id(std::string_view prefix) const;
+
+  std::unique_ptr<re2::RE2> job_re_;
+  std::unique_ptr<re2::RE2> marker_re_;
+  std::unique_ptr<re2::RE2> prefix_re_;
+};
+
+// Returns `type` if it is valid UTF-8, else a copy with each invalid byte
+// replaced by U+FFFD. Sets *changed when it replaced anything.
+std::string sanitize_utf8(std::string_view type, bool* changed);
+
+}  // namespace ppt

@@ -1,0 +1,34 @@
+// Output formats, chosen by file extension, and writing one output whole.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pp_timeline/timeline.h"
+
+namespace ppt {
+
+enum class OutputFormat { kChromeJson, kPerfettoJson };
+
+struct OutputSpec {
+  std::string path;
+  OutputFormat format;
+};
+
+struct WriteOptions {
+  bool absolute = false;
+};
+
+// The format that `path`'s extension asks for, or nullopt with a message.
+std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error);
+
+// Refuses an output that is one of the inputs. Returns an error or "".
+std::string check_not_an_input(const std::string& output, const std::vector<SourceFile>& inputs);
+
+// Writes one output through a temporary file; returns "" or an error line.
+// `bytes` (optional) receives the size written.
+std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
+                         size_t* bytes = nullptr);
+
+}  // namespace ppt

@@ -1,0 +1,52 @@
+// Splitting a rank's job stream into steps, and numbering steps across ranks.
+//
+// Within one rank, Paddle prints every job of a step together, in the plan's
+// job order. A step therefore begins
+//  - after an optimizer job (unless another optimizer job follows), or
+//  - at a job whose (type, micro-batch) was already seen in the current step
+//    (micro-batch ids restart per chunk, but chunked types carry the chunk, so
+//    `forward0`/mb 0 and `forward1`/mb 0 are different keys). Without a
+//    micro_batch_id the job id is used instead.
+// This holds for FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP and the
+// overlapping schedules without naming any of them.
+//
+// Across ranks, the same step is recognised by time, not by counting, so a
+// rank that lacks a step does not shift the others: each rank's steps are
+// clustered by their midpoints (all ranks work on one step at a time).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "pp_timeline/timeline.h"
+
+namespace ppt {
+
+class StepSplitter {
+ public:
+  // `types` are the job types the jobs' `type` fields index.
+  explicit StepSplitter(const std::vector<std::string>& types);
+
+  // Feeds the next job of the stream; true when it begins a new step (the
+  // first job always does).
+  bool starts_new_step(const Job& job);
+  void reset();
+
+ private:
+  std::vector<uint8_t> is_optimizer_;
+  std::unordered_set<uint64_t> seen_;
+  bool first_ = true;
+  bool after_optimizer_ = false;
+};
+
+// Sets Job::step of each job to its rank-local step index (0, 1, ...).
+void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types);
+
+// Turns the rank-local step indices of every track of `run` into step numbers
+// shared by all ranks (from the run's schedule marker when it has one), and
+// computes the run's step spans.
+void number_steps(Timeline& timeline, Run& run);
+
+}  // namespace ppt

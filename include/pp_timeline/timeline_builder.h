@@ -1,0 +1,29 @@
+// Builds the Timeline: scans every file in parallel, splits runs and steps,
+// matches runs and steps across ranks, and puts overlapping jobs on lanes.
+//
+// The result never depends on the number of threads: each file's result is
+// stored at the file's index and everything is merged in file order.
+#pragma once
+
+#include <vector>
+
+#include "pp_timeline/file_scanner.h"
+#include "pp_timeline/log_layout.h"
+#include "pp_timeline/timeline.h"
+
+namespace ppt {
+
+struct BuildOptions {
+  unsigned threads = 0;  // 0: one per core
+  ScanOptions scan;
+};
+
+// Reads the files of `layout` and builds the timeline.
+Timeline build_timeline(const Layout& layout, const BuildOptions& options = {});
+
+// The same from scans already made (tests and fuzzing). `scans[i]` belongs to
+// `files[i]`.
+Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines,
+                          std::vector<FileScan> scans, unsigned threads = 1);
+
+}  // namespace ppt

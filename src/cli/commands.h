@@ -1,0 +1,35 @@
+// The subcommands of pp-timeline. Each has an options struct, a setup_ that
+// declares its options on a CLI11 app, and a run_ that returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ppt::cli {
+
+// Exit codes, documented in --help and README.md.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInput = 1;  // input problems (with --strict), nothing usable, an output failed
+inline constexpr int kExitUsage = 2;  // bad options or paths
+
+struct ConvertOptions {
+  std::string log_dir;
+  std::vector<std::string> files;
+  std::vector<int> devices;
+  bool multi_machine = false;  // accepted for compatibility; layouts are detected
+  std::vector<std::string> outputs;
+  std::vector<std::string> perfetto_json;
+  bool absolute = false;
+  unsigned threads = 0;
+  bool strict = false;
+  bool quiet = false;
+};
+
+// The conversion is the main job: its options live on the top-level app.
+void setup_convert(CLI::App& app, ConvertOptions& options);
+int run_convert(const ConvertOptions& options);
+
+}  // namespace ppt::cli

@@ -1,0 +1,131 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "commands.h"
+#include "pp_timeline/log_layout.h"
+#include "pp_timeline/outputs.h"
+#include "pp_timeline/parallel.h"
+#include "pp_timeline/summary.h"
+#include "pp_timeline/timeline_builder.h"
+
+namespace ppt::cli {
+
+void setup_convert(CLI::App& app, ConvertOptions& o) {
+  app.add_option("--log_dir,--log-dir", o.log_dir,
+                 "launch log directory: DIR/workerlog.<i> or DIR/machine*/workerlog.<i>");
+  app.add_option("files", o.files, "log files to read instead of (or besides) --log_dir, one per rank");
+  app.add_option("--devices", o.devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")
+      ->delimiter(',');
+  app.add_flag("--multi_machine,--multi-machine", o.multi_machine,
+               "accepted for compatibility: machine*/ folders are found by themselves");
+  app.add_option("-o,--output", o.outputs,
+                 "output file, format by extension (.json: Chrome trace); may be repeated");
+  app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
+  app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
+  app.add_option("--threads", o.threads, "files parsed in parallel (default: all cores)")
+      ->check(CLI::Range(0u, 1024u));
+  app.add_flag("--strict", o.strict, "exit 1 (and write nothing) if any line was rejected");
+  app.add_flag("-q,--quiet", o.quiet, "print only the summary line and errors");
+}
+
+namespace {
+
+void print_err(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
+
+std::string human_bytes(size_t n) {
+  if (n >= (size_t{1} << 20)) return fmt::format("{:.1f} MB", n / 1048576.0);
+  if (n >= 1024) return fmt::format("{:.1f} KB", n / 1024.0);
+  return fmt::format("{} B", n);
+}
+
+}  // namespace
+
+int run_convert(const ConvertOptions& o) {
+  if (o.log_dir.empty() && o.files.empty()) {
+    print_err("pp-timeline: error: give --log_dir DIR or log files (see --help)");
+    return kExitUsage;
+  }
+  LayoutRequest request{o.log_dir, o.files, o.devices};
+  LayoutResult found = discover_layout(request);
+  if (!found.layout) {
+    print_err("pp-timeline: error: " + found.error);
+    return found.usage_error ? kExitUsage : kExitInput;
+  }
+  const Layout& layout = *found.layout;
+
+  // Outputs are checked before any work.
+  std::vector<OutputSpec> outputs;
+  for (const std::string& path : o.outputs) {
+    std::string error;
+    auto format = format_for_path(path, &error);
+    if (!format) {
+      print_err("pp-timeline: error: " + error);
+      return kExitUsage;
+    }
+    outputs.push_back({path, *format});
+  }
+  for (const std::string& path : o.perfetto_json) outputs.push_back({path, OutputFormat::kPerfettoJson});
+  if (outputs.empty()) {
+    std::filesystem::path dir = o.log_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(o.log_dir);
+    outputs.push_back({(dir / "pipeline_profile.json").string(), OutputFormat::kChromeJson});
+    outputs.push_back({(dir / "pipeline_profile_perfetto.json").string(), OutputFormat::kPerfettoJson});
+  }
+  for (const OutputSpec& out : outputs) {
+    std::string error = check_not_an_input(out.path, layout.files);
+    if (!error.empty()) {
+      print_err("pp-timeline: error: " + error);
+      return kExitUsage;
+    }
+  }
+
+  BuildOptions build;
+  build.threads = o.threads;
+  Timeline timeline = build_timeline(layout, build);
+
+  if (!o.quiet) {
+    for (const std::string& note : layout.notes) print_err("pp-timeline: note: " + note);
+  }
+  for (const std::string& line : format_diagnostics(timeline)) {
+    if (o.quiet && line.rfind("  ", 0) != 0) continue;
+    print_err(line);
+  }
+  if (timeline.job_count() == 0) {
+    print_err(format_summary(timeline));
+    print_err(
+        "pp-timeline: error: no job to draw. Paddle prints 'Profiler Info: Job' lines only when the "
+        "job schedule profiler is on (FLAGS_auto_parallel_profiler=1 or the front-end's "
+        "pipeline profiler option, CUDA builds) and GLOG_v >= 0.");
+    return kExitInput;
+  }
+  if (o.strict && has_input_errors(timeline)) {
+    print_err(format_summary(timeline));
+    print_err("pp-timeline: error: input problems found and --strict given; nothing written");
+    return kExitInput;
+  }
+
+  WriteOptions wopt;
+  wopt.absolute = o.absolute;
+  std::vector<std::string> errors(outputs.size());
+  std::vector<size_t> sizes(outputs.size(), 0);
+  parallel_for(outputs.size(), o.threads, [&](size_t i) {
+    errors[i] = write_output(timeline, outputs[i], wopt, &sizes[i]);
+  });
+  std::string written;
+  int code = kExitOk;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!errors[i].empty()) {
+      print_err("pp-timeline: error: " + errors[i]);
+      code = kExitInput;
+      continue;
+    }
+    written += fmt::format("{}{} ({})", written.empty() ? "" : ", ", outputs[i].path, human_bytes(sizes[i]));
+  }
+  std::string summary = format_summary(timeline);
+  if (!written.empty()) summary += " -> " + written;
+  print_err(summary);
+  return code;
+}
+
+}  // namespace ppt::cli

@@ -1,0 +1,101 @@
+#include "pp_timeline/diagnostics.h"
+
+#include <fmt/format.h>
+
+namespace ppt {
+namespace {
+
+constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
+    {"malformed_job_line", Severity::kError, true,
+     "a line contains 'Profiler Info: Job (' but not the rest of the job format; "
+     "it may have been cut by another thread's output"},
+    {"truncated_job_line", Severity::kError, true,
+     "the file ends in the middle of a job line: the run was killed, or the file is still "
+     "being written"},
+    {"bad_job_id", Severity::kError, true, "the number in 'Job (N)' is not an integer"},
+    {"bad_micro_batch_id", Severity::kError, true,
+     "micro_batch_id is not a non-negative integer"},
+    {"bad_time", Severity::kError, true,
+     "job_start_time / job_end_time is not a decimal number of milliseconds"},
+    {"negative_time", Severity::kError, true, "a job time is negative"},
+    {"time_out_of_range", Severity::kError, true,
+     "a job time is too large to be milliseconds since 1970"},
+    {"zero_times", Severity::kInfo, true,
+     "the job's timer never ran (both times 0.000000), as for communication-only jobs such as "
+     "recv_forward/send_backward; counted, not drawn"},
+    {"half_zero_time", Severity::kError, true,
+     "one of the job's times is 0 and the other is not: a stale timer"},
+    {"end_before_start", Severity::kError, true,
+     "job_end_time is before job_start_time: a stale timer"},
+    {"line_too_long", Severity::kError, true,
+     "a profiler line is longer than the reader accepts; its text was skipped"},
+    {"unreadable_file", Severity::kError, false,
+     "a log file could not be read; its rank is missing from the timeline"},
+    {"no_profiler_lines", Severity::kWarning, false,
+     "a log file has no 'Profiler Info: Job' line: turn the job schedule profiler on "
+     "(FLAGS_auto_parallel_profiler=1, or the training front-end's pipeline profiler option) "
+     "and keep GLOG_v >= 0"},
+    {"bad_schedule_marker", Severity::kWarning, false,
+     "'Schedule Profiler start at step' is not followed by two step numbers; steps are "
+     "numbered from 0"},
+    {"invalid_utf8_type", Severity::kWarning, false,
+     "a job type contains bytes that are not UTF-8; they are shown as U+FFFD"},
+    {"rerun", Severity::kInfo, false,
+     "a log file holds more than one run appended (the log directory was reused without "
+     "--log_overwrite); each run is shown separately"},
+    {"overlapping_jobs", Severity::kInfo, false,
+     "jobs of one rank overlap in time; the later ones are drawn on extra lanes under the rank"},
+}};
+
+}  // namespace
+
+const IssueInfo& issue_info(IssueKind kind) { return kIssueInfo[static_cast<size_t>(kind)]; }
+
+void Diagnostics::add(IssueKind kind, uint32_t file, uint64_t line, std::string detail,
+                      std::string_view text) {
+  size_t k = static_cast<size_t>(kind);
+  ++counts_[k];
+  if (kept_[k] < kKeepPerKind) {
+    ++kept_[k];
+    examples_.push_back({kind, file, line, std::move(detail), printable_excerpt(text)});
+  }
+}
+
+void Diagnostics::merge(const Diagnostics& other) {
+  for (size_t k = 0; k < kIssueKindCount; ++k) counts_[k] += other.counts_[k];
+  for (const Diagnostic& d : other.examples_) {
+    size_t k = static_cast<size_t>(d.kind);
+    if (kept_[k] < kKeepPerKind) {
+      ++kept_[k];
+      examples_.push_back(d);
+    }
+  }
+}
+
+uint64_t Diagnostics::rejected_jobs() const {
+  uint64_t n = 0;
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    if (kIssueInfo[k].rejects_job) n += counts_[k];
+  }
+  return n;
+}
+
+std::string printable_excerpt(std::string_view text, size_t max_bytes) {
+  std::string out;
+  bool cut = text.size() > max_bytes;
+  if (cut) text = text.substr(0, max_bytes);
+  out.reserve(text.size() + 8);
+  for (unsigned char c : text) {
+    if (c == '\t') {
+      out.push_back(' ');
+    } else if (c < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  if (cut) out += "...";
+  return out;
+}
+
+}  // namespace ppt

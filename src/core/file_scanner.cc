@@ -1,0 +1,314 @@
+#include "pp_timeline/file_scanner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+
+#include "pp_timeline/log_line.h"
+
+namespace ppt {
+namespace {
+
+// Both the job line and the schedule marker contain this literal; one search
+// for it finds every candidate line.
+constexpr std::string_view kCandidate = "Profiler ";
+
+// Reads up to `cap` bytes; returns 0 at the end, -1 on an error (with a
+// message in *error).
+using ReadFn = std::function<long(char* dst, size_t cap, std::string* error)>;
+
+class Scanner {
+ public:
+  Scanner(uint32_t file_index, const LineParser& parser, FileScan& out)
+      : file_index_(file_index), parser_(parser), out_(out) {}
+
+  void run(const ReadFn& read_some, size_t buffer_bytes);
+
+ private:
+  void process_lines(const char* p, const char* end);
+  void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
+  uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
+
+  uint32_t file_index_;
+  const LineParser& parser_;
+  FileScan& out_;
+  uint64_t lines_ = 0;  // complete lines seen so far
+  std::unordered_map<std::string, uint32_t> type_ids_;
+  uint32_t last_type_ = UINT32_MAX;
+  int64_t last_thread_ = INT64_MIN;
+};
+
+void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
+  const size_t overlap = log_line::kJobMarker.size() - 1;
+  buffer_bytes = std::max(buffer_bytes, overlap * 4);
+  std::vector<char> buf(buffer_bytes);
+  size_t have = 0;
+  bool long_line = false;  // inside a line longer than the buffer
+  bool long_has_marker = false;
+  std::string long_head;   // the start of that line, for the message
+  std::string error;
+  auto finish_long_line = [&](bool terminated) {
+    ++lines_;
+    if (long_has_marker) {
+      ++out_.counts.profiler_lines;
+      out_.diagnostics.add(IssueKind::kLineTooLong, file_index_, lines_,
+                           terminated ? "a profiler line longer than the read buffer"
+                                      : "a profiler line longer than the read buffer, and "
+                                        "the file ends inside it",
+                           long_head);
+    }
+    long_line = false;
+    long_has_marker = false;
+  };
+  auto contains_marker = [](const char* p, size_t n) {
+    return memmem(p, n, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != nullptr;
+  };
+
+  while (true) {
+    long r = read_some(buf.data() + have, buf.size() - have, &error);
+    if (r < 0) {
+      out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
+                           "read failed after " + std::to_string(lines_) + " lines: " + error);
+      out_.readable = out_.counts.bytes > 0;
+      break;
+    }
+    bool eof = r == 0;
+    out_.counts.bytes += static_cast<uint64_t>(r);
+    have += static_cast<size_t>(r);
+    size_t start = 0;
+    if (long_line) {
+      const char* nl = static_cast<const char*>(memchr(buf.data(), '\n', have));
+      size_t upto = nl ? static_cast<size_t>(nl - buf.data()) : have;
+      if (!long_has_marker) long_has_marker = contains_marker(buf.data(), upto);
+      if (nl) {
+        finish_long_line(true);
+        start = upto + 1;
+      } else if (eof) {
+        if (have > overlap) finish_long_line(false);
+        else finish_long_line(false);
+        break;
+      } else {
+        memmove(buf.data(), buf.data() + have - overlap, overlap);
+        have = overlap;
+        continue;
+      }
+    }
+    const char* base = buf.data();
+    const char* last_nl =
+        static_cast<const char*>(memrchr(base + start, '\n', have - start));
+    if (last_nl) {
+      process_lines(base + start, last_nl + 1);
+      start = static_cast<size_t>(last_nl + 1 - base);
+    }
+    size_t tail = have - start;
+    if (eof) {
+      if (tail > 0) {
+        std::string_view line(base + start, tail);
+        if (line.find(kCandidate) != std::string_view::npos) {
+          handle_line(line, lines_ + 1, true);
+        }
+        ++lines_;
+      }
+      break;
+    }
+    if (tail == buf.size()) {
+      long_line = true;
+      long_has_marker = contains_marker(base, tail);
+      long_head.assign(base, std::min<size_t>(tail, 200));
+      memmove(buf.data(), buf.data() + have - overlap, overlap);
+      have = overlap;
+      continue;
+    }
+    memmove(buf.data(), base + start, tail);
+    have = tail;
+  }
+  out_.counts.lines = lines_;
+  out_.counts.files = 1;
+  if (out_.readable && out_.counts.profiler_lines == 0 && out_.markers.empty()) {
+    out_.diagnostics.add(IssueKind::kNoProfilerLines, file_index_, 0,
+                         "no 'Profiler Info: Job' line in " + std::to_string(lines_) + " lines");
+  }
+}
+
+// Hot: runs over every byte of every log. A literal search finds candidate
+// lines; only those are split out and parsed, and newlines are counted in
+// bulk between them.
+void Scanner::process_lines(const char* p, const char* end) {
+  while (p < end) {
+    const char* hit = static_cast<const char*>(
+        memmem(p, static_cast<size_t>(end - p), kCandidate.data(), kCandidate.size()));
+    if (!hit) {
+      lines_ += static_cast<uint64_t>(std::count(p, end, '\n'));
+      return;
+    }
+    const char* line_start = static_cast<const char*>(memrchr(p, '\n', static_cast<size_t>(hit - p)));
+    line_start = line_start ? line_start + 1 : p;
+    lines_ += static_cast<uint64_t>(std::count(p, line_start, '\n'));
+    const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
+    if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
+    handle_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)),
+                lines_ + 1, false);
+    ++lines_;
+    p = line_end + 1;
+  }
+}
+
+uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::string_view text) {
+  if (last_type_ != UINT32_MAX && out_.types[last_type_] == type) return last_type_;
+  auto it = type_ids_.find(std::string(type));
+  if (it != type_ids_.end()) {
+    last_type_ = it->second;
+    return last_type_;
+  }
+  bool changed = false;
+  std::string clean = sanitize_utf8(type, &changed);
+  if (changed) {
+    out_.diagnostics.add(IssueKind::kInvalidUtf8Type, file_index_, line_no,
+                         "the job type is not valid UTF-8", text);
+  }
+  uint32_t id = static_cast<uint32_t>(out_.types.size());
+  out_.types.push_back(clean);
+  type_ids_.emplace(std::string(type), id);
+  // A sanitized type is looked up by its raw bytes; keep the cache on the raw
+  // form only when it is the same text.
+  last_type_ = changed ? UINT32_MAX : id;
+  return id;
+}
+
+void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unterminated) {
+  LineResult r = parser_.parse(line, last_unterminated);
+  switch (r.kind) {
+    case LineKind::kOther:
+      if (r.has_issue) out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
+      return;
+    case LineKind::kScheduleMarker: {
+      MarkerAt m;
+      m.job_index = static_cast<uint32_t>(out_.jobs.size());
+      m.line = static_cast<uint32_t>(line_no);
+      m.start_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.start_step, INT32_MIN / 2, INT32_MAX / 2));
+      m.end_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.end_step, INT32_MIN / 2, INT32_MAX / 2));
+      out_.markers.push_back(m);
+      return;
+    }
+    case LineKind::kRejected:
+      ++out_.counts.profiler_lines;
+      out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
+      return;
+    case LineKind::kJob:
+      break;
+  }
+  ++out_.counts.profiler_lines;
+  ++out_.counts.jobs;
+  const ParsedJob& p = r.job;
+  Job job;
+  job.start_ns = p.start_ns;
+  job.end_ns = p.end_ns;
+  job.job_id = static_cast<int32_t>(p.job_id);
+  job.micro_batch = p.micro_batch;
+  // A count of lines past 2^32 would take a 4 GB+ file of empty lines; clamp.
+  job.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  job.type = intern_type(p.type, line_no, line);
+  if (p.thread_id != last_thread_ && p.thread_id >= 0) {
+    out_.thread_changes.push_back({static_cast<uint32_t>(out_.jobs.size()), p.thread_id});
+    last_thread_ = p.thread_id;
+  }
+  out_.jobs.push_back(job);
+}
+
+bool has_gzip_magic(int fd) {
+  unsigned char magic[2] = {0, 0};
+  ssize_t n = pread(fd, magic, 2, 0);
+  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+}  // namespace
+
+FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
+                   const ScanOptions& options) {
+  FileScan out;
+  auto fail = [&](const std::string& why) {
+    out.readable = false;
+    out.counts.files = 1;
+    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why);
+    return std::move(out);
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer. Regular files
+  // ignore the flag.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(std::string("cannot stat: ") + strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return fail("is a directory, not a log file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail("not a regular file (a FIFO, socket or device); refusing to read it");
+  }
+  Scanner scanner(file_index, parser, out);
+  if (has_gzip_magic(fd)) {
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+      close(fd);
+      return fail("cannot open as gzip");
+    }
+    gzbuffer(gz, 256 * 1024);
+    scanner.run(
+        [&](char* dst, size_t cap, std::string* error) -> long {
+          int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
+          if (n < 0) {
+            int code = 0;
+            const char* msg = gzerror(gz, &code);
+            *error = std::string("gzip: ") + (msg ? msg : "read error");
+            return -1;
+          }
+          return n;
+        },
+        options.buffer_bytes);
+    gzclose(gz);
+    return out;
+  }
+  scanner.run(
+      [&](char* dst, size_t cap, std::string* error) -> long {
+        while (true) {
+          ssize_t n = read(fd, dst, cap);
+          if (n >= 0) return static_cast<long>(n);
+          if (errno == EINTR) continue;
+          *error = strerror(errno);
+          return -1;
+        }
+      },
+      options.buffer_bytes);
+  close(fd);
+  return out;
+}
+
+FileScan scan_buffer(std::string_view data, uint32_t file_index, const LineParser& parser,
+                     const ScanOptions& options) {
+  FileScan out;
+  Scanner scanner(file_index, parser, out);
+  size_t pos = 0;
+  scanner.run(
+      [&](char* dst, size_t cap, std::string*) -> long {
+        size_t n = std::min(cap, data.size() - pos);
+        memcpy(dst, data.data() + pos, n);
+        pos += n;
+        return static_cast<long>(n);
+      },
+      options.buffer_bytes);
+  return out;
+}
+
+}  // namespace ppt

@@ -1,0 +1,53 @@
+#include "pp_timeline/outputs.h"
+
+#include <fmt/format.h>
+
+#include "pp_timeline/chrome_json_writer.h"
+#include "pp_timeline/output_file.h"
+
+namespace ppt {
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
+  if (ends_with(path, ".json")) return OutputFormat::kChromeJson;
+  if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
+  *error = fmt::format("{}: unknown output format (use a .json name, or --perfetto-json FILE)", path);
+  return std::nullopt;
+}
+
+std::string check_not_an_input(const std::string& output, const std::vector<SourceFile>& inputs) {
+  for (const SourceFile& f : inputs) {
+    if (same_file(output, f.path)) {
+      return fmt::format("{}: refusing to write onto an input log", output);
+    }
+  }
+  return "";
+}
+
+std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
+                         size_t* bytes) {
+  OutputFile file;
+  std::string path = spec.path == "-" ? "/dev/stdout" : spec.path;
+  if (!file.open(path)) return file.error();
+  switch (spec.format) {
+    case OutputFormat::kChromeJson:
+    case OutputFormat::kPerfettoJson: {
+      JsonWriteOptions o;
+      o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
+      o.absolute = options.absolute;
+      write_chrome_json(timeline, o, file);
+      break;
+    }
+  }
+  if (bytes) *bytes = file.bytes_written();
+  if (!file.commit()) return file.error();
+  return "";
+}
+
+}  // namespace ppt
