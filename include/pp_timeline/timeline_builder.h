@@ -5,6 +5,8 @@
 // stored at the file's index and everything is merged in file order.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "pp_timeline/file_scanner.h"
@@ -20,6 +22,16 @@ struct BuildOptions {
 
 // Reads the files of `layout` and builds the timeline.
 Timeline build_timeline(const Layout& layout, const BuildOptions& options = {});
+
+// Finds the files (log_layout.h) and builds the timeline: what every
+// command that reads a run starts with.
+struct LoadResult {
+  std::optional<Timeline> timeline;     // empty on a layout error
+  std::string error;                    // one line for the user
+  bool usage_error = false;             // the path given is wrong (exit 2), not the logs
+  std::vector<std::string> notes;       // from the layout (ignored files)
+};
+LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options = {});
 
 // The same from scans already made (tests and fuzzing). `scans[i]` belongs to
 // `files[i]`.

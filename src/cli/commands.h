@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,5 +32,11 @@ struct ConvertOptions {
 // The conversion is the main job: its options live on the top-level app.
 void setup_convert(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);
+
+// A subcommand registers itself on the app and, when it is the one parsed,
+// puts its runner into `chosen`; main() runs it after parsing. To add one:
+// write src/cli/<name>_command.cc with setup_<name>(), declare it here and
+// add it to the list in main.cc.
+using Runner = std::function<int()>;
 
 }  // namespace ppt::cli

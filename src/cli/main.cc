@@ -17,11 +17,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "pp-timeline 0.1.0");
   ConvertOptions convert;
   setup_convert(app, convert);
+  Runner chosen;
+  // Subcommands (each sets `chosen` when parsed):
+  (void)chosen;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
+  if (chosen) return chosen();
   return run_convert(convert);
 }

@@ -158,4 +158,17 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
   return build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);
 }
 
+LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options) {
+  LoadResult result;
+  LayoutResult found = discover_layout(request);
+  if (!found.layout) {
+    result.error = found.error;
+    result.usage_error = found.usage_error;
+    return result;
+  }
+  result.notes = found.layout->notes;
+  result.timeline = build_timeline(*found.layout, options);
+  return result;
+}
+
 }  // namespace ppt
