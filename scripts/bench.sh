@@ -1,0 +1,264 @@
+#!/usr/bin/env bash
+# The pp-timeline benchmark: speed and memory on a large synthetic log set,
+# against the floor (what reading the input and writing the output must cost)
+# and against the old Python helper.
+#
+#   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
+#
+# The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
+# noise lines per step and rank, about 190 MB) is generated once into
+# .bench/logs by scripts/gen_logs.py and reused while its parameters are
+# unchanged. Times are medians of --runs runs (default 5) after one warm-up
+# run, so the files are in the page cache for everybody.
+#
+# Goals: pp-timeline <= 2x the floor; peak RSS <= 32 MB + 64 bytes per job;
+# >= 500x faster than the old helper; identical output with --threads 1.
+# The figures are printed, never asserted, except that differing --threads 1
+# output or a failing pp-timeline run makes the exit status 1.
+#
+# Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
+# a `section_<name>` function that calls `row` for timings and `goal` for
+# ratios, and add <name> to SECTIONS below. Sections run in that order and
+# share the variables set by prepare_*.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+runs=5
+skip_old=0
+old_files=0
+regen=0
+do_build=1
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --runs=*) runs=${1#*=}; shift ;;
+    --skip-old) skip_old=1; shift ;;
+    --old-files) old_files=$2; shift 2 ;;
+    --old-files=*) old_files=${1#*=}; shift ;;
+    --regen) regen=1; shift ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
+[[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
+
+SECTIONS=(pp_timeline floor threads old)
+
+bench=$root/.bench
+logs=$bench/logs
+out=$bench/out
+bin=${PPT_BUILD_DIR:-$root/build}/pp-timeline
+gen_args=(--stages 8 --dp 8 --machines 8 --schedule 1f1b --micro-batches 64 --steps 20 --noise 1000 --seed 1)
+status=0
+
+# ---------------------------------------------------------------- helpers --
+
+now_ns() { date +%s%N; }
+# Median of the numbers on stdin.
+median() { sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+calc() { awk "BEGIN {printf \"$1\", $2}"; }
+file_size() { stat -c %s "$1"; }
+
+# timed NAME CMD...: runs CMD $runs times after one warm-up run. Sets
+# T_<NAME> (median wall seconds, from date's nanoseconds: /usr/bin/time's
+# %e has 10 ms resolution) and RSS_<NAME> (median peak RSS in KB, /usr/bin/time %M).
+# CMD's stderr goes to .bench/out/NAME.stderr. Returns CMD's failure, if any
+# (after showing the end of that file).
+timed() {
+  local name=$1; shift
+  local tf=$out/.time.$name log=$out/$name.stderr ts=() rs=() t0 t1 i
+  : >"$log"
+  "$@" 2>>"$log" || { tail -5 "$log" >&2; return 1; }
+  for ((i = 0; i < runs; i++)); do
+    t0=$(now_ns)
+    /usr/bin/time -f '%e %M' -o "$tf" "$@" 2>>"$log" || { tail -5 "$log" >&2; return 1; }
+    t1=$(now_ns)
+    ts+=("$(calc '%.6f' "($t1 - $t0) / 1e9")")
+    rs+=("$(awk '{v=$2} END {print v}' "$tf")")
+  done
+  printf -v "T_$name" '%s' "$(printf '%s\n' "${ts[@]}" | median)"
+  printf -v "RSS_$name" '%s' "$(printf '%s\n' "${rs[@]}" | median)"
+}
+
+rows=()
+goals=()
+# row LABEL SECONDS [RSS_KB] [NOTE] [BYTES_IN]: one line of the timing table;
+# the MB/s column is BYTES_IN (default: the whole set) over SECONDS, blank for 0.
+row() {
+  local label=$1 secs=$2 rss=${3:-} note=${4:-} bytes_in=${5:-$set_bytes} mbs="" rss_mb=""
+  [[ $bytes_in -gt 0 ]] && mbs=$(calc '%.1f' "$bytes_in / 1e6 / $secs")
+  [[ -n "$rss" ]] && rss_mb=$(calc '%.1f' "$rss / 1024")
+  rows+=("$(printf '  %-38s %10.3f %10s %12s  %s' "$label" "$secs" "$mbs" "$rss_mb" "$note")")
+}
+# goal LABEL VALUE TARGET OK(0/1): one line of the goals table.
+goal() {
+  local verdict=MISS
+  [[ "$4" == 1 ]] && verdict=ok
+  goals+=("$(printf '  %-38s %18s   %-16s %s' "$1" "$2" "$3" "$verdict")")
+}
+skipped() { rows+=("$(printf '  %-38s %10s  %s' "$1" "-" "$2")"); }
+
+# --------------------------------------------------------------- prepare --
+
+prepare_build() {
+  have_bin=0
+  if [[ $do_build == 1 ]]; then
+    echo "bench: building (scripts/build.sh)" >&2
+    if ! "$root/scripts/build.sh" >"$bench/build.log" 2>&1; then
+      echo "bench: build failed (see .bench/build.log); using the existing binary if any" >&2
+      tail -5 "$bench/build.log" >&2 || true
+    fi
+  fi
+  [[ -x "$bin" ]] && have_bin=1
+  if [[ $have_bin == 0 ]]; then
+    echo "bench: $bin does not exist; its sections are skipped" >&2
+    status=1
+  fi
+}
+
+prepare_logs() {
+  local stamp=$bench/logs.params want
+  want="${gen_args[*]}"
+  if [[ $regen == 1 || ! -d "$logs" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    echo "bench: generating $logs (gen_logs.py ${gen_args[*]})" >&2
+    rm -rf "$logs" "$stamp"
+    local t0 t1
+    t0=$(now_ns)
+    python3 "$root/scripts/gen_logs.py" --out "$logs" "${gen_args[@]}" --quiet
+    t1=$(now_ns)
+    gen_secs=$(calc '%.1f' "($t1 - $t0) / 1e9")
+    echo "$want" >"$stamp"
+  fi
+  mapfile -t files < <(find "$logs" -type f -name 'workerlog.*' | sort -V)
+  set_files=${#files[@]}
+  set_bytes=$(cat "${files[@]}" | wc -c)
+  machines=$(find "$logs" -mindepth 1 -maxdepth 1 -type d -name 'machine*' | wc -l)
+  per_machine=$(find "$logs/machine0" -maxdepth 1 -type f -name 'workerlog.*' 2>/dev/null | wc -l)
+  # The job count, and the page cache warmed for everybody.
+  set_jobs=$(grep -F -c 'Profiler Info: Job' "${files[@]}" | awk -F: '{s += $NF} END {print s}')
+}
+
+# -------------------------------------------------------------- sections --
+
+section_pp_timeline() {
+  if [[ $have_bin == 0 ]]; then skipped "pp-timeline" "not built"; return; fi
+  mkdir -p "$out/mt"
+  if ! timed pp "$bin" --log_dir "$logs" -o "$out/mt/trace.json" --perfetto-json "$out/mt/trace_perfetto.json"; then
+    skipped "pp-timeline" "FAILED (run it by hand to see why)"
+    status=1; have_bin=0; return
+  fi
+  pp_out_bytes=$(( $(file_size "$out/mt/trace.json") + $(file_size "$out/mt/trace_perfetto.json") ))
+  row "pp-timeline (default threads)" "$T_pp" "$RSS_pp" "wrote $(calc '%.1f' "$pp_out_bytes / 1e6") MB"
+  local budget_kb rss_ok
+  budget_kb=$(calc '%.0f' "(32 * 1048576 + 64 * $set_jobs) / 1024")
+  rss_ok=$(awk -v r="$RSS_pp" -v b="$budget_kb" 'BEGIN {print (r <= b) ? 1 : 0}')
+  goal "peak RSS vs 32 MB + 64 B/job" "$(calc '%.1f' "$RSS_pp / 1024") / $(calc '%.1f' "$budget_kb / 1024") MB" "<= budget" "$rss_ok"
+}
+
+section_floor() {
+  mkdir -p "$out/floor"
+  timed grep grep -F -c 'Profiler Info: Job' "${files[@]}" >"$out/floor/grep.txt"
+  # grep writes its counts to a file: with /dev/null as output GNU grep stops at the first match.
+  row "floor: grep -F -c (output to a file)" "$T_grep" "$RSS_grep"
+  local n=${pp_out_bytes:-0}
+  if [[ $n -gt 0 ]]; then
+    head -c "$n" /dev/zero >"$out/floor/cat_src"
+    timed cat sh -c 'cat "$1" > "$2"' sh "$out/floor/cat_src" "$out/floor/cat_dst"
+    rm -f "$out/floor/cat_src" "$out/floor/cat_dst"
+    row "floor: cat $(calc '%.1f' "$n / 1e6") MB into a file" "$T_cat" "$RSS_cat" "as much as pp-timeline wrote" 0
+    T_floor=$(calc '%.6f' "$T_grep + $T_cat")
+    row "floor: total" "$T_floor"
+    if [[ $have_bin == 1 ]]; then
+      local r
+      r=$(calc '%.2f' "$T_pp / $T_floor")
+      goal "pp-timeline / floor" "${r}x" "<= 2x" "$(awk -v r="$r" 'BEGIN {print (r <= 2) ? 1 : 0}')"
+    fi
+  else
+    skipped "floor: cat of the output" "no pp-timeline output to size it"
+  fi
+}
+
+section_threads() {
+  [[ $have_bin == 1 ]] || return 0
+  mkdir -p "$out/t1"
+  if ! timed pp1 "$bin" --log_dir "$logs" -o "$out/t1/trace.json" --perfetto-json "$out/t1/trace_perfetto.json" --threads 1; then
+    skipped "pp-timeline --threads 1" "FAILED"
+    status=1; return
+  fi
+  row "pp-timeline --threads 1" "$T_pp1" "$RSS_pp1"
+  local same=1 f
+  for f in trace.json trace_perfetto.json; do
+    if ! cmp -s "$out/mt/$f" "$out/t1/$f"; then
+      same=0
+      echo "bench: $f differs between --threads 1 and the default: $(cmp "$out/mt/$f" "$out/t1/$f" 2>&1 | head -1)" >&2
+    fi
+  done
+  [[ $same == 1 ]] || status=1
+  goal "--threads 1 output byte-identical" "$([[ $same == 1 ]] && echo yes || echo NO)" "yes" "$same"
+}
+
+section_old() {
+  if [[ $skip_old == 1 ]]; then skipped "old helper" "skipped (--skip-old)"; return; fi
+  mkdir -p "$out/old"
+  local devices log t0 t1 secs read_bytes read_files note scaled
+  devices=$(seq -s, 0 $((per_machine > 0 ? per_machine - 1 : set_files - 1)))
+  local args=(--log_dir "$logs" --devices "$devices" --output "$out/old/pipeline_profile.json")
+  [[ $machines -gt 0 ]] && args+=(--multi_machine)
+  [[ $old_files -gt 0 ]] && args+=(--max_files "$old_files")
+  echo "bench: running the old helper once on $([[ $old_files -gt 0 ]] && echo "$old_files files" || echo "all files") (slow)" >&2
+  log=$out/old/stderr.txt
+  t0=$(now_ns)
+  /usr/bin/time -f '%e %M' -o "$out/.time.old" python3 "$root/scripts/old_helper.py" "${args[@]}" 2>"$log"
+  t1=$(now_ns)
+  secs=$(calc '%.6f' "($t1 - $t0) / 1e9")
+  read_files=$(sed -n 's/.*: \([0-9]*\) files, \([0-9]*\) bytes.*/\1/p' "$log")
+  read_bytes=$(sed -n 's/.*: \([0-9]*\) files, \([0-9]*\) bytes.*/\2/p' "$log")
+  RSS_old=$(awk '{v=$2} END {print v}' "$out/.time.old")
+  if [[ -n "$read_bytes" && "$read_bytes" -gt 0 && "$read_bytes" -lt "$set_bytes" ]]; then
+    scaled=$(calc '%.6f' "$secs * $set_bytes / $read_bytes")
+    note="measured $(calc '%.1f' "$secs") s on $read_files files ($(calc '%.1f' "$read_bytes / 1e6") MB), scaled by bytes"
+  else
+    scaled=$secs
+    note="one run"
+  fi
+  T_old=$scaled
+  row "old helper (python, one regex per file)" "$T_old" "$RSS_old" "$note"
+  if [[ $have_bin == 1 ]]; then
+    local x
+    x=$(calc '%.0f' "$T_old / $T_pp")
+    goal "speed-up vs old helper" "${x}x" ">= 500x" "$(awk -v x="$x" 'BEGIN {print (x >= 500) ? 1 : 0}')"
+  fi
+}
+
+# ------------------------------------------------------------------ main --
+
+mkdir -p "$bench" "$out"
+prepare_build
+prepare_logs
+for s in "${SECTIONS[@]}"; do
+  "section_$s"
+done
+
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+echo
+echo "pp-timeline benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs${cpu:+ ($cpu)}, load average now $(cut -d' ' -f1-3 /proc/loadavg) (other work skews the times)"
+echo "set: $set_files files, $(calc '%.1f' "$set_bytes / 1e6") MB, $set_jobs job lines (gen_logs.py ${gen_args[*]})${gen_secs:+, generated in $gen_secs s}"
+echo "medians of $runs runs after a warm-up run (old helper: one run)"
+echo
+printf '  %-38s %10s %10s %12s  %s\n' "what" "seconds" "MB/s in" "peak RSS MB" "note"
+printf '  %s\n' "$(printf '%.0s-' {1..100})"
+printf '%s\n' "${rows[@]}"
+if [[ ${#goals[@]} -gt 0 ]]; then
+  echo
+  printf '  %-38s %18s   %-16s %s\n' "goal" "value" "target" "verdict"
+  printf '  %s\n' "$(printf '%.0s-' {1..84})"
+  printf '%s\n' "${goals[@]}"
+fi
+exit $status
