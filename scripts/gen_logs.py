@@ -757,10 +757,13 @@ def render_rank(rank):
     job_lines = []
     no_mb = cfg.no_mb
     id_mode = cfg.job_id
-    tid = pr.tid
+    base_tid = pr.tid
     src = cfg.job_src
     glog = pr.glog
     for run, steps in enumerate(jobs):
+        # A rerun is a new process: glog prints its new thread id.
+        pr.tid = base_tid + run * 1009
+        tid = pr.tid
         run_start = step_bounds[run][0][0] + skew
         pr.startup(run_start - 5 * NS_PER_S, lines)
         if cfg.start_step is not None:

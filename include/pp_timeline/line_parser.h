@@ -62,11 +62,9 @@ class LineParser {
   void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated,
                  LineResult& out) const;
   void parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const;
-  int64_t parse_thread_id(std::string_view prefix) const;
 
   std::unique_ptr<re2::RE2> job_re_;
   std::unique_ptr<re2::RE2> marker_re_;
-  std::unique_ptr<re2::RE2> prefix_re_;
 };
 
 // Returns `type` if it is valid UTF-8, else a copy with each invalid byte

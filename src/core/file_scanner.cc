@@ -11,6 +11,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "pp_timeline/byte_search.h"
 #include "pp_timeline/log_line.h"
 
 namespace ppt {
@@ -19,6 +20,7 @@ namespace {
 // Both the job line and the schedule marker contain this literal; one search
 // for it finds every candidate line.
 constexpr std::string_view kCandidate = "Profiler ";
+constexpr size_t kCandidateProbe = 3;  // 'f': rarer than 'P' in ordinary logs
 
 // Reads up to `cap` bytes; returns 0 at the end, -1 on an error (with a
 // message in *error).
@@ -142,15 +144,14 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
 // bulk between them.
 void Scanner::process_lines(const char* p, const char* end) {
   while (p < end) {
-    const char* hit = static_cast<const char*>(
-        memmem(p, static_cast<size_t>(end - p), kCandidate.data(), kCandidate.size()));
+    const char* hit = find_literal(p, end, kCandidate, kCandidateProbe);
     if (!hit) {
-      lines_ += static_cast<uint64_t>(std::count(p, end, '\n'));
+      lines_ += count_newlines(p, end);
       return;
     }
     const char* line_start = static_cast<const char*>(memrchr(p, '\n', static_cast<size_t>(hit - p)));
     line_start = line_start ? line_start + 1 : p;
-    lines_ += static_cast<uint64_t>(std::count(p, line_start, '\n'));
+    lines_ += count_newlines(p, line_start);
     const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
     if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
     handle_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)),

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Properties that must hold for every schedule and line variant.
+
+For each scenario, scripts/gen_logs.py simulates a pipeline run and writes its
+logs and the ground truth; the real binary converts them, and we check:
+  - every job of the truth appears exactly once, at its source line, with its
+    type, micro-batch, job id, step number and exact times (to the ns);
+  - nothing else appears (zero-time jobs are not drawn, and are counted);
+  - every thread's slices nest (B/E balanced, never partially overlapping);
+  - the step track has one slice per step, none starting before the last ended;
+  - the summary accounts for every profiler line: written + rejected = seen;
+  - 1 thread and 2 threads give identical bytes; both JSON flavours agree.
+
+  properties.py --binary build/pp-timeline [--only NAME]
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
+
+SCENARIOS = {
+    "fthenb": ["--schedule", "fthenb", "--stages", "4", "--micro-batches", "6"],
+    "1f1b": ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "8", "--noise", "20"],
+    "eager1f1b": ["--schedule", "eager1f1b", "--stages", "4", "--micro-batches", "8"],
+    "vpp": ["--schedule", "vpp", "--stages", "4", "--micro-batches", "8", "--chunks", "2"],
+    "zbh1": ["--schedule", "zbh1", "--stages", "4", "--micro-batches", "8"],
+    "zbvpp": ["--schedule", "zbvpp", "--stages", "4", "--micro-batches", "8", "--chunks", "2"],
+    "pir1f1b_zero_times": ["--schedule", "pir1f1b", "--stages", "4", "--micro-batches", "4"],
+    "overlap_types": ["--schedule", "overlap", "--stages", "4", "--micro-batches", "8"],
+    "no_pipeline": ["--schedule", "default", "--stages", "1", "--dp", "4"],
+    "glog_year_prefix": ["--schedule", "1f1b", "--prefix", "glog-year"],
+    "no_prefix": ["--schedule", "1f1b", "--prefix", "none"],
+    "no_micro_batch_id_index_ids": ["--schedule", "1f1b", "--no-mb", "--job-id", "index"],
+    "no_micro_batch_id_vpp": ["--schedule", "vpp", "--no-mb", "--job-id", "index", "--micro-batches", "8"],
+    "counter_ids": ["--schedule", "zbh1", "--job-id", "counter"],
+    "crlf": ["--schedule", "1f1b", "--crlf", "--noise", "5"],
+    "lr_job_2023": ["--schedule", "fthenb", "--lr"],
+    "start_step_marker": ["--schedule", "1f1b", "--start-step", "10", "--steps", "4"],
+    "twelve_machines_natural_order": ["--schedule", "1f1b", "--stages", "4", "--dp", "3", "--machines", "12"],
+    "data_parallel_machines": ["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--machines", "2"],
+    "rerun_appended": ["--schedule", "1f1b", "--rerun", "--steps", "2"],
+    "rerun_with_marker_no_prefix": ["--schedule", "1f1b", "--rerun", "--start-step", "5", "--prefix", "none"],
+    "missing_step_on_one_rank": ["--schedule", "1f1b", "--steps", "4", "--missing-step", "2:1"],
+    "missing_first_step": ["--schedule", "vpp", "--steps", "4", "--missing-step", "0:0", "--micro-batches", "8"],
+    "overlapping_jobs": ["--schedule", "1f1b", "--overlap", "1:0", "--overlap", "3:1"],
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def run(binary, args, cwd=None):
+    p = subprocess.run([binary] + args, capture_output=True, text=True, cwd=cwd, timeout=300)
+    return p
+
+
+def summary_counts(stderr):
+    m = re.search(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected", stderr)
+    check(m, "no summary line in stderr:\n" + stderr)
+    return [int(g.replace(",", "")) for g in m.groups()]
+
+
+def check_scenario(binary, name, gen_args, work):
+    logs = os.path.join(work, "logs")
+    truth_path = os.path.join(work, "truth.json")
+    subprocess.run([sys.executable, GEN, "--out", logs, "--truth", truth_path, "--quiet", "--seed", "7"] + gen_args,
+                   check=True)
+    with open(truth_path) as f:
+        truth = json.load(f)
+    # Jobs whose timer never ran are counted, not drawn.
+    zero = [j for j in truth["jobs"] if j["start_ns"] == 0 and j["end_ns"] == 0]
+    truth["jobs"] = [j for j in truth["jobs"] if not (j["start_ns"] == 0 and j["end_ns"] == 0)]
+    check(len(zero) == truth.get("zero_time_jobs", 0), "truth: zero-time job count mismatch")
+    out1 = os.path.join(work, "t1.json")
+    out2 = os.path.join(work, "t2.json")
+    outp = os.path.join(work, "tp.json")
+    p1 = run(binary, ["--log_dir", logs, "-o", out1, "--threads", "1", "--align-clocks", "off"])
+    if "--align-clocks" in p1.stderr and p1.returncode == 2:
+        # Before clock alignment existed the option was unknown.
+        p1 = run(binary, ["--log_dir", logs, "-o", out1, "--threads", "1"])
+        extra = []
+    else:
+        extra = ["--align-clocks", "off"]
+    check(p1.returncode == 0, "exit %d\n%s" % (p1.returncode, p1.stderr))
+    p2 = run(binary, ["--log_dir", logs, "-o", out2, "--perfetto-json", outp, "--threads", "2"] + extra)
+    check(p2.returncode == 0, "exit %d\n%s" % (p2.returncode, p2.stderr))
+    with open(out1, "rb") as a, open(out2, "rb") as b:
+        check(a.read() == b.read(), "1 thread and 2 threads wrote different bytes")
+
+    seen, written, rejected = summary_counts(p1.stderr)
+    check(written + rejected == seen, "written %d + rejected %d != seen %d" % (written, rejected, seen))
+    check(written == len(truth["jobs"]), "written %d, truth has %d jobs" % (written, len(truth["jobs"])))
+    check(rejected == truth.get("zero_time_jobs", 0), "rejected %d, truth has %d zero-time jobs" %
+          (rejected, truth.get("zero_time_jobs", 0)))
+
+    with open(out1) as f:
+        trace = json.load(f, parse_float=Decimal)
+    with open(outp) as f:
+        ptrace = json.load(f, parse_float=Decimal)
+    events = trace["traceEvents"]
+    origin = int(trace["metadata"]["time_origin_epoch_ns"])
+
+    # Nesting per thread, and B/E pairing.
+    stacks = {}
+    begins = []
+    for e in events:
+        ph = e.get("ph")
+        key = (e.get("pid"), e.get("tid"))
+        if ph == "B":
+            st = stacks.setdefault(key, [])
+            if st:
+                check(Decimal(e["ts"]) >= Decimal(st[-1]["ts"]), "B before its parent on %s" % (key,))
+            st.append(e)
+            begins.append(e)
+        elif ph == "E":
+            st = stacks.get(key)
+            check(st, "E without B on %s" % (key,))
+            b = st.pop()
+            b["_end"] = Decimal(e["ts"])
+            check(not st, "slices nested on one job track %s (a job inside another job)" % (key,))
+        if ph in ("B", "E", "X"):
+            check(isinstance(e.get("pid"), int) and e["pid"] > 0, "pid not a positive integer")
+            check(isinstance(e.get("tid"), int) and e["tid"] > 0, "tid not a positive integer")
+    check(all(not s for s in stacks.values()), "unclosed slices")
+    # Slices on one thread must be disjoint (they were closed before the next B).
+    last_end = {}
+    for b in begins:
+        key = (b["pid"], b["tid"])
+        check(key not in last_end or Decimal(b["ts"]) >= last_end[key], "overlap on one track %s" % (key,))
+        last_end[key] = b["_end"]
+
+    jobs = [b for b in begins if b.get("cat") != "step"]
+    steps = [b for b in begins if b.get("cat") == "step"]
+    files = {r["rank"]: r["file"] for r in truth["ranks"]}
+    by_source = {}
+    for b in jobs:
+        src = b["args"]["source"]
+        check(src not in by_source, "job drawn twice: " + src)
+        by_source[src] = b
+    check(len(by_source) == len(truth["jobs"]), "drawn %d jobs, truth %d" % (len(by_source), len(truth["jobs"])))
+    for j in truth["jobs"]:
+        src = "%s:%d" % (os.path.join(logs, files[j["rank"]]), j["line"])
+        b = by_source.get(src)
+        check(b is not None, "truth job missing: " + src)
+        check(b["cat"] == j["type"], "%s: type %s != %s" % (src, b["cat"], j["type"]))
+        check(b["name"] == "%s_%d" % (j["type"], j["job_id"]), "%s: name %s" % (src, b["name"]))
+        check(b["args"]["rank"] == j["rank"], "%s: rank %s != %s" % (src, b["args"]["rank"], j["rank"]))
+        if "--no-mb" not in gen_args:
+            check(b["args"]["micro_batch_id"] == j["mb"], "%s: mb" % src)
+        check(b["args"]["step"] == j["step"], "%s: step %s != truth %s" % (src, b["args"]["step"], j["step"]))
+        start_ns = Decimal(b["ts"]) * 1000 + origin
+        end_ns = b["_end"] * 1000 + origin
+        check(start_ns == j["start_ns"] and end_ns == j["end_ns"],
+              "%s: times %s..%s != %s..%s" % (src, start_ns, end_ns, j["start_ns"], j["end_ns"]))
+
+    runs = sorted({j.get("run", 0) for j in truth["jobs"]})
+    want_steps = sorted({(j.get("run", 0), j["step"]) for j in truth["jobs"]})
+    check(len(steps) == len(want_steps), "%d step slices, truth has %d steps" % (len(steps), len(want_steps)))
+    names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
+    if len(runs) > 1:
+        check(any(n.startswith("run 2/") for n in names), "second run not shown separately: %s" % names)
+    prev = {}
+    for s in steps:
+        key = s["pid"]
+        check(key not in prev or Decimal(s["ts"]) >= prev[key], "a step starts before the previous ended")
+        prev[key] = s["_end"]
+
+    # Both flavours draw the same slices.
+    pj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("ph")) for e in ptrace["traceEvents"] if e.get("ph") in "BE"]
+    cj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("ph")) for e in events if e.get("ph") in "BE"]
+    check(pj == cj, "Chrome and Perfetto flavours differ in their slices")
+    check(all("cname" not in e for e in ptrace["traceEvents"]), "Perfetto flavour carries cname")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.binary)
+    failed = 0
+    names = [n for n in SCENARIOS if not a.only or n == a.only]
+    for name in names:
+        work = tempfile.mkdtemp(prefix="ppt-prop-")
+        try:
+            check_scenario(binary, name, SCENARIOS[name], work)
+            print("ok   %s" % name)
+        except (Failure, subprocess.CalledProcessError) as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (len(names) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
