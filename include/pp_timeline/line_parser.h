@@ -58,8 +58,13 @@ class LineParser {
   // a cut-off job line is reported as truncated rather than malformed.
   LineResult parse(std::string_view line, bool last_unterminated = false) const;
 
+  // The same, with the fast path off: RE2 alone decides. For the tests and
+  // fuzzers that check both paths agree.
+  LineResult parse_regex_only(std::string_view line, bool last_unterminated = false) const;
+
  private:
-  void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated,
+  LineResult parse_impl(std::string_view line, bool last_unterminated, bool fast) const;
+  void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast,
                  LineResult& out) const;
   void parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const;
 

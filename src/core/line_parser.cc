@@ -133,10 +133,18 @@ LineParser::LineParser() {
 LineParser::~LineParser() = default;
 
 LineResult LineParser::parse(std::string_view line, bool last_unterminated) const {
+  return parse_impl(line, last_unterminated, true);
+}
+
+LineResult LineParser::parse_regex_only(std::string_view line, bool last_unterminated) const {
+  return parse_impl(line, last_unterminated, false);
+}
+
+LineResult LineParser::parse_impl(std::string_view line, bool last_unterminated, bool fast) const {
   LineResult out;
   size_t pos = line.find(log_line::kJobMarker);
   if (pos != std::string_view::npos) {
-    parse_job(line, pos, last_unterminated, out);
+    parse_job(line, pos, last_unterminated, fast, out);
     return out;
   }
   pos = line.find(log_line::kScheduleMarker);
@@ -145,10 +153,10 @@ LineResult LineParser::parse(std::string_view line, bool last_unterminated) cons
 }
 
 void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_unterminated,
-                           LineResult& out) const {
+                           bool fast, LineResult& out) const {
   std::string_view body = line.substr(marker_pos);
   Captures c;
-  if (!fast_capture(body, c)) {
+  if (!fast || !fast_capture(body, c)) {
     re2::StringPiece id, type, mb, start, end;
     if (RE2::FullMatch(body, *job_re_, &id, &type, &mb, &start, &end)) {
       c.id = std::string_view(id.data(), id.size());

@@ -1,0 +1,127 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "pp_timeline/file_scanner.h"
+#include "test_logs.h"
+
+using namespace ppt;
+using ppt::testing::job_line;
+
+namespace {
+const LineParser& parser() {
+  static LineParser p;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("jobs keep their exact line numbers among other threads' lines", "[scanner]") {
+  std::string log = "noise 1\n" + job_line("forward", 0, 0, 10) + "I1020 other.cc:1] Profiler summary\n\n" +
+                    job_line("backward", 0, 20, 40) + "tail\n";
+  for (size_t buffer : {256u, 333u, 1u << 20}) {
+    INFO("buffer " << buffer);
+    ScanOptions opt;
+    opt.buffer_bytes = buffer;
+    FileScan s = scan_buffer(log, 0, parser(), opt);
+    REQUIRE(s.jobs.size() == 2);
+    CHECK(s.jobs[0].line == 2);
+    CHECK(s.jobs[1].line == 5);
+    CHECK(s.counts.lines == 6);
+    CHECK(s.counts.profiler_lines == 2);
+    CHECK(s.types == std::vector<std::string>{"forward", "backward"});
+  }
+}
+
+TEST_CASE("CRLF, NUL bytes and binary junk around jobs lose nothing", "[scanner]") {
+  std::string junk("\x00\xff\xfe garbage\r\n", 14);
+  std::string line = job_line("forward", 1, 0, 5);
+  line.insert(line.size() - 1, "\r");
+  std::string log = junk + line + std::string(1000, '\0') + "\n" + job_line("forward", 2, 5, 9);
+  FileScan s = scan_buffer(log, 0, parser());
+  REQUIRE(s.jobs.size() == 2);
+  CHECK(s.jobs[0].micro_batch == 1);
+  CHECK(s.jobs[1].line == 4);
+  CHECK(s.diagnostics.rejected_jobs() == 0);
+}
+
+TEST_CASE("a cut-off last line is reported as truncated", "[scanner]") {
+  std::string full = job_line("forward", 0, 0, 10);
+  std::string log = full + full.substr(0, full.size() / 2);
+  FileScan s = scan_buffer(log, 3, parser());
+  CHECK(s.jobs.size() == 1);
+  CHECK(s.counts.profiler_lines == 2);
+  CHECK(s.diagnostics.count_of(IssueKind::kTruncatedJobLine) == 1);
+  REQUIRE(s.diagnostics.examples().size() == 1);
+  CHECK(s.diagnostics.examples()[0].line == 2);
+  CHECK(s.diagnostics.examples()[0].file == 3);
+  // A complete last line without a newline is still a job.
+  FileScan ok = scan_buffer(full.substr(0, full.size() - 1), 0, parser());
+  CHECK(ok.jobs.size() == 1);
+}
+
+TEST_CASE("a line longer than the buffer is skipped and reported, the rest is read", "[scanner]") {
+  ScanOptions opt;
+  opt.buffer_bytes = 256;
+  std::string huge = "Profiler Info: Job (1), type = " + std::string(5000, 'x') + "\n";
+  std::string plain_long = std::string(5000, 'y') + "\n";
+  std::string log = job_line("forward", 0, 0, 1) + huge + plain_long + job_line("forward", 1, 1, 2);
+  FileScan s = scan_buffer(log, 0, parser(), opt);
+  CHECK(s.jobs.size() == 2);
+  CHECK(s.jobs[1].line == 4);
+  CHECK(s.counts.profiler_lines == 3);
+  CHECK(s.diagnostics.count_of(IssueKind::kLineTooLong) == 1);
+  // The marker split across two reads of a long line is still seen.
+  std::string split = std::string(250, 'a') + "Profiler Info: Job (" + std::string(600, 'b') + "\n";
+  FileScan t = scan_buffer(split, 0, parser(), opt);
+  CHECK(t.diagnostics.count_of(IssueKind::kLineTooLong) == 1);
+}
+
+TEST_CASE("markers and thread changes are placed in the job stream", "[scanner]") {
+  std::string log = "Schedule Profiler start at step 7 and end at step 9\n" + job_line("forward", 0, 0, 1, -1, 11) +
+                    job_line("forward", 1, 1, 2, -1, 11) + job_line("forward", 0, 9, 10, -1, 12);
+  FileScan s = scan_buffer(log, 0, parser());
+  REQUIRE(s.markers.size() == 1);
+  CHECK(s.markers[0].job_index == 0);
+  CHECK(s.markers[0].start_step == 7);
+  REQUIRE(s.thread_changes.size() == 2);
+  CHECK(s.thread_changes[1].job_index == 2);
+  CHECK(s.thread_changes[1].thread_id == 12);
+}
+
+TEST_CASE("a file with no profiler line says how to turn the profiler on", "[scanner]") {
+  FileScan s = scan_buffer("just\nnoise\n", 0, parser());
+  CHECK(s.diagnostics.count_of(IssueKind::kNoProfilerLines) == 1);
+  CHECK(std::string(issue_info(IssueKind::kNoProfilerLines).explanation).find("FLAGS_auto_parallel_profiler") !=
+        std::string::npos);
+}
+
+TEST_CASE("gzip-compressed and plain logs read the same", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::string log = "x\n" + job_line("forward", 0, 0, 1) + job_line("backward", 0, 1, 3);
+  std::string plain = dir.write("workerlog.0", log);
+  std::string gz = dir.path() + "/workerlog.1.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, log.data(), static_cast<unsigned>(log.size()));
+  gzclose(f);
+  FileScan a = scan_file(plain, 0, parser());
+  FileScan b = scan_file(gz, 1, parser());
+  REQUIRE(a.jobs.size() == 2);
+  REQUIRE(b.jobs.size() == 2);
+  CHECK(a.jobs[1].line == b.jobs[1].line);
+  CHECK(a.jobs[1].end_ns == b.jobs[1].end_ns);
+}
+
+TEST_CASE("what is not a regular file is refused without blocking", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() + "/workerlog.0");
+  FileScan d = scan_file(dir.path() + "/workerlog.0", 0, parser());
+  CHECK_FALSE(d.readable);
+  CHECK(d.diagnostics.count_of(IssueKind::kUnreadableFile) == 1);
+  std::string fifo = dir.path() + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  FileScan f = scan_file(fifo, 0, parser());  // would hang if it waited for a writer
+  CHECK_FALSE(f.readable);
+  FileScan m = scan_file(dir.path() + "/missing", 0, parser());
+  CHECK_FALSE(m.readable);
+}

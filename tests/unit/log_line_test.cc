@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "pp_timeline/log_line.h"
+
+using ppt::log_line::parse_ms_to_ns;
+using ppt::log_line::TimeParse;
+
+TEST_CASE("millisecond texts become exact integer nanoseconds", "[log_line]") {
+  struct Row {
+    const char* text;
+    TimeParse status;
+    int64_t ns;
+  };
+  const Row rows[] = {
+      {"1697793307213.760986", TimeParse::kOk, 1697793307213760986},
+      {"1697793307213.761", TimeParse::kOk, 1697793307213761000},
+      {"1697793307213", TimeParse::kOk, 1697793307213000000},
+      {"0.000000", TimeParse::kOk, 0},
+      {"0.000001", TimeParse::kOk, 1},
+      {"12.5", TimeParse::kOk, 12500000},
+      {".5", TimeParse::kOk, 500000},
+      {"5.", TimeParse::kOk, 5000000},
+      {"1.1234567891", TimeParse::kOk, 1123456},  // below a nanosecond: dropped
+      {"", TimeParse::kEmpty, 0},
+      {".", TimeParse::kNotANumber, 0},
+      {"nan", TimeParse::kNotANumber, 0},
+      {"inf", TimeParse::kNotANumber, 0},
+      {"-inf", TimeParse::kNotANumber, 0},
+      {"1e12", TimeParse::kNotANumber, 0},
+      {"+12.0", TimeParse::kNotANumber, 0},
+      {"12.0 ", TimeParse::kNotANumber, 0},
+      {"1.2.3", TimeParse::kNotANumber, 0},
+      {"-12.5", TimeParse::kNegative, 0},
+      {"99999999999999.0", TimeParse::kTooLarge, 0},
+      {"123456789012345678901234567890123456789012345678901234567890", TimeParse::kTooLarge, 0},
+  };
+  for (const Row& r : rows) {
+    INFO(r.text);
+    int64_t ns = -7;
+    TimeParse got = parse_ms_to_ns(r.text, &ns);
+    CHECK(got == r.status);
+    if (r.status == TimeParse::kOk) CHECK(ns == r.ns);
+  }
+}
+
+TEST_CASE("a formatted job line reads back to the same values", "[log_line]") {
+  std::string line = ppt::log_line::format_job_line(3, "forward(chunk0)", 2, 1697793307213760986, 1697793307254006104);
+  CHECK(line ==
+        "Profiler Info: Job (3), type = forward(chunk0), micro_batch_id = 2, job_start_time = "
+        "1697793307213.760986, job_end_time = 1697793307254.006104");
+  CHECK(ppt::log_line::format_job_line(0, "optimizer", -1, 1000, 2000001) ==
+        "Profiler Info: Job (0), type = optimizer, job_start_time = 0.001000, job_end_time = 2.000001");
+  std::string ms;
+  ppt::log_line::append_ns_as_ms(ms, 5);
+  CHECK(ms == "0.000005");
+}
+
+TEST_CASE("job types that would break the line are invalid", "[log_line]") {
+  CHECK(ppt::log_line::is_valid_job_type("backward_w1_reduce"));
+  CHECK(ppt::log_line::is_valid_job_type("forward(chunk0)"));
+  CHECK_FALSE(ppt::log_line::is_valid_job_type(""));
+  CHECK_FALSE(ppt::log_line::is_valid_job_type("a,b"));
+  CHECK_FALSE(ppt::log_line::is_valid_job_type("a\nb"));
+}
