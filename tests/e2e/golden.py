@@ -6,6 +6,8 @@ A case is a folder testdata/cases/<name>/ with
              {out} stands for a fresh output folder; the command runs in the
              case folder, so paths in the output are the case's own (logs/...)
   logs/      the input (any layout)
+  copy_logs  (optional, empty) copy logs/ to {out}/logs first, for commands
+             that write beside their input; the copies are not compared
   expected/  exit_code, stderr.txt and every file the command wrote to {out}
 
 Volatile text is normalised before comparing: the output folder's path
@@ -33,16 +35,25 @@ def run_case(binary, case, approve):
     with open(os.path.join(case_dir, "args")) as f:
         args = [a for a in f.read().splitlines() if a]
     out = tempfile.mkdtemp(prefix="ppt-golden-")
+    inputs = set()
     try:
+        if os.path.exists(os.path.join(case_dir, "copy_logs")):
+            shutil.copytree(os.path.join(case_dir, "logs"), os.path.join(out, "logs"))
+            for base, _, names in os.walk(out):
+                inputs.update(os.path.relpath(os.path.join(base, n), out) for n in names)
         cmd = [binary] + [a.replace("{out}", out) for a in args]
         p = subprocess.run(cmd, cwd=case_dir, capture_output=True, timeout=120)
         actual = {
             "exit_code": (str(p.returncode) + "\n").encode(),
             "stderr.txt": p.stderr.replace(out.encode(), b"{out}"),
         }
-        for name in sorted(os.listdir(out)):
-            with open(os.path.join(out, name), "rb") as f:
-                actual[name] = f.read().replace(out.encode(), b"{out}")
+        for base, _, names in os.walk(out):
+            for n in names:
+                rel = os.path.relpath(os.path.join(base, n), out)
+                if rel in inputs:
+                    continue
+                with open(os.path.join(out, rel), "rb") as f:
+                    actual[rel.replace(os.sep, "__")] = f.read().replace(out.encode(), b"{out}")
         expected_dir = os.path.join(case_dir, "expected")
         if approve:
             shutil.rmtree(expected_dir, ignore_errors=True)
