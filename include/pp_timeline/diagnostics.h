@@ -31,13 +31,20 @@ enum class IssueKind : uint8_t {
   kHalfZeroTime,       // one time is 0 and the other is not
   kEndBeforeStart,     // job_end_time < job_start_time
   kLineTooLong,        // a line longer than the reader's limit (text skipped)
+  kDuplicateJob,       // the same job as an earlier line of the file (printed twice)
   // Other problems, which lose no job.
   kUnreadableFile,     // a file could not be opened or read (its jobs are missing)
+  kFileChanged,        // a file grew or shrank while it was read
   kNoProfilerLines,    // a file has no profiler line at all
   kBadScheduleMarker,  // "Schedule Profiler start at step" not followed by numbers
   kInvalidUtf8Type,    // the type had bytes that are not UTF-8; shown with U+FFFD
   kRerun,              // a file holds more than one run; split
+  kMissingStep,        // a rank has no job in a step the other ranks ran
   kOverlap,            // jobs of one rank overlap in time; put on extra lanes
+  // Dependencies between ranks (dependencies.h, clock_align.h).
+  kNoMicroBatch,       // forward/backward jobs without micro_batch_id: no arrows for them
+  kClockOffset,        // a machine's times were shifted to agree with the dependencies
+  kContradictedDependency,  // a job starts before the job that feeds it ends
   kCount
 };
 

@@ -29,8 +29,15 @@ constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
      "job_end_time is before job_start_time: a stale timer"},
     {"line_too_long", Severity::kError, true,
      "a profiler line is longer than the reader accepts; its text was skipped"},
+    {"duplicate_job", Severity::kWarning, true,
+     "a job line repeats an earlier line of the same file exactly (type, ids and both times): "
+     "the log holds the output twice (a launcher that copies stdout into the log, a log "
+     "concatenated with itself); the copy is not drawn"},
     {"unreadable_file", Severity::kError, false,
      "a log file could not be read; its rank is missing from the timeline"},
+    {"file_changed", Severity::kWarning, false,
+     "a log file grew or shrank while it was read: the run is still going, or the file was "
+     "truncated or rotated; what was there when it was opened was read (up to where it was cut)"},
     {"no_profiler_lines", Severity::kWarning, false,
      "a log file has no 'Profiler Info: Job' line: turn the job schedule profiler on "
      "(FLAGS_auto_parallel_profiler=1, or the training front-end's pipeline profiler option) "
@@ -43,8 +50,23 @@ constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
     {"rerun", Severity::kInfo, false,
      "a log file holds more than one run appended (the log directory was reused without "
      "--log_overwrite); each run is shown separately"},
+    {"missing_step", Severity::kWarning, false,
+     "a rank has no job in a step that other ranks ran: its lines for that step are missing "
+     "from the log (cut output, a crash); the other ranks' steps are numbered as usual"},
     {"overlapping_jobs", Severity::kInfo, false,
      "jobs of one rank overlap in time; the later ones are drawn on extra lanes under the rank"},
+    {"no_micro_batch_id", Severity::kInfo, false,
+     "forward/backward jobs without micro_batch_id: which job feeds which cannot be known, so "
+     "they get no flow arrows and take no part in clock alignment"},
+    {"clock_offset", Severity::kInfo, false,
+     "a machine's wall clock disagreed with the others' (jobs started before the jobs feeding "
+     "them ended on another machine); its times were shifted by the offset shown, and each "
+     "job keeps its logged times in its args (--align-clocks off draws them as logged)"},
+    {"contradicted_dependency", Severity::kWarning, false,
+     "a job starts before the job that feeds it (same micro-batch, neighbouring stage) ends, "
+     "even after clock alignment; its arrow is drawn anyway. Causes: a wrong --pp-degree, "
+     "clocks that drift during the run, or a timer that took the start when the job was "
+     "queued rather than when it ran"},
 }};
 
 }  // namespace

@@ -130,7 +130,14 @@ void number_steps(Timeline& timeline, Run& run) {
       s.end_ns = std::max(s.end_ns, j.end_ns);
       present[c] = 1;
     }
-    for (int32_t c = 0; c < clusters; ++c) run.steps[c].ranks += present[c];
+    for (int32_t c = 0; c < clusters; ++c) {
+      run.steps[c].ranks += present[c];
+      if (!present[c] && !t.jobs.empty()) {
+        timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
+                                 "rank " + std::to_string(t.rank) + " has no job in step " +
+                                     std::to_string(base + c));
+      }
+    }
   }
   // Drop clusters that ended up empty (only possible after the order fix-up)
   // and never let a step start before the previous one ended.

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
 #include "pp_timeline/line_parser.h"
@@ -151,4 +152,15 @@ TEST_CASE("invalid UTF-8 in a type is replaced, valid text is kept", "[line_pars
   CHECK(changed);
   CHECK(sanitize_utf8("\xE0\x80\x80", &changed) != "\xE0\x80\x80");  // overlong
   CHECK(sanitize_utf8("\xED\xA0\x80", &changed) != "\xED\xA0\x80");  // surrogate
+}
+
+TEST_CASE("every kind of input problem has a name and an explanation", "[diagnostics]") {
+  std::set<std::string> names;
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    const IssueInfo& info = issue_info(static_cast<IssueKind>(k));
+    INFO(k);
+    CHECK_FALSE(info.name.empty());
+    CHECK(info.explanation.size() > 20);
+    CHECK(names.insert(std::string(info.name)).second);
+  }
 }
