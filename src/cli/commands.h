@@ -39,4 +39,8 @@ int run_convert(const ConvertOptions& options);
 // add it to the list in main.cc.
 using Runner = std::function<int()>;
 
+// stats_command.cc, diff_command.cc: bubbles of a run, and comparing two runs.
+void setup_stats(CLI::App& app, Runner& chosen);
+void setup_diff(CLI::App& app, Runner& chosen);
+
 }  // namespace ppt::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   setup_convert(app, convert);
   Runner chosen;
   // Subcommands (each sets `chosen` when parsed):
+  setup_stats(app, chosen);
+  setup_diff(app, chosen);
   (void)chosen;
   try {
     app.parse(argc, argv);

@@ -1,0 +1,27 @@
+// One Chrome JSON trace holding two runs, for comparing them side by side
+// in a viewer (`pp-timeline diff A B -o diff.json`).
+//
+// Each run is one process ("A: <label>", "B: <label>"), its first thread the
+// steps, then one thread per rank (and overlap lane). Both are shifted so that
+// their first common step (the first step number of A that B also has) starts
+// at time 0; without a common step number, their first steps are aligned.
+// Jobs are complete ("X") events, which nest because lanes never overlap.
+#pragma once
+
+#include <string>
+
+#include "pp_timeline/byte_sink.h"
+#include "pp_timeline/timeline.h"
+
+namespace ppt {
+
+struct DiffTraceInfo {
+  bool common_step = false;  // false: aligned at the first steps instead
+  int32_t step = 0;          // A's step number at time 0
+  int32_t step_b = 0;        // B's step number at time 0
+};
+
+DiffTraceInfo write_diff_trace(const Timeline& a, const std::string& a_label, const Timeline& b,
+                               const std::string& b_label, ByteSink& out);
+
+}  // namespace ppt

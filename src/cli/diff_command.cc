@@ -1,0 +1,161 @@
+// pp-timeline diff A B: did a change make the schedule worse, and where?
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "pp_timeline/diff.h"
+#include "pp_timeline/diff_trace.h"
+#include "pp_timeline/output_file.h"
+#include "pp_timeline/outputs.h"
+#include "pp_timeline/stats_writers.h"
+#include "stats_input.h"
+
+namespace ppt::cli {
+namespace {
+
+struct DiffCommandOptions {
+  std::string a, b;
+  std::vector<int> devices;
+  unsigned threads = 0;
+  int32_t pp_degree = 0;
+  double straggler_margin_pct = 10;
+  double fail_if_slower_pct = -1;
+  double noise_pct = 1.0;
+  double rank_change_pct = 5.0;
+  bool json = false;
+  bool markdown = false;
+  std::string trace;
+  std::string color = "auto";
+  bool strict = false;
+  bool quiet = false;
+};
+
+int run_diff(const DiffCommandOptions& o) {
+  if (!o.trace.empty() && o.trace != "-") {
+    std::string error;
+    if (!format_for_path(o.trace, &error)) {
+      print_error("pp-timeline diff: error: -o " + error);
+      return kExitUsage;
+    }
+  }
+  StatsInputOptions in;
+  in.devices = o.devices;
+  in.threads = o.threads;
+  in.pp_degree = o.pp_degree;
+  in.straggler_margin = o.straggler_margin_pct / 100.0;
+  in.strict = o.strict;
+  in.quiet = o.quiet;
+  StatsInput a, b;
+  in.label = "A: ";
+  if (int code = load_stats_or_json(o.a, in, &a); code != kExitOk) return code;
+  in.label = "B: ";
+  if (int code = load_stats_or_json(o.b, in, &b); code != kExitOk) return code;
+
+  DiffOptions dopt;
+  dopt.noise_floor_pct = o.noise_pct;
+  dopt.rank_change_pct = o.rank_change_pct;
+  dopt.fail_if_slower_pct = o.fail_if_slower_pct;
+  Diff d = diff_stats(a.stats, b.stats, dopt);
+
+  int code = kExitOk;
+  if (!o.trace.empty()) {
+    if (!a.timeline || !b.timeline) {
+      print_error("pp-timeline diff: error: -o needs the logs of both runs, not a stats JSON; no trace written");
+      code = kExitInput;
+    } else {
+      OutputFile file;
+      std::string path = o.trace == "-" ? "/dev/stdout" : o.trace;
+      if (!file.open(path)) {
+        print_error("pp-timeline diff: error: " + file.error());
+        code = kExitInput;
+      } else {
+        DiffTraceInfo info = write_diff_trace(*a.timeline, o.a, *b.timeline, o.b, file);
+        if (!file.commit()) {
+          print_error("pp-timeline diff: error: " + file.error());
+          code = kExitInput;
+        } else if (!o.quiet) {
+          print_error(info.common_step
+                          ? fmt::format("pp-timeline diff: wrote {}: both runs aligned at step {}", o.trace, info.step)
+                          : fmt::format("pp-timeline diff: wrote {}: no step number in common; aligned A's step {} "
+                                        "with B's step {}",
+                                        o.trace, info.step, info.step_b));
+        }
+      }
+    }
+  }
+
+  std::string text;
+  if (o.json) {
+    text = format_diff_json(d);
+  } else if (o.markdown) {
+    text = format_diff_markdown(d);
+  } else {
+    TextStyle style;
+    style.color = use_color(o.color, true);
+    text = format_diff_text(d, style);
+  }
+  if (o.trace != "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  if (d.gate_failed) {
+    print_error(fmt::format("pp-timeline diff: B's mean step time is {:+.1f}% against A's, more than "
+                            "--fail-if-slower {:g}%",
+                            d.step_time.delta_pct, o.fail_if_slower_pct));
+    return kExitInput;
+  }
+  return code;
+}
+
+}  // namespace
+
+void setup_diff(CLI::App& app, Runner& chosen) {
+  auto o = std::make_shared<DiffCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "diff",
+      "Compare two runs: step time, each rank's busy and idle time and bubble ratio, job durations, job order; "
+      "a verdict and a CI gate.\n"
+      "  pp-timeline diff base_logs/ new_logs/ [--fail-if-slower 5]\n"
+      "  pp-timeline stats --log_dir base_logs/ --json -o base.json; pp-timeline diff base.json new_logs/");
+  sub->add_option("A", o->a, "the baseline: a log directory, a log file, or a `stats --json` file")->required();
+  sub->add_option("B", o->b, "the run to judge: the same kinds")->required();
+  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>) of both runs")->delimiter(',');
+  sub->add_option("--threads", o->threads, "files parsed in parallel (default: all cores)")
+      ->check(CLI::Range(0u, 1024u));
+  sub->add_option("--pp-degree", o->pp_degree,
+                  "pipeline depth P of both runs: rank = replica*P + stage (default: inferred)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--straggler-margin", o->straggler_margin_pct,
+                  "percent above the other ranks' median that makes a straggler")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  sub->add_option("--fail-if-slower", o->fail_if_slower_pct,
+                  "exit 1 when B's mean step time is more than PCT % above A's (a CI gate)")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--noise", o->noise_pct,
+                  "smallest change in percent that is not called `same` (the noise of the step times is used "
+                  "when larger)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--rank-change", o->rank_change_pct,
+                  "name the ranks whose busy time per step changed by more than PCT %")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  auto* json = sub->add_flag("--json", o->json, "JSON with the keys documented in docs/stats.md");
+  auto* md = sub->add_flag("--markdown", o->markdown, "Markdown, for a CI comment");
+  json->excludes(md);
+  sub->add_option("-o,--output", o->trace,
+                  "also write one trace (.json) holding both runs, aligned at their first common step");
+  sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_flag("--strict", o->strict, "exit 1 if any line of either run was rejected");
+  sub->add_flag("-q,--quiet", o->quiet, "print only errors besides the report");
+  sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
+              "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path).");
+  sub->callback([o, &chosen] { chosen = [o] { return run_diff(*o); }; });
+}
+
+}  // namespace ppt::cli
