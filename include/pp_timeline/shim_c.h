@@ -1,0 +1,91 @@
+/* The instrumentation shim's C API, for callers that cannot use C++, such as
+ * a Python executor through ctypes. It is a thin layer over ppt::shim::Profiler
+ * (pp_timeline/shim.h), which documents the behaviour; this file documents the
+ * C conventions only.
+ *
+ * Conventions:
+ * - Every call that can fail returns a ppt_shim_status; PPT_SHIM_OK is 0.
+ *   The message of a handle's last failure is ppt_shim_last_error(handle); it
+ *   stays valid until the next call on that handle.
+ * - A NULL handle is PPT_SHIM_INVALID_ARGUMENT, never a crash.
+ * - Times are never passed through this API; the shim writes them itself.
+ * - A handle belongs to one thread at a time, like the Profiler it wraps.
+ *
+ * From Python:
+ *   lib = ctypes.CDLL("libppt_shim.so")
+ *   lib.ppt_shim_create.restype = ctypes.c_void_p
+ *   lib.ppt_shim_create.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint]
+ *   lib.ppt_shim_begin.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64]
+ *   lib.ppt_shim_end.argtypes = [ctypes.c_void_p]
+ *   lib.ppt_shim_flush.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+ *   h = lib.ppt_shim_create(stream_ptr, -1, 0)
+ *   lib.ppt_shim_begin(h, b"forward", 0); ...; lib.ppt_shim_end(h)
+ *   lib.ppt_shim_flush(h, step)
+ */
+#ifndef PP_TIMELINE_SHIM_C_H_
+#define PP_TIMELINE_SHIM_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The values of ppt::shim::Code. */
+typedef enum ppt_shim_status {
+  PPT_SHIM_OK = 0,
+  PPT_SHIM_END_WITHOUT_BEGIN = 1,
+  PPT_SHIM_NESTED_BEGIN = 2,
+  PPT_SHIM_INVALID_TYPE = 3,
+  PPT_SHIM_OPEN_JOB_AT_FLUSH = 4,
+  PPT_SHIM_INVALID_ARGUMENT = 5,
+  PPT_SHIM_CUDA_ERROR = 6,
+  PPT_SHIM_BAD_ENVIRONMENT = 7
+} ppt_shim_status;
+
+/* Flags for ppt_shim_create. */
+enum {
+  PPT_SHIM_HOST_CLOCK = 1u << 0, /* never use CUDA, time with the host clock */
+  PPT_SHIM_POLL = 1u << 1,       /* flush polls the last event instead of waiting on it */
+  PPT_SHIM_IGNORE_ENV = 1u << 2  /* do not read the PPT_SHIM_* variables */
+};
+
+typedef struct ppt_shim ppt_shim;
+
+/* Makes a profiler for `stream` (a cudaStream_t, or NULL for the default
+ * stream) on `device` (-1: the current device). Reads PPT_SHIM_* unless
+ * PPT_SHIM_IGNORE_ENV. Returns NULL on failure (a bad environment variable);
+ * ppt_shim_create_error() then says why. */
+ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags);
+/* The reason the calling thread's last ppt_shim_create failed, or "". */
+const char* ppt_shim_create_error(void);
+void ppt_shim_destroy(ppt_shim* shim);
+
+int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch);
+int ppt_shim_end(ppt_shim* shim);
+int ppt_shim_flush(ppt_shim* shim, int64_t step);
+int ppt_shim_set_step(ppt_shim* shim, int64_t step);
+int ppt_shim_set_window(ppt_shim* shim, int64_t start_step, int64_t end_step);
+
+/* Sends lines to `sink` instead of glog; `line` is not NUL-terminated and
+ * lives only for the call. A NULL sink restores glog. */
+typedef void (*ppt_shim_line_sink)(const char* line, size_t length, void* user);
+int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void* user);
+
+/* 1 when the current step is recorded, 0 when not or on a NULL handle. */
+int ppt_shim_recording(const ppt_shim* shim);
+/* 0 host clock, 1 CUDA events, -1 for a NULL handle. */
+int ppt_shim_backend(const ppt_shim* shim);
+/* Why the backend is what it is. */
+const char* ppt_shim_backend_note(const ppt_shim* shim);
+/* The message of the handle's last failed call, or "". */
+const char* ppt_shim_last_error(const ppt_shim* shim);
+/* A stable name for a status value, e.g. "nested_begin". */
+const char* ppt_shim_status_name(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PP_TIMELINE_SHIM_C_H_ */

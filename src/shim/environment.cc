@@ -1,0 +1,75 @@
+// The PPT_SHIM_* variables (documented in shim.h and docs/shim.md).
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "pp_timeline/shim.h"
+
+namespace ppt::shim {
+namespace {
+
+bool parse_int64(std::string_view text, int64_t* out) {
+  if (text.empty()) return false;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(first, last, *out);
+  return ec == std::errc() && ptr == last;
+}
+
+Status bad(const char* name, std::string_view value, const char* expected) {
+  std::string m = "environment variable ";
+  m += name;
+  m += "='";
+  m += value;
+  m += "' is not ";
+  m += expected;
+  return {Code::kBadEnvironment, std::move(m)};
+}
+
+}  // namespace
+
+Status options_from_environment(Options* options) {
+  if (options == nullptr) return {Code::kInvalidArgument, "options_from_environment(nullptr)"};
+  Options o = *options;
+  const char* start = std::getenv("PPT_SHIM_START_STEP");
+  const char* end = std::getenv("PPT_SHIM_END_STEP");
+  if (start != nullptr) {
+    if (!parse_int64(start, &o.window_start)) return bad("PPT_SHIM_START_STEP", start, "an integer");
+    o.window_set = true;
+  }
+  if (end != nullptr) {
+    if (!parse_int64(end, &o.window_end)) return bad("PPT_SHIM_END_STEP", end, "an integer");
+    o.window_set = true;
+  }
+  if (o.window_set && o.window_start >= o.window_end) {
+    return {Code::kBadEnvironment,
+            "environment variables PPT_SHIM_START_STEP and PPT_SHIM_END_STEP give an empty window [" +
+                std::to_string(o.window_start) + ", " + std::to_string(o.window_end) +
+                "): the start must be below the end"};
+  }
+  if (const char* clock = std::getenv("PPT_SHIM_CLOCK")) {
+    const std::string_view v = clock;
+    if (v == "host") {
+      o.use_cuda = false;
+    } else if (v == "cuda" || v == "auto") {
+      o.use_cuda = true;
+    } else {
+      return bad("PPT_SHIM_CLOCK", v, "one of auto, cuda, host");
+    }
+  }
+  if (const char* wait = std::getenv("PPT_SHIM_FLUSH_WAIT")) {
+    const std::string_view v = wait;
+    if (v == "sync") {
+      o.wait = FlushWait::kSynchronize;
+    } else if (v == "poll") {
+      o.wait = FlushWait::kPoll;
+    } else {
+      return bad("PPT_SHIM_FLUSH_WAIT", v, "one of sync, poll");
+    }
+  }
+  *options = std::move(o);
+  return {};
+}
+
+}  // namespace ppt::shim

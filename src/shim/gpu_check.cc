@@ -1,0 +1,487 @@
+// ppt_gpu_check: measures the shim on a real device (scripts/gpu_check.sh).
+//
+//  1. Host cost of a begin()/end() pair, median and p99 over many jobs, each
+//     job a small memset on the stream (goal: median at most 2 us).
+//  2. CUDA calls made inside a step, counted by interposing the runtime API:
+//     synchronisations, queries, host callbacks and allocations must be 0
+//     between the first begin() and the flush(); so must C++ allocations.
+//  3. Start-time fidelity: a job enqueued behind ~20 ms of device work must
+//     report a start after that work ended, within 5 us of the moment the
+//     device finished it, as the host sees it by polling an event placed
+//     just before the job. The enqueue time (what a host clock read in
+//     begin() would give) and a host callback (Paddle's method) are printed
+//     beside it.
+//
+// Exit status: 0 when every goal is met, 1 when one is not, 77 when there is
+// no device (the check is skipped), 2 on a usage or setup error.
+//
+// The CUDA functions below are defined here and forward to the runtime with
+// dlsym(RTLD_NEXT): the shim, linked statically into this program, reaches
+// these definitions instead of libcudart's, so every call it makes is
+// counted without any hook inside the shim itself. --self-test checks that
+// this works, on any machine.
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pp_timeline/log_line.h"
+#include "pp_timeline/shim.h"
+
+namespace {
+
+enum Api {
+  kStreamSynchronize,
+  kDeviceSynchronize,
+  kEventSynchronize,
+  kEventQuery,
+  kStreamQuery,
+  kLaunchHostFunc,
+  kStreamAddCallback,
+  kMalloc,
+  kMallocHost,
+  kHostAlloc,
+  kFree,
+  kFreeHost,
+  kEventCreate,
+  kEventCreateWithFlags,
+  kEventRecord,
+  kStreamWaitEvent,
+  kGetDeviceCount,
+  kApiCount
+};
+
+const char* const kApiNames[kApiCount] = {
+    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+    "cudaEventQuery",        "cudaStreamQuery",       "cudaLaunchHostFunc",
+    "cudaStreamAddCallback", "cudaMalloc",            "cudaMallocHost",
+    "cudaHostAlloc",         "cudaFree",              "cudaFreeHost",
+    "cudaEventCreate",       "cudaEventCreateWithFlags", "cudaEventRecord",
+    "cudaStreamWaitEvent",   "cudaGetDeviceCount"};
+
+// Calls that must not happen between begin() and flush(): they wait for the
+// device, call back to the host, or allocate.
+constexpr Api kForbiddenInStep[] = {
+    kStreamSynchronize, kDeviceSynchronize, kEventSynchronize, kEventQuery, kStreamQuery,
+    kLaunchHostFunc,    kStreamAddCallback, kMalloc,           kMallocHost, kHostAlloc,
+    kFree,              kFreeHost,          kEventCreate,      kEventCreateWithFlags};
+
+std::atomic<int64_t> g_calls[kApiCount];
+std::atomic<int64_t> g_news{0};
+
+void* real_function(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "gpu_check: cannot find the runtime's %s: %s\n", name, dlerror());
+    std::abort();
+  }
+  return f;
+}
+
+struct Counts {
+  int64_t calls[kApiCount];
+  int64_t news;
+};
+
+Counts snapshot() {
+  Counts c{};
+  for (int i = 0; i < kApiCount; ++i) c.calls[i] = g_calls[i].load();
+  c.news = g_news.load();
+  return c;
+}
+
+}  // namespace
+
+// Counting every C++ allocation of the process: begin() and end() must make
+// none once warm.
+void* operator new(size_t size) {
+  g_news.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+#define PPT_FORWARD(api, name, params, args)                                    \
+  extern "C" cudaError_t name params {                                         \
+    g_calls[api].fetch_add(1, std::memory_order_relaxed);                       \
+    static auto real = reinterpret_cast<decltype(&name)>(real_function(#name)); \
+    return real args;                                                           \
+  }
+
+PPT_FORWARD(kStreamSynchronize, cudaStreamSynchronize, (cudaStream_t s), (s))
+PPT_FORWARD(kDeviceSynchronize, cudaDeviceSynchronize, (void), ())
+PPT_FORWARD(kEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e))
+PPT_FORWARD(kEventQuery, cudaEventQuery, (cudaEvent_t e), (e))
+PPT_FORWARD(kStreamQuery, cudaStreamQuery, (cudaStream_t s), (s))
+PPT_FORWARD(kLaunchHostFunc, cudaLaunchHostFunc, (cudaStream_t s, cudaHostFn_t fn, void* user),
+            (s, fn, user))
+PPT_FORWARD(kStreamAddCallback, cudaStreamAddCallback,
+            (cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags),
+            (s, cb, user, flags))
+PPT_FORWARD(kMalloc, cudaMalloc, (void** p, size_t n), (p, n))
+PPT_FORWARD(kMallocHost, cudaMallocHost, (void** p, size_t n), (p, n))
+PPT_FORWARD(kHostAlloc, cudaHostAlloc, (void** p, size_t n, unsigned int flags), (p, n, flags))
+PPT_FORWARD(kFree, cudaFree, (void* p), (p))
+PPT_FORWARD(kFreeHost, cudaFreeHost, (void* p), (p))
+PPT_FORWARD(kEventCreate, cudaEventCreate, (cudaEvent_t * e), (e))
+PPT_FORWARD(kEventCreateWithFlags, cudaEventCreateWithFlags, (cudaEvent_t * e, unsigned int f),
+            (e, f))
+PPT_FORWARD(kEventRecord, cudaEventRecord, (cudaEvent_t e, cudaStream_t s), (e, s))
+PPT_FORWARD(kStreamWaitEvent, cudaStreamWaitEvent,
+            (cudaStream_t s, cudaEvent_t e, unsigned int flags), (s, e, flags))
+PPT_FORWARD(kGetDeviceCount, cudaGetDeviceCount, (int* n), (n))
+
+namespace {
+
+using ppt::shim::Profiler;
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return true;
+  std::fprintf(stderr, "gpu_check: %s failed: %s (%s)\n", what, cudaGetErrorName(e),
+               cudaGetErrorString(e));
+  return false;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// The start and end a captured job line carries.
+bool line_times(std::string_view line, int64_t* start, int64_t* end) {
+  using namespace ppt::log_line;
+  const size_t s = line.find(kStartKey);
+  const size_t e = line.find(kEndKey);
+  if (s == std::string_view::npos || e == std::string_view::npos || e < s) return false;
+  const std::string_view start_text = line.substr(s + kStartKey.size(), e - s - kStartKey.size());
+  const std::string_view end_text = line.substr(e + kEndKey.size());
+  return parse_ms_to_ns(start_text, start) == TimeParse::kOk &&
+         parse_ms_to_ns(end_text, end) == TimeParse::kOk;
+}
+
+struct Args {
+  int jobs_per_step = 5000;
+  int steps = 4;
+  int reps = 20;
+  double long_ms = 20;
+  bool self_test = false;
+};
+
+bool parse_args(int argc, char** argv, Args* a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (arg != name || i + 1 >= argc) return nullptr;
+      return argv[++i];
+    };
+    if (arg == "--self-test") {
+      a->self_test = true;
+    } else if (const char* v = value("--jobs")) {
+      a->jobs_per_step = std::atoi(v);
+    } else if (const char* v2 = value("--steps")) {
+      a->steps = std::atoi(v2);
+    } else if (const char* v3 = value("--reps")) {
+      a->reps = std::atoi(v3);
+    } else if (const char* v4 = value("--long_ms")) {
+      a->long_ms = std::atof(v4);
+    } else {
+      std::fprintf(stderr,
+                   "usage: ppt_gpu_check [--jobs N] [--steps S] [--reps R] [--long_ms MS] "
+                   "[--self-test]\n");
+      return false;
+    }
+  }
+  return a->jobs_per_step > 0 && a->steps > 0 && a->reps > 0 && a->long_ms > 0;
+}
+
+// Without a device: the binary runs and the interposition sees the shim's
+// calls. Exit 0 when it does.
+int self_test() {
+  const int64_t before = g_calls[kGetDeviceCount].load();
+  ppt::shim::Options o;
+  o.sink = [](std::string_view) {};
+  Profiler p(o);
+  const int64_t seen = g_calls[kGetDeviceCount].load() - before;
+  std::printf("self-test: backend: %s\n", p.backend_note().c_str());
+  std::printf("self-test: the shim's cudaGetDeviceCount calls seen by the interposer: %lld\n",
+              static_cast<long long>(seen));
+  if (seen < 1) {
+    std::printf("self-test: FAIL: the interposer does not see the shim's CUDA calls\n");
+    return 1;
+  }
+  std::printf("self-test: ok\n");
+  return 0;
+}
+
+struct Device {
+  cudaStream_t stream = nullptr;
+  void* big = nullptr;     // the long work's buffer
+  size_t big_bytes = 256u << 20;
+  void* small = nullptr;   // each job's own work
+  size_t small_bytes = 4096;
+  int long_memsets = 1;
+};
+
+// How many memsets of the big buffer make `ms` of device work.
+bool calibrate(Device& d, double ms) {
+  cudaEvent_t a, b;
+  if (!check(cudaEventCreate(&a), "cudaEventCreate") || !check(cudaEventCreate(&b), "cudaEventCreate"))
+    return false;
+  const int n = 10;
+  cudaMemsetAsync(d.big, 1, d.big_bytes, d.stream);  // warm
+  cudaEventRecord(a, d.stream);
+  for (int i = 0; i < n; ++i) cudaMemsetAsync(d.big, i, d.big_bytes, d.stream);
+  cudaEventRecord(b, d.stream);
+  if (!check(cudaEventSynchronize(b), "calibration")) return false;
+  float elapsed = 0;
+  cudaEventElapsedTime(&elapsed, a, b);
+  const double per = elapsed / n;
+  d.long_memsets = std::max(1, static_cast<int>(ms / per + 0.5));
+  std::printf("calibration: a %zu MiB memset takes %.1f us; %d of them make the long work\n",
+              d.big_bytes >> 20, per * 1000, d.long_memsets);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return true;
+}
+
+void enqueue_long_work(const Device& d) {
+  for (int i = 0; i < d.long_memsets; ++i) cudaMemsetAsync(d.big, i & 0xff, d.big_bytes, d.stream);
+}
+
+bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
+               int64_t* step) {
+  static const char* const kTypes[] = {"forward", "backward_b", "backward_w", "forward1"};
+  std::vector<double> costs;
+  costs.reserve(static_cast<size_t>(a.jobs_per_step) * a.steps);
+  bool ok = true;
+  // Warm-up step: sizes the event pool and the job list.
+  for (int j = 0; j < a.jobs_per_step; ++j) {
+    (void)p.begin(kTypes[j % 4], j);
+    cudaMemsetAsync(d.small, j & 0xff, d.small_bytes, d.stream);
+    (void)p.end();
+  }
+  if (auto s = p.flush((*step)++); !s.ok()) {
+    std::printf("FAIL: warm-up flush: %s\n", s.message().c_str());
+    return false;
+  }
+  Counts in_steps{};
+  int64_t growths = 0;
+  std::vector<double> flush_us;
+  for (int s = 0; s < a.steps; ++s) {
+    lines.clear();
+    const int64_t growths_before = p.stats().hot_path_growths;
+    const Counts c0 = snapshot();
+    for (int j = 0; j < a.jobs_per_step; ++j) {
+      const int64_t t0 = steady_ns();
+      ppt::shim::Status st = p.begin(kTypes[j % 4], j);
+      const int64_t t1 = steady_ns();
+      cudaMemsetAsync(d.small, j & 0xff, d.small_bytes, d.stream);
+      const int64_t t2 = steady_ns();
+      ppt::shim::Status st2 = p.end();
+      const int64_t t3 = steady_ns();
+      if (!st.ok() || !st2.ok()) ok = false;
+      costs.push_back(static_cast<double>((t1 - t0) + (t3 - t2)) / 1000.0);
+    }
+    const Counts c1 = snapshot();
+    growths += p.stats().hot_path_growths - growths_before;
+    for (int i = 0; i < kApiCount; ++i) in_steps.calls[i] += c1.calls[i] - c0.calls[i];
+    in_steps.news += c1.news - c0.news;
+    const int64_t f0 = steady_ns();
+    if (auto st = p.flush((*step)++); !st.ok()) {
+      std::printf("FAIL: flush: %s\n", st.message().c_str());
+      ok = false;
+    }
+    flush_us.push_back(static_cast<double>(steady_ns() - f0) / 1000.0);
+  }
+  const double median = percentile(costs, 0.5);
+  const double p99 = percentile(costs, 0.99);
+  std::printf("\n== host cost of a begin()/end() pair (%zu jobs) ==\n", costs.size());
+  std::printf("median %.3f us, p99 %.3f us, max %.3f us (goal: median <= 2 us)\n", median, p99,
+              percentile(costs, 1.0));
+  std::printf("flush of %d jobs: median %.1f us\n", a.jobs_per_step, percentile(flush_us, 0.5));
+  if (median > 2.0) {
+    std::printf("FAIL: median host cost above 2 us\n");
+    ok = false;
+  }
+
+  std::printf("\n== CUDA calls inside %d steps of %d jobs (between begin() and flush()) ==\n",
+              a.steps, a.jobs_per_step);
+  int64_t forbidden = 0;
+  for (Api api : kForbiddenInStep) forbidden += in_steps.calls[api];
+  for (int i = 0; i < kApiCount; ++i) {
+    if (in_steps.calls[i] != 0) {
+      std::printf("  %-26s %lld\n", kApiNames[i], static_cast<long long>(in_steps.calls[i]));
+    }
+  }
+  std::printf("synchronisations, queries, callbacks, allocations: %lld (goal 0)\n",
+              static_cast<long long>(forbidden));
+  std::printf("C++ allocations: %lld, storage growths: %lld (goal 0)\n",
+              static_cast<long long>(in_steps.news), static_cast<long long>(growths));
+  const int64_t records = in_steps.calls[kEventRecord];
+  std::printf("cudaEventRecord per job: %.2f (expected 2)\n",
+              static_cast<double>(records) / (static_cast<double>(a.jobs_per_step) * a.steps));
+  if (forbidden != 0 || in_steps.news != 0 || growths != 0) {
+    std::printf("FAIL: the hot path synchronised, called back or allocated\n");
+    ok = false;
+  }
+  const ppt::shim::Stats st = p.stats();
+  std::printf("in flush, over all steps so far: %lld waits, %lld queries, %lld anchors; last "
+              "anchor +/- %lld ns\n",
+              static_cast<long long>(st.flush_waits), static_cast<long long>(st.flush_polls),
+              static_cast<long long>(st.anchors),
+              static_cast<long long>(st.last_anchor_uncertainty_ns));
+  return ok;
+}
+
+// Polls `e` until done; returns the wall time of the completion as the
+// midpoint of the last poll that saw it pending and the poll that saw it done.
+int64_t watch(cudaEvent_t e, int64_t* half_width) {
+  int64_t low = wall_ns();
+  for (;;) {
+    const int64_t before = wall_ns();
+    const cudaError_t r = cudaEventQuery(e);
+    if (r == cudaSuccess) {
+      const int64_t high = wall_ns();
+      *half_width = (high - low) / 2;
+      return low + (high - low) / 2;
+    }
+    low = before;
+  }
+}
+
+void CUDART_CB record_wall(void* slot) { *static_cast<int64_t*>(slot) = wall_ns(); }
+
+bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
+              int64_t* step) {
+  cudaEvent_t e;
+  if (!check(cudaEventCreate(&e), "cudaEventCreate")) return false;
+  std::vector<double> shim_err, enqueue_err, callback_err, ref_width;
+  bool ok = true;
+  for (int r = 0; r < a.reps; ++r) {
+    enqueue_long_work(d);
+    cudaEventRecord(e, d.stream);
+    const int64_t enqueued = wall_ns();
+    (void)p.begin("forward", r);
+    cudaMemsetAsync(d.small, r & 0xff, d.small_bytes, d.stream);
+    (void)p.end();
+    int64_t half = 0;
+    const int64_t reached = watch(e, &half);
+    lines.clear();
+    if (auto s = p.flush((*step)++); !s.ok()) {
+      std::printf("FAIL: flush: %s\n", s.message().c_str());
+      return false;
+    }
+    int64_t start = 0, end = 0;
+    if (lines.size() != 1 || !line_times(lines[0], &start, &end)) {
+      std::printf("FAIL: the step did not write one readable job line\n");
+      return false;
+    }
+    shim_err.push_back(static_cast<double>(start - reached) / 1000.0);
+    enqueue_err.push_back(static_cast<double>(enqueued - reached) / 1000.0);
+    ref_width.push_back(static_cast<double>(half) / 1000.0);
+    if (start < reached - half - 5'000) ok = false;
+  }
+  // Paddle's method, for comparison: a host callback reading the clock.
+  for (int r = 0; r < a.reps; ++r) {
+    int64_t called = 0;
+    enqueue_long_work(d);
+    cudaEventRecord(e, d.stream);
+    cudaLaunchHostFunc(d.stream, record_wall, &called);
+    int64_t half = 0;
+    const int64_t reached = watch(e, &half);
+    cudaStreamSynchronize(d.stream);
+    callback_err.push_back(static_cast<double>(called - reached) / 1000.0);
+  }
+  cudaEventDestroy(e);
+  auto max_abs = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double x : v) m = std::max(m, x < 0 ? -x : x);
+    return m;
+  };
+  std::printf("\n== start-time fidelity behind %.0f ms of device work (%d reps) ==\n", a.long_ms,
+              a.reps);
+  std::printf("reference: the host polls an event placed just before the job (+/- %.2f us median)\n",
+              percentile(ref_width, 0.5));
+  std::printf("shim start - reference:       median %+9.2f us, max |.| %9.2f us (goal <= 5 us)\n",
+              percentile(shim_err, 0.5), max_abs(shim_err));
+  std::printf("enqueue time - reference:     median %+9.2f us (a host clock read in begin())\n",
+              percentile(enqueue_err, 0.5));
+  std::printf("host callback - reference:    median %+9.2f us, max |.| %9.2f us (Paddle's timer)\n",
+              percentile(callback_err, 0.5), max_abs(callback_err));
+  if (max_abs(shim_err) > 5.0) {
+    std::printf("FAIL: a shim start is more than 5 us away from the device's\n");
+    ok = false;
+  }
+  if (!ok) std::printf("FAIL: start-time fidelity\n");
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, &a)) return 2;
+  if (a.self_test) return self_test();
+
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    std::printf("gpu_check: skipped: no CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  std::printf("device 0: %s, %d devices\n", prop.name, count);
+
+  Device d;
+  if (!check(cudaSetDevice(0), "cudaSetDevice") ||
+      !check(cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking), "cudaStreamCreate") ||
+      !check(cudaMalloc(&d.big, d.big_bytes), "cudaMalloc") ||
+      !check(cudaMalloc(&d.small, d.small_bytes), "cudaMalloc")) {
+    return 2;
+  }
+  if (!calibrate(d, a.long_ms)) return 2;
+
+  std::vector<std::string> lines;
+  lines.reserve(static_cast<size_t>(a.jobs_per_step) + 4);
+  ppt::shim::Options o;
+  o.stream = d.stream;
+  o.reserve_jobs = 64;  // let the warm-up step grow it
+  o.sink = [&lines](std::string_view line) { lines.emplace_back(line); };
+  Profiler p(o);
+  std::printf("shim: %s\n", p.backend_note().c_str());
+  if (p.backend() != ppt::shim::Backend::kCudaEvents) {
+    std::printf("FAIL: the shim did not choose CUDA events\n");
+    return 1;
+  }
+  int64_t step = 0;
+  bool ok = host_cost(p, lines, d, a, &step);
+  lines.clear();
+  ok = fidelity(p, lines, d, a, &step) && ok;
+  std::printf("\n%s\n", ok ? "gpu_check: all goals met" : "gpu_check: some goals NOT met");
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,119 @@
+// The C API: a handle around a Profiler and the message of its last failure.
+// Nothing here may throw across the C boundary; the only allocations that can
+// throw happen in create (caught) and on error paths.
+#include "pp_timeline/shim_c.h"
+
+#include <new>
+#include <string>
+
+#include "pp_timeline/shim.h"
+
+struct ppt_shim {
+  explicit ppt_shim(ppt::shim::Options options) : profiler(std::move(options)) {}
+  ppt::shim::Profiler profiler;
+  std::string last_error;
+};
+
+namespace {
+
+thread_local std::string create_error;
+
+int keep(ppt_shim* shim, const ppt::shim::Status& s) {
+  if (!s.ok()) shim->last_error = s.message();
+  return static_cast<int>(s.code());
+}
+
+int null_handle() { return PPT_SHIM_INVALID_ARGUMENT; }
+
+}  // namespace
+
+extern "C" {
+
+ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags) {
+  create_error.clear();
+  try {
+    ppt::shim::Options options;
+    options.stream = stream;
+    options.device = device;
+    if ((flags & PPT_SHIM_IGNORE_ENV) == 0) {
+      if (auto s = ppt::shim::options_from_environment(&options); !s.ok()) {
+        create_error = s.message();
+        return nullptr;
+      }
+    }
+    if ((flags & PPT_SHIM_HOST_CLOCK) != 0) options.use_cuda = false;
+    if ((flags & PPT_SHIM_POLL) != 0) options.wait = ppt::shim::FlushWait::kPoll;
+    return new ppt_shim(std::move(options));
+  } catch (const std::exception& e) {
+    create_error = std::string("ppt_shim_create failed: ") + e.what();
+    return nullptr;
+  }
+}
+
+const char* ppt_shim_create_error(void) { return create_error.c_str(); }
+
+void ppt_shim_destroy(ppt_shim* shim) { delete shim; }
+
+int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch) {
+  if (shim == nullptr) return null_handle();
+  if (type == nullptr) {
+    shim->last_error = "ppt_shim_begin with a NULL type";
+    return PPT_SHIM_INVALID_TYPE;
+  }
+  return keep(shim, shim->profiler.begin(type, micro_batch));
+}
+
+int ppt_shim_end(ppt_shim* shim) {
+  if (shim == nullptr) return null_handle();
+  return keep(shim, shim->profiler.end());
+}
+
+int ppt_shim_flush(ppt_shim* shim, int64_t step) {
+  if (shim == nullptr) return null_handle();
+  return keep(shim, shim->profiler.flush(step));
+}
+
+int ppt_shim_set_step(ppt_shim* shim, int64_t step) {
+  if (shim == nullptr) return null_handle();
+  return keep(shim, shim->profiler.set_step(step));
+}
+
+int ppt_shim_set_window(ppt_shim* shim, int64_t start_step, int64_t end_step) {
+  if (shim == nullptr) return null_handle();
+  return keep(shim, shim->profiler.set_window(start_step, end_step));
+}
+
+int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void* user) {
+  if (shim == nullptr) return null_handle();
+  ppt::shim::LineSink fn;
+  if (sink != nullptr) {
+    fn = [sink, user](std::string_view line) { sink(line.data(), line.size(), user); };
+  }
+  return keep(shim, shim->profiler.set_sink(std::move(fn)));
+}
+
+int ppt_shim_recording(const ppt_shim* shim) {
+  return shim != nullptr && shim->profiler.recording() ? 1 : 0;
+}
+
+int ppt_shim_backend(const ppt_shim* shim) {
+  if (shim == nullptr) return -1;
+  return static_cast<int>(shim->profiler.backend());
+}
+
+const char* ppt_shim_backend_note(const ppt_shim* shim) {
+  if (shim == nullptr) return "";
+  return shim->profiler.backend_note().c_str();
+}
+
+const char* ppt_shim_last_error(const ppt_shim* shim) {
+  if (shim == nullptr) return "NULL ppt_shim handle";
+  return shim->last_error.c_str();
+}
+
+const char* ppt_shim_status_name(int status) {
+  if (status < 0 || status > PPT_SHIM_BAD_ENVIRONMENT) return "unknown";
+  return ppt::shim::code_name(static_cast<ppt::shim::Code>(status));
+}
+
+}  // extern "C"
