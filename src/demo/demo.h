@@ -1,0 +1,55 @@
+// The demo run: a pipeline-parallel mini training run in P processes, laid
+// out the way `python -m paddle.distributed.launch --log_dir DIR` lays out a
+// real one, every job timed by the shim.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "schedule.h"
+
+namespace ppt::demo {
+
+enum class DeviceChoice { kAuto, kCpu, kCuda };
+
+struct DemoConfig {
+  std::string log_dir;
+  PipelineShape shape;  // shape.stages is the number of ranks
+  int steps = 1;
+  int machines = 1;
+  double work_us = 1000;  // a forward's work; a backward does twice as much
+  DeviceChoice device = DeviceChoice::kAuto;
+  size_t payload_bytes = 4096;
+  int timeout_s = 60;
+  // The shim's profiling window; [0, steps) when neither this nor the
+  // PPT_SHIM_* variables set one.
+  std::optional<int64_t> profile_start;
+  std::optional<int64_t> profile_end;
+};
+
+// "" when the configuration can run, else a sentence saying why not.
+std::string validate(const DemoConfig& config);
+
+// The log file of `rank`: DIR/workerlog.<local> or DIR/machine<k>/workerlog.<local>.
+std::string log_path(const DemoConfig& config, int rank);
+
+// One rank's process body after the launcher has set up its output and links.
+struct RankPlace {
+  int rank = 0;
+  int local_rank = 0;
+  int machine = 0;
+  int prev_fd = -1;
+  int next_fd = -1;
+  // The start barrier: the rank writes a byte to ready_fd once set up, then
+  // waits until the launcher closes the other end of go_fd.
+  int ready_fd = -1;
+  int go_fd = -1;
+};
+int run_rank(const DemoConfig& config, const RankPlace& place);
+
+// Starts every rank, waits for them, and returns 0 when all succeeded. What
+// went wrong is written to stderr.
+int launch(const DemoConfig& config);
+
+}  // namespace ppt::demo

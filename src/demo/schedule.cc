@@ -1,0 +1,247 @@
+#include "schedule.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <tuple>
+
+namespace ppt::demo {
+
+const char* schedule_name(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kFThenB: return "fthenb";
+    case ScheduleKind::k1F1B: return "1f1b";
+    case ScheduleKind::kVpp: return "vpp";
+    case ScheduleKind::kZbh1: return "zbh1";
+  }
+  return "?";
+}
+
+std::optional<ScheduleKind> parse_schedule(const std::string& name) {
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp,
+                         ScheduleKind::kZbh1}) {
+    if (name == schedule_name(k)) return k;
+  }
+  return std::nullopt;
+}
+
+std::string validate(const PipelineShape& s) {
+  if (s.stages < 1) return "the pipeline needs at least one stage (rank)";
+  if (s.micro_batches < 1) return "a step needs at least one micro-batch";
+  if (s.chunks < 1) return "the number of chunks must be at least 1";
+  if (s.schedule == ScheduleKind::kVpp) {
+    if (s.chunks < 2) return "vpp needs at least 2 chunks per stage (--chunks)";
+    if (s.micro_batches % s.stages != 0) {
+      return "vpp needs the micro-batches (" + std::to_string(s.micro_batches) +
+             ") to be a multiple of the stages (" + std::to_string(s.stages) + ")";
+    }
+  } else if (s.chunks != 1) {
+    return std::string("chunks apply to vpp only, not to ") + schedule_name(s.schedule);
+  }
+  return {};
+}
+
+namespace {
+
+JobSpec forward(int mb, int chunk = 0) { return {JobKind::kForward, chunk, mb}; }
+JobSpec backward(int mb, int chunk = 0) { return {JobKind::kBackward, chunk, mb}; }
+
+void fthenb(const PipelineShape& s, std::vector<JobSpec>* out) {
+  for (int m = 0; m < s.micro_batches; ++m) out->push_back(forward(m));
+  for (int m = 0; m < s.micro_batches; ++m) out->push_back(backward(m));
+}
+
+void one_f_one_b(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
+  const int m_total = s.micro_batches;
+  const int warmup = std::min(s.stages - stage - 1, m_total);
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) out->push_back(forward(f));
+  while (f < m_total) {
+    out->push_back(forward(f++));
+    out->push_back(backward(b++));
+  }
+  while (b < m_total) out->push_back(backward(b++));
+}
+
+void interleaved(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
+  const int p = s.stages, v = s.chunks;
+  const int total = s.micro_batches * v;
+  int warmup = total;
+  if (s.micro_batches != p) warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  auto job = [&](int k, bool is_forward) {
+    int chunk = (k % (p * v)) / p;
+    if (!is_forward) chunk = v - 1 - chunk;
+    const int mb = (k / (p * v)) * p + k % p;
+    return JobSpec{is_forward ? JobKind::kForward : JobKind::kBackward, chunk, mb};
+  };
+  for (int k = 0; k < warmup; ++k) out->push_back(job(k, true));
+  const int remaining = total - warmup;
+  for (int k = 0; k < remaining; ++k) {
+    out->push_back(job(k + warmup, true));
+    out->push_back(job(k, false));
+  }
+  for (int k = remaining; k < total; ++k) out->push_back(job(k, false));
+}
+
+void zero_bubble_h1(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
+  const int m_total = s.micro_batches;
+  const size_t deferred = static_cast<size_t>(s.stages - stage - 1);
+  std::deque<int> pending_w;
+  auto backward_b = [&](int mb) {
+    out->push_back({JobKind::kBackwardB, 0, mb});
+    pending_w.push_back(mb);
+  };
+  auto backward_w = [&] {
+    out->push_back({JobKind::kBackwardW, 0, pending_w.front()});
+    pending_w.pop_front();
+  };
+  const int warmup = std::min(s.stages - stage - 1, m_total);
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) out->push_back(forward(f));
+  while (f < m_total) {
+    out->push_back(forward(f++));
+    backward_b(b++);
+    if (pending_w.size() > deferred) backward_w();
+  }
+  while (b < m_total) {
+    backward_b(b++);
+    backward_w();
+  }
+  while (!pending_w.empty()) backward_w();
+}
+
+}  // namespace
+
+std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage) {
+  std::vector<JobSpec> out;
+  switch (shape.schedule) {
+    case ScheduleKind::kFThenB: fthenb(shape, &out); break;
+    case ScheduleKind::k1F1B: one_f_one_b(shape, stage, &out); break;
+    case ScheduleKind::kVpp: interleaved(shape, stage, &out); break;
+    case ScheduleKind::kZbh1: zero_bubble_h1(shape, stage, &out); break;
+  }
+  out.push_back({JobKind::kOptimizer, 0, 0});
+  return out;
+}
+
+std::string job_type(const PipelineShape& shape, const JobSpec& job) {
+  const bool chunked = shape.schedule == ScheduleKind::kVpp;
+  const std::string suffix = chunked ? std::to_string(job.chunk) : std::string();
+  switch (job.kind) {
+    case JobKind::kForward: return "forward" + suffix;
+    case JobKind::kBackward: return "backward" + suffix;
+    case JobKind::kBackwardB: return "backward_b" + suffix;
+    case JobKind::kBackwardW: return "backward_w" + suffix;
+    case JobKind::kOptimizer: return "optimizer";
+  }
+  return "?";
+}
+
+std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type,
+                                      int micro_batch) {
+  const int chunks = shape.schedule == ScheduleKind::kVpp ? shape.chunks : 1;
+  for (JobKind kind : {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardB,
+                       JobKind::kBackwardW, JobKind::kOptimizer}) {
+    for (int c = 0; c < chunks; ++c) {
+      JobSpec j{kind, c, kind == JobKind::kOptimizer ? 0 : micro_batch};
+      if (job_type(shape, j) == type) return j;
+    }
+  }
+  return std::nullopt;
+}
+
+int virtual_stage(const PipelineShape& shape, int stage, int chunk) {
+  return chunk * shape.stages + stage;
+}
+
+namespace {
+
+int virtual_stages(const PipelineShape& shape) { return shape.stages * shape.chunks; }
+
+Endpoint endpoint_of(const PipelineShape& shape, int vs, Payload payload) {
+  return {vs % shape.stages, vs / shape.stages, payload};
+}
+
+}  // namespace
+
+std::optional<Endpoint> input_from(const PipelineShape& shape, int stage, const JobSpec& job) {
+  const int vs = virtual_stage(shape, stage, job.chunk);
+  switch (job.kind) {
+    case JobKind::kForward:
+      if (vs > 0) return endpoint_of(shape, vs - 1, Payload::kActivation);
+      return std::nullopt;
+    case JobKind::kBackward:
+    case JobKind::kBackwardB:
+      if (vs + 1 < virtual_stages(shape)) return endpoint_of(shape, vs + 1, Payload::kGradient);
+      return std::nullopt;
+    case JobKind::kBackwardW:
+    case JobKind::kOptimizer: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<Endpoint> output_to(const PipelineShape& shape, int stage, const JobSpec& job) {
+  const int vs = virtual_stage(shape, stage, job.chunk);
+  switch (job.kind) {
+    case JobKind::kForward:
+      if (vs + 1 < virtual_stages(shape)) return endpoint_of(shape, vs + 1, Payload::kActivation);
+      return std::nullopt;
+    case JobKind::kBackward:
+    case JobKind::kBackwardB:
+      if (vs > 0) return endpoint_of(shape, vs - 1, Payload::kGradient);
+      return std::nullopt;
+    case JobKind::kBackwardW:
+    case JobKind::kOptimizer: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string check_runs_to_completion(const PipelineShape& shape) {
+  if (std::string bad = validate(shape); !bad.empty()) return bad;
+  const int p = shape.stages;
+  std::vector<std::vector<JobSpec>> orders;
+  for (int s = 0; s < p; ++s) orders.push_back(stage_jobs(shape, s));
+  // (receiving virtual stage, payload, micro-batch) of every message sent.
+  std::set<std::tuple<int, Payload, int>> sent;
+  // Local order: (virtual stage, kind, micro-batch) of every job done.
+  std::set<std::tuple<int, JobKind, int>> done;
+  std::vector<size_t> pc(p, 0);
+  auto describe = [&](int s, const JobSpec& j) {
+    return "stage " + std::to_string(s) + " " + job_type(shape, j) + " micro-batch " +
+           std::to_string(j.micro_batch);
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      while (pc[s] < orders[s].size()) {
+        const JobSpec& j = orders[s][pc[s]];
+        const int vs = virtual_stage(shape, s, j.chunk);
+        if (auto in = input_from(shape, s, j)) {
+          if (!sent.count({vs, in->payload, j.micro_batch})) break;
+        }
+        // A backward needs its own forward; a weight gradient its input gradient.
+        if ((j.kind == JobKind::kBackward || j.kind == JobKind::kBackwardB) &&
+            !done.count({vs, JobKind::kForward, j.micro_batch})) {
+          return describe(s, j) + " comes before its forward";
+        }
+        if (j.kind == JobKind::kBackwardW && !done.count({vs, JobKind::kBackwardB, j.micro_batch})) {
+          return describe(s, j) + " comes before its backward_b";
+        }
+        if (auto out = output_to(shape, s, j)) {
+          sent.insert({virtual_stage(shape, out->stage, out->chunk), out->payload, j.micro_batch});
+        }
+        done.insert({vs, j.kind, j.micro_batch});
+        ++pc[s];
+        progress = true;
+      }
+    }
+  }
+  for (int s = 0; s < p; ++s) {
+    if (pc[s] < orders[s].size()) {
+      return describe(s, orders[s][pc[s]]) + " waits forever for its input";
+    }
+  }
+  return {};
+}
+
+}  // namespace ppt::demo

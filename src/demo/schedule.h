@@ -1,0 +1,86 @@
+// The pipeline schedules the demo runs: each stage's job order for one step,
+// and which jobs wait for, or send to, another stage.
+//
+// Stages are numbered 0..P-1. A schedule with chunks (VPP) places chunk c of
+// stage s at virtual stage c*P + s; activations flow up the virtual stages and
+// gradients down. Without chunks the virtual stage is the stage.
+//
+// Orders:
+// - fthenb: every forward, then every backward, then the optimizer.
+// - 1f1b: min(P-s-1, M) warm-up forwards, then forward/backward pairs, then
+//   the remaining backwards, then the optimizer.
+// - vpp: Megatron's interleaved order: (P-s-1)*2 + (V-1)*P warm-up forwards
+//   (all of them when M == P), then forward/backward pairs, then backwards;
+//   the k-th forward is chunk (k/P)%V, micro-batch (k/(P*V))*P + k%P, the
+//   k-th backward the same with the chunks in reverse. Needs M a multiple of P.
+// - zbh1: 1F1B with the backward split into backward_b (input gradient, sent
+//   upstream) and backward_w (weight gradient, local). Stage s defers up to
+//   P-s-1 backward_w jobs, which fill the cool-down's bubbles; the rest run at
+//   the end of the step.
+// Every stage ends its step with `optimizer` (micro-batch 0).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppt::demo {
+
+enum class ScheduleKind { kFThenB, k1F1B, kVpp, kZbh1 };
+enum class JobKind { kForward, kBackward, kBackwardB, kBackwardW, kOptimizer };
+
+struct PipelineShape {
+  ScheduleKind schedule = ScheduleKind::k1F1B;
+  int stages = 1;         // P
+  int chunks = 1;         // V, above 1 for vpp only
+  int micro_batches = 1;  // M
+};
+
+struct JobSpec {
+  JobKind kind = JobKind::kForward;
+  int chunk = 0;
+  int micro_batch = 0;
+  bool operator==(const JobSpec&) const = default;
+};
+
+// The schedule's name on the command line ("1f1b"), and back.
+const char* schedule_name(ScheduleKind kind);
+std::optional<ScheduleKind> parse_schedule(const std::string& name);
+
+// "" when the shape can run, else a sentence saying what is wrong.
+std::string validate(const PipelineShape& shape);
+
+// Stage `stage`'s jobs for one step, in order.
+std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage);
+
+// The type as Paddle prints it: forward, backward, forward1, backward0,
+// backward_b, backward_w, optimizer.
+std::string job_type(const PipelineShape& shape, const JobSpec& job);
+// The inverse of job_type for this shape.
+std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type,
+                                      int micro_batch);
+
+// Messages between stages.
+enum class Payload { kActivation, kGradient };
+
+struct Endpoint {
+  int stage = 0;
+  int chunk = 0;
+  Payload payload = Payload::kActivation;
+  bool operator==(const Endpoint&) const = default;
+};
+
+int virtual_stage(const PipelineShape& shape, int stage, int chunk);
+
+// Where the input of `job` on `stage` comes from (the sender's stage and
+// chunk), if it has one from another virtual stage.
+std::optional<Endpoint> input_from(const PipelineShape& shape, int stage, const JobSpec& job);
+// Where the output of `job` on `stage` goes (the receiver's stage and chunk).
+std::optional<Endpoint> output_to(const PipelineShape& shape, int stage, const JobSpec& job);
+
+// Runs every stage's order against the others with unbounded buffers and
+// says whether each stage reaches its end: "" when it does, else which stage
+// waits for what.
+std::string check_runs_to_completion(const PipelineShape& shape);
+
+}  // namespace ppt::demo
