@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "pp_timeline/shim.h"
+
+using namespace ppt::shim;
+
+namespace {
+
+// Sets variables for a scope and removes them after.
+class Env {
+ public:
+  Env(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (auto [k, v] : vars) {
+      ::setenv(k, v, 1);
+      names_.push_back(k);
+    }
+  }
+  ~Env() {
+    for (const char* k : names_) ::unsetenv(k);
+  }
+
+ private:
+  std::vector<const char*> names_;
+};
+
+}  // namespace
+
+TEST_CASE("Unset variables change nothing") {
+  Options o;
+  REQUIRE(options_from_environment(&o).ok());
+  CHECK_FALSE(o.window_set);
+  CHECK(o.use_cuda);
+  CHECK(o.wait == FlushWait::kSynchronize);
+}
+
+TEST_CASE("PPT_SHIM_START_STEP and PPT_SHIM_END_STEP set the window") {
+  Env env{{"PPT_SHIM_START_STEP", "10"}, {"PPT_SHIM_END_STEP", "20"}};
+  Options o;
+  REQUIRE(options_from_environment(&o).ok());
+  CHECK(o.window_set);
+  CHECK(o.window_start == 10);
+  CHECK(o.window_end == 20);
+}
+
+TEST_CASE("A start step alone opens the window to the end") {
+  Env env{{"PPT_SHIM_START_STEP", "3"}};
+  Options o;
+  REQUIRE(options_from_environment(&o).ok());
+  CHECK(o.window_start == 3);
+  CHECK(o.window_end == kNoEndStep);
+}
+
+TEST_CASE("PPT_SHIM_CLOCK and PPT_SHIM_FLUSH_WAIT choose the clock and the wait") {
+  Env env{{"PPT_SHIM_CLOCK", "host"}, {"PPT_SHIM_FLUSH_WAIT", "poll"}};
+  Options o;
+  REQUIRE(options_from_environment(&o).ok());
+  CHECK_FALSE(o.use_cuda);
+  CHECK(o.wait == FlushWait::kPoll);
+}
+
+TEST_CASE("A value that cannot be used is named in the error and changes nothing") {
+  using Case = std::tuple<const char*, const char*, const char*>;
+  const auto [name, value, expected] =
+      GENERATE(Case{"PPT_SHIM_START_STEP", "ten", "an integer"},
+               Case{"PPT_SHIM_END_STEP", "12x", "an integer"},
+               Case{"PPT_SHIM_END_STEP", "", "an integer"},
+               Case{"PPT_SHIM_CLOCK", "gpu", "one of auto, cuda, host"},
+               Case{"PPT_SHIM_FLUSH_WAIT", "spin", "one of sync, poll"});
+  Env env{{"PPT_SHIM_CLOCK", "host"}, {name, value}};
+  Options o;
+  o.first_step = 7;
+  const Status s = options_from_environment(&o);
+  CHECK(s.code() == Code::kBadEnvironment);
+  CHECK_THAT(s.message(), Catch::Contains(std::string(name) + "='" + value + "'") &&
+                              Catch::Contains(expected));
+  CHECK(o.use_cuda);  // PPT_SHIM_CLOCK=host was not applied either
+  CHECK_FALSE(o.window_set);
+}
+
+TEST_CASE("An empty window from the environment is refused") {
+  Env env{{"PPT_SHIM_START_STEP", "5"}, {"PPT_SHIM_END_STEP", "5"}};
+  Options o;
+  const Status s = options_from_environment(&o);
+  CHECK(s.code() == Code::kBadEnvironment);
+  CHECK_THAT(s.message(), Catch::Contains("empty window [5, 5)"));
+}
