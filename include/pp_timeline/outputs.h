@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "pp_timeline/svg_writer.h"
 #include "pp_timeline/timeline.h"
 
 namespace ppt {
 
-enum class OutputFormat { kChromeJson, kPerfettoJson };
+// kSvg: a static picture (svg_writer.h); kHtmlReport: the self-contained
+// report page (html_report.h).
+enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport };
 
 struct OutputSpec {
   std::string path;
@@ -18,6 +21,9 @@ struct OutputSpec {
 
 struct WriteOptions {
   bool absolute = false;
+  SvgOptions svg;           // .svg and .html: steps to draw, size cap
+  std::string source;       // .html: what was read, shown under the heading
+  std::vector<std::string> notes;  // .html: layout notes
 };
 
 // The format that `path`'s extension asks for, or nullopt with a message.

@@ -40,6 +40,11 @@ std::string format_diff_text(const Diff& diff, const TextStyle& style = {});
 std::string format_diff_markdown(const Diff& diff);
 std::string format_diff_json(const Diff& diff);
 
+// The same sections as the Markdown, as escaped HTML fragments (a <section>)
+// for the report page (html_report.h).
+std::string format_stats_html(const Stats& stats);
+std::string format_diff_html(const Diff& diff);
+
 inline constexpr std::string_view kStatsSchema = "pp-timeline-stats/1";
 inline constexpr std::string_view kDiffSchema = "pp-timeline-diff/1";
 

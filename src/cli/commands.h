@@ -27,6 +27,7 @@ struct ConvertOptions {
   unsigned threads = 0;
   bool strict = false;
   bool quiet = false;
+  std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
 };
 
 // The conversion is the main job: its options live on the top-level app.

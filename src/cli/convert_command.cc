@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -21,7 +22,9 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   app.add_flag("--multi_machine,--multi-machine", o.multi_machine,
                "accepted for compatibility: machine*/ folders are found by themselves");
   app.add_option("-o,--output", o.outputs,
-                 "output file, format by extension (.json: Chrome trace); may be repeated");
+                 "output file, format by extension (.json: Chrome trace, .svg: picture, .html: report); "
+                 "may be repeated");
+  app.add_option("--steps", o.steps, "steps to draw in .svg/.html outputs: A:B (A to B included), A:, :B or A");
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
   app.add_option("--threads", o.threads, "files parsed in parallel (default: all cores)")
@@ -56,6 +59,15 @@ int run_convert(const ConvertOptions& o) {
   const Layout& layout = *found.layout;
 
   // Outputs are checked before any work.
+  std::optional<StepRange> steps;
+  if (!o.steps.empty()) {
+    std::string error;
+    steps = parse_step_range(o.steps, &error);
+    if (!steps) {
+      print_err("pp-timeline: error: --steps " + error);
+      return kExitUsage;
+    }
+  }
   std::vector<OutputSpec> outputs;
   for (const std::string& path : o.outputs) {
     std::string error;
@@ -107,6 +119,17 @@ int run_convert(const ConvertOptions& o) {
 
   WriteOptions wopt;
   wopt.absolute = o.absolute;
+  wopt.svg.steps = steps;
+  wopt.source = o.log_dir.empty() ? fmt::format("{}", fmt::join(o.files, " ")) : o.log_dir;
+  wopt.notes = layout.notes;
+  bool draws = false;
+  for (const OutputSpec& out : outputs) {
+    draws = draws || out.format == OutputFormat::kSvg || out.format == OutputFormat::kHtmlReport;
+  }
+  if (draws) {
+    std::string note = select_for_svg(timeline, wopt.svg).note;
+    if (!note.empty()) print_err("pp-timeline: note: " + note);
+  }
   std::vector<std::string> errors(outputs.size());
   std::vector<size_t> sizes(outputs.size(), 0);
   parallel_for(outputs.size(), o.threads, [&](size_t i) {

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "pp_timeline/diff.h"
 #include "pp_timeline/diff_trace.h"
+#include "pp_timeline/html_report.h"
 #include "pp_timeline/output_file.h"
 #include "pp_timeline/outputs.h"
 #include "pp_timeline/stats_writers.h"
@@ -71,8 +72,18 @@ int run_diff(const DiffCommandOptions& o) {
         print_error("pp-timeline diff: error: " + file.error());
         code = kExitInput;
       } else {
-        DiffTraceInfo info = write_diff_trace(*a.timeline, o.a, *b.timeline, o.b, file);
-        if (!file.commit()) {
+        std::string error;
+        if (format_for_path(o.trace, &error) == OutputFormat::kHtmlReport) {
+          // The report page: the deltas, then both timelines on one scale.
+          DiffReportInput report{&*a.timeline, &*b.timeline, o.a, o.b, &d};
+          write_diff_report(report, ReportOptions{}, file);
+          if (!file.commit()) {
+            print_error("pp-timeline diff: error: " + file.error());
+            code = kExitInput;
+          } else if (!o.quiet) {
+            print_error(fmt::format("pp-timeline diff: wrote {}", o.trace));
+          }
+        } else if (DiffTraceInfo info = write_diff_trace(*a.timeline, o.a, *b.timeline, o.b, file); !file.commit()) {
           print_error("pp-timeline diff: error: " + file.error());
           code = kExitInput;
         } else if (!o.quiet) {
@@ -147,7 +158,8 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   auto* md = sub->add_flag("--markdown", o->markdown, "Markdown, for a CI comment");
   json->excludes(md);
   sub->add_option("-o,--output", o->trace,
-                  "also write one trace (.json) holding both runs, aligned at their first common step");
+                  "also write one trace (.json) holding both runs, aligned at their first common step, or (.html) a "
+                  "report page with the deltas and both timelines one above the other");
   sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "pp_timeline/chrome_json_writer.h"
+#include "pp_timeline/html_report.h"
 #include "pp_timeline/output_file.h"
 
 namespace ppt {
@@ -16,8 +17,10 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
   if (ends_with(path, ".json")) return OutputFormat::kChromeJson;
+  if (ends_with(path, ".svg")) return OutputFormat::kSvg;
+  if (ends_with(path, ".html") || ends_with(path, ".htm")) return OutputFormat::kHtmlReport;
   if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
-  *error = fmt::format("{}: unknown output format (use a .json name, or --perfetto-json FILE)", path);
+  *error = fmt::format("{}: unknown output format (use a .json, .svg or .html name, or --perfetto-json FILE)", path);
   return std::nullopt;
 }
 
@@ -42,6 +45,17 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
       o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
       o.absolute = options.absolute;
       write_chrome_json(timeline, o, file);
+      break;
+    }
+    case OutputFormat::kSvg:
+      write_svg(timeline, options.svg, file);
+      break;
+    case OutputFormat::kHtmlReport: {
+      ReportOptions r;
+      r.svg = options.svg;
+      r.source = options.source;
+      r.notes = options.notes;
+      write_html_report(timeline, r, file);
       break;
     }
   }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "pp_timeline/summary.h"
+#include "pp_timeline/svg_writer.h"
 
 namespace ppt {
 namespace {
@@ -537,6 +538,96 @@ std::string format_diff_markdown(const Diff& d) {
   section("Schedule changes", p.changes, "none: every rank runs the same job order", p.changes.rows.size() > 16);
   section("New stragglers in B", p.stragglers, "none", false);
   return out;
+}
+
+
+// ------------------------------------------------------------------- html --
+// The same parts as HTML fragments for the report page (html_report.h). All
+// text is escaped; tones become classes (good, warn, bad, dim).
+
+namespace {
+
+const char* tone_class(Tone t) {
+  switch (t) {
+    case Tone::kGood: return "good";
+    case Tone::kWarn: return "warn";
+    case Tone::kBad: return "bad";
+    case Tone::kDim: return "dim";
+    case Tone::kPlain: break;
+  }
+  return "";
+}
+
+std::string render_html(const Table& t) {
+  std::string out = "<table>\n<thead><tr>";
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    out += c < t.left ? "<th class=\"text\">" : "<th>";
+    out += xml_escaped(t.header[c]) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    out += "<tr>";
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      const Cell empty;
+      const Cell& cell = c < row.size() ? row[c] : empty;
+      std::string cls = c < t.left ? "text" : "";
+      if (cell.tone != Tone::kPlain) cls += std::string(cls.empty() ? "" : " ") + tone_class(cell.tone);
+      out += cls.empty() ? "<td>" : "<td class=\"" + cls + "\">";
+      out += xml_escaped(cell.text) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  return out;
+}
+
+std::string html_summary(const std::vector<std::pair<std::string, std::string>>& summary) {
+  std::string out = "<dl class=\"summary\">\n";
+  for (const auto& [label, text] : summary) {
+    out += "<dt>" + xml_escaped(label) + "</dt><dd>" + xml_escaped(text) + "</dd>\n";
+  }
+  return out + "</dl>\n";
+}
+
+std::string html_section(const std::string& title, const std::string& note, const Table& t, bool fold,
+                         const std::string& none = "") {
+  std::string head = xml_escaped(title);
+  if (!note.empty()) head += " <span class=\"note\">(" + xml_escaped(note) + ")</span>";
+  if (t.rows.empty()) return "<h3>" + head + "</h3>\n<p>" + xml_escaped(none.empty() ? "none" : none) + "</p>\n";
+  if (fold) return "<details><summary><h3>" + head + "</h3></summary>\n" + render_html(t) + "</details>\n";
+  return "<h3>" + head + "</h3>\n" + render_html(t);
+}
+
+}  // namespace
+
+std::string format_stats_html(const Stats& st) {
+  TextStyle style;
+  StatsParts p = build_stats_parts(st, style, false);
+  std::string out = "<section class=\"stats\" id=\"stats\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
+  out += html_summary(p.summary);
+  out += html_section("Steps", p.steps_note, p.steps, p.steps.rows.size() > 20);
+  out += html_section("Ranks, per step", p.ranks_note, p.ranks, p.ranks.rows.size() > 32);
+  if (p.show_stages) out += html_section("Stages, per step and rank", "", p.stages, false);
+  out += html_section("Job types", "", p.types, false);
+  out += html_section("Stragglers", st.stragglers.empty() ? "" : p.stragglers_note, p.stragglers, false,
+                      p.stragglers_note);
+  if (!p.path_title.empty()) {
+    out += html_section(p.path_title, "", p.path, true);
+    out += "<p>" + xml_escaped(p.path_note) + "</p>\n";
+  }
+  return out + "</section>\n";
+}
+
+std::string format_diff_html(const Diff& d) {
+  DiffParts p = build_diff_parts(d, false);
+  std::string out = "<section class=\"stats diff\" id=\"diff\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
+  out += html_summary(p.summary);
+  out += html_section("Ranks, per step (B against A)", "", p.ranks, p.ranks.rows.size() > 32);
+  out += html_section("Job types", "", p.types, false);
+  out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,
+                      "none: every rank runs the same job order");
+  out += html_section("New stragglers in B", "", p.stragglers, false);
+  return out + "</section>\n";
 }
 
 }  // namespace ppt
