@@ -292,6 +292,38 @@ constexpr const char* kScript = R"JS(
   });
 
   views.forEach(apply);
+
+  // With #ppt-selftest=N in the address, drive zoom, pan and the hover card
+  // (over the N-th job rectangle) through the handlers above and record what
+  // they did in body[data-selftest]: the browser tests read it back, as
+  // events cannot be sent to a headless --dump-dom page.
+  var self = /^#ppt-selftest=(\d+)$/.exec(location.hash);
+  if (self && views.length) {
+    var v = views[0], out = {};
+    var jobs = document.querySelectorAll('rect.job');
+    var job = jobs[Math.min(parseInt(self[1], 10), jobs.length - 1)];
+    var z = function () { return v.zooms[0] ? v.zooms[0].getAttribute('transform') : ''; };
+    zoomAll(4);
+    out.zoomed = z();
+    out.ticks = v.axis ? v.axis.querySelectorAll('g.tick').length : 0;
+    var bg = v.g.querySelector('rect.row-bg');
+    var ctm = v.svg.getScreenCTM();
+    var bgBox = bg.getBoundingClientRect();
+    var at = { bubbles: true, button: 0, clientX: ctm.a * (v.x0 + v.w / 2) + ctm.e,
+               clientY: bgBox.top + bgBox.height / 2 };
+    bg.dispatchEvent(new MouseEvent('mousedown', at));
+    at.clientX -= 100;
+    document.dispatchEvent(new MouseEvent('mousemove', at));
+    document.dispatchEvent(new MouseEvent('mouseup', at));
+    out.panned = z();
+    zoomAll(0);
+    out.reset = z();
+    var box = job.getBoundingClientRect();
+    job.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: box.left + 1, clientY: box.top + 1 }));
+    out.card = { hidden: card.hidden };
+    Object.keys(field).forEach(function (k) { out.card[k] = field[k].textContent; });
+    document.body.setAttribute('data-selftest', JSON.stringify(out));
+  }
   document.body.setAttribute('data-job-rects', String(document.querySelectorAll('rect.job').length));
   document.body.setAttribute('data-ready', '1');
 })();

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""The HTML report in a real browser (headless Chromium).
+
+Writes a small run whose logs carry hostile job types, renders
+`pp-timeline report` and `pp-timeline diff -o` pages, and checks from the DOM
+Chromium ends up with (after the page's script ran) and from a screenshot:
+  - one row per rank and one rectangle per job, and the page script ran (its
+    CSP hash is right) and counted them;
+  - zoom, pan and the hover card work (driven by the page's #ppt-selftest);
+  - the hostile types are shown as text: no element they describe exists, the
+    page title is untouched, the hover card shows the type as text;
+  - the screenshot is not blank and shows the job colours.
+Exit 77 (skipped) when no Chromium is installed:
+PPT_WITH_BROWSER=1 scripts/setup.sh installs Debian's `chromium`.
+"""
+import argparse
+import html.parser
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import zlib
+
+SKIP = 77
+EPOCH_NS = 1697793307000000000
+HOSTILE_TITLE = "<img src=x onerror=document.title='PWNED'>"
+HOSTILE_NODE = "<img src=y onerror=document.body.appendChild(document.createElement('pwned'))>"
+HOSTILE_SCRIPT = "<script>document.title='PWNED2'</script>"
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def ms(ns):
+    return "%d.%06d" % (ns // 1000000, ns % 1000000)
+
+
+def job_line(job_id, typ, mb, start_us, end_us):
+    s, e = EPOCH_NS + start_us * 1000, EPOCH_NS + end_us * 1000
+    return ("I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (%d), type = %s, "
+            "micro_batch_id = %d, job_start_time = %s, job_end_time = %s\n" % (job_id, typ, mb, ms(s), ms(e)))
+
+
+def write_run(folder, ranks, steps, hostile, slow_us=0):
+    """ranks x steps of F0 F1 B0 B1 optimizer; returns the number of jobs."""
+    os.makedirs(folder)
+    jobs = 0
+    for r in range(ranks):
+        lines = []
+        for s in range(steps):
+            t = s * 2000 + r * 40
+            plan = [("forward", 0, 0, 200 + slow_us), ("forward", 1, 250 + slow_us, 450 + slow_us),
+                    ("backward", 0, 600 + slow_us, 1000 + slow_us), ("backward", 1, 1000 + slow_us, 1400 + slow_us),
+                    ("optimizer", 0, 1500 + slow_us, 1550 + slow_us)]
+            for (typ, mb, a, b) in plan:
+                if hostile and s == 1 and typ == "forward" and mb == 0:
+                    typ = {0: HOSTILE_TITLE, 1: HOSTILE_NODE, 2: HOSTILE_SCRIPT}.get(r, typ)
+                lines.append(job_line(mb, typ, mb, t + a, t + b))
+                jobs += 1
+        with open(os.path.join(folder, "workerlog.%d" % r), "w") as f:
+            f.writelines(lines)
+    return jobs
+
+
+class Dom(html.parser.HTMLParser):
+    """Elements (tag, attrs), the text of each element, the <title> text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.elements = []
+        self.stack = []
+        self.texts = []
+        self.title = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.elements.append((tag, a))
+        if tag not in ("meta", "br", "link", "img", "input", "hr", "line", "rect", "path"):
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop() == tag:
+                break
+
+    def handle_data(self, data):
+        self.texts.append(data)
+        if self.stack and self.stack[-1] == "title" and self.title is None:
+            self.title = data
+
+    def count(self, tag, cls=None):
+        return sum(1 for (t, a) in self.elements if t == tag and (cls is None or cls in a.get("class", "").split()))
+
+    def find(self, tag, cls=None):
+        return [a for (t, a) in self.elements if t == tag and (cls is None or cls in a.get("class", "").split())]
+
+
+def chromium_args(chromium, profile):
+    return [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--hide-scrollbars", "--user-data-dir=" + profile]
+
+
+def dump_dom(chromium, url):
+    with tempfile.TemporaryDirectory() as profile:
+        p = subprocess.run(chromium_args(chromium, profile) + ["--virtual-time-budget=2000", "--dump-dom", url],
+                           capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and p.stdout.strip(), "chromium --dump-dom failed: %s" % p.stderr[-2000:])
+    d = Dom()
+    d.feed(p.stdout)
+    return d, p.stdout
+
+
+def screenshot(chromium, url, png):
+    with tempfile.TemporaryDirectory() as profile:
+        p = subprocess.run(chromium_args(chromium, profile) + ["--window-size=1400,900", "--screenshot=" + png, url],
+                           capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and os.path.exists(png), "chromium --screenshot failed: %s" % p.stderr[-2000:])
+
+
+def decode_png(path):
+    """(width, height, rows of (r, g, b) tuples) for 8-bit RGB or RGBA PNGs."""
+    data = open(path, "rb").read()
+    check(data[:8] == b"\x89PNG\r\n\x1a\n", "screenshot is not a PNG")
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            check(depth == 8 and color in (2, 6), "unexpected PNG format %d/%d" % (depth, color))
+            bpp = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
+        prev = line
+    return width, height, rows
+
+
+def check_report(binary, chromium, work):
+    logs = os.path.join(work, "logs")
+    ranks, steps = 4, 3
+    jobs = write_run(logs, ranks, steps, hostile=True)
+    page = os.path.join(work, "report.html")
+    p = subprocess.run([binary, "report", "--log_dir", logs, "-o", page], capture_output=True, text=True)
+    check(p.returncode == 0, "pp-timeline report failed: " + p.stderr)
+    url = "file://" + page
+
+    dom, text = dump_dom(chromium, url)
+    body = dom.find("body")[0]
+    check(body.get("data-ready") == "1", "the page script did not run (wrong CSP hash?)")
+    check(body.get("data-job-rects") == str(jobs), "script counted %s job rectangles, want %d" %
+          (body.get("data-job-rects"), jobs))
+    rows = dom.find("g", "rank")
+    check(len(rows) == ranks, "%d rank rows, want %d" % (len(rows), ranks))
+    check(sorted(int(r["data-rank"]) for r in rows) == list(range(ranks)), "data-rank values")
+    rects = dom.find("rect", "job")
+    check(len(rects) == jobs, "%d job rectangles, want %d" % (len(rects), jobs))
+    for r in rects:
+        for key in ("data-type", "data-mb", "data-step"):
+            check(key in r, "a job rectangle lacks " + key)
+    check(sorted({r["data-step"] for r in rects}) == ["0", "1", "2"], "steps of the rectangles")
+    # The hostile types: text, never elements; nothing they wanted happened.
+    check(dom.title == "pp-timeline report", "title changed to %r" % dom.title)
+    check(dom.count("img") == 0, "an <img> element exists")
+    check(dom.count("pwned") == 0, "an injected element was added")
+    check(dom.count("script") == 1, "%d script elements" % dom.count("script"))
+    types = {r["data-type"] for r in rects}
+    for h in (HOSTILE_TITLE, HOSTILE_NODE, HOSTILE_SCRIPT):
+        check(h in types, "hostile type %r not kept as a data attribute" % h)
+        check(h in dom.texts, "hostile type %r not shown as text in the legend" % h)
+    check(len(dom.find("g", "tick")) >= 3, "the axis has no ticks")
+
+    # Zoom, pan and the hover card, over the first hostile rectangle.
+    target = next(i for i, r in enumerate(rects) if r["data-type"] == HOSTILE_TITLE)
+    dom2, _ = dump_dom(chromium, url + "#ppt-selftest=%d" % target)
+    st = json.loads(dom2.find("body")[0].get("data-selftest", "{}"))
+    check(st.get("zoomed", "").endswith("scale(4,1)"), "zoom: %r" % st.get("zoomed"))
+    check(st.get("ticks", 0) >= 3, "the axis was not redrawn after zooming")
+    check(st.get("panned") not in (None, st.get("zoomed")) and st["panned"].endswith("scale(4,1)"),
+          "pan: %r after %r" % (st.get("panned"), st.get("zoomed")))
+    check(st.get("reset") == "translate(0,0) scale(1,1)", "reset: %r" % st.get("reset"))
+    card = st.get("card", {})
+    check(card.get("hidden") is False, "the hover card did not show")
+    check(card.get("type") == HOSTILE_TITLE, "card type %r" % card.get("type"))
+    check(card.get("mb") == "0" and card.get("step") == "1", "card mb/step %r/%r" % (card.get("mb"), card.get("step")))
+    check(card.get("src", "").endswith("workerlog.0:6"), "card source %r" % card.get("src"))
+    check(card.get("rank") == "GPU:0", "card rank %r" % card.get("rank"))
+    check(card.get("dur") == "0.200 ms", "card duration %r" % card.get("dur"))
+    check(dom2.title == "pp-timeline report" and dom2.count("img") == 0 and dom2.count("pwned") == 0,
+          "the hover card ran the hostile type")
+
+    # The screenshot: not blank, and the job colours are on it.
+    png = os.path.join(work, "report.png")
+    screenshot(chromium, url, png)
+    w, h, px = decode_png(png)
+    colors = {}
+    for row in px:
+        for c in row:
+            colors[c] = colors.get(c, 0) + 1
+    background = max(colors.values())
+    check(len(colors) > 20, "screenshot has only %d colours" % len(colors))
+    check(background < 0.97 * w * h, "screenshot is nearly blank")
+    for typ in ("forward", "backward", "optimizer"):
+        fill = next(r["fill"] for r in rects if r["data-type"] == typ).lstrip("#")
+        rgb = tuple(int(fill[i:i + 2], 16) for i in (0, 2, 4))
+        check(colors.get(rgb, 0) >= 40, "%s colour #%s: %d pixels on the screenshot" % (typ, fill, colors.get(rgb, 0)))
+    return jobs
+
+
+def check_diff(binary, chromium, work):
+    a, b = os.path.join(work, "a"), os.path.join(work, "b")
+    ja = write_run(a, 2, 2, hostile=False)
+    jb = write_run(b, 2, 2, hostile=False, slow_us=300)
+    page = os.path.join(work, "diff.html")
+    p = subprocess.run([binary, "diff", a, b, "-o", page], capture_output=True, text=True)
+    check(p.returncode == 0, "pp-timeline diff -o failed: " + p.stderr)
+    dom, _ = dump_dom(chromium, "file://" + page)
+    body = dom.find("body")[0]
+    check(body.get("data-ready") == "1", "the diff page script did not run")
+    svgs = dom.find("svg", "ppt-timeline")
+    check(len(svgs) == 2, "%d pictures on the diff page" % len(svgs))
+    check(all(s.get("data-sync") == "diff" for s in svgs), "pictures not zoomed together")
+    check(len(dom.find("g", "rank")) == 4, "rank rows on the diff page")
+    check(len(dom.find("rect", "job")) == ja + jb, "job rectangles on the diff page")
+    runs = dom.find("g", "run")
+    check(len({r["data-span-us"] for r in runs}) == 1, "the two pictures do not share a time scale")
+    check(any(t.startswith("slower") for t in dom.texts), "no 'slower' verdict on the diff page")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--chromium", default=os.environ.get("PPT_CHROMIUM", ""))
+    args = ap.parse_args()
+    chromium = args.chromium or next(
+        (c for c in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable") if shutil.which(c)), None)
+    if not chromium:
+        print("SKIP: no Chromium found; PPT_WITH_BROWSER=1 scripts/setup.sh installs Debian's chromium")
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="ppt-browser-") as work:
+        jobs = check_report(args.binary, chromium, work)
+        check_diff(args.binary, chromium, work)
+    print("ok: report with %d jobs and a diff page checked in %s" % (jobs, chromium))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
