@@ -9,15 +9,30 @@
 
 namespace {
 std::atomic<long> g_allocations{0};
-}
+void count_allocation() { g_allocations.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace
 
+// Every form that malloc backs is replaced, so that none is paired with
+// another allocator's delete (AddressSanitizer checks the pairs).
 void* operator new(size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  count_allocation();
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept {
+  count_allocation();
+  return std::malloc(size == 0 ? 1 : size);
+}
+void* operator new[](size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 TEST_CASE("After a warm-up step, begin() and end() allocate nothing") {
   ppt::shim::Options o;
