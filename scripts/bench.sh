@@ -16,6 +16,9 @@
 # The figures are printed, never asserted, except that differing --threads 1
 # output or a failing pp-timeline run makes the exit status 1.
 #
+# The stats section times `stats` and `diff` against a plain convert (one
+# .json output) in the same run; goal: each <= 1.5x it.
+#
 # Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
 # a `section_<name>` function that calls `row` for timings and `goal` for
 # ratios, and add <name> to SECTIONS below. Sections run in that order and
@@ -49,7 +52,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old)
+SECTIONS=(pp_timeline floor threads old stats)
 
 bench=$root/.bench
 logs=$bench/logs
@@ -235,6 +238,104 @@ section_old() {
     x=$(calc '%.0f' "$T_old / $T_pp")
     goal "speed-up vs old helper" "${x}x" ">= 500x" "$(awk -v x="$x" 'BEGIN {print (x >= 500) ? 1 : 0}')"
   fi
+}
+
+# ---------------------------------------------------------- stats/diff --
+# `stats` and `diff` on the benchmark set, against a plain convert (one
+# Chrome .json output) timed in this section, in the same run. Goal: each at
+# most 1.5x the plain convert. `diff` reads the set as both A and B (two full
+# loads; B from the page cache like A), and with a `stats --json` file as A
+# (the CI gate's use: a stored baseline). `diff -o` (both runs into one trace)
+# is printed without a goal.
+
+# stats_case NAME LABEL GOAL(1|0) CMD...: times CMD, prints its row and its
+# ratio to the plain convert.
+stats_case() {
+  local name=$1 label=$2 want=$3 r tv rv
+  shift 3
+  if ! timed "$name" "$@"; then
+    skipped "$label" "FAILED (run it by hand to see why)"
+    status=1
+    return
+  fi
+  tv=T_$name
+  rv=RSS_$name
+  r=$(calc '%.2f' "${!tv} / $T_plain")
+  row "$label" "${!tv}" "${!rv}" "${r}x the plain convert"
+  if [[ $want == 1 ]]; then
+    goal "$label / plain convert" "${r}x" "<= 1.5x" "$(awk -v r="$r" 'BEGIN {print (r <= 1.5) ? 1 : 0}')"
+  fi
+}
+
+section_stats() {
+  if [[ $have_bin == 0 ]]; then skipped "stats/diff" "not built"; return; fi
+  if ! "$bin" stats --help >/dev/null 2>&1; then skipped "stats/diff" "this build has no stats command"; return; fi
+  local d=$out/stats
+  mkdir -p "$d"
+  if ! timed plain "$bin" --log_dir "$logs" -o "$d/plain.json" -q; then
+    skipped "stats: plain convert" "FAILED (run it by hand to see why)"
+    status=1
+    return
+  fi
+  row "plain convert (-o one .json)" "$T_plain" "$RSS_plain" "baseline of the stats/diff rows"
+  stats_case st "stats (table)" 1 sh -c '"$0" stats --log_dir "$1" --color never >"$2/stats.txt"' "$bin" "$logs" "$d"
+  stats_case sj "stats --json" 1 sh -c '"$0" stats --log_dir "$1" --json >"$2/stats.json"' "$bin" "$logs" "$d"
+  stats_case dl "diff LOGS LOGS" 1 sh -c '"$0" diff "$1" "$1" >"$2/diff.txt"' "$bin" "$logs" "$d"
+  stats_case dj "diff stats.json LOGS" 1 sh -c '"$0" diff "$2/stats.json" "$1" >"$2/diff_json.txt"' "$bin" "$logs" "$d"
+  stats_case do "diff LOGS LOGS -o trace.json" 0 sh -c '"$0" diff "$1" "$1" -q -o "$2/diff_trace.json" >/dev/null' "$bin" "$logs" "$d"
+}
+
+# The report section: `report` (the HTML page with the stats) and a .svg
+# against a plain convert, then the time headless Chromium takes to load and
+# screenshot the page, against an empty page in the same run: with the
+# default cap of 20,000 job rectangles and with --max-jobs 100000.
+section_report() {
+  if [[ $have_bin == 0 ]]; then skipped "report" "not built"; return; fi
+  if ! "$bin" report --help >/dev/null 2>&1; then skipped "report" "this build has no report command"; return; fi
+  local d=$out/report
+  mkdir -p "$d"
+  if ! timed rplain "$bin" --log_dir "$logs" -o "$d/plain.json" -q; then
+    skipped "report: plain convert" "FAILED (run it by hand to see why)"
+    status=1
+    return
+  fi
+  row "plain convert (-o one .json)" "$T_rplain" "$RSS_rplain" "baseline of the report rows"
+  local ok=1
+  timed rsvg "$bin" --log_dir "$logs" -o "$d/timeline.svg" -q || ok=0
+  timed rhtml "$bin" report --log_dir "$logs" -o "$d/report.html" -q || ok=0
+  timed rhtml100k "$bin" report --log_dir "$logs" -o "$d/report100k.html" --max-jobs 100000 -q || ok=0
+  if [[ $ok == 0 ]]; then skipped "report" "FAILED (run it by hand to see why)"; status=1; return; fi
+  local jobs20 jobs100
+  jobs20=$(grep -o 'data-jobs="[0-9]*"' "$d/report.html" | head -1 | tr -dc 0-9)
+  jobs100=$(grep -o 'data-jobs="[0-9]*"' "$d/report100k.html" | head -1 | tr -dc 0-9)
+  row "convert -o timeline.svg" "$T_rsvg" "$RSS_rsvg" "$(calc '%.1f' "$(file_size "$d/timeline.svg") / 1e6") MB"
+  row "report -o report.html" "$T_rhtml" "$RSS_rhtml" "$jobs20 jobs drawn, $(calc '%.1f' "$(file_size "$d/report.html") / 1e6") MB"
+  row "report --max-jobs 100000" "$T_rhtml100k" "$RSS_rhtml100k" "$jobs100 jobs drawn, $(calc '%.1f' "$(file_size "$d/report100k.html") / 1e6") MB"
+  goal "report vs plain convert" "$(calc '%.2f' "$T_rhtml / $T_rplain")x" "<= 1.5x" \
+    "$(awk -v a="$T_rhtml" -v b="$T_rplain" 'BEGIN {print (a <= 1.5 * b) ? 1 : 0}')"
+  local chromium
+  chromium=$(command -v chromium || command -v chromium-browser || true)
+  if [[ -z "$chromium" ]]; then
+    skipped "chromium: load + screenshot" "no chromium (PPT_WITH_BROWSER=1 scripts/setup.sh)"
+    return
+  fi
+  printf '<!DOCTYPE html><html><head><title>empty</title></head><body></body></html>\n' >"$d/empty.html"
+  # A fresh profile each time; the page's own work is what differs.
+  local shot='rm -rf "$1.profile"; exec "$0" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+    --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars
+    --user-data-dir="$1.profile" --window-size=1400,900 --screenshot="$1.png" "file://$1" >/dev/null 2>&1'
+  shot=${shot//$'\n'/ }
+  local page name
+  for page in empty report report100k; do
+    name=cr_$page
+    if ! timed "$name" sh -c "$shot" "$chromium" "$d/$page.html"; then
+      skipped "chromium: $page.html" "FAILED"
+      continue
+    fi
+  done
+  row "chromium: empty page" "${T_cr_empty:-0}" "" "baseline of the chromium rows" 0
+  row "chromium: report.html" "${T_cr_report:-0}" "" "$jobs20 job rectangles" 0
+  row "chromium: report --max-jobs 100000" "${T_cr_report100k:-0}" "" "$jobs100 job rectangles" 0
 }
 
 # ------------------------------------------------------------------ main --

@@ -48,6 +48,7 @@ int run_diff(const DiffCommandOptions& o) {
   in.straggler_margin = o.straggler_margin_pct / 100.0;
   in.strict = o.strict;
   in.quiet = o.quiet;
+  in.critical_paths = false;
   StatsInput a, b;
   in.label = "A: ";
   if (int code = load_stats_or_json(o.a, in, &a); code != kExitOk) return code;

@@ -20,6 +20,7 @@ struct StatsInputOptions {
   double straggler_margin = 0.10;
   bool strict = false;
   bool quiet = false;
+  bool critical_paths = true;  // diff does not show them
   std::string label;  // "A: " / "B: " before messages about this input, or ""
 };
 

@@ -1,7 +1,6 @@
 #include "pp_timeline/critical_path.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "pp_timeline/pipeline_stage.h"
 
@@ -29,8 +28,10 @@ CriticalPath critical_path(const StepJobs& step, const StepSpan& span, const std
   auto job_of = [&](Ref r) -> const Job& { return *step.ranks[r.rank_pos].jobs[r.index]; };
   auto cls = [&](const Job& j) -> JobClass { return j.type < classes.size() ? classes[j.type] : JobClass{}; };
 
-  // Where each forward and backward of the step is, by what depends on it.
-  std::unordered_map<uint64_t, std::vector<Ref>> producers;
+  // Where each forward and backward of the step is, by what depends on it:
+  // (key, job) sorted by key. A sorted vector, not a hash map of vectors: one
+  // allocation per step instead of one per job (this runs for every step).
+  std::vector<std::pair<uint64_t, Ref>> producers;
   size_t total = 0;
   int32_t last_vstage = 0;
   for (uint32_t rp = 0; rp < step.ranks.size(); ++rp) {
@@ -44,10 +45,15 @@ CriticalPath critical_path(const StepJobs& step, const StepSpan& span, const std
       if (c.role != JobRole::kForward && c.role != JobRole::kBackward) continue;
       int32_t v = virtual_stage(map.kind, p, stage, c.chunk);
       last_vstage = std::max(last_vstage, v);
-      producers[dep_key(replica, v, c.role == JobRole::kBackward, j.micro_batch)].push_back({rp, i});
+      producers.emplace_back(dep_key(replica, v, c.role == JobRole::kBackward, j.micro_batch), Ref{rp, i});
     }
   }
   if (total == 0) return path;
+  std::sort(producers.begin(), producers.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first
+                              : a.second.rank_pos != b.second.rank_pos ? a.second.rank_pos < b.second.rank_pos
+                                                                       : a.second.index < b.second.index;
+  });
 
   // The job that ends the step (lowest rank on a tie).
   Ref cur{0, 0};
@@ -87,9 +93,9 @@ CriticalPath critical_path(const StepJobs& step, const StepSpan& span, const std
     int32_t replica = pipeline_replica(r.rank, p);
     int32_t v = virtual_stage(map.kind, p, stage, c.chunk);
     auto offer_all = [&](uint64_t key) {
-      auto it = producers.find(key);
-      if (it == producers.end()) return;
-      for (Ref cand : it->second) offer(cand);
+      auto it = std::lower_bound(producers.begin(), producers.end(), key,
+                                 [](const auto& e, uint64_t k) { return e.first < k; });
+      for (; it != producers.end() && it->first == key; ++it) offer(it->second);
     };
     if (j.micro_batch >= 0) {
       if (c.role == JobRole::kForward && v > 0) offer_all(dep_key(replica, v - 1, false, j.micro_batch));

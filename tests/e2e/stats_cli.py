@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The `stats` and `diff` subcommands through the real binary: reports in
+every format, the CI gate's exit status, a stats JSON as a diff baseline, the
+two-run trace, and the usage errors.
+
+  stats_cli.py --binary build/pp-timeline
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
+RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "8", "--steps", "3", "--seed", "9"]
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+
+
+def gen(out, *extra):
+    subprocess.run([sys.executable, GEN, "--quiet", "--jobs", "1", "--out", out] + RUN + list(extra), check=True)
+
+
+def run(binary, *args):
+    p = subprocess.run([binary] + list(args), capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    binary = ap.parse_args().binary
+    with tempfile.TemporaryDirectory(prefix="ppt-stats-cli-") as tmp:
+        a, same, slow = (os.path.join(tmp, n) for n in ("a", "same", "slow"))
+        gen(a)
+        gen(same)
+        gen(slow, "--slow", "1:1.2")
+
+        # stats, every format
+        rc, out, err = run(binary, "stats", "--log_dir", a)
+        check(rc == 0, f"stats exits 0 (got {rc}: {err})")
+        check("1F1B" in out and "bubble" in out and "critical path" in out, "stats table names the schedule")
+        check("\x1b[" not in out, "no colour when stdout is not a terminal")
+        rc, out, _ = run(binary, "stats", "--log-dir", a, "--color", "always")
+        check(rc == 0 and "\x1b[" in out, "--color always colours")
+        rc, out, _ = run(binary, "stats", "--log_dir", a, "--markdown")
+        check(rc == 0 and "| rank |" in out and out.startswith("### "), "stats --markdown is a Markdown document")
+        rc, out, _ = run(binary, "stats", "--log_dir", a, "--json")
+        doc = json.loads(out) if rc == 0 else {}
+        check(doc.get("schema") == "pp-timeline-stats/1", "stats --json has its schema")
+        check(len(doc.get("ranks", [])) == 4 and all("bubble_ratio" in r for r in doc.get("ranks", [])),
+              "stats --json lists the ranks")
+        check([s.get("step") for s in doc.get("steps", [])] == [0, 1, 2], "stats --json lists the steps")
+        base = os.path.join(tmp, "base.json")
+        rc, out, _ = run(binary, "stats", "--log_dir", a, "-o", base)
+        check(rc == 0 and out == "" and json.load(open(base))["schema"] == "pp-timeline-stats/1",
+              "stats -o x.json writes JSON to the file")
+        files = [os.path.join(a, f"workerlog.{i}") for i in range(4)]
+        rc, out, _ = run(binary, "stats", "--json", *files)
+        check(rc == 0 and json.loads(out)["ranks"][3]["busy_us"] == doc["ranks"][3]["busy_us"],
+              "stats on files equals stats on the directory")
+        rc, out, _ = run(binary, "stats", "--log_dir", a, "--devices", "0,1", "--json", "--threads", "1")
+        check(rc == 0 and len(json.loads(out)["ranks"]) == 2, "stats --devices keeps those ranks")
+
+        # diff: identical, slower, gate
+        rc, out, err = run(binary, "diff", a, same, "--fail-if-slower", "1")
+        check(rc == 0 and "same" in out and "passed" in out, f"identical runs pass the gate (rc {rc}: {err})")
+        rc, out, err = run(binary, "diff", a, slow, "--fail-if-slower", "5")
+        check(rc == 1, f"a 20% slower rank trips the gate (rc {rc})")
+        check("slower" in out and "rank 1 (stage 1)" in out, "diff names the slow rank")
+        check("--fail-if-slower 5" in err, "the gate says why on stderr")
+        rc, out, _ = run(binary, "diff", a, slow)
+        check(rc == 0, "without a gate, slower is not a failure")
+        rc, out, _ = run(binary, "diff", base, slow, "--json")
+        d = json.loads(out) if rc == 0 else {}
+        check(d.get("verdict") == "slower" and d.get("changed_ranks", [None])[0] == 1,
+              "a stats JSON works as the baseline")
+        check(d.get("step_time", {}).get("delta_pct", 0) > 5, "diff --json has the step time delta")
+        rc, out, _ = run(binary, "diff", a, slow, "--markdown")
+        check(rc == 0 and out.startswith("### ") and "| rank |" in out, "diff --markdown")
+
+        # the two-run trace
+        trace = os.path.join(tmp, "diff.json")
+        rc, _, err = run(binary, "diff", a, slow, "-o", trace)
+        check(rc == 0 and os.path.exists(trace), f"diff -o writes a trace ({err})")
+        if os.path.exists(trace):
+            names = sorted(e["args"]["name"] for e in json.load(open(trace))["traceEvents"]
+                           if e.get("ph") == "M" and e.get("name") == "process_name")
+            check(names == ["A: " + a, "B: " + slow], f"the trace has the two runs as processes ({names})")
+        rc, _, err = run(binary, "diff", base, slow, "-o", os.path.join(tmp, "no.json"))
+        check(rc == 1 and "needs the logs" in err, "-o refuses a stats JSON baseline")
+
+        # usage and input errors
+        bad = os.path.join(tmp, "bad.json")
+        with open(bad, "w") as f:
+            f.write('{"traceEvents": []}')
+        for args, want, what in [
+            (["stats"], 2, "stats without input"),
+            (["stats", "--log_dir", os.path.join(tmp, "missing")], 2, "stats on a missing directory"),
+            (["stats", "--log_dir", a, "--pp-degree", "3"], 2, "a --pp-degree that does not divide the ranks"),
+            (["stats", "--log_dir", a, "--json", "--markdown"], 2, "--json with --markdown"),
+            (["stats", "--log_dir", a, "--color", "sometimes"], 2, "a bad --color"),
+            (["diff", a], 2, "diff with one run"),
+            (["diff", a, os.path.join(tmp, "missing")], 2, "diff with a missing run"),
+            (["diff", bad, a], 1, "diff with a JSON that is not stats"),
+            (["diff", a, slow, "-o", os.path.join(tmp, "x.txt")], 2, "diff -o with an unknown format"),
+        ]:
+            rc, _, err = run(binary, *args)
+            check(rc == want, f"{what}: exit {want} (got {rc}: {err.strip()[:200]})")
+            check("Traceback" not in err and "terminate" not in err, f"{what}: no crash")
+        rc, _, err = run(binary, "diff", bad, a)
+        check("bad.json" in err and "schema" in err, "a bad baseline is named with the reason")
+
+    if failures:
+        print(f"{len(failures)} failure(s)", file=sys.stderr)
+        return 1
+    print("stats/diff CLI: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
