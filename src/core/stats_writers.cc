@@ -165,6 +165,11 @@ const StepStats* slowest_step(const Stats& st) {
   return worst;
 }
 
+// "3", or "3 of run 2" when the logs hold several runs.
+std::string step_label(const Stats& st, const StepStats& s) {
+  return st.runs > 1 ? fmt::format("{} of run {}", s.step, s.run + 1) : std::to_string(s.step);
+}
+
 StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
   StatsParts p;
   size_t ranks = st.ranks.size();
@@ -197,7 +202,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     p.summary.emplace_back(
         "step time", fmt::format("mean {}, median {}, min {}, max {}{}", ms_unit(t.mean_ns), ms_unit(t.median_ns),
                                  ms_unit(t.min_ns), ms_unit(t.max_ns),
-                                 worst ? fmt::format(" (step {})", worst->step) : ""));
+                                 worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
   } else {
     p.summary.emplace_back("step time", "no step");
   }
@@ -294,7 +299,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     for (const CriticalHop& h : cp.hops) cross += h.from_other_rank ? h.wait_ns : 0;
     p.path_title = fmt::format(
         "critical path of step {} ({}, {}): {} hops cover {} of it: {} in jobs, {} waiting ({} for other ranks)",
-        worst->step, st.steps.size() > 1 ? "the slowest" : "the only step", ms_unit(worst->time_ns()),
+        step_label(st, *worst), st.steps.size() > 1 ? "the slowest" : "the only step", ms_unit(worst->time_ns()),
         cp.hops.size(), percent(cp.share), ms_unit(cp.job_ns), ms_unit(cp.wait_ns), ms_unit(cross));
     p.path.header = {"rank", "from", "to", "jobs", "busy ms", "waited ms before"};
     p.path.left = 3;
@@ -311,6 +316,18 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
                   {ms(busy)},
                   {ms(waited)}});
       i = k;
+    }
+    // A long path keeps its first and last stretches; --json has every hop.
+    constexpr size_t kEnds = 20;
+    size_t stretches = p.path.rows.size();
+    if (stretches > 2 * kEnds + 1) {
+      std::vector<Cell> gap(p.path.header.size());
+      gap[0].text = "...";
+      gap[1].text = fmt::format("({} more)", stretches - 2 * kEnds);
+      p.path.rows.erase(p.path.rows.begin() + kEnds, p.path.rows.end() - kEnds);
+      p.path.rows.insert(p.path.rows.begin() + kEnds, std::move(gap));
+      p.path_title += fmt::format("; the first and last {} of {} stretches on one rank (--json has every hop)",
+                                  kEnds, stretches);
     }
     // Where the critical path spends its time over all steps, by rank.
     std::map<int32_t, int64_t> by_rank;
