@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 
 #include "pp_timeline/pipeline_stage.h"
 
@@ -93,6 +94,7 @@ std::vector<RankOrder> rank_orders(const Timeline& tl) {
   };
   struct PerRank {
     std::vector<Candidate> candidates;  // in order of first appearance
+    std::unordered_multimap<uint64_t, size_t> by_hash;  // into candidates
     uint32_t steps = 0;
   };
   std::map<int32_t, PerRank> by_rank;
@@ -121,11 +123,16 @@ std::vector<RankOrder> rank_orders(const Timeline& tl) {
         if (step < 0) continue;
         ++pr.steps;
         uint64_t h = order_hash(order);
-        auto it = std::find_if(pr.candidates.begin(), pr.candidates.end(),
-                               [&](const Candidate& c) { return c.hash == h && c.order == order; });
-        if (it != pr.candidates.end()) {
-          ++it->count;
-        } else {
+        bool known = false;
+        for (auto [it, end] = pr.by_hash.equal_range(h); it != end && !known; ++it) {
+          Candidate& c = pr.candidates[it->second];
+          if (c.order == order) {
+            ++c.count;
+            known = true;
+          }
+        }
+        if (!known) {
+          pr.by_hash.emplace(h, pr.candidates.size());
           pr.candidates.push_back({h, 1, order});
         }
       }

@@ -131,9 +131,14 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
     for (const OrderItem& it : ro.order) rs.job_order.push_back(order_item_text(tl, it));
   }
 
-  // Durations by (rank, type).
-  std::vector<std::vector<std::vector<int64_t>>> durations(st.ranks.size(),
-                                                           std::vector<std::vector<int64_t>>(tl.types.size()));
+  // Durations by rank and type: per rank only the types it ran (a hostile log
+  // can hold very many types; ranks x types would not fit).
+  struct TypeDur {
+    uint32_t type;
+    std::vector<int64_t> d;
+  };
+  std::vector<std::vector<TypeDur>> durations(st.ranks.size());
+  std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
 
   std::vector<std::pair<int64_t, int64_t>> scratch;
   for (const Run& run : tl.runs) {
@@ -144,14 +149,23 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
       const Track& t = tl.tracks[ti];
       size_t ri = rank_index[t.rank];
       st.ranks[ri].jobs += t.jobs.size();
+      std::vector<TypeDur>& mine = durations[ri];
+      for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
       for (const Job& j : t.jobs) {
-        if (j.type < tl.types.size()) durations[ri][j.type].push_back(j.end_ns - j.start_ns);
+        if (j.type < tl.types.size()) {
+          if (slot[j.type] < 0) {
+            slot[j.type] = static_cast<int32_t>(mine.size());
+            mine.push_back({j.type, {}});
+          }
+          mine[slot[j.type]].d.push_back(j.end_ns - j.start_ns);
+        }
         auto it = step_of_number.find(j.step);
         if (it == step_of_number.end()) continue;
         std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
         if (ranks.empty() || ranks.back().rank != t.rank) ranks.push_back({t.rank, {}});
         ranks.back().jobs.push_back(&j);
       }
+      for (const TypeDur& td : mine) slot[td.type] = -1;
     }
     for (uint32_t k = 0; k < run.steps.size(); ++k) {
       const StepSpan& span = run.steps[k];
@@ -197,11 +211,9 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
     sg.span_ns += rs.span_ns;
     sg.busy_ns += rs.busy_ns;
     sg.idle_ns += rs.idle_ns;
-    for (uint32_t type = 0; type < tl.types.size(); ++type) {
-      std::vector<int64_t>& d = durations[ri][type];
-      if (d.empty()) continue;
-      std::sort(d.begin(), d.end());
-      rs.types.push_back(summarize(tl.types[type], d));
+    for (TypeDur& td : durations[ri]) {
+      std::sort(td.d.begin(), td.d.end());
+      rs.types.push_back(summarize(tl.types[td.type], td.d));
     }
     std::sort(rs.types.begin(), rs.types.end(),
               [](const TypeDurations& a, const TypeDurations& b) { return a.type < b.type; });
@@ -217,29 +229,36 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
   for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
   std::sort(type_order.begin(), type_order.end(),
             [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
+  // (rank index, sorted durations) by type, ranks ascending.
+  std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
+  for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
+    for (const TypeDur& td : durations[ri]) by_type[td.type].emplace_back(ri, &td.d);
+  }
   for (uint32_t type : type_order) {
     std::vector<int64_t> all;
     std::vector<std::pair<size_t, int64_t>> medians;  // (rank index, median)
-    for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
-      const std::vector<int64_t>& d = durations[ri][type];
-      if (d.empty()) continue;
-      all.insert(all.end(), d.begin(), d.end());
-      medians.emplace_back(ri, sorted_median(d));
+    std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
+    for (const auto& [ri, d] : by_type[type]) {
+      all.insert(all.end(), d->begin(), d->end());
+      medians.emplace_back(ri, sorted_median(*d));
+      of_rank.push_back(d);
     }
     if (all.empty()) continue;
     std::sort(all.begin(), all.end());
     st.types.push_back(summarize(tl.types[type], all));
     if (medians.size() < 2) continue;
-    std::vector<int64_t> others;
-    for (const auto& [ri, med] : medians) {
-      const std::vector<int64_t>& d = durations[ri][type];
+    // The median of the other ranks' medians: the same nearest-rank median
+    // over the sorted medians with this rank's left out, read off in O(1).
+    std::vector<int64_t> sorted;
+    for (const auto& m : medians) sorted.push_back(m.second);
+    std::sort(sorted.begin(), sorted.end());
+    const size_t k = (sorted.size() - 1 + 1) / 2 - 1;  // median's index among n - 1
+    for (size_t mi = 0; mi < medians.size(); ++mi) {
+      const auto& [ri, med] = medians[mi];
+      const std::vector<int64_t>& d = *of_rank[mi];
       if (d.size() < 3) continue;
-      others.clear();
-      for (const auto& [rj, m2] : medians) {
-        if (rj != ri) others.push_back(m2);
-      }
-      std::sort(others.begin(), others.end());
-      int64_t ref = sorted_median(others);
+      size_t pos = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), med) - sorted.begin());
+      int64_t ref = k < pos ? sorted[k] : sorted[k + 1];
       if (ref <= 0) continue;
       double margin = static_cast<double>(med) / static_cast<double>(ref) - 1.0;
       if (margin <= opt.straggler_margin) continue;

@@ -198,5 +198,20 @@ TEST_CASE("idle time splits exactly into warm-up, gaps and cool-down on a noisy 
   for (const StepStats& s : st.steps) CHECK(s.busy_ns + s.idle_ns == s.time_ns() * s.ranks);
 }
 
+TEST_CASE("a log with thousands of job types is measured per type and rank", "[stats]") {
+  testing::TempDir dir;
+  std::vector<HandJob> jobs;
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 3000; ++k) jobs.push_back({r, "job" + std::to_string(k * 3 + r) + "x", 0, k * 10, k * 10 + 5});
+  }
+  Stats st = compute_stats(testing::load_hand_run(dir, "many", jobs));
+  CHECK(st.types.size() == 9000);
+  for (const RankStats& r : st.ranks) {
+    CHECK(r.types.size() == 3000);
+    CHECK(r.busy_ns == 3000 * 5 * kUs);
+  }
+  CHECK(st.stragglers.empty());
+}
+
 }  // namespace
 }  // namespace ppt
