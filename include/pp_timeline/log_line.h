@@ -97,6 +97,10 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
   if (int_digits == 0 && !any_frac_digit) return TimeParse::kNotANumber;
   if (i != text.size()) return TimeParse::kNotANumber;
   for (; frac_digits < 6; ++frac_digits) frac *= 10;
+  // 13 digits reach 9999999999999.999999 ms, past what int64 nanoseconds
+  // hold (9223372036854.775807 ms, April 2262): refuse rather than overflow.
+  constexpr int64_t kMaxMs = INT64_MAX / 1'000'000;
+  if (ms > kMaxMs || (ms == kMaxMs && frac > INT64_MAX % 1'000'000)) return TimeParse::kTooLarge;
   *out_ns = ms * 1'000'000 + frac;
   return TimeParse::kOk;
 }
