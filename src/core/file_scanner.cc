@@ -79,7 +79,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
       out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
                            "read failed after " + std::to_string(lines_) + " lines: " + error);
       out_.readable = out_.counts.bytes > 0;
-      break;
+      r = 0;  // as at the end: what was read is still scanned, a cut last line included
     }
     bool eof = r == 0;
     out_.counts.bytes += static_cast<uint64_t>(r);
@@ -269,10 +269,15 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
     scanner.run(
         [&](char* dst, size_t cap, std::string* error) -> long {
           int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
+          int code = Z_OK;
           if (n < 0) {
-            int code = 0;
             const char* msg = gzerror(gz, &code);
             *error = std::string("gzip: ") + (msg ? msg : "read error");
+            return -1;
+          }
+          // gzread ends a stream cut short like a whole one; only gzerror tells.
+          if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
+            *error = "gzip: unexpected end of file (the .gz is cut short)";
             return -1;
           }
           return n;
@@ -281,17 +286,38 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
     gzclose(gz);
     return out;
   }
+  // Only the bytes present at open are read: a file that keeps growing (a run
+  // still writing it) cannot keep the reader busy forever.
+  const uint64_t size_at_open = static_cast<uint64_t>(st.st_size);
+  uint64_t left = size_at_open;
+  bool read_error = false;
   scanner.run(
       [&](char* dst, size_t cap, std::string* error) -> long {
+        if (left == 0) return 0;
         while (true) {
-          ssize_t n = read(fd, dst, cap);
-          if (n >= 0) return static_cast<long>(n);
+          ssize_t n = read(fd, dst, static_cast<size_t>(std::min<uint64_t>(cap, left)));
+          if (n >= 0) {
+            left -= static_cast<uint64_t>(n);
+            return static_cast<long>(n);
+          }
           if (errno == EINTR) continue;
           *error = strerror(errno);
+          read_error = true;
           return -1;
         }
       },
       options.buffer_bytes);
+  struct stat end_st {};
+  if (!read_error && out.counts.bytes < size_at_open) {
+    out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
+                        "shrank from " + std::to_string(size_at_open) + " to " + std::to_string(out.counts.bytes) +
+                            " bytes while being read (truncated?); what was cut off is missing");
+  } else if (!read_error && fstat(fd, &end_st) == 0 && static_cast<uint64_t>(end_st.st_size) > size_at_open) {
+    out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
+                        "grew from " + std::to_string(size_at_open) + " to " + std::to_string(end_st.st_size) +
+                            " bytes while being read (is the run still going?); read the first " +
+                            std::to_string(size_at_open));
+  }
   close(fd);
   return out;
 }
