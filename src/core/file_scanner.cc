@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <tuple>
 #include <unordered_map>
 
 #include "pp_timeline/byte_search.h"
@@ -37,6 +38,7 @@ class Scanner {
   void process_lines(const char* p, const char* end);
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
+  uint32_t earlier_copy(const Job& job);
 
   uint32_t file_index_;
   const LineParser& parser_;
@@ -45,7 +47,39 @@ class Scanner {
   std::unordered_map<std::string, uint32_t> type_ids_;
   uint32_t last_type_ = UINT32_MAX;
   int64_t last_thread_ = INT64_MIN;
+  // Exact duplicates (a log that holds its output twice). A rank prints its
+  // jobs in time order, so a job that starts after every earlier one cannot
+  // repeat one: the index of earlier jobs is built only once a start goes
+  // back, and ordinary logs never pay for it.
+  struct JobKeyHash {
+    size_t operator()(const std::tuple<int64_t, int64_t, int32_t, int32_t, uint32_t>& k) const {
+      auto [s, e, id, mb, type] = k;
+      uint64_t h = static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull;
+      h ^= static_cast<uint64_t>(e) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(id)) << 32 | static_cast<uint32_t>(mb)) + (h << 6) + (h >> 2);
+      return static_cast<size_t>(h ^ (static_cast<uint64_t>(type) << 17));
+    }
+  };
+  int64_t max_start_ = INT64_MIN;
+  bool dedup_active_ = false;
+  std::unordered_map<std::tuple<int64_t, int64_t, int32_t, int32_t, uint32_t>, uint32_t, JobKeyHash> seen_jobs_;
 };
+
+// The line of an earlier job of this file that `job` repeats exactly, or 0.
+uint32_t Scanner::earlier_copy(const Job& job) {
+  auto key = [](const Job& j) { return std::make_tuple(j.start_ns, j.end_ns, j.job_id, j.micro_batch, j.type); };
+  if (!dedup_active_) {
+    if (job.start_ns > max_start_) {
+      max_start_ = job.start_ns;
+      return 0;
+    }
+    dedup_active_ = true;
+    seen_jobs_.reserve(out_.jobs.size() * 2 + 16);
+    for (const Job& j : out_.jobs) seen_jobs_.emplace(key(j), j.line);
+  }
+  auto [it, inserted] = seen_jobs_.emplace(key(job), job.line);
+  return inserted ? 0 : it->second;
+}
 
 void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
   const size_t overlap = log_line::kJobMarker.size() - 1;
@@ -206,7 +240,6 @@ void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unt
       break;
   }
   ++out_.counts.profiler_lines;
-  ++out_.counts.jobs;
   const ParsedJob& p = r.job;
   Job job;
   job.start_ns = p.start_ns;
@@ -216,6 +249,13 @@ void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unt
   // A count of lines past 2^32 would take a 4 GB+ file of empty lines; clamp.
   job.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
   job.type = intern_type(p.type, line_no, line);
+  if (uint32_t first = earlier_copy(job)) {
+    out_.diagnostics.add(IssueKind::kDuplicateJob, file_index_, line_no,
+                         "the same job as line " + std::to_string(first) + " (printed twice); not drawn again",
+                         line);
+    return;
+  }
+  ++out_.counts.jobs;
   if (p.thread_id != last_thread_ && p.thread_id >= 0) {
     out_.thread_changes.push_back({static_cast<uint32_t>(out_.jobs.size()), p.thread_id});
     last_thread_ = p.thread_id;
