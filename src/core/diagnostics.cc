@@ -79,7 +79,9 @@ void Diagnostics::add(IssueKind kind, uint32_t file, uint64_t line, std::string 
   ++counts_[k];
   if (kept_[k] < kKeepPerKind) {
     ++kept_[k];
-    examples_.push_back({kind, file, line, std::move(detail), printable_excerpt(text)});
+    // Details quote the input (a field's text): escaped like the excerpt, so
+    // that a NUL cannot cut a message short nor a control byte reach a terminal.
+    examples_.push_back({kind, file, line, printable_excerpt(detail, 1024), printable_excerpt(text)});
   }
 }
 
