@@ -1,6 +1,7 @@
 #include "pp_timeline/log_layout.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -85,6 +86,22 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
   return out;
 }
 
+// A rank whose log is missing must not vanish silently: names the
+// workerlog.<i> below `highest` that `where` lacks.
+void note_missing(const std::string& where, const std::map<int, std::string>& logs, int highest,
+                  std::vector<std::string>& notes) {
+  std::vector<std::string> missing;
+  for (int i = 0; i <= highest; ++i) {
+    if (logs.count(i) == 0) missing.push_back("workerlog." + std::to_string(i));
+  }
+  if (missing.empty()) return;
+  size_t n = missing.size();
+  if (n > 8) missing.resize(8), missing.push_back(fmt::format("and {} more", n - 8));
+  notes.push_back(fmt::format("{}: no {} ({} of {} local ranks have no log; global ranks count only the "
+                              "files present)",
+                              where, fmt::join(missing, ", "), n, highest + 1));
+}
+
 }  // namespace
 
 LayoutResult discover_layout(const LayoutRequest& request) {
@@ -120,6 +137,7 @@ LayoutResult discover_layout(const LayoutRequest& request) {
             "{}: {} workerlog file(s) beside the machine*/ folders are ignored", request.log_dir,
             top.workerlogs.size()));
       }
+      std::vector<std::pair<std::string, std::map<int, std::string>>> found_per_machine;
       for (const std::string& m : top.machine_dirs) {
         DirScan sub = scan_dir(dir / m, ec);
         if (ec) {
@@ -137,12 +155,21 @@ LayoutResult discover_layout(const LayoutRequest& request) {
           if (!keep(index)) continue;
           layout.files.push_back({path, m, machine, index, 0});
         }
+        found_per_machine.emplace_back((dir / m).string(), std::move(sub.workerlogs));
+      }
+      if (wanted.empty()) {
+        int highest = -1;
+        for (const auto& [where, logs] : found_per_machine) highest = std::max(highest, logs.rbegin()->first);
+        for (const auto& [where, logs] : found_per_machine) note_missing(where, logs, highest, layout.notes);
       }
     } else {
       layout.machines.push_back("");
       for (const auto& [index, path] : top.workerlogs) {
         if (!keep(index)) continue;
         layout.files.push_back({path, "", 0, index, 0});
+      }
+      if (wanted.empty() && !top.workerlogs.empty()) {
+        note_missing(request.log_dir, top.workerlogs, top.workerlogs.rbegin()->first, layout.notes);
       }
     }
     if (layout.files.empty()) {
