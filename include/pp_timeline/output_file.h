@@ -23,7 +23,12 @@ class OutputFile : public ByteSink {
   OutputFile& operator=(const OutputFile&) = delete;
 
   // Opens the temporary file. On failure returns false and sets error().
+  // A symbolic link is written through (its target is replaced); a link to
+  // nothing is refused rather than replaced by a file.
   bool open(const std::string& path);
+  // Writes to standard output (descriptor 1, never a path: with descriptor 1
+  // closed, /dev/stdout names nothing and must not become a file).
+  bool open_stdout();
 
   // Buffered; errors are remembered and reported by commit().
   void write(std::string_view bytes) override;
@@ -43,12 +48,20 @@ class OutputFile : public ByteSink {
   void fail(const std::string& what, int err);
 
   std::string path_;
+  std::string target_;     // where commit() renames the temporary file (a link's target)
   std::string temp_path_;  // empty when writing the target directly
+  int temp_slot_ = -1;     // in the list of files to remove on a signal
   int fd_ = -1;
   std::string buffer_;
   size_t bytes_ = 0;
   std::string error_;
 };
+
+// For main(): SIGINT, SIGTERM and SIGHUP remove the temporary files of the
+// outputs being written, then end the process by the same signal; SIGPIPE and
+// SIGXFSZ are ignored, so a closed pipe or a file size limit is a write error
+// that is reported (exit 1) instead of a death by signal.
+void install_output_signal_handlers();
 
 // True when `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);

@@ -5,9 +5,13 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "pp_timeline/output_file.h"
 
 int main(int argc, char** argv) {
   using namespace ppt::cli;
+  // Interrupted runs leave no half-written output; a closed pipe or a full
+  // quota is an error message, not a death by SIGPIPE/SIGXFSZ.
+  ppt::install_output_signal_handlers();
   CLI::App app{
       "pp-timeline: turn a pipeline-parallel training run's launch logs into a timeline.\n"
       "  pp-timeline --log_dir logs/ -o trace.json\n"};

@@ -36,8 +36,9 @@ std::string check_not_an_input(const std::string& output, const std::vector<Sour
 std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
                          size_t* bytes) {
   OutputFile file;
-  std::string path = spec.path == "-" ? "/dev/stdout" : spec.path;
-  if (!file.open(path)) return file.error();
+  // Standard output is descriptor 1 itself (output_file.h says why not a path).
+  bool opened = spec.path == "-" || spec.path == "/dev/stdout" ? file.open_stdout() : file.open(spec.path);
+  if (!opened) return file.error();
   switch (spec.format) {
     case OutputFormat::kChromeJson:
     case OutputFormat::kPerfettoJson: {
