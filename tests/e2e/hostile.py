@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""Hostile inputs: the real binary on what a crashed, killed or misconfigured
+training run leaves behind, and on outputs that cannot be written.
+
+A case is a folder testdata/bad/<name>/ holding case.json and, usually, the
+static inputs (logs/...). case.json:
+  about     what the case is, in one line
+  args      the command line after the binary; it runs in a scratch copy of
+            the case folder, so paths are the case's own
+  setup     inputs made at run time, in order (what git cannot hold or what
+            is too big to commit):
+              ["dir", PATH]                      a directory
+              ["fifo", PATH]                     a named pipe
+              ["symlink", PATH, TARGET]          a symbolic link
+              ["long_line", PATH, BYTES, MARKER, NEWLINE]
+                                                 appends one line of BYTES bytes,
+                                                 starting with the job marker if
+                                                 MARKER, ended by '\\n' if NEWLINE
+              ["big_log", PATH, MEGABYTES]       noise with a job line every 1000 lines
+              ["jobs", PATH, COUNT]              COUNT job lines (large outputs)
+              ["stale_jobs", PATH, COUNT]        COUNT jobs from one start (a stale
+                                                 timer): all overlap each other
+              ["clock_jumps", PATH, COUNT]       COUNT jobs, each 2 s before the last
+              ["append", PATH, TEXT]             appends TEXT
+              ["gzip", SRC, DST, FRACTION]       DST = gzip of SRC cut to FRACTION
+  during    what happens while the binary runs:
+              {"grow": PATH}      once it has read part of PATH, it is stopped
+                                  (SIGSTOP), job lines are appended, it goes on
+              {"truncate": PATH}  likewise, PATH is cut halfway into what is unread
+              {"append_forever": PATH}  a writer appends lines until it exits
+              {"signal": "TERM"}  sent once an output's temporary file exists
+  limits    {"fsize": BYTES}: RLIMIT_FSIZE for the binary (a full quota)
+  stdout    "closed" or "broken_pipe" (default: captured)
+  exit      the expected exit status, or "SIGTERM" for a death by that signal
+  message   text(s) that stderr must contain
+  outputs   files the run must leave (paths relative to the case); default none
+  count     false when the profiler lines of the input cannot be counted
+            beforehand (default true)
+
+Every case must also: end by itself within --timeout (a hang fails), exit
+below 128 (no death by a signal, unless one was sent), leave every input as
+it was, leave no file but the expected outputs (no temporary or partial
+output), write outputs that parse, and account for every profiler line:
+written + rejected = seen = the lines of the input with the job marker.
+
+With --accounting the same summary check runs on every golden case
+(testdata/cases/<name>/args) instead.
+
+  hostile.py --binary build/pp-timeline               every case under testdata/bad
+  hostile.py --binary build/pp-timeline CASE...       some of them
+  hostile.py --binary build/pp-timeline --accounting  the golden cases' summaries
+"""
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BAD = os.path.join(ROOT, "testdata", "bad")
+CASES = os.path.join(ROOT, "testdata", "cases")
+MARKER = b"Profiler Info: Job ("
+PREFIX = b"I1020 09:15:07.265326 22317 standalone_executor.cc:217] "
+SUMMARY_RE = re.compile(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected")
+SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def job_line(i, start_ms=1697793307000):
+    start = (start_ms + i) * 1000000
+    end = start + 700000
+    return PREFIX + b"Profiler Info: Job (%d), type = forward, micro_batch_id = %d, job_start_time = %d.%06d, job_end_time = %d.%06d\n" % (
+        i % 64, i % 64, start // 1000000, start % 1000000, end // 1000000, end % 1000000)
+
+
+# ------------------------------------------------------------------ setup --
+
+def do_setup(work, steps):
+    for step in steps:
+        kind, path = step[0], os.path.join(work, step[1])
+        parent = os.path.dirname(path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        if kind == "dir":
+            os.makedirs(path, exist_ok=True)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "symlink":
+            os.symlink(step[2], path)
+        elif kind == "long_line":
+            size, marker, newline = step[2], step[3], step[4]
+            with open(path, "ab") as f:
+                head = PREFIX + MARKER if marker else b""
+                f.write(head)
+                left = size - len(head)
+                block = b"x" * (1 << 20)
+                while left > 0:
+                    n = min(left, len(block))
+                    f.write(block[:n])
+                    left -= n
+                if newline:
+                    f.write(b"\n")
+        elif kind == "big_log":
+            noise = b"I1020 09:15:07.265326 22318 reader.cc:12] loading batch, nothing to see here: 0123456789abcdef\n"
+            block = noise * 999
+            with open(path, "wb") as f:
+                written, i = 0, 0
+                while written < step[2] << 20:
+                    chunk = block + job_line(i)
+                    f.write(chunk)
+                    written += len(chunk)
+                    i += 1
+        elif kind == "jobs":
+            with open(path, "wb") as f:
+                f.write(b"".join(job_line(i) for i in range(step[2])))
+        elif kind == "stale_jobs":
+            with open(path, "wb") as f:
+                for i in range(step[2]):
+                    end = 1697793307213000000 + 1000 + i * 1000
+                    f.write(PREFIX + b"Profiler Info: Job (%d), type = forward, micro_batch_id = %d, job_start_time = "
+                            b"1697793307213.000000, job_end_time = %d.%06d\n" % (i, i, end // 1000000, end % 1000000))
+        elif kind == "clock_jumps":
+            with open(path, "wb") as f:
+                for i in range(step[2]):
+                    start = 1697793307213000000 - i * 2000000000
+                    f.write(PREFIX + b"Profiler Info: Job (0), type = forward, micro_batch_id = 0, job_start_time = "
+                            b"%d.%06d, job_end_time = %d.%06d\n" % (start // 1000000, start % 1000000,
+                                                                    (start + 500000) // 1000000, (start + 500000) % 1000000))
+        elif kind == "append":
+            with open(path, "ab") as f:
+                f.write(step[2].encode("utf-8"))
+        elif kind == "gzip":
+            with open(os.path.join(work, step[1]), "rb") as f:
+                data = gzip.compress(f.read(), mtime=0)
+            dst = os.path.join(work, step[2])
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "wb") as f:
+                f.write(data[:int(len(data) * step[3])])
+        else:
+            raise Failure("unknown setup step %r" % (step,))
+
+
+# ---------------------------------------------------------------- inputs --
+
+def snapshot(work):
+    """Every entry under `work`: kind, and for regular files size and hash."""
+    snap = {}
+    for dirpath, dirnames, filenames in os.walk(work, followlinks=False):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, work)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                h = hashlib.sha1()
+                with open(p, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+                snap[rel] = ("file", st.st_size, h.hexdigest(), st.st_mtime_ns)
+            elif stat.S_ISLNK(st.st_mode):
+                snap[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                snap[rel] = ("dir",)
+            elif stat.S_ISFIFO(st.st_mode):
+                snap[rel] = ("fifo",)
+            else:
+                snap[rel] = ("other", st.st_mode)
+    return snap
+
+
+def input_files(work, args):
+    """The log files the binary reads (as found by the layout rules), or None
+    when they cannot be told (--devices)."""
+    if "--devices" in args:
+        return None
+    files = []
+    args = [x for a in args for x in (a.split("=", 1) if a.startswith("--") and "=" in a else [a])]
+    for spelling in ("--log_dir", "--log-dir"):
+        if spelling in args:
+            log_dir = args[args.index(spelling) + 1]
+    if "--log_dir" in args or "--log-dir" in args:
+        d = os.path.join(work, log_dir)
+        if os.path.isdir(d):
+            names = os.listdir(d)
+            machines = [m for m in names if m.startswith("machine") and os.path.isdir(os.path.join(d, m))]
+            dirs = [os.path.join(d, m) for m in machines] if machines else [d]
+            for sub in dirs:
+                logs = {}
+                for n in os.listdir(sub):
+                    m = re.fullmatch(r"workerlog\.(\d{1,6})(\.gz)?", n)
+                    if m and (int(m.group(1)) not in logs or not m.group(2)):
+                        logs[int(m.group(1))] = os.path.join(sub, n)
+                files += logs.values()
+    takes_value = {"--log_dir", "--log-dir", "-o", "--output", "--perfetto-json", "--threads", "--devices", "--steps"}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in takes_value:
+            i += 2
+            continue
+        if not a.startswith("-") and os.path.exists(os.path.join(work, a)):
+            files.append(os.path.join(work, a))
+        i += 1
+    return files
+
+
+def count_marker_lines(paths, prefixes):
+    """Lines with the job marker in the regular files among `paths` (each
+    cut to prefixes[path] bytes when given)."""
+    n = 0
+    for p in paths:
+        try:
+            if not stat.S_ISREG(os.stat(p).st_mode):
+                continue
+            with open(p, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = zlib.decompressobj(wbits=31).decompress(data)
+            except zlib.error:
+                return None
+        if p in prefixes:
+            data = data[:prefixes[p]]
+        n += sum(1 for line in data.split(b"\n") if MARKER in line)
+    return n
+
+
+def check_summary(stderr, expected_seen, required):
+    m = SUMMARY_RE.search(stderr)
+    if not m:
+        check(not required, "no summary line in stderr")
+        return None
+    seen, written, rejected = (int(g.replace(",", "")) for g in m.groups())
+    check(written + rejected == seen, "summary: written %d + rejected %d != seen %d" % (written, rejected, seen))
+    if expected_seen is not None:
+        check(seen == expected_seen, "summary: %d profiler lines seen, the input has %d" % (seen, expected_seen))
+    return seen
+
+
+# ---------------------------------------------------------------- during --
+
+def read_pos(pid, real):
+    """The read offset of `real` in process `pid`, or None when not open."""
+    d = "/proc/%d/fd" % pid
+    try:
+        fds = os.listdir(d)
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            if os.readlink(os.path.join(d, fd)) != real:
+                continue
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                for line in f:
+                    if line.startswith("pos:"):
+                        return int(line.split()[1])
+        except OSError:
+            continue
+    return None
+
+
+def stop_mid_read(proc, path, act, limit):
+    """Stops `proc` once it has read part, not all, of `path`; runs act(pos)
+    and lets it go on. False if the moment was missed."""
+    real = os.path.realpath(path)
+    size = os.path.getsize(path)
+    deadline = time.time() + limit
+    while proc.poll() is None and time.time() < deadline:
+        pos = read_pos(proc.pid, real)
+        if pos is not None and 0 < pos < size:
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                pos = read_pos(proc.pid, real)
+                if pos is not None and 0 < pos < size:
+                    act(pos)
+                    return True
+                return False
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+        time.sleep(0.0001)
+    return False
+
+
+class During:
+    """What happens to the inputs while the binary runs."""
+
+    def __init__(self, spec, work, timeout):
+        self.spec = spec or {}
+        self.work = work
+        self.timeout = timeout
+        self.prefixes = {}   # path -> bytes that count (what the binary may see)
+        self.changed = set()  # inputs changed on purpose (not compared)
+        self.caught = True
+        self.thread = None
+        self.stop = threading.Event()
+        for key in ("grow", "truncate", "append_forever"):
+            if key in self.spec:
+                self.changed.add(os.path.normpath(self.spec[key]))
+
+    def start(self, proc):
+        s = self.spec
+        if "grow" in s:
+            path = os.path.join(self.work, s["grow"])
+            self.prefixes[path] = os.path.getsize(path)
+
+            def grow(pos):
+                with open(path, "ab") as f:
+                    f.write(b"".join(job_line(100000 + i) for i in range(10)))
+            self.thread = threading.Thread(target=lambda: setattr(self, "caught", stop_mid_read(proc, path, grow, self.timeout)))
+        elif "truncate" in s:
+            path = os.path.join(self.work, s["truncate"])
+
+            def cut(pos):
+                size = os.path.getsize(path)
+                # Cut halfway into what is left, and inside a line.
+                to = pos + (size - pos) // 2 + 7
+                os.truncate(path, to)
+                self.prefixes[path] = to
+            self.thread = threading.Thread(target=lambda: setattr(self, "caught", stop_mid_read(proc, path, cut, self.timeout)))
+        elif "append_forever" in s:
+            path = os.path.join(self.work, s["append_forever"])
+
+            def writer():
+                block = b"".join(job_line(200000 + i) for i in range(300))
+                total = 0
+                with open(path, "ab", buffering=0) as f:
+                    while not self.stop.is_set() and proc.poll() is None:
+                        f.write(block)
+                        total += len(block)
+                        # At most about 256 MB, then a trickle: a hang must not fill the disk.
+                        time.sleep(0.0005 if total < (256 << 20) else 0.01)
+            self.thread = threading.Thread(target=writer)
+        elif "signal" in s:
+            sig = getattr(signal, "SIG" + s["signal"])
+
+            def interrupt():
+                deadline = time.time() + self.timeout
+                while proc.poll() is None and time.time() < deadline:
+                    for dirpath, _, files in os.walk(self.work):
+                        if any(".tmp." in f for f in files):
+                            os.kill(proc.pid, sig)
+                            return
+                    time.sleep(0.0005)
+                self.caught = False
+            self.thread = threading.Thread(target=interrupt)
+        if self.thread:
+            self.thread.start()
+
+    def finish(self):
+        self.stop.set()
+        if self.thread:
+            self.thread.join()
+
+
+# ------------------------------------------------------------------- run --
+
+def run_binary(binary, args, work, spec, during, timeout):
+    limits = spec.get("limits", {})
+    stdout_mode = spec.get("stdout", "capture")
+    read_end = None
+    stdout = subprocess.PIPE
+    if stdout_mode == "broken_pipe":
+        read_end, stdout = os.pipe()
+        os.close(read_end)  # nobody will read: every write gets EPIPE
+
+    def preexec():
+        if "fsize" in limits:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize"], limits["fsize"]))
+        if stdout_mode == "closed":
+            os.close(1)
+        # The default dispositions, whatever this runner inherited.
+        for s in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(s, signal.SIG_DFL)
+
+    proc = subprocess.Popen([binary] + args, cwd=work, stdin=subprocess.DEVNULL, stdout=stdout,
+                            stderr=subprocess.PIPE, preexec_fn=preexec)
+    if read_end is not None:
+        os.close(stdout)
+    during.start(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        during.finish()
+        raise Failure("no exit within %d s: a hang" % timeout)
+    during.finish()
+    return proc.returncode, err.decode("utf-8", "replace")
+
+
+def run_case(binary, name, timeout, attempt=0):
+    case_dir = os.path.join(BAD, name)
+    with open(os.path.join(case_dir, "case.json")) as f:
+        spec = json.load(f)
+    work = tempfile.mkdtemp(prefix="ppt-hostile-")
+    dev_stdout = os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None
+    try:
+        for entry in os.listdir(case_dir):
+            if entry == "case.json":
+                continue
+            src = os.path.join(case_dir, entry)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(work, entry), symlinks=True)
+            else:
+                shutil.copy2(src, os.path.join(work, entry))
+        do_setup(work, spec.get("setup", []))
+        args = spec["args"]
+        before = snapshot(work)
+        inputs = input_files(work, args)
+        during = During(spec.get("during"), work, timeout)
+        code, err = run_binary(binary, args, work, spec, during, timeout)
+        if not during.caught:
+            if attempt < 4:
+                return run_case(binary, name, timeout, attempt + 1)
+            raise Failure("could not act while the binary was reading (it was too quick %d times)" % (attempt + 1))
+
+        want = spec["exit"]
+        if want == "SIGTERM":
+            check(code == -signal.SIGTERM, "exit %d, expected death by SIGTERM\n%s" % (code, err))
+        else:
+            check(code >= 0, "killed by signal %d (exit status %d)\n%s" % (-code, 128 - code, err))
+            check(code < 128, "exit status %d\n%s" % (code, err))
+            check(code == want, "exit %d, expected %d\n%s" % (code, want, err))
+        check(not SANITIZER_RE.search(err), "sanitizer report:\n" + err)
+        pieces = spec.get("message", [])
+        for piece in [pieces] if isinstance(pieces, str) else pieces:
+            check(piece in err, "stderr lacks %r:\n%s" % (piece, err))
+
+        # Inputs untouched; nothing left but the expected outputs.
+        after = snapshot(work)
+        expected_outputs = {os.path.normpath(o) for o in spec.get("outputs", [])}
+        for rel, what in before.items():
+            if rel in during.changed:
+                continue
+            check(rel in after, "input %s was removed" % rel)
+            check(after[rel] == what, "input %s was changed: %s -> %s" % (rel, what, after[rel]))
+        for rel in sorted(set(after) - set(before)):
+            check(".tmp." not in rel, "temporary file left behind: " + rel)
+            check(rel in expected_outputs, "unexpected file left behind: %s\n%s" % (rel, err))
+        for rel in expected_outputs:
+            check(rel in after and after[rel][0] == "file", "expected output %s not written\n%s" % (rel, err))
+            path = os.path.join(work, rel)
+            if rel.endswith(".json"):
+                with open(path, "rb") as f:
+                    try:
+                        json.loads(f.read().decode("utf-8"))
+                    except (ValueError, UnicodeDecodeError) as e:
+                        raise Failure("output %s does not parse: %s" % (rel, e))
+
+        # Nothing lost.
+        expected_seen = None
+        if spec.get("count", True) and inputs is not None:
+            expected_seen = count_marker_lines(inputs, during.prefixes)
+        check_summary(err, expected_seen, required=code == 0 and want != "SIGTERM")
+        return True
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        now = os.readlink("/dev/stdout") if os.path.islink("/dev/stdout") else None
+        if dev_stdout is not None and now != dev_stdout and os.geteuid() == 0:
+            # A binary that writes "-o -" through the path /dev/stdout, with
+            # descriptor 1 closed, replaces that link with a file: put it back.
+            if os.path.lexists("/dev/stdout"):
+                os.remove("/dev/stdout")
+            os.symlink(dev_stdout, "/dev/stdout")
+            raise Failure("/dev/stdout was replaced by the run (restored)")
+
+
+def run_accounting(binary, name, timeout):
+    """A golden case: its summary accounts for every profiler line."""
+    case_dir = os.path.join(CASES, name)
+    with open(os.path.join(case_dir, "args")) as f:
+        args = [a for a in f.read().splitlines() if a]
+    out = tempfile.mkdtemp(prefix="ppt-accounting-")
+    try:
+        args = [a.replace("{out}", out) for a in args]
+        p = subprocess.run([binary] + args, cwd=case_dir, capture_output=True, timeout=timeout)
+        err = p.stderr.decode("utf-8", "replace")
+        check(0 <= p.returncode < 128, "exit status %d\n%s" % (p.returncode, err))
+        inputs = input_files(case_dir, args)
+        expected = count_marker_lines(inputs, {}) if inputs is not None else None
+        seen = check_summary(err, expected, required=p.returncode == 0)
+        left = [f for f in os.listdir(out) if ".tmp." in f]
+        check(not left, "temporary files left: %s" % left)
+        return seen
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--accounting", action="store_true", help="check the golden cases' summaries instead")
+    ap.add_argument("--timeout", type=int, default=60, help="seconds a case may take")
+    ap.add_argument("cases", nargs="*")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.binary)
+    base = CASES if a.accounting else BAD
+    marker = "args" if a.accounting else "case.json"
+    names = a.cases or sorted(d for d in os.listdir(base) if os.path.isfile(os.path.join(base, d, marker)))
+    failed = 0
+    for name in names:
+        t0 = time.time()
+        try:
+            if a.accounting:
+                seen = run_accounting(binary, name, a.timeout)
+                detail = "" if seen is None else " (%d profiler lines accounted for)" % seen
+            else:
+                run_case(binary, name, a.timeout)
+                detail = ""
+            print("ok   %-40s %5.2f s%s" % (name, time.time() - t0, detail))
+        except (Failure, subprocess.SubprocessError, OSError) as e:
+            failed += 1
+            print("FAIL %s: %s" % (name, e))
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (len(names) - failed, failed))
+    if not names:
+        print("no cases found under %s" % base)
+        return 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
