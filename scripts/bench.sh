@@ -16,6 +16,11 @@
 # The figures are printed, never asserted, except that differing --threads 1
 # output or a failing pp-timeline run makes the exit status 1.
 #
+# The pftrace section converts the set to Perfetto's protobuf trace and, in the
+# same run, to Chrome JSON (one output each, flow arrows on, as by default).
+# Goals: the .pftrace at most 1/4 of the JSON's size, and written at least as
+# fast (the two runs differ only in the writer).
+#
 # The stats section times `stats` and `diff` against a plain convert (one
 # .json output) in the same run; goal: each <= 1.5x it.
 #
@@ -52,7 +57,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old stats)
+SECTIONS=(pp_timeline floor threads old pftrace stats)
 
 bench=$root/.bench
 logs=$bench/logs
@@ -238,6 +243,27 @@ section_old() {
     x=$(calc '%.0f' "$T_old / $T_pp")
     goal "speed-up vs old helper" "${x}x" ">= 500x" "$(awk -v x="$x" 'BEGIN {print (x >= 500) ? 1 : 0}')"
   fi
+}
+
+# ------------------------------------------------------------- pftrace --
+section_pftrace() {
+  if [[ $have_bin == 0 ]]; then skipped "pftrace" "not built"; return; fi
+  if ! "$bin" --help 2>&1 | grep -q 'pftrace'; then skipped "pftrace" "this build writes no .pftrace"; return; fi
+  mkdir -p "$out/pftrace"
+  if ! timed pfjson "$bin" --log_dir "$logs" -o "$out/pftrace/trace.json" -q ||
+     ! timed pfproto "$bin" --log_dir "$logs" -o "$out/pftrace/trace.pftrace" -q; then
+    skipped "pftrace" "FAILED (run it by hand to see why)"
+    status=1; return
+  fi
+  local jb pb size_ratio time_ratio
+  jb=$(file_size "$out/pftrace/trace.json")
+  pb=$(file_size "$out/pftrace/trace.pftrace")
+  size_ratio=$(calc '%.3f' "$pb / $jb")
+  time_ratio=$(calc '%.2f' "$T_pfproto / $T_pfjson")
+  row "convert -> .json (baseline)" "$T_pfjson" "$RSS_pfjson" "$(calc '%.1f' "$jb / 1e6") MB, $(calc '%.0f' "$jb / $set_jobs") B/job"
+  row "convert -> .pftrace" "$T_pfproto" "$RSS_pfproto" "$(calc '%.1f' "$pb / 1e6") MB, $(calc '%.0f' "$pb / $set_jobs") B/job"
+  goal ".pftrace size / .json size" "$size_ratio" "<= 0.25" "$(awk -v r="$size_ratio" 'BEGIN {print (r <= 0.25) ? 1 : 0}')"
+  goal ".pftrace time / .json time" "${time_ratio}x" "<= 1x" "$(awk -v r="$time_ratio" 'BEGIN {print (r <= 1) ? 1 : 0}')"
 }
 
 # ---------------------------------------------------------- stats/diff --

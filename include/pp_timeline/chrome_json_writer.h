@@ -5,6 +5,20 @@
 // sort order, B/E pairs per job (a job that ends where the next begins prints
 // the same number for both, so no viewer can see them overlap), and
 // timestamps in microseconds printed exactly from integer nanoseconds.
+//
+// Flow arrows (when `dependencies` is given, dependencies.h): one flow per
+// dependency, id = its index + 1, as an `s` event inside the producer's slice
+// and an `f` event with "bp":"e" inside the consumer's, on their tracks; both
+// viewers draw these (flow v2's single bind_id per slice cannot carry a job
+// that consumes one arrow and produces another). The events sit 1 us inside
+// the slices (half the job when shorter), at the producer's end and the
+// consumer's start, or at the producer's start and the consumer's end when the
+// times contradict the dependency, so that the arrow still goes forward in
+// time; such flows are named "<kind> (contradicted by the times)".
+//
+// A track whose clock was shifted (Track::clock_offset_ns) gives each job
+// `logged_start_ms` / `logged_end_ms` args: the times as logged, in the log's
+// own text form.
 #pragma once
 
 #include "pp_timeline/byte_sink.h"
@@ -12,11 +26,14 @@
 
 namespace ppt {
 
+struct Dependencies;
+
 enum class JsonFlavor { kChrome, kPerfetto };
 
 struct JsonWriteOptions {
   JsonFlavor flavor = JsonFlavor::kChrome;
   bool absolute = false;  // epoch microseconds instead of rebasing to Timeline::origin_ns
+  const Dependencies* dependencies = nullptr;  // flow arrows; null: none
 };
 
 void write_chrome_json(const Timeline& timeline, const JsonWriteOptions& options, ByteSink& out);

@@ -10,9 +10,12 @@
 
 namespace ppt {
 
+struct Dependencies;
+
 // kSvg: a static picture (svg_writer.h); kHtmlReport: the self-contained
-// report page (html_report.h).
-enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport };
+// report page (html_report.h); kPerfettoTrace: Perfetto's protobuf trace
+// (.pftrace, .perfetto-trace; perfetto_writer.h).
+enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport, kPerfettoTrace };
 
 struct OutputSpec {
   std::string path;
@@ -24,6 +27,7 @@ struct WriteOptions {
   SvgOptions svg;           // .svg and .html: steps to draw, size cap
   std::string source;       // .html: what was read, shown under the heading
   std::vector<std::string> notes;  // .html: layout notes
+  const Dependencies* dependencies = nullptr;  // JSON and .pftrace: flow arrows; null: none
 };
 
 // The format that `path`'s extension asks for, or nullopt with a message.

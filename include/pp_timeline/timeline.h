@@ -10,6 +10,11 @@
 //    step of the same run;
 //  - Run::steps is sorted by number and each span starts no earlier than the
 //    previous one ended.
+//  - Job times are the logged times plus the track's clock_offset_ns (0 unless
+//    the clock alignment pass, clock_align.h, shifted the track's machine):
+//    logged = shown - Track::clock_offset_ns. Every track of one machine in one
+//    run has the same offset, so shifting never reorders a track's jobs or
+//    changes their lanes; steps, run bounds and origin_ns are in shown times.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +55,7 @@ struct Track {
   int32_t local_index = 0;
   uint32_t lanes = 1;        // number of lanes in use (1 when nothing overlaps)
   uint32_t overlapping_jobs = 0;  // jobs on lanes > 0
+  int64_t clock_offset_ns = 0;    // added to the logged times by clock alignment (see above)
   std::vector<Job> jobs;
 };
 

@@ -28,6 +28,9 @@ struct ConvertOptions {
   bool strict = false;
   bool quiet = false;
   std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
+  bool no_flows = false;             // no arrows between dependent jobs
+  int32_t pp_degree = 0;             // pipeline stages P; 0: inferred (schedule.h)
+  std::string align_clocks = "auto";  // "auto" or "off" (clock_align.h)
 };
 
 // The conversion is the main job: its options live on the top-level app.

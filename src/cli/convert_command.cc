@@ -5,9 +5,12 @@
 #include <filesystem>
 
 #include "commands.h"
+#include "pp_timeline/clock_align.h"
+#include "pp_timeline/dependencies.h"
 #include "pp_timeline/log_layout.h"
 #include "pp_timeline/outputs.h"
 #include "pp_timeline/parallel.h"
+#include "pp_timeline/pipeline_stage.h"
 #include "pp_timeline/summary.h"
 #include "pp_timeline/timeline_builder.h"
 
@@ -29,6 +32,17 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
   app.add_option("--threads", o.threads, "files parsed in parallel (default: all cores)")
       ->check(CLI::Range(0u, 1024u));
+  app.add_flag("--no-flows", o.no_flows,
+               "no flow arrows from each job to the job it feeds (same micro-batch, next stage)");
+  app.add_option("--pp-degree", o.pp_degree,
+                 "pipeline stages P when the ranks hold data-parallel replicas (rank = replica*P + stage); "
+                 "default: inferred from the job order, else all ranks form one pipeline")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--align-clocks", o.align_clocks,
+                 "auto: shift each machine's times so that no job starts before the job feeding it from "
+                 "another machine ended (only when some does); off: times as logged")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
   app.add_flag("--strict", o.strict, "exit 1 (and write nothing) if any line was rejected");
   app.add_flag("-q,--quiet", o.quiet, "print only the summary line and errors");
 }
@@ -91,10 +105,23 @@ int run_convert(const ConvertOptions& o) {
       return kExitUsage;
     }
   }
+  if (o.pp_degree > 0) {
+    std::string error = check_pp_degree(o.pp_degree, layout.files.size());
+    if (!error.empty()) {
+      print_err("pp-timeline: error: " + error);
+      return kExitUsage;
+    }
+  }
 
   BuildOptions build;
   build.threads = o.threads;
   Timeline timeline = build_timeline(layout, build);
+
+  // Which job feeds which, then the clocks that those dependencies contradict.
+  Dependencies deps = find_dependencies(timeline, DependencyOptions{o.pp_degree});
+  ClockAlignment alignment;
+  if (o.align_clocks != "off") alignment = align_clocks(timeline, deps);
+  report_dependencies(timeline, deps);
 
   if (!o.quiet) {
     for (const std::string& note : layout.notes) print_err("pp-timeline: note: " + note);
@@ -119,6 +146,7 @@ int run_convert(const ConvertOptions& o) {
 
   WriteOptions wopt;
   wopt.absolute = o.absolute;
+  wopt.dependencies = o.no_flows ? nullptr : &deps;
   wopt.svg.steps = steps;
   wopt.source = o.log_dir.empty() ? fmt::format("{}", fmt::join(o.files, " ")) : o.log_dir;
   wopt.notes = layout.notes;
@@ -146,6 +174,16 @@ int run_convert(const ConvertOptions& o) {
     written += fmt::format("{}{} ({})", written.empty() ? "" : ", ", outputs[i].path, human_bytes(sizes[i]));
   }
   std::string summary = format_summary(timeline);
+  if (deps.pp_degree > 1 && static_cast<size_t>(deps.pp_degree) < timeline.files.size()) {
+    summary += fmt::format(", {} stages x {} replicas ({})", deps.pp_degree,
+                           timeline.files.size() / static_cast<size_t>(deps.pp_degree), deps.pp_degree_source);
+  }
+  std::string clocks = format_clock_alignment(timeline, alignment);
+  if (!clocks.empty()) summary += "; " + clocks;
+  if (deps.contradicted > 0) {
+    summary += fmt::format("; {} of {} dependencies contradicted by the times", with_commas(deps.contradicted),
+                           with_commas(deps.edges.size()));
+  }
   if (!written.empty()) summary += " -> " + written;
   print_err(summary);
   return code;

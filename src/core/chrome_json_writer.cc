@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
+#include "pp_timeline/dependencies.h"
 #include "pp_timeline/line_parser.h"
+#include "pp_timeline/log_line.h"
 #include "pp_timeline/trace_naming.h"
 
 namespace ppt {
@@ -94,6 +97,7 @@ class JsonTraceWriter {
   void write_metadata();
   void write_steps(const Run& run);
   void write_track(const Track& t);
+  void write_flows();
 
   const Timeline& tl_;
   const JsonWriteOptions& opt_;
@@ -226,12 +230,56 @@ void JsonTraceWriter::write_track(const Track& t) {
     buf_ += ",\"source\":\"";
     buf_ += source_prefix;
     append_int(buf_, j.line);
+    if (t.clock_offset_ns != 0) {
+      buf_ += "\",\"logged_start_ms\":\"";
+      log_line::append_ns_as_ms(buf_, j.start_ns - t.clock_offset_ns);
+      buf_ += "\",\"logged_end_ms\":\"";
+      log_line::append_ns_as_ms(buf_, j.end_ns - t.clock_offset_ns);
+    }
     buf_ += "\"}}";
     begin_event();
     buf_ += "{\"ph\":\"E\"";
     buf_ += lane_ids[j.lane];
     append_us(buf_, j.end_ns - origin_);
     buf_ += '}';
+    maybe_flush();
+  }
+}
+
+// One s/f pair per dependency (chrome_json_writer.h says where they sit).
+void JsonTraceWriter::write_flows() {
+  const Dependencies& deps = *opt_.dependencies;
+  auto inset = [](const Job& j) { return std::min<int64_t>(1000, (j.end_ns - j.start_ns) / 2); };
+  auto ids = [&](const Track& t, const Job& j) {
+    buf_ += ",\"pid\":";
+    append_int(buf_, naming_.track_pid(t));
+    buf_ += ",\"tid\":";
+    append_int(buf_, naming_.track_tid(t, j.lane));
+    buf_ += ",\"ts\":";
+  };
+  for (size_t i = 0; i < deps.edges.size(); ++i) {
+    const Dependency& e = deps.edges[i];
+    const Track& pt = tl_.tracks[e.producer.track];
+    const Track& ct = tl_.tracks[e.consumer.track];
+    const Job& p = pt.jobs[e.producer.job];
+    const Job& c = ct.jobs[e.consumer.job];
+    std::string_view name = dependency_kind_name(e.kind);
+    for (int side = 0; side < 2; ++side) {
+      begin_event();
+      buf_ += "{\"name\":\"";
+      buf_ += name;
+      if (e.contradicted) buf_ += " (contradicted by the times)";
+      buf_ += side == 0 ? "\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":" : "\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
+      append_int(buf_, static_cast<int64_t>(i) + 1);
+      if (side == 0) {
+        ids(pt, p);
+        append_us(buf_, (e.contradicted ? p.start_ns + inset(p) : p.end_ns - inset(p)) - origin_);
+      } else {
+        ids(ct, c);
+        append_us(buf_, (e.contradicted ? c.end_ns - inset(c) : c.start_ns + inset(c)) - origin_);
+      }
+      buf_ += '}';
+    }
     maybe_flush();
   }
 }
@@ -249,6 +297,7 @@ void JsonTraceWriter::write() {
     write_steps(run);
     for (uint32_t ti : run.tracks) write_track(tl_.tracks[ti]);
   }
+  if (opt_.dependencies) write_flows();
   buf_ += "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":{\"generator\":\"pp-timeline\",";
   buf_ += "\"time_origin_epoch_ns\":";
   append_int(buf_, origin_);
@@ -260,6 +309,34 @@ void JsonTraceWriter::write() {
   append_int(buf_, static_cast<int64_t>(tl_.files.size()));
   buf_ += ",\"jobs\":";
   append_int(buf_, static_cast<int64_t>(tl_.job_count()));
+  if (opt_.dependencies) {
+    buf_ += ",\"flows\":";
+    append_int(buf_, static_cast<int64_t>(opt_.dependencies->edges.size()));
+  }
+  // Clock alignment: the offset added to each shifted machine's logged times.
+  std::string offsets;
+  for (const Run& run : tl_.runs) {
+    int32_t last = -1;
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl_.tracks[ti];
+      if (t.machine == last || t.clock_offset_ns == 0) continue;
+      last = t.machine;
+      offsets += offsets.empty() ? "[" : ",";
+      offsets += "{\"run\":";
+      append_int(offsets, run.index);
+      offsets += ",\"machine\":\"";
+      const std::string& machine = tl_.machines.size() > static_cast<size_t>(t.machine) ? tl_.machines[t.machine] : "";
+      append_json_escaped(offsets, machine.empty() ? fmt::format("machine{}", t.machine) : machine);
+      offsets += "\",\"offset_ns\":";
+      append_int(offsets, t.clock_offset_ns);
+      offsets += '}';
+    }
+  }
+  if (!offsets.empty()) {
+    buf_ += ",\"clock_offsets\":";
+    buf_ += offsets;
+    buf_ += ']';
+  }
   buf_ += "}}\n";
   out_.write(buf_);
   buf_.clear();

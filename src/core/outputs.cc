@@ -5,6 +5,7 @@
 #include "pp_timeline/chrome_json_writer.h"
 #include "pp_timeline/html_report.h"
 #include "pp_timeline/output_file.h"
+#include "pp_timeline/perfetto_writer.h"
 
 namespace ppt {
 namespace {
@@ -19,8 +20,9 @@ std::optional<OutputFormat> format_for_path(const std::string& path, std::string
   if (ends_with(path, ".json")) return OutputFormat::kChromeJson;
   if (ends_with(path, ".svg")) return OutputFormat::kSvg;
   if (ends_with(path, ".html") || ends_with(path, ".htm")) return OutputFormat::kHtmlReport;
+  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return OutputFormat::kPerfettoTrace;
   if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
-  *error = fmt::format("{}: unknown output format (use a .json, .svg or .html name, or --perfetto-json FILE)", path);
+  *error = fmt::format("{}: unknown output format (use a .json, .pftrace, .svg or .html name, or --perfetto-json FILE)", path);
   return std::nullopt;
 }
 
@@ -45,7 +47,15 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
       JsonWriteOptions o;
       o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
       o.absolute = options.absolute;
+      o.dependencies = options.dependencies;
       write_chrome_json(timeline, o, file);
+      break;
+    }
+    case OutputFormat::kPerfettoTrace: {
+      PerfettoWriteOptions o;
+      o.absolute = options.absolute;
+      o.dependencies = options.dependencies;
+      write_perfetto_trace(timeline, o, file);
       break;
     }
     case OutputFormat::kSvg:

@@ -1,0 +1,39 @@
+// Writes the timeline as Perfetto's native protobuf trace (.pftrace /
+// .perfetto-trace), streamed packet by packet to a ByteSink: the trace is
+// never held whole in memory (the writer keeps about 1 MB of packets).
+//
+// What it contains (docs/perfetto.md has the field numbers and why):
+//  - a ClockSnapshot tying the trace clock to the wall clock (REALTIME), so a
+//    viewer can show wall-clock times;
+//  - TrackDescriptors: per run a root track ("pipeline", or "run i/n") whose
+//    children, in explicit order, are the steps track, then one track per
+//    machine (several machines only) holding one track per rank and lane, in
+//    rank order; the names are trace_naming.h's, as in the JSON outputs;
+//  - one trusted packet sequence per track (the track is the sequence's
+//    default, so events do not repeat it), each starting with its incremental
+//    state cleared and its interned strings;
+//  - per job a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair with integer nanosecond
+//    timestamps (rebased to Timeline::origin_ns unless `absolute`), an
+//    interned name ("forward_3") and category (the type), debug annotations
+//    rank, micro_batch_id, step, source (the log path, interned) and line,
+//    and, for a machine whose clock was shifted, logged_start_ns and
+//    logged_end_ns (the times as logged, epoch nanoseconds);
+//  - flow ids (one per dependency, dependencies.h) on the begin events of both
+//    the producer and the consumer.
+#pragma once
+
+#include "pp_timeline/byte_sink.h"
+#include "pp_timeline/timeline.h"
+
+namespace ppt {
+
+struct Dependencies;
+
+struct PerfettoWriteOptions {
+  bool absolute = false;                       // epoch nanoseconds instead of rebasing
+  const Dependencies* dependencies = nullptr;  // flow arrows; null: none
+};
+
+void write_perfetto_trace(const Timeline& timeline, const PerfettoWriteOptions& options, ByteSink& out);
+
+}  // namespace ppt

@@ -1,0 +1,106 @@
+// A tiny protocol-buffer wire-format writer, in the style of Perfetto's
+// protozero: fields are appended to a std::string as they come, nested
+// messages are opened and closed in LIFO order, and nothing is ever parsed.
+//
+// Why by hand: the .pftrace writer needs about twenty fields of Perfetto's
+// trace protos (perfetto_writer.cc lists them). libprotobuf would add a
+// dependency, generated code for Perfetto's .proto tree and an object per
+// message on the hot path (two packets per job); this is a few dozen lines,
+// allocation-free once the buffer has grown, and the tests check its output
+// with an independent decoder (`protoc --decode`).
+//
+// Nested lengths: open_nested() reserves one length byte and close_nested()
+// fills it in; a message of 128 bytes or more moves its content right by the
+// extra length bytes. Trace packets are small (one job), so the move is rare
+// and short, and every length is minimal, as protoc writes it.
+//
+// Not thread safe; one writer per buffer.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace ppt::proto {
+
+enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
+
+inline constexpr size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+inline void append_varint(std::string& out, uint64_t v) {
+  char buf[10];
+  size_t n = 0;
+  while (v >= 0x80) {
+    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  buf[n++] = static_cast<char>(v);
+  out.append(buf, n);
+}
+
+inline constexpr uint64_t tag(uint32_t field, WireType type) { return (uint64_t{field} << 3) | type; }
+
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+
+  void varint(uint32_t field, uint64_t v) {
+    append_varint(out_, tag(field, kVarint));
+    append_varint(out_, v);
+  }
+  // int32/int64 fields: negative values take ten bytes, as in protobuf.
+  void int64(uint32_t field, int64_t v) { varint(field, static_cast<uint64_t>(v)); }
+  void boolean(uint32_t field, bool v) { varint(field, v ? 1 : 0); }
+  void fixed64(uint32_t field, uint64_t v) {
+    append_varint(out_, tag(field, kFixed64));
+    char buf[8];
+    for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);  // little endian
+    out_.append(buf, 8);
+  }
+  void bytes(uint32_t field, std::string_view v) {
+    append_varint(out_, tag(field, kLengthDelimited));
+    append_varint(out_, v.size());
+    out_.append(v);
+  }
+  void string(uint32_t field, std::string_view v) { bytes(field, v); }
+
+  // Opens a nested message (or a packet: field 1 of Trace); returns the token
+  // for close_nested().
+  size_t open_nested(uint32_t field) {
+    append_varint(out_, tag(field, kLengthDelimited));
+    out_.push_back('\0');
+    return out_.size();
+  }
+  void close_nested(size_t token) {
+    size_t len = out_.size() - token;
+    size_t n = varint_size(len);
+    if (n > 1) {
+      // Make room for the longer length: shift the content right.
+      out_.resize(out_.size() + n - 1);
+      char* base = out_.data() + token;
+      std::memmove(base + n - 1, base, len);
+    }
+    char* p = out_.data() + token - 1;
+    uint64_t v = len;
+    for (size_t i = 0; i + 1 < n; ++i) {
+      p[i] = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    p[n - 1] = static_cast<char>(v);
+  }
+
+  std::string& buffer() { return out_; }
+
+ private:
+  std::string& out_;
+};
+
+}  // namespace ppt::proto

@@ -1,0 +1,195 @@
+#include "pp_timeline/clock_align.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+
+#include "pipeline_logs.h"
+
+using namespace ppt;
+using ppt::testing::generate_logs;
+using ppt::testing::job_line;
+using ppt::testing::RankLines;
+using ppt::testing::timeline_from_lines;
+
+namespace {
+
+// Every job's (start, end), track by track, for comparing two timelines.
+std::vector<std::pair<int64_t, int64_t>> all_times(const Timeline& tl) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Track& t : tl.tracks) {
+    for (const Job& j : t.jobs) out.push_back({j.start_ns, j.end_ns});
+  }
+  return out;
+}
+
+// The skew the generator added to each machine's printed times.
+std::map<int32_t, int64_t> skews(const nlohmann::json& truth) {
+  std::map<int32_t, int64_t> out;
+  for (const auto& r : truth["ranks"]) out[r["machine"].get<int32_t>()] = r["skew_ns"].get<int64_t>();
+  return out;
+}
+
+int64_t offset_of(const Timeline& tl, int32_t machine, uint32_t run = 0) {
+  for (const Track& t : tl.tracks) {
+    if (t.machine == machine && t.run == run) return t.clock_offset_ns;
+  }
+  return 0;
+}
+
+// Every step span covers its jobs, and origin_ns is the earliest job.
+void check_spans(const Timeline& tl) {
+  int64_t earliest = INT64_MAX;
+  for (const Run& run : tl.runs) {
+    for (uint32_t ti : run.tracks) {
+      for (const Job& j : tl.tracks[ti].jobs) {
+        earliest = std::min(earliest, j.start_ns);
+        CHECK(j.start_ns >= run.first_ns);
+        CHECK(j.end_ns <= run.last_ns);
+        for (const StepSpan& s : run.steps) {
+          if (s.number == j.step) CHECK(j.end_ns <= s.end_ns);
+        }
+      }
+    }
+    for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
+  }
+  CHECK(tl.origin_ns == earliest);
+}
+
+}  // namespace
+
+TEST_CASE("Machines whose clocks are skewed by known amounts are aligned to well under a millisecond",
+          "[clock_align]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  struct Case {
+    const char* args;
+  };
+  const Case cases[] = {
+      {"--stages 6 --machines 3 --schedule 1f1b --skew 1:4 --skew 2:8"},
+      {"--stages 6 --machines 3 --schedule 1f1b --skew 1:-3 --skew 2:5.5"},
+      {"--stages 6 --machines 3 --schedule fthenb --skew 0:2 --skew 1:0.3"},
+      {"--stages 3 --machines 3 --schedule vpp --chunks 2 --micro-batches 6 --skew 1:4 --skew 2:8"},
+      {"--stages 6 --dp 2 --machines 3 --schedule zbh1 --skew 1:4 --skew 2:-8"},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.args) {
+      auto g = generate_logs(std::string("--micro-batches 8 --steps 3 ") + c.args);
+      Timeline& tl = g->timeline;
+      const auto logged = all_times(tl);
+      Dependencies deps = find_dependencies(tl);
+      REQUIRE(deps.contradicted > 0);  // the skew shows
+      ClockAlignment a = align_clocks(tl, deps);
+      CHECK(a.consistent);
+      CHECK(a.broken_before > 0);
+      CHECK(a.broken_after == 0);
+      CHECK(deps.contradicted == 0);
+      // The residual: what is left of each machine's skew, relative to machine 0.
+      auto skew = skews(g->truth);
+      const int64_t base = skew[0] + offset_of(tl, 0);
+      for (const auto& [machine, s] : skew) {
+        int64_t residual = s + offset_of(tl, machine) - base;
+        INFO("machine " << machine << " skew " << s << " ns, offset " << offset_of(tl, machine) << " ns");
+        CHECK(std::llabs(residual) < 100000);  // 0.1 ms
+      }
+      CHECK(offset_of(tl, 0) == 0);  // the machine of rank 0 is the reference
+      // The logged times are kept: shown - offset is what the log said.
+      size_t k = 0;
+      for (const Track& t : tl.tracks) {
+        for (const Job& j : t.jobs) {
+          CHECK(j.start_ns - t.clock_offset_ns == logged[k].first);
+          CHECK(j.end_ns - t.clock_offset_ns == logged[k].second);
+          ++k;
+        }
+      }
+      check_spans(tl);
+    }
+  }
+}
+
+TEST_CASE("Logs without skew come out of the alignment untouched", "[clock_align]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  for (const char* args : {"--stages 6 --machines 3 --schedule 1f1b", "--stages 4 --dp 2 --machines 4 --schedule vpp",
+                           "--stages 4 --machines 2 --schedule zbvpp --rerun"}) {
+    SECTION(args) {
+      auto g = generate_logs(std::string("--micro-batches 8 --steps 2 ") + args);
+      Timeline& tl = g->timeline;
+      const auto before = all_times(tl);
+      const int64_t origin = tl.origin_ns;
+      Dependencies deps = find_dependencies(tl);
+      CHECK(deps.contradicted == 0);
+      ClockAlignment a = align_clocks(tl, deps);
+      CHECK(a.crossing > 0);
+      CHECK(a.broken_before == 0);
+      CHECK_FALSE(a.shifts());
+      CHECK(a.machines.empty());
+      CHECK(all_times(tl) == before);
+      CHECK(tl.origin_ns == origin);
+      for (const Track& t : tl.tracks) CHECK(t.clock_offset_ns == 0);
+      CHECK(tl.diagnostics.count_of(IssueKind::kClockOffset) == 0);
+      CHECK(format_clock_alignment(tl, a).empty());
+    }
+  }
+}
+
+TEST_CASE("Each run of a log directory reused without --log_overwrite is aligned on its own", "[clock_align]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  auto g = generate_logs("--stages 4 --machines 2 --micro-batches 8 --steps 2 --rerun --skew 1:6");
+  Timeline& tl = g->timeline;
+  REQUIRE(tl.runs.size() == 2);
+  Dependencies deps = find_dependencies(tl);
+  ClockAlignment a = align_clocks(tl, deps);
+  CHECK(deps.contradicted == 0);
+  for (uint32_t run = 0; run < 2; ++run) {
+    CHECK(std::llabs(offset_of(tl, 1, run) + 6000000) < 100000);
+    CHECK(offset_of(tl, 0, run) == 0);
+  }
+  CHECK(tl.diagnostics.count_of(IssueKind::kClockOffset) == 2);
+  CHECK_THAT(format_clock_alignment(tl, a), Catch::StartsWith("clocks aligned: run 1 machine1 -"));
+  check_spans(tl);
+}
+
+TEST_CASE("A pair of machines with contradicting dependencies keeps the offset that breaks the fewest",
+          "[clock_align]") {
+  // o = offset of machine1 (rank 1, the last stage) against machine0. A
+  // forward 0 -> 1 with slack s needs o >= -s; a backward 1 -> 0 needs o <= s.
+  // Forward slacks (us): +500, +500, -4000  ->  o >= -500, -500, +4000
+  // Backward slacks (us): +2000, +2000      ->  o <= 2000, 2000
+  // No o satisfies all five. Any o in [-500, 2000] breaks only the third
+  // forward, by 4000 - o: least at o = +2000 us.
+  std::vector<RankLines> ranks(2);
+  ranks[1].machine = 1;
+  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000),       job_line(1, "forward", 1, 1000, 2000),
+                    job_line(2, "forward", 2, 2000, 8000),    job_line(0, "backward", 0, 13000, 14000),
+                    job_line(1, "backward", 1, 14000, 15000)};
+  ranks[1].lines = {job_line(0, "forward", 0, 1500, 2500),   job_line(1, "forward", 1, 2500, 3500),
+                    job_line(2, "forward", 2, 4000, 5000),   job_line(0, "forward", 3, 5000, 5100),
+                    job_line(0, "backward", 3, 5100, 5200), job_line(0, "backward", 0, 10000, 11000),
+                    job_line(1, "backward", 1, 11000, 12000), job_line(2, "backward", 2, 12000, 13000)};
+  // Rank 0 has no backward 2: only two backward dependencies.
+  Timeline tl = timeline_from_lines(ranks);
+  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  REQUIRE(deps.count(DependencyKind::kForward) == 3);
+  REQUIRE(deps.count(DependencyKind::kBackward) == 2);
+  ClockAlignment a = align_clocks(tl, deps);
+  CHECK_FALSE(a.consistent);
+  CHECK(a.broken_after == 1);
+  REQUIRE(a.machines.size() == 2);
+  const MachineOffset& m1 = a.machines[1];
+  CHECK(m1.machine == 1);
+  CHECK(m1.offset_ns == 2000000);
+  CHECK(a.machines[0].offset_ns == 0);
+  CHECK(m1.lo_ns > m1.hi_ns);  // reported as having no consistent offset
+  CHECK(deps.contradicted == 1);
+  CHECK(tl.diagnostics.count_of(IssueKind::kClockOffset) == 1);
+  CHECK(format_clock_alignment(tl, a) == "clocks aligned: machine1 +2.000 ms");
+}
