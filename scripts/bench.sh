@@ -24,6 +24,10 @@
 # The stats section times `stats` and `diff` against a plain convert (one
 # .json output) in the same run; goal: each <= 1.5x it.
 #
+# The report section times `report` and a .svg against a plain convert
+# (goal: report <= 1.5x it) and headless Chromium loading the page against an
+# empty page.
+#
 # Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
 # a `section_<name>` function that calls `row` for timings and `goal` for
 # ratios, and add <name> to SECTIONS below. Sections run in that order and
@@ -57,7 +61,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old pftrace stats)
+SECTIONS=(pp_timeline floor threads old pftrace stats report)
 
 bench=$root/.bench
 logs=$bench/logs

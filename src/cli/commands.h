@@ -46,5 +46,8 @@ using Runner = std::function<int()>;
 // stats_command.cc, diff_command.cc: bubbles of a run, and comparing two runs.
 void setup_stats(CLI::App& app, Runner& chosen);
 void setup_diff(CLI::App& app, Runner& chosen);
+// report_command.cc, batch_command.cc: an HTML page of a run, and many runs at once.
+void setup_report(CLI::App& app, Runner& chosen);
+void setup_batch(CLI::App& app, Runner& chosen);
 
 }  // namespace ppt::cli

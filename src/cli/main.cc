@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   // Subcommands (each sets `chosen` when parsed):
   setup_stats(app, chosen);
   setup_diff(app, chosen);
+  setup_report(app, chosen);
+  setup_batch(app, chosen);
   (void)chosen;
   try {
     app.parse(argc, argv);

@@ -387,6 +387,8 @@ TarResult Extractor::run() {
       if (at_end && header_at > 0 && !long_name && !pax_size) break;  // no end-of-archive blocks: accepted
       if (at_end && header_at == 0 && in_.error() == "truncated archive") {
         fail(fmt::format("{}: empty file, not a tar archive", archive_));
+      } else if (header_at == 0 && in_.error() == "truncated archive") {
+        fail(fmt::format("{}: not a tar archive (shorter than one 512-byte header)", archive_));
       } else {
         fail(fmt::format("{}: {} (at byte {})", archive_, in_.error(), header_at));
       }

@@ -147,7 +147,7 @@ TEST_CASE("overlapping jobs go on a second lane inside their rank's row", "[svg]
   CHECK(count(svg, "<rect class=\"job\"") == 3);
 }
 
-TEST_CASE("--steps picks the steps drawn", "[svg]") {
+TEST_CASE("the steps drawn are picked with --steps", "[svg]") {
   Timeline tl = pipeline(2, 5);
   struct Row {
     const char* range;

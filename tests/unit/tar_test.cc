@@ -305,7 +305,9 @@ TEST_CASE("broken archives give one error line and no crash", "[tar]") {
        "bad header checksum at byte 1024"},
       {"a file cut inside its data", good.substr(0, 512 + 300), "'a' claims 600 bytes, but the archive ends before"},
       {"a gzip stream cut short", gz_good.substr(0, gz_good.size() / 2), ""},
-      {"a header cut short", good.substr(0, 200), "truncated archive"},
+      {"a header cut short", good.substr(0, 200), "not a tar archive (shorter than one 512-byte header)"},
+      {"a second header cut short", (header("a", 1) + padded("a") + header("b", 1) + padded("b")).substr(0, 1024 + 100),
+       "truncated archive (at byte 1024)"},
   };
   for (const Row& row : rows) {
     DYNAMIC_SECTION(row.what) {
