@@ -67,15 +67,20 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
     return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative
                                                              : TimeParse::kNotANumber;
   }
-  // 9.2e18 ns is the year 2262; anything longer than 13 integer digits of
-  // milliseconds (year 2286) cannot be a wall-clock time.
-  constexpr int kMaxIntDigits = 13;
+  // 9.2e18 ns is the year 2262; more than 13 significant integer digits of
+  // milliseconds (year 2286) cannot be a wall-clock time. Leading zeros are
+  // not significant, and the whole text is checked first: "12x" with many
+  // digits is not a number rather than too large.
+  constexpr size_t kMaxIntDigits = 13;
   size_t i = 0;
   int64_t ms = 0;
   int int_digits = 0;
+  size_t significant = 0;
   while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-    if (int_digits == kMaxIntDigits) return TimeParse::kTooLarge;
-    ms = ms * 10 + (text[i] - '0');
+    if (significant > 0 || text[i] != '0') {
+      if (significant < kMaxIntDigits) ms = ms * 10 + (text[i] - '0');
+      ++significant;
+    }
     ++int_digits;
     ++i;
   }
@@ -96,6 +101,7 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
   }
   if (int_digits == 0 && !any_frac_digit) return TimeParse::kNotANumber;
   if (i != text.size()) return TimeParse::kNotANumber;
+  if (significant > kMaxIntDigits) return TimeParse::kTooLarge;
   for (; frac_digits < 6; ++frac_digits) frac *= 10;
   // 13 digits reach 9999999999999.999999 ms, past what int64 nanoseconds
   // hold (9223372036854.775807 ms, April 2262): refuse rather than overflow.
