@@ -147,7 +147,10 @@ void number_steps(Timeline& timeline, Run& run) {
     if (s.ranks == 0) continue;
     StepSpan span = s;
     if (!kept.empty()) span.start_ns = std::max(span.start_ns, kept.back().end_ns);
-    span.start_ns = std::min(span.start_ns, span.end_ns);
+    // A step whose jobs all ended before the previous step's did (clocks that
+    // disagree) becomes an instant where the previous one ends: moving its
+    // start back would overlap the steps on their track.
+    span.end_ns = std::max(span.end_ns, span.start_ns);
     kept.push_back(span);
   }
   run.steps = std::move(kept);
