@@ -12,7 +12,7 @@
 //
 // Across ranks, the same step is recognised by time, not by counting, so a
 // rank that lacks a step does not shift the others: each rank's steps are
-// clustered by their midpoints (all ranks work on one step at a time).
+// clustered by time (all ranks work on one step at a time).
 #pragma once
 
 #include <cstdint>

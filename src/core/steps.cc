@@ -44,7 +44,6 @@ namespace {
 struct LocalStep {
   int64_t start = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();
-  int64_t mid() const { return start + (end - start) / 2; }
 };
 
 }  // namespace
@@ -52,13 +51,12 @@ struct LocalStep {
 void number_steps(Timeline& timeline, Run& run) {
   // Each track's local steps, with their spans.
   struct Entry {
-    int64_t mid;
+    int64_t start, end;
     uint32_t track_pos;  // position in run.tracks
     int32_t local;
   };
   std::vector<std::vector<LocalStep>> locals(run.tracks.size());
   std::vector<Entry> entries;
-  std::vector<int64_t> lengths;
   for (uint32_t p = 0; p < run.tracks.size(); ++p) {
     Track& t = timeline.tracks[run.tracks[p]];
     for (const Job& j : t.jobs) {
@@ -71,32 +69,31 @@ void number_steps(Timeline& timeline, Run& run) {
     for (int32_t k = 0; k < static_cast<int32_t>(locals[p].size()); ++k) {
       const LocalStep& s = locals[p][k];
       if (s.end < s.start) continue;  // no job had this index (cannot happen)
-      entries.push_back({s.mid(), p, k});
-      lengths.push_back(s.end - s.start);
+      entries.push_back({s.start, s.end, p, k});
     }
   }
   run.steps.clear();
   if (entries.empty()) return;
-  std::nth_element(lengths.begin(), lengths.begin() + lengths.size() / 2, lengths.end());
-  int64_t typical = std::max<int64_t>(lengths[lengths.size() / 2], 1000);
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.mid != b.mid ? a.mid < b.mid : a.track_pos != b.track_pos ? a.track_pos < b.track_pos : a.local < b.local;
+    return a.start != b.start ? a.start < b.start : a.track_pos != b.track_pos ? a.track_pos < b.track_pos : a.local < b.local;
   });
 
-  // Greedy clustering: a new cluster when the midpoint is more than half a
-  // typical step past the cluster's first, or the rank already has a step in it.
+  // Greedy clustering in start order: ranks work on one step at a time and
+  // every rank's step overlaps the others' (stage 0 feeds them and finishes
+  // last), so a step that begins after everything in the current cluster
+  // ended, or on a rank already in the cluster, begins the next step.
   std::vector<std::vector<int32_t>> cluster_of(run.tracks.size());
   for (uint32_t p = 0; p < run.tracks.size(); ++p) cluster_of[p].assign(locals[p].size(), -1);
   int32_t cluster = -1;
-  int64_t cluster_mid = 0;
+  int64_t cluster_end = 0;
   std::vector<int32_t> last_cluster_of_track(run.tracks.size(), -1);
   for (const Entry& e : entries) {
-    bool fresh = cluster < 0 || e.mid - cluster_mid > typical / 2 ||
-                 last_cluster_of_track[e.track_pos] == cluster;
+    bool fresh = cluster < 0 || e.start >= cluster_end || last_cluster_of_track[e.track_pos] == cluster;
     if (fresh) {
       ++cluster;
-      cluster_mid = e.mid;
+      cluster_end = e.end;
     }
+    cluster_end = std::max(cluster_end, e.end);
     cluster_of[e.track_pos][e.local] = cluster;
     last_cluster_of_track[e.track_pos] = cluster;
   }

@@ -92,7 +92,7 @@ TEST_CASE("the trace has named, ordered tracks and one B/E pair per job", "[json
   }
 }
 
-TEST_CASE("--absolute keeps epoch microseconds", "[json]") {
+TEST_CASE("the absolute option keeps epoch microseconds", "[json]") {
   Timeline tl = two_rank_timeline();
   StringSink sink;
   JsonWriteOptions opt;

@@ -43,7 +43,7 @@ TEST_CASE("a multi-machine directory gives machine-major global ranks", "[layout
   for (size_t i = 0; i < files.size(); ++i) CHECK(files[i].global_rank == static_cast<int>(i));
 }
 
-TEST_CASE("--devices picks local indices, not ranks", "[layout]") {
+TEST_CASE("the devices option picks local indices, not ranks", "[layout]") {
   ppt::testing::TempDir dir;
   for (int i : {0, 1, 2, 3, 10}) dir.write("workerlog." + std::to_string(i), "x\n");
   LayoutResult r = discover_layout({dir.path(), {}, {10, 2}});

@@ -63,7 +63,7 @@ TEST_CASE("a run without pipeline jobs has schedule none and no bubble promise a
   CHECK(st.schedule.ideal_bubble_ratio == 0.0);
 }
 
-TEST_CASE("--pp-degree overrides the inferred depth", "[stats][schedule]") {
+TEST_CASE("the pp-degree option overrides the inferred depth", "[stats][schedule]") {
   testing::TempDir dir;
   std::string logs = testing::generate_logs(dir, "f", "--schedule fthenb --stages 2 --dp 3 --micro-batches 4");
   Timeline tl = testing::load_dir(logs);
