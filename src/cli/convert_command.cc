@@ -25,7 +25,8 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   app.add_flag("--multi_machine,--multi-machine", o.multi_machine,
                "accepted for compatibility: machine*/ folders are found by themselves");
   app.add_option("-o,--output", o.outputs,
-                 "output file, format by extension (.json: Chrome trace, .svg: picture, .html: report); "
+                 "output file, format by extension (.json: Chrome trace, .pftrace/.perfetto-trace: Perfetto's "
+                 "protobuf trace, .svg: picture, .html: report); "
                  "may be repeated");
   app.add_option("--steps", o.steps, "steps to draw in .svg/.html outputs: A:B (A to B included), A:, :B or A");
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
