@@ -340,7 +340,7 @@ h2 { font-size: 16px; margin: 24px 0 8px; }
 .toolbar button { font: inherit; padding: 1px 10px; }
 .hint { color: #666; font-size: 12px; }
 .svg-wrap { overflow-x: auto; border: 1px solid #ddd; }
-.svg-wrap svg { display: block; user-select: none; }
+.svg-wrap svg { display: block; user-select: none; max-width: 100%; height: auto; }
 svg .job:hover { stroke: #000; stroke-width: 1px; vector-effect: non-scaling-stroke; }
 table { border-collapse: collapse; margin: 4px 0 12px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
