@@ -17,6 +17,7 @@
 // Not thread safe; one writer per buffer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -50,43 +51,52 @@ inline constexpr uint64_t tag(uint32_t field, WireType type) { return (uint64_t{
 
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  // Writes into `buffer`, which it grows as needed; size() bytes of it are
+  // the output so far (the string's own size is only capacity in use).
+  explicit Writer(std::string& buffer) : out_(buffer) {}
 
   void varint(uint32_t field, uint64_t v) {
-    append_varint(out_, tag(field, kVarint));
-    append_varint(out_, v);
+    char* p = ensure(20);
+    p = put_varint(p, tag(field, kVarint));
+    p = put_varint(p, v);
+    pos_ = static_cast<size_t>(p - out_.data());
   }
   // int32/int64 fields: negative values take ten bytes, as in protobuf.
   void int64(uint32_t field, int64_t v) { varint(field, static_cast<uint64_t>(v)); }
   void boolean(uint32_t field, bool v) { varint(field, v ? 1 : 0); }
   void fixed64(uint32_t field, uint64_t v) {
-    append_varint(out_, tag(field, kFixed64));
-    char buf[8];
-    for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>((v >> (8 * i)) & 0xff);  // little endian
-    out_.append(buf, 8);
+    char* p = ensure(18);
+    p = put_varint(p, tag(field, kFixed64));
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<char>((v >> (8 * i)) & 0xff);  // little endian
+    pos_ = static_cast<size_t>(p - out_.data());
   }
   void bytes(uint32_t field, std::string_view v) {
-    append_varint(out_, tag(field, kLengthDelimited));
-    append_varint(out_, v.size());
-    out_.append(v);
+    char* p = ensure(20 + v.size());
+    p = put_varint(p, tag(field, kLengthDelimited));
+    p = put_varint(p, v.size());
+    if (!v.empty()) std::memcpy(p, v.data(), v.size());
+    pos_ = static_cast<size_t>(p - out_.data()) + v.size();
   }
   void string(uint32_t field, std::string_view v) { bytes(field, v); }
 
   // Opens a nested message (or a packet: field 1 of Trace); returns the token
   // for close_nested().
   size_t open_nested(uint32_t field) {
-    append_varint(out_, tag(field, kLengthDelimited));
-    out_.push_back('\0');
-    return out_.size();
+    char* p = ensure(11);
+    p = put_varint(p, tag(field, kLengthDelimited));
+    *p++ = '\0';
+    pos_ = static_cast<size_t>(p - out_.data());
+    return pos_;
   }
   void close_nested(size_t token) {
-    size_t len = out_.size() - token;
+    size_t len = pos_ - token;
     size_t n = varint_size(len);
     if (n > 1) {
       // Make room for the longer length: shift the content right.
-      out_.resize(out_.size() + n - 1);
+      ensure(n - 1);
       char* base = out_.data() + token;
       std::memmove(base + n - 1, base, len);
+      pos_ += n - 1;
     }
     char* p = out_.data() + token - 1;
     uint64_t v = len;
@@ -97,10 +107,27 @@ class Writer {
     p[n - 1] = static_cast<char>(v);
   }
 
-  std::string& buffer() { return out_; }
+  size_t size() const { return pos_; }
+  std::string_view view() const { return {out_.data(), pos_}; }
+  void clear() { pos_ = 0; }
 
  private:
+  // Room for `n` more bytes at pos_; returns where they go.
+  char* ensure(size_t n) {
+    if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n + 4096));
+    return out_.data() + pos_;
+  }
+  static char* put_varint(char* p, uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<char>(v);
+    return p;
+  }
+
   std::string& out_;
+  size_t pos_ = 0;
 };
 
 }  // namespace ppt::proto

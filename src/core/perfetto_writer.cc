@@ -98,7 +98,7 @@ class PerfettoTraceWriter {
   PerfettoTraceWriter(const Timeline& tl, const PerfettoWriteOptions& options, ByteSink& out)
       : tl_(tl), opt_(options), out_(out), naming_(tl), w_(buf_) {
     origin_ = options.absolute ? 0 : tl.origin_ns;
-    buf_.reserve(kFlushBytes + 4096);
+    buf_.resize(kFlushBytes + 65536);
     multi_machine_ = tl.machines.size() > 1 || (!tl.machines.empty() && !tl.machines[0].empty());
     uint32_t runs = static_cast<uint32_t>(std::max<size_t>(1, tl.runs.size()));
     parent_base_ = naming_.steps_tid(runs - 1) + 1;
@@ -138,9 +138,9 @@ class PerfettoTraceWriter {
   };
 
   void maybe_flush() {
-    if (buf_.size() >= kFlushBytes) {
-      out_.write(buf_);
-      buf_.clear();
+    if (w_.size() >= kFlushBytes) {
+      out_.write(w_.view());
+      w_.clear();
     }
   }
   uint64_t ts(int64_t ns) const { return ns > origin_ ? static_cast<uint64_t>(ns - origin_) : 0; }
@@ -431,8 +431,8 @@ void PerfettoTraceWriter::write() {
     write_steps(run);
     for (uint32_t ti : run.tracks) write_track(ti);
   }
-  out_.write(buf_);
-  buf_.clear();
+  out_.write(w_.view());
+  w_.clear();
 }
 
 }  // namespace
