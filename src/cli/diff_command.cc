@@ -29,6 +29,7 @@ struct DiffCommandOptions {
   bool markdown = false;
   std::string trace;
   std::string color = "auto";
+  std::string align_clocks = "auto";
   bool strict = false;
   bool quiet = false;
 };
@@ -47,6 +48,7 @@ int run_diff(const DiffCommandOptions& o) {
   in.pp_degree = o.pp_degree;
   in.straggler_margin = o.straggler_margin_pct / 100.0;
   in.strict = o.strict;
+  in.align_clocks = o.align_clocks != "off";
   in.quiet = o.quiet;
   in.critical_paths = false;
   StatsInput a, b;
@@ -164,6 +166,11 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_option("--align-clocks", o->align_clocks,
+                  "auto: shift each machine's times as convert does, so steps match the trace's; off: times as "
+                  "logged")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
   sub->add_flag("--strict", o->strict, "exit 1 if any line of either run was rejected");
   sub->add_flag("-q,--quiet", o->quiet, "print only errors besides the report");
   sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"

@@ -24,6 +24,7 @@ struct StatsCommandOptions {
   bool markdown = false;
   std::string output;
   std::string color = "auto";
+  std::string align_clocks = "auto";
   bool strict = false;
   bool quiet = false;
 };
@@ -64,6 +65,7 @@ int run_stats(const StatsCommandOptions& o) {
   in.pp_degree = o.pp_degree;
   in.straggler_margin = o.straggler_margin_pct / 100.0;
   in.strict = o.strict;
+  in.align_clocks = o.align_clocks != "off";
   in.quiet = o.quiet;
   StatsInput input;
   int code = load_stats_input({o.log_dir, o.files, o.devices}, in, &input);
@@ -113,6 +115,11 @@ void setup_stats(CLI::App& app, Runner& chosen) {
   sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_option("--align-clocks", o->align_clocks,
+                  "auto: shift each machine's times as convert does, so steps match the trace's; off: times as "
+                  "logged")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
   sub->add_flag("--strict", o->strict, "exit 1 if any line was rejected");
   sub->add_flag("-q,--quiet", o->quiet, "print only errors besides the report");
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"

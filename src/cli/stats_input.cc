@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "commands.h"
+#include "pp_timeline/clock_align.h"
+#include "pp_timeline/dependencies.h"
 #include "pp_timeline/pipeline_stage.h"
 #include "pp_timeline/stats_writers.h"
 #include "pp_timeline/summary.h"
@@ -40,6 +42,20 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
     return loaded.usage_error ? kExitUsage : kExitInput;
   }
   Timeline& tl = *loaded.timeline;
+  if (o.pp_degree > 0) {
+    std::string error = check_pp_degree(o.pp_degree, tl.files.size());
+    if (!error.empty()) {
+      print_error("pp-timeline: error: " + o.label + error);
+      return kExitUsage;
+    }
+  }
+  // The same times as the trace: machines' clocks aligned as convert does,
+  // so the steps are the spans of the trace's Step track (a shifted machine
+  // is reported among the diagnostics below).
+  Dependencies deps = find_dependencies(tl, DependencyOptions{o.pp_degree});
+  ClockAlignment alignment;
+  if (o.align_clocks) alignment = align_clocks(tl, deps);
+  report_dependencies(tl, deps);
   if (!o.quiet) {
     for (const std::string& note : loaded.notes) print_error("pp-timeline: note: " + o.label + note);
   }
@@ -59,13 +75,6 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
   if (o.strict && has_input_errors(tl)) {
     print_error("pp-timeline: error: " + o.label + "input problems found and --strict given");
     return kExitInput;
-  }
-  if (o.pp_degree > 0) {
-    std::string error = check_pp_degree(o.pp_degree, tl.files.size());
-    if (!error.empty()) {
-      print_error("pp-timeline: error: " + o.label + error);
-      return kExitUsage;
-    }
   }
   StatsOptions so;
   so.pp_degree = o.pp_degree;

@@ -21,6 +21,7 @@ struct StatsInputOptions {
   bool strict = false;
   bool quiet = false;
   bool critical_paths = true;  // diff does not show them
+  bool align_clocks = true;    // --align-clocks auto (clock_align.h), as convert does
   std::string label;  // "A: " / "B: " before messages about this input, or ""
 };
 
