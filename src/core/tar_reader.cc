@@ -202,6 +202,10 @@ std::optional<std::vector<std::string>> safe_components(const std::string& name,
     *why = "absolute path refused";
     return std::nullopt;
   }
+  if (name.find('\0') != std::string::npos) {  // only a pax path can hold one
+    *why = "a NUL byte in the name refused";
+    return std::nullopt;
+  }
   std::vector<std::string> parts;
   size_t i = 0;
   while (i <= name.size()) {

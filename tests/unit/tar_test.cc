@@ -173,6 +173,35 @@ TEST_CASE("a hostile archive writes nothing outside the directory and creates no
   CHECK(skipped.find("fifo: FIFO not extracted") != std::string::npos);
 }
 
+TEST_CASE("pax headers give long names and sizes, and a NUL in a name is refused", "[tar]") {
+  TempDir t;
+  fs::path work(t.path());
+  auto pax = [](const std::string& records) { return header("PaxHeader", records.size(), 'x') + padded(records); };
+  std::string long_name = std::string(150, 'p') + "/workerlog.0";
+  std::string path_rec = " path=" + long_name + "\n";
+  path_rec = std::to_string(path_rec.size() + 3) + path_rec;  // the length counts itself (3 digits)
+  std::string nul_rec = std::string(" path=a\0b\n", 10);
+  nul_rec = std::to_string(nul_rec.size() + 2) + nul_rec;
+  std::string size_rec = " size=3\n";
+  size_rec = std::to_string(size_rec.size() + 2) + size_rec;
+  std::string tar = pax(path_rec) + header("short", 5) + padded("hello") +  // the pax path wins
+                    pax(size_rec) + header("sized", 999) + padded("abc") +  // the pax size wins
+                    pax(nul_rec) + header("x", 1) + padded("x") + std::string(1024, '\0');
+  write_bytes(work / "p.tar", tar);
+  fs::path dest = work / "dest";
+  fs::create_directories(dest);
+  TarResult r = extract_tar((work / "p.tar").string(), dest.string());
+  INFO(r.error);
+  REQUIRE(r.ok);
+  CHECK(read_all(dest / long_name) == "hello");
+  CHECK(read_all(dest / "sized") == "abc");
+  CHECK_FALSE(fs::exists(dest / "short"));
+  CHECK_FALSE(fs::exists(dest / "a"));
+  CHECK_FALSE(fs::exists(dest / "x"));  // the pax path (refused) named it, not the header
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].find("a NUL byte in the name refused") != std::string::npos);
+}
+
 TEST_CASE("a link already in the destination is never written through", "[tar]") {
   TempDir t;
   fs::path work(t.path());
