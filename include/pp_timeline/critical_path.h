@@ -5,25 +5,23 @@
 // Walking back from the job that ends last, a job's predecessor is whichever
 // of these ended last before the job started:
 //  - the rank's previous job (it runs one job at a time), or
-//  - the job it needs data from: a forward needs the same micro-batch's
-//    forward on the previous virtual stage; a backward (or backward_b) the
-//    same micro-batch's backward on the next virtual stage, or its own
-//    forward on the last one; a backward_w its backward_b.
-// Virtual stages follow schedule.h (chunk*P + stage, V-shaped for ZBVPP);
-// dependencies stay within a data-parallel replica. The walk stops at a job
-// with no predecessor in the step. The gap between a predecessor's end and the
-// next job's start is a wait: communication latency when the hop crosses
-// ranks, host overhead or an unexplained stall when it does not.
+//  - the producer of one of its dependencies (dependencies.h: a forward's
+//    input from the previous virtual stage, a backward's from the next; the
+//    same pass draws the trace's flow arrows, so the path follows the arrows).
+// The walk stops at a job with no predecessor in the step. The gap between a
+// predecessor's end and the next job's start is a wait: communication latency
+// when the hop crosses ranks, host overhead or a stall when it does not.
 //
-// Jobs only ever ran on clocks that can disagree across machines; a
-// dependency that appears to end after its consumer started is not taken.
+// A dependency whose producer appears to end after its consumer started
+// (clocks that disagree even after clock_align.h) is not taken; the path then
+// follows the rank's own previous job.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "pp_timeline/schedule.h"
+#include "pp_timeline/dependencies.h"
 #include "pp_timeline/timeline.h"
 
 namespace ppt {
@@ -49,17 +47,13 @@ struct CriticalPath {
 struct StepJobs {
   struct Rank {
     int32_t rank = 0;
-    std::vector<const Job*> jobs;  // in start order
+    uint32_t track = 0;          // index into Timeline::tracks
+    std::vector<uint32_t> jobs;  // indices into the track's jobs, ascending (start order)
   };
   std::vector<Rank> ranks;
 };
 
-struct PipelineMap {
-  ScheduleKind kind = ScheduleKind::kUnknown;
-  int32_t pp_degree = 1;
-};
-
-CriticalPath critical_path(const StepJobs& step, const StepSpan& span, const std::vector<std::string>& types,
-                           const std::vector<JobClass>& classes, const PipelineMap& map);
+CriticalPath critical_path(const Timeline& timeline, const StepJobs& step, const StepSpan& span,
+                           const Dependencies& deps, const DependencyIndex& index);
 
 }  // namespace ppt

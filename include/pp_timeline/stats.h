@@ -32,6 +32,9 @@ struct StatsOptions {
   double straggler_margin = 0.10;      // 10 % above the others' median
   double straggler_consistency = 0.75; // of the rank's jobs of that type
   bool critical_paths = true;
+  // The dependencies the critical paths follow (find_dependencies() with the
+  // same pp_degree, after any clock alignment); computed when null.
+  const Dependencies* dependencies = nullptr;
 };
 
 // Durations of one job type (over all ranks, or over one rank's jobs).

@@ -80,6 +80,7 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
   so.pp_degree = o.pp_degree;
   so.straggler_margin = o.straggler_margin;
   so.critical_paths = o.critical_paths;
+  so.dependencies = &deps;
   out->stats = compute_stats(tl, so);
   out->stats.source = request.log_dir.empty() ? fmt::format("{}", fmt::join(request.files, " ")) : request.log_dir;
   out->timeline = std::move(tl);

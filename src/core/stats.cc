@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "pp_timeline/pipeline_stage.h"
@@ -70,13 +71,14 @@ struct RankStep {
   int64_t busy = 0, warmup = 0, cooldown = 0, gaps = 0;
 };
 
-RankStep measure_rank_step(const std::vector<const Job*>& jobs, const StepSpan& span,
+RankStep measure_rank_step(const Track& track, const std::vector<uint32_t>& jobs, const StepSpan& span,
                            std::vector<std::pair<int64_t, int64_t>>& scratch) {
   RankStep out;
   int64_t lo = span.start_ns, hi = span.end_ns, len = hi - lo;
   scratch.clear();
   int64_t first = hi, last = lo;
-  for (const Job* j : jobs) {
+  for (uint32_t k : jobs) {
+    const Job* j = &track.jobs[k];
     scratch.emplace_back(j->start_ns, j->end_ns);
     int64_t s = std::max(j->start_ns, lo), e = std::min(j->end_ns, hi);
     if (e > s) {
@@ -108,7 +110,14 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
   PipelineShape shape = infer_pipeline_shape(tl, orders, classes, opt.pp_degree);
   st.schedule = recognize_schedule(tl, orders, classes, shape);
   const int32_t p = std::max(1, shape.pp_degree);
-  PipelineMap map{st.schedule.kind, p};
+  std::optional<Dependencies> own_deps;
+  const Dependencies* deps = opt.dependencies;
+  if (opt.critical_paths && !deps) {
+    own_deps = find_dependencies(tl, DependencyOptions{opt.pp_degree});
+    deps = &*own_deps;
+  }
+  std::optional<DependencyIndex> dep_index;
+  if (opt.critical_paths) dep_index.emplace(tl, *deps);
 
   // Ranks, in rank order.
   std::map<int32_t, int32_t> machine_of;
@@ -151,7 +160,8 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
       st.ranks[ri].jobs += t.jobs.size();
       std::vector<TypeDur>& mine = durations[ri];
       for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
-      for (const Job& j : t.jobs) {
+      for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
+        const Job& j = t.jobs[ji];
         if (j.type < tl.types.size()) {
           if (slot[j.type] < 0) {
             slot[j.type] = static_cast<int32_t>(mine.size());
@@ -162,8 +172,8 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
         auto it = step_of_number.find(j.step);
         if (it == step_of_number.end()) continue;
         std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
-        if (ranks.empty() || ranks.back().rank != t.rank) ranks.push_back({t.rank, {}});
-        ranks.back().jobs.push_back(&j);
+        if (ranks.empty() || ranks.back().track != ti) ranks.push_back({t.rank, ti, {}});
+        ranks.back().jobs.push_back(ji);
       }
       for (const TypeDur& td : mine) slot[td.type] = -1;
     }
@@ -176,7 +186,7 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
       ss.end_ns = span.end_ns;
       int64_t len = span.end_ns - span.start_ns;
       for (const StepJobs::Rank& r : step_jobs[k].ranks) {
-        RankStep m = measure_rank_step(r.jobs, span, scratch);
+        RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
         RankStats& rs = st.ranks[rank_index[r.rank]];
         ++rs.steps;
         rs.span_ns += len;
@@ -192,7 +202,7 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
       if (ss.ranks > 0 && len > 0) {
         ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * ss.ranks);
       }
-      if (opt.critical_paths) ss.critical_path = critical_path(step_jobs[k], span, tl.types, classes, map);
+      if (opt.critical_paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
       st.steps.push_back(std::move(ss));
     }
   }
