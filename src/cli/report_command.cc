@@ -6,8 +6,6 @@
 #include <memory>
 
 #include "commands.h"
-#include "pp_timeline/clock_align.h"
-#include "pp_timeline/dependencies.h"
 #include "pp_timeline/html_report.h"
 #include "pp_timeline/output_file.h"
 #include "pp_timeline/outputs.h"
@@ -52,6 +50,9 @@ int run_report(const ReportCommandOptions& o) {
   in.pp_degree = o.pp_degree;
   in.strict = o.strict;
   in.quiet = o.quiet;
+  // Drawn as `convert` draws it: clocks aligned where the dependencies
+  // between machines say a clock was off (the stats follow the same times).
+  in.align_clocks = o.align_clocks != "off";
   StatsInput input;
   LayoutRequest request{o.log_dir, o.files, o.devices};
   if (int code = load_stats_input(request, in, &input); code != kExitOk) return code;
@@ -60,20 +61,6 @@ int run_report(const ReportCommandOptions& o) {
     if (same_file(o.output, f.path)) {
       print_error(fmt::format("pp-timeline report: error: {}: refusing to write onto an input log", o.output));
       return kExitUsage;
-    }
-  }
-  // Drawn as `convert` draws it: clocks aligned where the dependencies
-  // between machines say a clock was off (the stats then follow the shift).
-  if (o.align_clocks != "off") {
-    Dependencies deps = find_dependencies(tl, DependencyOptions{o.pp_degree});
-    ClockAlignment alignment = align_clocks(tl, deps);
-    if (alignment.shifts()) {
-      std::string source = input.stats.source;
-      StatsOptions so;
-      so.pp_degree = o.pp_degree;
-      input.stats = compute_stats(tl, so);
-      input.stats.source = source;
-      if (!o.quiet) print_error("pp-timeline report: note: " + format_clock_alignment(tl, alignment));
     }
   }
   ropt.title = "pp-timeline report";
