@@ -351,9 +351,10 @@ section_report() {
   fi
   printf '<!DOCTYPE html><html><head><title>empty</title></head><body></body></html>\n' >"$d/empty.html"
   # A fresh profile each time; the page's own work is what differs.
-  local shot='rm -rf "$1.profile"; exec "$0" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  local shot='rm -rf "$1.profile"; "$0" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
     --disable-background-networking --disable-component-update --disable-sync --hide-scrollbars
-    --user-data-dir="$1.profile" --window-size=1400,900 --screenshot="$1.png" "file://$1" >/dev/null 2>&1'
+    --user-data-dir="$1.profile" --window-size=1400,900 --screenshot="$1.png" "file://$1" >/dev/null 2>&1;
+    rc=$?; rm -rf "$1.profile"; exit $rc'
   shot=${shot//$'\n'/ }
   local page name
   for page in empty report report100k; do
