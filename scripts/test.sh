@@ -3,7 +3,11 @@
 #   scripts/test.sh            the normal build (build/)
 #   scripts/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh --tsan     ThreadSanitizer (build-tsan/)
-# Extra arguments after -- go to ctest.
+# The sanitizer builds are the CMake presets of the same names
+# (CMakePresets.json: the one place their flags and runtime options are
+# written), so `cmake --preset asan && cmake --build --preset asan && ctest
+# --preset asan` does the same by hand. $PPT_BUILD_DIR moves the build folder
+# of any mode. Extra arguments after -- go to ctest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The browser tests (label `browser`: the HTML report in headless Chromium)
@@ -22,13 +26,18 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-case "$mode" in
-  normal) export PPT_BUILD_DIR=${PPT_BUILD_DIR:-$root/build}; cfg=() ;;
-  asan) export PPT_BUILD_DIR=$root/build-asan
-        cfg=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined") ;;
-  tsan) export PPT_BUILD_DIR=$root/build-tsan
-        cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS=-fsanitize=thread") ;;
-esac
-"$root/scripts/build.sh" "${cfg[@]}"
-cd "$PPT_BUILD_DIR"
-ctest --output-on-failure -j "$(nproc)" "${ctest_args[@]}"
+if [[ $mode == normal ]]; then
+  export PPT_BUILD_DIR=${PPT_BUILD_DIR:-$root/build}
+  "$root/scripts/build.sh"
+  cd "$PPT_BUILD_DIR"
+  ctest --output-on-failure -j "$(nproc)" "${ctest_args[@]}"
+  exit
+fi
+"$root/scripts/setup.sh"
+build=${PPT_BUILD_DIR:-$root/build-$mode}
+cd "$root"
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake --preset "$mode" -B "$build" >/dev/null
+fi
+cmake --build "$build" -j "${PPT_JOBS:-$(nproc)}"
+ctest --preset "$mode" --test-dir "$build" -j "$(nproc)" "${ctest_args[@]}"
