@@ -4,6 +4,7 @@
 # and against the old Python helper.
 #
 #   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
+#                    [--only SECTION,...] [--scale-ranks N,...]
 #
 # The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
 # noise lines per step and rank, about 190 MB) is generated once into
@@ -16,13 +17,24 @@
 # The figures are printed, never asserted, except that differing --threads 1
 # output or a failing pp-timeline run makes the exit status 1.
 #
+# The scale section converts sets of 64 to 1024 ranks (8 ranks a machine,
+# data-parallel replicas of a 16-stage 1F1B pipeline, 64 micro-batches, 20
+# steps, 10 noise lines per step and rank: about 2,580 jobs and 0.53 MB a rank;
+# 1024 ranks are about 2.6 M jobs and 540 MB) to .pftrace (.json while the
+# build has no .pftrace writer), each set generated once into .bench/scale/.
+# Goals at 1024 ranks: <= 3x its floor (grep -F -c over the same files + cat
+# of the output's bytes), peak RSS < 256 MB; and time and memory per rank
+# that do not grow with the rank count (printed as a growth table).
+# --scale-ranks picks the sets (default 64,128,256,512,1024); --only runs
+# some sections (e.g. --only scale).
+#
+# The stats section times `stats` and `diff` against a plain convert (one
+# .json output) in the same run; goal: each <= 1.5x it.
+#
 # The pftrace section converts the set to Perfetto's protobuf trace and, in the
 # same run, to Chrome JSON (one output each, flow arrows on, as by default).
 # Goals: the .pftrace at most 1/4 of the JSON's size, and written at least as
 # fast (the two runs differ only in the writer).
-#
-# The stats section times `stats` and `diff` against a plain convert (one
-# .json output) in the same run; goal: each <= 1.5x it.
 #
 # The report section times `report` and a .svg against a plain convert
 # (goal: report <= 1.5x it) and headless Chromium loading the page against an
@@ -42,6 +54,8 @@ skip_old=0
 old_files=0
 regen=0
 do_build=1
+only=
+scale_ranks_arg=64,128,256,512,1024
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
@@ -54,6 +68,10 @@ while [[ $# -gt 0 ]]; do
     --old-files=*) old_files=${1#*=}; shift ;;
     --regen) regen=1; shift ;;
     --no-build) do_build=0; shift ;;
+    --only) only=$2; shift 2 ;;
+    --only=*) only=${1#*=}; shift ;;
+    --scale-ranks) scale_ranks_arg=$2; shift 2 ;;
+    --scale-ranks=*) scale_ranks_arg=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -61,7 +79,19 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old pftrace stats report)
+SECTIONS=(pp_timeline floor threads old pftrace scale stats report)
+if [[ -n "$only" ]]; then
+  IFS=, read -r -a SECTIONS <<<"$only"
+  for s in "${SECTIONS[@]}"; do
+    grep -q "^section_$s()" "$0" ||
+      { echo "bench.sh: unknown section $s" >&2; exit 2; }
+  done
+fi
+IFS=, read -r -a scale_ranks <<<"$scale_ranks_arg"
+for r in "${scale_ranks[@]}"; do
+  [[ "$r" =~ ^[0-9]+$ && $r -ge 16 && $((r % 16)) -eq 0 ]] ||
+    { echo "bench.sh: --scale-ranks takes multiples of 16 (16-stage pipelines)" >&2; exit 2; }
+done
 
 bench=$root/.bench
 logs=$bench/logs
@@ -249,6 +279,71 @@ section_old() {
   fi
 }
 
+section_scale() {
+  if [[ $have_bin == 0 ]]; then skipped "scale" "not built"; return; fi
+  local ext=pftrace
+  if ! "$bin" --help 2>&1 | grep -q 'pftrace'; then
+    ext=json
+    scale_notes+=("this build writes no .pftrace yet: the scale runs write Chrome .json instead")
+  fi
+  mkdir -p "$bench/scale" "$out/scale"
+  local r dir stamp want sfiles sbytes sjobs obytes t0 t1 first_r="" last_r=""
+  for r in "${scale_ranks[@]}"; do
+    dir=$bench/scale/r$r
+    stamp=$dir.params
+    want="--stages 16 --dp $((r / 16)) --machines $((r / 8)) --schedule 1f1b --micro-batches 64 --steps 20 --noise 10 --seed 1"
+    if [[ $regen == 1 || ! -d "$dir" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+      echo "bench: generating $dir (gen_logs.py $want)" >&2
+      rm -rf "$dir" "$stamp"
+      t0=$(now_ns)
+      # shellcheck disable=SC2086
+      python3 "$root/scripts/gen_logs.py" --out "$dir" $want --quiet
+      t1=$(now_ns)
+      echo "bench: generated $r ranks in $(calc '%.0f' "($t1 - $t0) / 1e9") s" >&2
+      echo "$want" >"$stamp"
+    fi
+    mapfile -t sfiles < <(find "$dir" -type f -name 'workerlog.*' | sort -V)
+    sbytes=$(cat "${sfiles[@]}" | wc -c)
+    # The job count, and the page cache warmed.
+    sjobs=$(grep -F -c 'Profiler Info: Job' "${sfiles[@]}" | awk -F: '{s += $NF} END {print s}')
+    rm -f "$out/scale/trace.$ext"
+    if ! timed "scale$r" "$bin" --log_dir "$dir" -o "$out/scale/trace.$ext" -q; then
+      skipped "scale: $r ranks" "FAILED (run it by hand to see why)"
+      status=1
+      continue
+    fi
+    obytes=$(file_size "$out/scale/trace.$ext")
+    timed "scalegrep$r" grep -F -c 'Profiler Info: Job' "${sfiles[@]}" >"$out/scale/grep.txt"
+    head -c "$obytes" /dev/zero >"$out/scale/cat_src"
+    timed "scalecat$r" sh -c 'cat "$1" > "$2"' sh "$out/scale/cat_src" "$out/scale/cat_dst"
+    rm -f "$out/scale/cat_src" "$out/scale/cat_dst"
+    local tv=T_scale$r rv=RSS_scale$r gv=T_scalegrep$r cv=T_scalecat$r
+    local floor ratio
+    floor=$(calc '%.6f' "${!gv} + ${!cv}")
+    ratio=$(calc '%.2f' "${!tv} / $floor")
+    row "scale: $r ranks -> .$ext" "${!tv}" "${!rv}" "$(calc '%.1f' "$obytes / 1e6") MB out; floor $(calc '%.3f' "$floor") s, ${ratio}x" "$sbytes"
+    scale_lines+=("$(printf '  %6d %9.1f %10s %9.3f %9.3f %7s %10.1f %12.3f %12.1f' "$r" "$(calc '%.1f' "$sbytes / 1e6")" \
+      "$(with_commas "$sjobs")" "${!tv}" "$floor" "${ratio}x" "$(calc '%.1f' "${!rv} / 1024")" \
+      "$(calc '%.3f' "${!tv} / ($sjobs / 1e6)")" "$(calc '%.1f' "${!rv} * 1024 / $sjobs")")")
+    [[ -z "$first_r" ]] && first_r=$r
+    last_r=$r
+    if [[ $r == 1024 ]]; then
+      goal "1024 ranks: pp-timeline / floor" "${ratio}x" "<= 3x" "$(awk -v x="$ratio" 'BEGIN {print (x <= 3) ? 1 : 0}')"
+      goal "1024 ranks: peak RSS" "$(calc '%.1f' "${!rv} / 1024") MB" "< 256 MB" "$(awk -v x="${!rv}" 'BEGIN {print (x < 256 * 1024) ? 1 : 0}')"
+    fi
+  done
+  if [[ -n "$first_r" && "$first_r" != "$last_r" ]]; then
+    # Growth exponents: log(ratio of values) / log(ratio of ranks); 1 is linear.
+    local t_first=T_scale$first_r t_last=T_scale$last_r m_first=RSS_scale$first_r m_last=RSS_scale$last_r te me
+    te=$(awk -v a="${!t_first}" -v b="${!t_last}" -v x="$first_r" -v y="$last_r" 'BEGIN {printf "%.2f", log(b / a) / log(y / x)}')
+    me=$(awk -v a="${!m_first}" -v b="${!m_last}" -v x="$first_r" -v y="$last_r" 'BEGIN {printf "%.2f", log(b / a) / log(y / x)}')
+    goal "time growth $first_r -> $last_r ranks" "ranks^$te" "<= ranks^1.1" "$(awk -v e="$te" 'BEGIN {print (e <= 1.1) ? 1 : 0}')"
+    goal "peak RSS growth $first_r -> $last_r ranks" "ranks^$me" "<= ranks^1.1" "$(awk -v e="$me" 'BEGIN {print (e <= 1.1) ? 1 : 0}')"
+  fi
+}
+
+with_commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
+
 # ------------------------------------------------------------- pftrace --
 section_pftrace() {
   if [[ $have_bin == 0 ]]; then skipped "pftrace" "not built"; return; fi
@@ -372,8 +467,13 @@ section_report() {
 # ------------------------------------------------------------------ main --
 
 mkdir -p "$bench" "$out"
+scale_lines=()
+scale_notes=()
 prepare_build
-prepare_logs
+set_files=0 set_bytes=0 set_jobs=0
+for s in "${SECTIONS[@]}"; do
+  if [[ $s != scale ]]; then prepare_logs; break; fi
+done
 for s in "${SECTIONS[@]}"; do
   "section_$s"
 done
@@ -381,7 +481,7 @@ done
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
 echo
 echo "pp-timeline benchmark, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs${cpu:+ ($cpu)}, load average now $(cut -d' ' -f1-3 /proc/loadavg) (other work skews the times)"
-echo "set: $set_files files, $(calc '%.1f' "$set_bytes / 1e6") MB, $set_jobs job lines (gen_logs.py ${gen_args[*]})${gen_secs:+, generated in $gen_secs s}"
+[[ $set_files -gt 0 ]] && echo "set: $set_files files, $(calc '%.1f' "$set_bytes / 1e6") MB, $set_jobs job lines (gen_logs.py ${gen_args[*]})${gen_secs:+, generated in $gen_secs s}"
 echo "medians of $runs runs after a warm-up run (old helper: one run)"
 echo
 printf '  %-38s %10s %10s %12s  %s\n' "what" "seconds" "MB/s in" "peak RSS MB" "note"
@@ -392,5 +492,14 @@ if [[ ${#goals[@]} -gt 0 ]]; then
   printf '  %-38s %18s   %-16s %s\n' "goal" "value" "target" "verdict"
   printf '  %s\n' "$(printf '%.0s-' {1..84})"
   printf '%s\n' "${goals[@]}"
+fi
+if [[ ${#scale_lines[@]} -gt 0 ]]; then
+  echo
+  echo "scale: how time and memory grow with the rank count (same per-rank log; medians of $runs runs)"
+  [[ ${#scale_notes[@]} -gt 0 ]] && printf '  note: %s\n' "${scale_notes[@]}"
+  printf '  %6s %9s %10s %9s %9s %7s %10s %12s %12s\n' "ranks" "MB in" "jobs" "seconds" "floor s" "/floor" \
+    "RSS MB" "s / M jobs" "RSS B / job"
+  printf '  %s\n' "$(printf '%.0s-' {1..96})"
+  printf '%s\n' "${scale_lines[@]}"
 fi
 exit $status
