@@ -60,6 +60,7 @@ struct Dependency {
 
 struct DependencyOptions {
   int32_t pp_degree = 0;  // P; 0: inferred from the job order (schedule.h), else all ranks
+  unsigned threads = 0;   // tracks searched in parallel (0: one per core); the result does not depend on it
 };
 
 struct Dependencies {
@@ -83,8 +84,8 @@ Dependencies find_dependencies(const Timeline& timeline, const DependencyOptions
 int64_t dependency_slack_ns(const Timeline& timeline, const Dependency& edge);
 
 // Recomputes every edge's `contradicted` flag and the count from the current
-// times; returns the count.
-uint64_t check_dependencies(const Timeline& timeline, Dependencies& deps);
+// times; returns the count. `threads`: 0 for one per core.
+uint64_t check_dependencies(const Timeline& timeline, Dependencies& deps, unsigned threads = 0);
 
 // Records what the user should know as diagnostics: jobs left without arrows
 // for lack of a micro_batch_id, and every contradicted dependency (the first

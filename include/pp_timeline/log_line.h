@@ -67,6 +67,34 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
     return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative
                                                              : TimeParse::kNotANumber;
   }
+  // Fast path for the form Paddle prints (std::to_string of a double): 1 to
+  // 13 integer digits without a leading zero, '.', 6 digits. Anything else,
+  // or a value past int64 nanoseconds, takes the general path below.
+  constexpr int64_t kMaxWholeMs = INT64_MAX / 1'000'000;
+  if (text.size() >= 8 && text.size() <= 20 && text[text.size() - 7] == '.' && text[0] != '0') {
+    // Up to three independent runs of digits (the integer part's head and
+    // last 8 digits, the fraction), so that the multiply-add chains overlap.
+    unsigned bad = 0;
+    auto digits = [&](const char* p, size_t n) {
+      uint64_t v = 0;
+      for (size_t k = 0; k < n; ++k) {
+        unsigned d = static_cast<unsigned char>(p[k]) - unsigned{'0'};
+        bad |= d > 9 ? 1u : 0u;
+        v = v * 10 + d;
+      }
+      return v;
+    };
+    const size_t n = text.size() - 7;
+    const size_t head = n > 8 ? n - 8 : 0;
+    const uint64_t hi = digits(text.data(), head);
+    const uint64_t lo = digits(text.data() + head, n - head);
+    const uint64_t frac = digits(text.data() + n + 1, 6);
+    const uint64_t ms = hi * 100'000'000 + lo;
+    if (bad == 0 && ms < static_cast<uint64_t>(kMaxWholeMs)) {
+      *out_ns = static_cast<int64_t>(ms) * 1'000'000 + static_cast<int64_t>(frac);
+      return TimeParse::kOk;
+    }
+  }
   // 9.2e18 ns is the year 2262; more than 13 significant integer digits of
   // milliseconds (year 2286) cannot be a wall-clock time. Leading zeros are
   // not significant, and the whole text is checked first: "12x" with many

@@ -28,6 +28,7 @@ struct WriteOptions {
   std::string source;       // .html: what was read, shown under the heading
   std::vector<std::string> notes;  // .html: layout notes
   const Dependencies* dependencies = nullptr;  // JSON and .pftrace: flow arrows; null: none
+  unsigned threads = 0;     // .pftrace: encoders (0: one per core)
 };
 
 // The format that `path`'s extension asks for, or nullopt with a message.

@@ -1,6 +1,7 @@
 // Writes the timeline as Perfetto's native protobuf trace (.pftrace /
-// .perfetto-trace), streamed packet by packet to a ByteSink: the trace is
-// never held whole in memory (the writer keeps about 1 MB of packets).
+// .perfetto-trace), streamed to a ByteSink: the trace is never held whole in
+// memory. Pieces of it (a steps track, up to 4,096 jobs of one rank's track)
+// are encoded in parallel, a few per thread at a time, and written in order.
 //
 // What it contains (docs/perfetto.md has the field numbers and why):
 //  - a ClockSnapshot tying the trace clock to the wall clock (REALTIME), so a
@@ -32,6 +33,7 @@ struct Dependencies;
 struct PerfettoWriteOptions {
   bool absolute = false;                       // epoch nanoseconds instead of rebasing
   const Dependencies* dependencies = nullptr;  // flow arrows; null: none
+  unsigned threads = 0;                        // encoders (0: one per core); the bytes do not depend on it
 };
 
 void write_perfetto_trace(const Timeline& timeline, const PerfettoWriteOptions& options, ByteSink& out);

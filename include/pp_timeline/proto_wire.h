@@ -114,9 +114,10 @@ class Writer {
  private:
   // Room for `n` more bytes at pos_; returns where they go.
   char* ensure(size_t n) {
-    if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n + 4096));
+    if (pos_ + n > out_.size()) [[unlikely]] grow(n);
     return out_.data() + pos_;
   }
+  [[gnu::noinline]] void grow(size_t n) { out_.resize(std::max(out_.size() * 2, pos_ + n + 4096)); }
   static char* put_varint(char* p, uint64_t v) {
     while (v >= 0x80) {
       *p++ = static_cast<char>((v & 0x7f) | 0x80);

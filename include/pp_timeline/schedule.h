@@ -80,7 +80,9 @@ struct RankOrder {
 };
 
 // By rank, ascending. Orders are by printed line within each step.
-std::vector<RankOrder> rank_orders(const Timeline& timeline);
+// Tracks are read in parallel on `threads` (0: one per core); the result does
+// not depend on it.
+std::vector<RankOrder> rank_orders(const Timeline& timeline, unsigned threads = 1);
 
 // "forward:3" (type, then the micro-batch when the line had one).
 std::string order_item_text(const Timeline& timeline, const OrderItem& item);

@@ -35,7 +35,18 @@ class StepSplitter {
   void reset();
 
  private:
+  // The (type, micro-batch or job id) keys seen in the current step. Small
+  // micro-batch ids, the common case, are stamped with the step's generation
+  // in a table by type (clearing it is a new generation); other keys go to
+  // the set.
+  static constexpr int64_t kDirectIds = 4096;
+  bool seen(uint32_t type, int64_t micro_batch, uint64_t key) const;
+  void mark(uint32_t type, int64_t micro_batch, uint64_t key);
+  void clear_seen();
+
   std::vector<uint8_t> is_optimizer_;
+  std::vector<std::vector<uint32_t>> stamps_;  // by type, by micro-batch id
+  uint32_t generation_ = 1;                    // stamps_ entries equal to it are seen
   std::unordered_set<uint64_t> seen_;
   bool first_ = true;
   bool after_optimizer_ = false;

@@ -15,9 +15,16 @@
 
 namespace ppt {
 
+// Wall time of one phase, for --timings.
+struct PhaseTime {
+  std::string name;
+  double seconds = 0;
+};
+
 struct BuildOptions {
   unsigned threads = 0;  // 0: one per core
   ScanOptions scan;
+  std::vector<PhaseTime>* timings = nullptr;  // when set, the phases' wall times are appended
 };
 
 // Reads the files of `layout` and builds the timeline.

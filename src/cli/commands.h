@@ -27,6 +27,7 @@ struct ConvertOptions {
   unsigned threads = 0;
   bool strict = false;
   bool quiet = false;
+  bool timings = false;
   std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
   bool no_flows = false;             // no arrows between dependent jobs
   int32_t pp_degree = 0;             // pipeline stages P; 0: inferred (schedule.h)

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -46,6 +47,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
       ->capture_default_str();
   app.add_flag("--strict", o.strict, "exit 1 (and write nothing) if any line was rejected");
   app.add_flag("-q,--quiet", o.quiet, "print only the summary line and errors");
+  app.add_flag("--timings", o.timings, "print the wall time of each phase (read, model passes, writing) at the end");
 }
 
 namespace {
@@ -114,14 +116,25 @@ int run_convert(const ConvertOptions& o) {
     }
   }
 
+  using Clock = std::chrono::steady_clock;
+  std::vector<PhaseTime> timings;
   BuildOptions build;
   build.threads = o.threads;
+  build.timings = &timings;  // the build's own phases
   Timeline timeline = build_timeline(layout, build);
+  Clock::time_point mark = Clock::now();
+  auto lap = [&](const char* name) {
+    Clock::time_point now = Clock::now();
+    timings.push_back({name, std::chrono::duration<double>(now - mark).count()});
+    mark = now;
+  };
 
   // Which job feeds which, then the clocks that those dependencies contradict.
-  Dependencies deps = find_dependencies(timeline, DependencyOptions{o.pp_degree});
+  Dependencies deps = find_dependencies(timeline, DependencyOptions{o.pp_degree, o.threads});
+  lap("dependencies");
   ClockAlignment alignment;
   if (o.align_clocks != "off") alignment = align_clocks(timeline, deps);
+  lap("clocks");
   report_dependencies(timeline, deps);
 
   if (!o.quiet) {
@@ -148,6 +161,8 @@ int run_convert(const ConvertOptions& o) {
   WriteOptions wopt;
   wopt.absolute = o.absolute;
   wopt.dependencies = o.no_flows ? nullptr : &deps;
+  // One output gets every thread; several are written side by side.
+  wopt.threads = outputs.size() == 1 ? o.threads : 1;
   wopt.svg.steps = steps;
   wopt.source = o.log_dir.empty() ? fmt::format("{}", fmt::join(o.files, " ")) : o.log_dir;
   wopt.notes = layout.notes;
@@ -164,6 +179,7 @@ int run_convert(const ConvertOptions& o) {
   parallel_for(outputs.size(), o.threads, [&](size_t i) {
     errors[i] = write_output(timeline, outputs[i], wopt, &sizes[i]);
   });
+  lap("write");
   std::string written;
   int code = kExitOk;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -187,6 +203,15 @@ int run_convert(const ConvertOptions& o) {
   }
   if (!written.empty()) summary += " -> " + written;
   print_err(summary);
+  if (o.timings) {
+    std::string line = "pp-timeline: timings:";
+    double total = 0;
+    for (const PhaseTime& p : timings) {
+      line += fmt::format(" {} {:.3f} s,", p.name, p.seconds);
+      total += p.seconds;
+    }
+    print_err(line + fmt::format(" total {:.3f} s", total));
+  }
   return code;
 }
 

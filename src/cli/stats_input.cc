@@ -52,7 +52,7 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
   // The same times as the trace: machines' clocks aligned as convert does,
   // so the steps are the spans of the trace's Step track (a shifted machine
   // is reported among the diagnostics below).
-  Dependencies deps = find_dependencies(tl, DependencyOptions{o.pp_degree});
+  Dependencies deps = find_dependencies(tl, DependencyOptions{o.pp_degree, o.threads});
   ClockAlignment alignment;
   if (o.align_clocks) alignment = align_clocks(tl, deps);
   report_dependencies(tl, deps);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "pp_timeline/parallel.h"
 #include "pp_timeline/pipeline_stage.h"
 
 namespace ppt {
@@ -34,9 +35,17 @@ struct Group {
 
 struct TrackGroups {
   std::vector<Group> groups;  // sorted by key
-  const Group* find(uint64_t key) const {
+  // `*hint` is where the last search in this track ended: a consumer's groups
+  // are walked in key order, so the next key wanted is mostly the next group.
+  const Group* find(uint64_t key, size_t* hint) const {
+    size_t h = *hint;
+    if (h < groups.size() && groups[h].key == key) {
+      *hint = h + 1;
+      return &groups[h];
+    }
     auto it = std::lower_bound(groups.begin(), groups.end(), key,
                                [](const Group& g, uint64_t k) { return g.key < k; });
+    *hint = static_cast<size_t>(it - groups.begin()) + 1;
     return it != groups.end() && it->key == key ? &*it : nullptr;
   }
 };
@@ -107,7 +116,7 @@ size_t Dependencies::count(DependencyKind kind) const {
 Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& options) {
   Dependencies deps;
   std::vector<JobClass> classes = classify_types(tl.types);
-  std::vector<RankOrder> orders = rank_orders(tl);
+  std::vector<RankOrder> orders = rank_orders(tl, options.threads);
   PipelineShape shape = infer_pipeline_shape(tl, orders, classes, options.pp_degree);
   ScheduleInfo schedule = recognize_schedule(tl, orders, classes, shape);
   const int32_t p = std::max(1, shape.pp_degree);
@@ -124,10 +133,13 @@ Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& opti
   deps.chunks = chunks;
   const int32_t stages = p * chunks;  // virtual stages
 
+  // Each track's groups, then each track's incoming edges, are independent:
+  // computed in parallel, stored by index and merged in order.
   std::vector<TrackGroups> groups(tl.tracks.size());
-  for (size_t i = 0; i < tl.tracks.size(); ++i) {
-    groups[i] = group_track(tl.tracks[i], classes, &deps.jobs_without_micro_batch);
-  }
+  std::vector<uint64_t> without_mb(tl.tracks.size(), 0);
+  parallel_for(tl.tracks.size(), options.threads,
+               [&](size_t i) { groups[i] = group_track(tl.tracks[i], classes, &without_mb[i]); });
+  for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
   for (const Run& run : tl.runs) {
     // rank -> track index within this run.
@@ -142,12 +154,15 @@ Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& opti
       return rank >= 0 && rank <= max_rank ? track_of_rank[rank] : -1;
     };
 
-    for (uint32_t ti : run.tracks) {
+    // The incoming edges of one track, sorted by consumer job.
+    auto search = [&](uint32_t ti, std::vector<Dependency>& mine) {
       const Track& t = tl.tracks[ti];
-      if (t.rank < 0) continue;
+      if (t.rank < 0) return;
       const int32_t stage = pipeline_stage(t.rank, p);
       const int32_t replica = pipeline_replica(t.rank, p);
-      std::vector<Dependency> mine;
+      mine.reserve(groups[ti].groups.size());
+      // Search hints by producer track: a handful of tracks feed one track.
+      std::vector<std::pair<int64_t, size_t>> hints;
       for (const Group& g : groups[ti].groups) {
         const int dir = static_cast<int>((g.key >> 39) & 1);
         const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
@@ -158,7 +173,12 @@ Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& opti
         int64_t pt = track_at(replica, src.stage);
         if (pt < 0) continue;
         uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);
-        const Group* prod = groups[pt].find(want);
+        size_t* hint = nullptr;
+        for (auto& [track, pos] : hints) {
+          if (track == pt) hint = &pos;
+        }
+        if (!hint) hint = &hints.emplace_back(pt, 0).second;
+        const Group* prod = groups[pt].find(want, hint);
         if (!prod) continue;
         Dependency e;
         e.producer = {static_cast<uint32_t>(pt), prod->last};
@@ -166,14 +186,35 @@ Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& opti
         e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
         mine.push_back(e);
       }
-      std::sort(mine.begin(), mine.end(), [](const Dependency& a, const Dependency& b) {
-        return a.consumer.job != b.consumer.job ? a.consumer.job < b.consumer.job
-                                                : a.producer.track < b.producer.track;
-      });
-      deps.edges.insert(deps.edges.end(), mine.begin(), mine.end());
+      // By consumer job. A job is the first of at most one group, so it
+      // consumes at most one edge: a scatter by job orders them.
+      std::vector<uint32_t> at_job(t.jobs.size(), UINT32_MAX);
+      for (uint32_t e = 0; e < mine.size(); ++e) at_job[mine[e].consumer.job] = e;
+      std::vector<Dependency> sorted;
+      sorted.reserve(mine.size());
+      for (uint32_t e : at_job) {
+        if (e != UINT32_MAX) sorted.push_back(mine[e]);
+      }
+      mine.swap(sorted);
+    };
+    // Tracks in parallel, a window at a time, so that the edges being found
+    // besides those kept stay few (20 bytes an edge, about one per job).
+    const size_t window = size_t{resolve_threads(options.threads)} * 8;
+    // At most one edge per group: room for all at once, not by doubling.
+    size_t most = deps.edges.size();
+    for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
+    deps.edges.reserve(most);
+    std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
+    for (size_t at = 0; at < run.tracks.size(); at += window) {
+      const size_t count = std::min(window, run.tracks.size() - at);
+      parallel_for(count, options.threads, [&](size_t k) { search(run.tracks[at + k], incoming[k]); });
+      for (size_t k = 0; k < count; ++k) {
+        deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
+        incoming[k].clear();
+      }
     }
   }
-  check_dependencies(tl, deps);
+  check_dependencies(tl, deps, options.threads);
   return deps;
 }
 
@@ -183,12 +224,21 @@ int64_t dependency_slack_ns(const Timeline& tl, const Dependency& e) {
   return c.start_ns - p.end_ns;
 }
 
-uint64_t check_dependencies(const Timeline& tl, Dependencies& deps) {
+uint64_t check_dependencies(const Timeline& tl, Dependencies& deps, unsigned threads) {
+  // In slices, in parallel: the count is a sum, the same for any split.
+  constexpr size_t kSlice = size_t{1} << 16;
+  const size_t slices = (deps.edges.size() + kSlice - 1) / kSlice;
+  std::vector<uint64_t> counts(slices, 0);
+  parallel_for(slices, threads, [&](size_t s) {
+    const size_t end = std::min(deps.edges.size(), (s + 1) * kSlice);
+    for (size_t i = s * kSlice; i < end; ++i) {
+      Dependency& e = deps.edges[i];
+      e.contradicted = dependency_slack_ns(tl, e) < 0;
+      counts[s] += e.contradicted ? 1 : 0;
+    }
+  });
   uint64_t n = 0;
-  for (Dependency& e : deps.edges) {
-    e.contradicted = dependency_slack_ns(tl, e) < 0;
-    n += e.contradicted ? 1 : 0;
-  }
+  for (uint64_t c : counts) n += c;
   deps.contradicted = n;
   return n;
 }

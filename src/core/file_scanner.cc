@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 
@@ -84,7 +86,27 @@ uint32_t Scanner::earlier_copy(const Job& job) {
 void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
   const size_t overlap = log_line::kJobMarker.size() - 1;
   buffer_bytes = std::max(buffer_bytes, overlap * 4);
-  std::vector<char> buf(buffer_bytes);
+  // One read buffer per thread, reused for every file the thread scans:
+  // neither zeroed nor faulted in again per file (1,024 files would clear
+  // and fault in 1 GB). The window of `buffer_bytes` starts at `lo`, chosen so
+  // that every read lands on a page boundary: the kernel copies file pages
+  // into an aligned destination markedly faster.
+  constexpr size_t kPage = 4096;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<char, Free> buffer;
+  thread_local size_t buffer_size = 0;
+  const size_t window = buffer_bytes;
+  if (buffer_size != window + kPage) {
+    buffer_size = window + kPage;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(kPage, (buffer_size + kPage - 1) / kPage * kPage)));
+    if (!buffer) {
+      buffer_size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  size_t lo = 0;
   size_t have = 0;
   bool long_line = false;  // inside a line longer than the buffer
   bool long_has_marker = false;
@@ -106,9 +128,17 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
   auto contains_marker = [](const char* p, size_t n) {
     return memmem(p, n, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != nullptr;
   };
+  // Keeps n bytes from `from` as the window's start, placed so that the next
+  // read is page-aligned.
+  auto keep = [&](const char* from, size_t n) {
+    size_t to = (kPage - n % kPage) % kPage;
+    memmove(buffer.get() + to, from, n);
+    lo = to;
+    have = n;
+  };
 
   while (true) {
-    long r = read_some(buf.data() + have, buf.size() - have, &error);
+    long r = read_some(buffer.get() + lo + have, window - have, &error);
     if (r < 0) {
       out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
                            "read failed after " + std::to_string(lines_) + " lines: " + error);
@@ -120,9 +150,10 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
     have += static_cast<size_t>(r);
     size_t start = 0;
     if (long_line) {
-      const char* nl = static_cast<const char*>(memchr(buf.data(), '\n', have));
-      size_t upto = nl ? static_cast<size_t>(nl - buf.data()) : have;
-      if (!long_has_marker) long_has_marker = contains_marker(buf.data(), upto);
+      const char* win = buffer.get() + lo;
+      const char* nl = static_cast<const char*>(memchr(win, '\n', have));
+      size_t upto = nl ? static_cast<size_t>(nl - win) : have;
+      if (!long_has_marker) long_has_marker = contains_marker(win, upto);
       if (nl) {
         finish_long_line(true);
         start = upto + 1;
@@ -131,12 +162,11 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
         else finish_long_line(false);
         break;
       } else {
-        memmove(buf.data(), buf.data() + have - overlap, overlap);
-        have = overlap;
+        keep(win + have - overlap, overlap);
         continue;
       }
     }
-    const char* base = buf.data();
+    const char* base = buffer.get() + lo;
     const char* last_nl =
         static_cast<const char*>(memrchr(base + start, '\n', have - start));
     if (last_nl) {
@@ -154,16 +184,14 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
       }
       break;
     }
-    if (tail == buf.size()) {
+    if (tail == window) {
       long_line = true;
       long_has_marker = contains_marker(base, tail);
       long_head.assign(base, std::min<size_t>(tail, 200));
-      memmove(buf.data(), buf.data() + have - overlap, overlap);
-      have = overlap;
+      keep(base + have - overlap, overlap);
       continue;
     }
-    memmove(buf.data(), base + start, tail);
-    have = tail;
+    keep(base + start, tail);
   }
   out_.counts.lines = lines_;
   out_.counts.files = 1;

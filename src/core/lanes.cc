@@ -10,9 +10,11 @@ namespace ppt {
 
 void assign_lanes(Track& track) {
   std::vector<Job>& jobs = track.jobs;
-  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+  auto by_start = [](const Job& a, const Job& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.line < b.line;
-  });
+  };
+  // A rank prints its jobs in start order: the sort is mostly a check.
+  if (!std::is_sorted(jobs.begin(), jobs.end(), by_start)) std::stable_sort(jobs.begin(), jobs.end(), by_start);
   // Each job takes the lowest lane whose last job has ended. Jobs come in
   // order of start, so a lane that is free for one job stays free for every
   // later one: busy lanes wait in a heap by end time and move to a heap of

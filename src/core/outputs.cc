@@ -55,6 +55,7 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
       PerfettoWriteOptions o;
       o.absolute = options.absolute;
       o.dependencies = options.dependencies;
+      o.threads = options.threads;
       write_perfetto_trace(timeline, o, file);
       break;
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "pp_timeline/parallel.h"
 #include "pp_timeline/pipeline_stage.h"
 
 namespace ppt {
@@ -86,56 +87,64 @@ bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
 
 }  // namespace
 
-std::vector<RankOrder> rank_orders(const Timeline& tl) {
+std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
   struct Candidate {
     uint64_t hash;
     uint32_t count;
     std::vector<OrderItem> order;
   };
-  struct PerRank {
-    std::vector<Candidate> candidates;  // in order of first appearance
+  // The distinct step orders of a set of steps, in order of first appearance.
+  struct Candidates {
+    std::vector<Candidate> candidates;
     std::unordered_multimap<uint64_t, size_t> by_hash;  // into candidates
     uint32_t steps = 0;
-  };
-  std::map<int32_t, PerRank> by_rank;
-  std::vector<uint32_t> idx;
-  std::vector<OrderItem> order;
-  for (const Run& run : tl.runs) {
-    for (uint32_t ti : run.tracks) {
-      const Track& t = tl.tracks[ti];
-      PerRank& pr = by_rank[t.rank];
-      idx.resize(t.jobs.size());
-      std::iota(idx.begin(), idx.end(), 0u);
-      std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-        const Job& x = t.jobs[a];
-        const Job& y = t.jobs[b];
-        return x.step != y.step ? x.step < y.step : x.line < y.line;
-      });
-      for (size_t i = 0; i < idx.size();) {
-        int32_t step = t.jobs[idx[i]].step;
-        order.clear();
-        size_t k = i;
-        for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
-          const Job& j = t.jobs[idx[k]];
-          order.push_back({j.type, j.micro_batch});
-        }
-        i = k;
-        if (step < 0) continue;
-        ++pr.steps;
-        uint64_t h = order_hash(order);
-        bool known = false;
-        for (auto [it, end] = pr.by_hash.equal_range(h); it != end && !known; ++it) {
-          Candidate& c = pr.candidates[it->second];
-          if (c.order == order) {
-            ++c.count;
-            known = true;
-          }
-        }
-        if (!known) {
-          pr.by_hash.emplace(h, pr.candidates.size());
-          pr.candidates.push_back({h, 1, order});
+    void add(uint64_t h, uint32_t count, const std::vector<OrderItem>& order) {
+      for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
+        Candidate& c = candidates[it->second];
+        if (c.order == order) {
+          c.count += count;
+          return;
         }
       }
+      by_hash.emplace(h, candidates.size());
+      candidates.push_back({h, count, order});
+    }
+  };
+  // Each track's orders on their own (in parallel), then merged by rank in
+  // track order, which keeps the order of first appearance.
+  std::vector<Candidates> of_track(tl.tracks.size());
+  parallel_for(tl.tracks.size(), threads, [&](size_t ti) {
+    const Track& t = tl.tracks[ti];
+    Candidates& tc = of_track[ti];
+    std::vector<uint32_t> idx(t.jobs.size());
+    std::iota(idx.begin(), idx.end(), 0u);
+    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+      const Job& x = t.jobs[a];
+      const Job& y = t.jobs[b];
+      return x.step != y.step ? x.step < y.step : x.line < y.line;
+    });
+    std::vector<OrderItem> order;
+    for (size_t i = 0; i < idx.size();) {
+      int32_t step = t.jobs[idx[i]].step;
+      order.clear();
+      size_t k = i;
+      for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
+        const Job& j = t.jobs[idx[k]];
+        order.push_back({j.type, j.micro_batch});
+      }
+      i = k;
+      if (step < 0) continue;
+      ++tc.steps;
+      tc.add(order_hash(order), 1, order);
+    }
+  });
+  std::map<int32_t, Candidates> by_rank;
+  for (const Run& run : tl.runs) {
+    for (uint32_t ti : run.tracks) {
+      Candidates& pr = by_rank[tl.tracks[ti].rank];
+      pr.steps += of_track[ti].steps;
+      for (const Candidate& c : of_track[ti].candidates) pr.add(c.hash, c.count, c.order);
+      of_track[ti] = Candidates();
     }
   }
   std::vector<RankOrder> out;

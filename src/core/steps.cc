@@ -13,19 +13,47 @@ StepSplitter::StepSplitter(const std::vector<std::string>& types) {
 }
 
 void StepSplitter::reset() {
-  seen_.clear();
+  clear_seen();
   first_ = true;
   after_optimizer_ = false;
 }
 
+bool StepSplitter::seen(uint32_t type, int64_t micro_batch, uint64_t key) const {
+  if (micro_batch >= 0 && micro_batch < kDirectIds) {
+    return type < stamps_.size() && static_cast<size_t>(micro_batch) < stamps_[type].size() &&
+           stamps_[type][micro_batch] == generation_;
+  }
+  return seen_.count(key) > 0;
+}
+
+void StepSplitter::mark(uint32_t type, int64_t micro_batch, uint64_t key) {
+  if (micro_batch >= 0 && micro_batch < kDirectIds) {
+    if (type >= stamps_.size()) stamps_.resize(type + 1);
+    std::vector<uint32_t>& v = stamps_[type];
+    if (static_cast<size_t>(micro_batch) >= v.size()) v.resize(micro_batch + 1, 0);
+    v[micro_batch] = generation_;
+  } else {
+    seen_.insert(key);
+  }
+}
+
+void StepSplitter::clear_seen() {
+  if (++generation_ == 0) {  // wrapped: old stamps could match again
+    for (auto& v : stamps_) std::fill(v.begin(), v.end(), 0);
+    generation_ = 1;
+  }
+  if (!seen_.empty()) seen_.clear();
+}
+
 bool StepSplitter::starts_new_step(const Job& job) {
   bool optimizer = job.type < is_optimizer_.size() && is_optimizer_[job.type];
-  int64_t id = job.micro_batch >= 0 ? job.micro_batch : (int64_t{1} << 33) + job.job_id;
+  int64_t mb = job.micro_batch;
+  int64_t id = mb >= 0 ? mb : (int64_t{1} << 33) + job.job_id;
   uint64_t key = (static_cast<uint64_t>(job.type) << 40) ^ static_cast<uint64_t>(id);
-  bool fresh = first_ || (after_optimizer_ && !optimizer) || seen_.count(key) > 0;
-  if (fresh) seen_.clear();
+  bool fresh = first_ || (after_optimizer_ && !optimizer) || seen(job.type, mb, key);
+  if (fresh) clear_seen();
   first_ = false;
-  seen_.insert(key);
+  mark(job.type, mb, key);
   after_optimizer_ = optimizer;
   return fresh;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <unordered_map>
 
@@ -150,12 +151,21 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
 }
 
 Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
   LineParser parser;
   std::vector<FileScan> scans(layout.files.size());
   parallel_for(layout.files.size(), options.threads, [&](size_t i) {
     scans[i] = scan_file(layout.files[i].path, static_cast<uint32_t>(i), parser, options.scan);
   });
-  return build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);
+  auto t1 = Clock::now();
+  Timeline tl = build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);
+  if (options.timings != nullptr) {
+    auto t2 = Clock::now();
+    options.timings->push_back({"read and parse", std::chrono::duration<double>(t1 - t0).count()});
+    options.timings->push_back({"runs, steps, lanes", std::chrono::duration<double>(t2 - t1).count()});
+  }
+  return tl;
 }
 
 LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options) {
