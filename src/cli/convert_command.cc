@@ -32,7 +32,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   app.add_option("--steps", o.steps, "steps to draw in .svg/.html outputs: A:B (A to B included), A:, :B or A");
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
-  app.add_option("--threads", o.threads, "files parsed in parallel (default: all cores)")
+  app.add_option("--threads", o.threads, "threads for parsing, the per-rank passes and .pftrace encoding (default: all cores)")
       ->check(CLI::Range(0u, 1024u));
   app.add_flag("--no-flows", o.no_flows,
                "no flow arrows from each job to the job it feeds (same micro-batch, next stage)");
