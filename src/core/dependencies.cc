@@ -70,9 +70,10 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
     if (!packable(j.step, chunk)) continue;
     keyed.push_back({pack_key(j.step, c.role == JobRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
   }
-  // Jobs are in (start, line) order, so a stable sort keeps each group's
-  // pieces in start order.
-  std::stable_sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+  // Jobs are in (start, line) order, so ordering ties by job keeps each
+  // group's pieces in start order.
+  std::sort(keyed.begin(), keyed.end(),
+            [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.job < b.job; });
   TrackGroups out;
   for (size_t i = 0; i < keyed.size();) {
     Group g{keyed[i].key, keyed[i].job, keyed[i].job};

@@ -212,8 +212,8 @@ class PerfettoTraceWriter {
 };
 
 // A permutation of the edges by (producer track in writing order, producer
-// job), stable: a counting sort by track, then each track's edges by job (in
-// parallel). Four bytes per edge instead of DependencyIndex's sixteen plus
+// job), ties in edge order: a counting sort by track, then each track's edges
+// by job (in parallel). Four bytes per edge instead of DependencyIndex's sixteen plus
 // eight per job.
 void PerfettoTraceWriter::index_producers() {
   const auto& edges = opt_.dependencies->edges;
@@ -224,8 +224,9 @@ void PerfettoTraceWriter::index_producers() {
   std::vector<uint32_t> fill(start.begin(), start.end() - 1);
   for (uint32_t i = 0; i < edges.size(); ++i) by_producer_[fill[visit_[edges[i].producer.track]]++] = i;
   parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t k) {
-    std::stable_sort(by_producer_.begin() + start[k], by_producer_.begin() + start[k + 1],
-                     [&](uint32_t a, uint32_t b) { return edges[a].producer.job < edges[b].producer.job; });
+    std::sort(by_producer_.begin() + start[k], by_producer_.begin() + start[k + 1], [&](uint32_t a, uint32_t b) {
+      return edges[a].producer.job != edges[b].producer.job ? edges[a].producer.job < edges[b].producer.job : a < b;
+    });
   });
 }
 

@@ -118,11 +118,13 @@ std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
     Candidates& tc = of_track[ti];
     std::vector<uint32_t> idx(t.jobs.size());
     std::iota(idx.begin(), idx.end(), 0u);
-    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+    auto by_step_line = [&](uint32_t a, uint32_t b) {
       const Job& x = t.jobs[a];
       const Job& y = t.jobs[b];
       return x.step != y.step ? x.step < y.step : x.line < y.line;
-    });
+    };
+    // Jobs in start order are mostly in (step, line) order already.
+    if (!std::is_sorted(idx.begin(), idx.end(), by_step_line)) std::stable_sort(idx.begin(), idx.end(), by_step_line);
     std::vector<OrderItem> order;
     for (size_t i = 0; i < idx.size();) {
       int32_t step = t.jobs[idx[i]].step;
