@@ -44,7 +44,8 @@ output), write outputs that parse, and account for every profiler line:
 written + rejected = seen = the lines of the input with the job marker.
 
 With --accounting the same summary check runs on every golden case
-(testdata/cases/<name>/args) instead.
+(testdata/cases/<name>/args) and on the bundled example (testdata/example)
+instead.
 
   hostile.py --binary build/pp-timeline               every case under testdata/bad
   hostile.py --binary build/pp-timeline CASE...       some of them
@@ -486,11 +487,22 @@ def run_case(binary, name, timeout, attempt=0):
             raise Failure("/dev/stdout was replaced by the run (restored)")
 
 
+# Log sets checked by --accounting besides the golden cases: (name, folder
+# the arguments are relative to, arguments).
+EXTRA_ACCOUNTING = {
+    "example": (os.path.join(ROOT, "testdata", "example"), ["--log_dir", "logs", "-o", "{out}/trace.json"]),
+}
+
+
 def run_accounting(binary, name, timeout):
-    """A golden case: its summary accounts for every profiler line."""
-    case_dir = os.path.join(CASES, name)
-    with open(os.path.join(case_dir, "args")) as f:
-        args = [a for a in f.read().splitlines() if a]
+    """A golden case (or the bundled example): its summary accounts for every
+    profiler line."""
+    if name in EXTRA_ACCOUNTING:
+        case_dir, args = EXTRA_ACCOUNTING[name]
+    else:
+        case_dir = os.path.join(CASES, name)
+        with open(os.path.join(case_dir, "args")) as f:
+            args = [a for a in f.read().splitlines() if a]
     out = tempfile.mkdtemp(prefix="ppt-accounting-")
     try:
         args = [a.replace("{out}", out) for a in args]
@@ -518,6 +530,8 @@ def main():
     base = CASES if a.accounting else BAD
     marker = "args" if a.accounting else "case.json"
     names = a.cases or sorted(d for d in os.listdir(base) if os.path.isfile(os.path.join(base, d, marker)))
+    if a.accounting and not a.cases:
+        names += sorted(EXTRA_ACCOUNTING)
     failed = 0
     for name in names:
         t0 = time.time()
