@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "pp_timeline/diff.h"
@@ -37,8 +38,16 @@ struct DiffCommandOptions {
 int run_diff(const DiffCommandOptions& o) {
   if (!o.trace.empty() && o.trace != "-") {
     std::string error;
-    if (!format_for_path(o.trace, &error)) {
+    std::optional<OutputFormat> format = format_for_path(o.trace, &error);
+    if (!format) {
       print_error("pp-timeline diff: error: -o " + error);
+      return kExitUsage;
+    }
+    // The two runs make one Chrome JSON trace or one report page; no other
+    // format is written for a comparison.
+    if (*format != OutputFormat::kChromeJson && *format != OutputFormat::kHtmlReport) {
+      print_error("pp-timeline diff: error: -o " + o.trace +
+                  ": diff writes a .json trace of both runs or an .html report");
       return kExitUsage;
     }
   }
@@ -70,8 +79,9 @@ int run_diff(const DiffCommandOptions& o) {
       code = kExitInput;
     } else {
       OutputFile file;
-      std::string path = o.trace == "-" ? "/dev/stdout" : o.trace;
-      if (!file.open(path)) {
+      // Standard output is descriptor 1 itself, as for convert (output_file.h).
+      bool opened = o.trace == "-" || o.trace == "/dev/stdout" ? file.open_stdout() : file.open(o.trace);
+      if (!opened) {
         print_error("pp-timeline diff: error: " + file.error());
         code = kExitInput;
       } else {

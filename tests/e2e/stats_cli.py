@@ -139,6 +139,8 @@ def main():
             (["diff", a, os.path.join(tmp, "missing")], 2, "diff with a missing run"),
             (["diff", bad, a], 1, "diff with a JSON that is not stats"),
             (["diff", a, slow, "-o", os.path.join(tmp, "x.txt")], 2, "diff -o with an unknown format"),
+            (["diff", a, slow, "-o", os.path.join(tmp, "x.svg")], 2, "diff -o with a format diff does not write"),
+            (["diff", a, slow, "-o", os.path.join(tmp, "x.pftrace")], 2, "diff -o x.pftrace"),
         ]:
             rc, _, err = run(binary, *args)
             check(rc == want, f"{what}: exit {want} (got {rc}: {err.strip()[:200]})")
