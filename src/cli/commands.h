@@ -34,6 +34,13 @@ struct ConvertOptions {
   std::string align_clocks = "auto";  // "auto" or "off" (clock_align.h)
 };
 
+// The options every command that reads one run's logs declares alike:
+// --log_dir, the positional files, --devices and --multi_machine.
+void add_log_input_options(CLI::App& app, std::string& log_dir, std::vector<std::string>& files,
+                           std::vector<int>& devices, bool& multi_machine);
+// --threads for the reading and the per-rank passes.
+void add_threads_option(CLI::App& app, unsigned& threads);
+
 // The conversion is the main job: its options live on the top-level app.
 void setup_convert(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);

@@ -17,14 +17,25 @@
 
 namespace ppt::cli {
 
-void setup_convert(CLI::App& app, ConvertOptions& o) {
-  app.add_option("--log_dir,--log-dir", o.log_dir,
+void add_log_input_options(CLI::App& app, std::string& log_dir, std::vector<std::string>& files,
+                           std::vector<int>& devices, bool& multi_machine) {
+  app.add_option("--log_dir,--log-dir", log_dir,
                  "launch log directory: DIR/workerlog.<i> or DIR/machine*/workerlog.<i>");
-  app.add_option("files", o.files, "log files to read instead of (or besides) --log_dir, one per rank");
-  app.add_option("--devices", o.devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")
-      ->delimiter(',');
-  app.add_flag("--multi_machine,--multi-machine", o.multi_machine,
+  app.add_option("files", files, "log files to read instead of (or besides) --log_dir, one per rank");
+  app.add_option("--devices", devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")->delimiter(',');
+  app.add_flag("--multi_machine,--multi-machine", multi_machine,
                "accepted for compatibility: machine*/ folders are found by themselves");
+}
+
+void add_threads_option(CLI::App& app, unsigned& threads) {
+  app.add_option("--threads", threads,
+                 "threads for the work done per file and per rank: reading, the passes, .pftrace pieces "
+                 "(default: all cores)")
+      ->check(CLI::Range(0u, 1024u));
+}
+
+void setup_convert(CLI::App& app, ConvertOptions& o) {
+  add_log_input_options(app, o.log_dir, o.files, o.devices, o.multi_machine);
   app.add_option("-o,--output", o.outputs,
                  "output file, format by extension (.json: Chrome trace, .pftrace/.perfetto-trace: Perfetto's "
                  "protobuf trace, .svg: picture, .html: report); "
@@ -32,8 +43,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   app.add_option("--steps", o.steps, "steps to draw in .svg/.html outputs: A:B (A to B included), A:, :B or A");
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
-  app.add_option("--threads", o.threads, "threads for parsing, the per-rank passes and .pftrace encoding (default: all cores)")
-      ->check(CLI::Range(0u, 1024u));
+  add_threads_option(app, o.threads);
   app.add_flag("--no-flows", o.no_flows,
                "no flow arrows from each job to the job it feeds (same micro-batch, next stage)");
   app.add_option("--pp-degree", o.pp_degree,

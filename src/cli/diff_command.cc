@@ -146,8 +146,7 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   sub->add_option("A", o->a, "the baseline: a log directory, a log file, or a `stats --json` file")->required();
   sub->add_option("B", o->b, "the run to judge: the same kinds")->required();
   sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>) of both runs")->delimiter(',');
-  sub->add_option("--threads", o->threads, "files parsed in parallel (default: all cores)")
-      ->check(CLI::Range(0u, 1024u));
+  add_threads_option(*sub, o->threads);
   sub->add_option("--pp-degree", o->pp_degree,
                   "pipeline depth P of both runs: rank = replica*P + stage (default: inferred)")
       ->check(CLI::PositiveNumber);

@@ -97,20 +97,14 @@ void setup_report(CLI::App& app, Runner& chosen) {
       "Write one self-contained HTML page of a run: the timeline (zoom, pan, a card per job on hover) and the "
       "stats tables. No network, no external file: it opens anywhere.\n"
       "  pp-timeline report --log_dir logs/ -o report.html [--steps 10:20]");
-  sub->add_option("--log_dir,--log-dir", o->log_dir,
-                  "launch log directory: DIR/workerlog.<i> or DIR/machine*/workerlog.<i>");
-  sub->add_option("files", o->files, "log files to read instead of (or besides) --log_dir, one per rank");
-  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")->delimiter(',');
-  sub->add_flag("--multi_machine,--multi-machine", o->multi_machine,
-                "accepted for compatibility: machine*/ folders are found by themselves");
+  add_log_input_options(*sub, o->log_dir, o->files, o->devices, o->multi_machine);
   sub->add_option("-o,--output", o->output, "the HTML file to write (- for stdout)")->required();
   sub->add_option("--steps", o->steps, "steps to draw: A:B (A to B included), A:, :B or A (default: all that fit)");
   sub->add_option("--max-jobs", o->max_jobs,
                   "job rectangles at most; beyond, the first steps that fit are drawn and the page says so")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
-  sub->add_option("--threads", o->threads, "files parsed in parallel (default: all cores)")
-      ->check(CLI::Range(0u, 1024u));
+  add_threads_option(*sub, o->threads);
   sub->add_option("--pp-degree", o->pp_degree,
                   "pipeline depth P: rank = replica*P + stage (default: inferred from the job order)")
       ->check(CLI::PositiveNumber);

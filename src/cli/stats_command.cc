@@ -92,14 +92,8 @@ void setup_stats(CLI::App& app, Runner& chosen) {
       "Measure a run from its logs: step times, each rank's busy and idle time and bubble ratio, job "
       "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
       "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
-  sub->add_option("--log_dir,--log-dir", o->log_dir,
-                  "launch log directory: DIR/workerlog.<i> or DIR/machine*/workerlog.<i>");
-  sub->add_option("files", o->files, "log files to read instead of (or besides) --log_dir, one per rank");
-  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")->delimiter(',');
-  sub->add_flag("--multi_machine,--multi-machine", o->multi_machine,
-                "accepted for compatibility: machine*/ folders are found by themselves");
-  sub->add_option("--threads", o->threads, "files parsed in parallel (default: all cores)")
-      ->check(CLI::Range(0u, 1024u));
+  add_log_input_options(*sub, o->log_dir, o->files, o->devices, o->multi_machine);
+  add_threads_option(*sub, o->threads);
   sub->add_option("--pp-degree", o->pp_degree,
                   "pipeline depth P: rank = replica*P + stage (default: inferred from the job order)")
       ->check(CLI::PositiveNumber);
