@@ -9,7 +9,8 @@ communication latency), every stage ends a step with its optimizer job, and
 step k+1 starts only after every rank's optimizer of step k (a barrier). The
 bubbles in the output are therefore the ones the schedule really has.
 
-Each rank's file gets a few start-up lines, then per step: N noise lines
+Each rank's file gets a few start-up lines (Paddle prints its `Please NOTE:
+device: ...` line once per process), then per step: N noise lines
 (glog lines of other source files and threads, Python warnings, progress
 lines, the odd long or non-ASCII line), then the step's job lines, printed
 together in plan order after the step ran (as Paddle does), then a progress
@@ -68,7 +69,15 @@ end_ns, line; printed, i.e. skewed, integer nanoseconds; 1-based line number
 in the rank's file; listed per rank, run, step in plan order) and
 "zero_time_jobs". "mb" is the simulated micro-batch, also with --no-mb.
 Step numbers start at --start-step when given, else at 0,
-in every run. Jobs dropped by --missing-step are not in the truth.
+in every run.
+
+--start-step also prints the schedule marker, `Schedule Profiler start at step
+X and end at step X+S+1`: by default once at start-up in PaddleNLP's logger
+format; with --marker every-iteration as current Paddle's
+paddle.profiler.utils.switch_job_schedule_profiler() does, through the root
+logger (`INFO:root:...`) at every iteration 0 .. X+S: before the window, before
+each logged step's job lines, and once more at iteration X+S, which exits
+before running. --rerun-same-pid gives the rerun the first run's thread id. Jobs dropped by --missing-step are not in the truth.
 
 --self-test generates a few small sets for every schedule and checks the files
 against the truth, the plans' shapes, the dependencies, the barrier and the
@@ -557,7 +566,7 @@ _GLOG_MSGS = (
     ("I", "auto_growth_best_fit_allocator.cc:{n}", "Allocate {big} bytes, ptr = 0x7f{hx}"),
     ("I", "process_group_nccl.cc:{n}", "ProcessGroupNCCL allreduce of {big} bytes on ring {mb}, rank {rank}"),
     ("I", "reducer.cc:{n}", "Start fused allreduce of {mb} vars, {big} bytes in group {rank}"),
-    ("W", "gpu_resources.cc:119", "Please NOTE: device: {local}, GPU Compute Capability: 8.0, Driver API Version: 12.2, Runtime API Version: 12.0"),
+    ("W", "dist_tensor.cc:{n}", "The tensor with placements [Shard(0), Replicate()] is resharded on rank {rank} to [Replicate(), Replicate()]"),
     ("I", "tcp_store.cc:{n}", "TCPStore get key pp_send_recv_{mb}_{rank} took {mb} ms"),
     ("W", "eager_method.cc:140", "Warning:: 0D Tensor cannot be used as 'Tensor.numpy()[0]' . In order to avoid this problem, 0D Tensor will be changed to 1D numpy currently, but it's not correct and will be removed in future. For Tensor contain only one element, Please modify  'Tensor.numpy()[0]' to 'float(Tensor)' as soon as possible, otherwise 'Tensor.numpy()[0]' will raise error in future."),
     ("I", "nccl_comm_context.cc:70", "init NCCLCommContext rank: {rank}, size: {n}, unique_comm_key: {big}, unique_key: NCCLCommContext_{big}, nccl_id: 5a0d{hx}"),
@@ -737,6 +746,11 @@ def printed_jobs(cfg, sim, rank, machine):
     return out
 
 
+def marker_text(cfg):
+    """The schedule marker: the window [start, end) whose iteration end-1 exits."""
+    return "Schedule Profiler start at step %d and end at step %d" % (cfg.start_step, cfg.start_step + cfg.steps + 1)
+
+
 def step_label(cfg, n):
     return (cfg.start_step if cfg.start_step is not None else 0) + n
 
@@ -761,20 +775,32 @@ def render_rank(rank):
     src = cfg.job_src
     glog = pr.glog
     for run, steps in enumerate(jobs):
-        # A rerun is a new process: glog prints its new thread id.
-        pr.tid = base_tid + run * 1009
+        # A rerun is a new process: glog prints its new thread id, unless the
+        # restarted container gave the trainer the same PID (--rerun-same-pid).
+        pr.tid = base_tid + (0 if cfg.rerun_same_pid else run * 1009)
         tid = pr.tid
         run_start = step_bounds[run][0][0] + skew
         pr.startup(run_start - 5 * NS_PER_S, lines)
+        every = cfg.start_step is not None and cfg.marker == "every-iteration"
         if cfg.start_step is not None:
-            lines.append(pr.pylog("INFO", run_start - 4 * NS_PER_S)
-                         + "Schedule Profiler start at step %d and end at step %d" % (
-                             cfg.start_step, cfg.start_step + cfg.steps + 1))
+            window = marker_text(cfg)
+            if every:
+                # Paddle's switch_job_schedule_profiler() logs the marker at
+                # every iteration, through the root logger; iterations before
+                # the window print nothing else here.
+                for it in range(cfg.start_step):
+                    lines.append("INFO:root:" + window)
+            else:
+                # PaddleNLP's auto-parallel engine: once, at start-up.
+                lines.append(pr.pylog("INFO", run_start - 4 * NS_PER_S) + window)
         for n, js in enumerate(steps):
             label = step_label(cfg, n)
             t0, t1 = step_bounds[run][n]
             t0 += skew
             t1 += skew
+            if every:
+                # Logged before the iteration runs, so before its job lines.
+                lines.append("INFO:root:" + marker_text(cfg))
             nn = cfg.noise
             after = 1 if nn >= 2 else 0
             pr.noise(nn - after, t0, t1, label, lines)
@@ -802,6 +828,10 @@ def render_rank(rank):
                     job_lines.append((run, label, ty, m, jid, s, e, len(lines)))
             if after:
                 pr.progress(tprint + 2 * NS_PER_MS, label, lines)
+        if every:
+            # Iteration end-1 logs its marker, then sys.exit() ends the process
+            # before it runs: the window's last logged step is end-2.
+            lines.append("INFO:root:" + marker_text(cfg))
     nl = "\r\n" if cfg.crlf else "\n"
     text = nl.join(lines) + nl
     data = text.encode("utf-8")
@@ -942,6 +972,12 @@ def make_parser():
                    help="add MS milliseconds (fractional/negative, rounded to 1 us) to every printed time of that machine")
     p.add_argument("--slow", action="append", metavar="RANK:FACTOR", help="multiply that rank's job durations")
     p.add_argument("--rerun", action="store_true", help="append a second complete run, 60 s after the first ended")
+    p.add_argument("--rerun-same-pid", action="store_true",
+                   help="the rerun's process has the same glog thread id as the first run's (a restarted container)")
+    p.add_argument("--marker", choices=("once", "every-iteration"), default="once",
+                   help="with --start-step: the schedule marker once at start-up in PaddleNLP's logger format "
+                        "(default), or at every iteration in the root logger's format, as Paddle's "
+                        "paddle.profiler.utils.switch_job_schedule_profiler() logs it")
     p.add_argument("--missing-step", action="append", metavar="RANK:STEP[:RUN]",
                    help="drop that step's job lines from that rank (all runs unless RUN given); "
                         "STEP is numbered as in the truth: from --start-step, else from 0")
@@ -992,6 +1028,8 @@ def config_from_args(a):
             raise SystemExit("gen_logs.py: --skew machine %d out of range" % k)
     cfg.slow = parse_pairs(a.slow, "--slow", int, float)
     cfg.runs = 2 if a.rerun else 1
+    cfg.rerun_same_pid = a.rerun_same_pid
+    cfg.marker = a.marker
     cfg.missing = parse_rank_step(a.missing_step, "--missing-step")
     cfg.overlap = parse_rank_step(a.overlap, "--overlap")
     cfg.seed = a.seed
@@ -1069,10 +1107,13 @@ def check_set(args, workdir, label):
             continue
         markers = [ln for ln in lines if "Schedule Profiler start at step" in ln]
         if cfg.start_step is not None:
-            want = "Schedule Profiler start at step %d and end at step %d" % (
-                cfg.start_step, cfg.start_step + cfg.steps + 1)
-            if len(markers) != cfg.runs or any(not m.rstrip("\r").endswith(want) for m in markers):
-                fail("rank %d: markers %r" % (r, markers))
+            want = marker_text(cfg)
+            # every-iteration: iterations 0 .. end-1, the last one exits.
+            per_run = cfg.start_step + cfg.steps + 1 if cfg.marker == "every-iteration" else 1
+            if len(markers) != cfg.runs * per_run or any(not m.rstrip("\r").endswith(want) for m in markers):
+                fail("rank %d: markers %r" % (r, markers[:4]))
+            if cfg.marker == "every-iteration" and any(not m.startswith("INFO:root:") for m in markers):
+                fail("rank %d: markers not in the root logger's format" % r)
         elif markers:
             fail("rank %d: unexpected marker" % r)
         for j in jobs:
@@ -1250,6 +1291,8 @@ def self_test():
                                  "--slow", "5:1.5", "--jobs", "2"]),
             ("counter", base + ["--schedule", "zbh1", "--prefix", "none", "--job-id", "counter", "--start-step", "5"]),
             ("artefacts", base + ["--schedule", "1f1b", "--missing-step", "3:1", "--overlap", "2:2", "--rerun"]),
+            ("every_iteration", base + ["--schedule", "1f1b", "--start-step", "4", "--marker", "every-iteration",
+                                        "--rerun", "--rerun-same-pid"]),
         ]
         truths = {}
         for label, args in cases:
@@ -1274,6 +1317,25 @@ def self_test():
             start1 = min(j["start_ns"] for j in t["jobs"] if j["run"] == 1)
             if not 60 * NS_PER_S <= start1 - end0 < 61 * NS_PER_S:
                 problems.append("artefacts: rerun gap %d ns" % (start1 - end0))
+        # Every-iteration markers: one right before each step's first job line
+        # (after the noise-free gap), and the rerun keeps the thread id.
+        t = truths["every_iteration"]
+        info0 = [x for x in t["ranks"] if x["rank"] == 0][0]
+        with open(os.path.join(work, "every_iteration", info0["file"])) as f:
+            lines0 = f.read().split("\n")
+        firsts = {}
+        for j in t["jobs"]:
+            if j["rank"] == 0:
+                firsts.setdefault((j["run"], j["step"]), j["line"])
+        for (run, step), line in sorted(firsts.items()):
+            before = [ln for ln in lines0[:line - 1] if "Schedule Profiler" in ln]
+            want = run * (4 + 3 + 1) + 4 + (step - 4) + 1
+            if len(before) != want:
+                problems.append("every_iteration: %d markers before run %d step %d, want %d" % (
+                    len(before), run, step, want))
+        tids = {ln.split()[2] for ln in lines0 if "Profiler Info: Job" in ln}
+        if len(tids) != 1:
+            problems.append("every_iteration: --rerun-same-pid gave thread ids %r" % sorted(tids))
         # Skew: machine 1 printed 3.25 ms early, machine 0 0.0004 ms -> 0 us.
         t = truths["variants"]
         sk = {x["machine"]: x["skew_ns"] for x in t["ranks"]}

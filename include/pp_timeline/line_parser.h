@@ -44,6 +44,10 @@ struct LineResult {
   IssueKind issue{};         // when kRejected (or a bad marker, with kind kOther)
   bool has_issue = false;
   std::string detail;        // the reason, when has_issue
+  // When a job line is cut short and another line's text follows on the same
+  // line (no newline between them), the offset where that text begins; the
+  // result is about the text before it. npos otherwise.
+  size_t rest = std::string_view::npos;
 };
 
 class LineParser {
@@ -54,22 +58,36 @@ class LineParser {
   LineParser& operator=(const LineParser&) = delete;
 
   // `line` is one whole line without its '\n' (a trailing '\r' is allowed).
-  // `last_unterminated` marks the file's final line when it has no newline, so
-  // a cut-off job line is reported as truncated rather than malformed.
-  LineResult parse(std::string_view line, bool last_unterminated = false) const;
+  // `last_unterminated` marks the file's final line when it has no newline.
+  //
+  // A job line cut short is reported as kTruncatedJobLine with its tail, not
+  // as malformed or as a job whose end precedes its start:
+  //  - the file's last line without a newline whose end time is not exactly
+  //    what Paddle prints (std::to_string: digits, '.', six digits), or that
+  //    stops before the end time: a cut inside the end time's digits leaves a
+  //    valid but wrong number;
+  //  - a job line that fails and holds the start of another line (a glog or
+  //    Python logging prefix, another job line) where it stops making sense:
+  //    the cut line and the next one, without a newline between them. With
+  //    `split` the result says where that text begins (LineResult::rest);
+  //  - a line whose end time lacks Paddle's six decimals and ends before its
+  //    start.
+  LineResult parse(std::string_view line, bool last_unterminated = false, bool split = true) const;
 
   // The same, with the fast path off: RE2 alone decides. For the tests and
   // fuzzers that check both paths agree.
-  LineResult parse_regex_only(std::string_view line, bool last_unterminated = false) const;
+  LineResult parse_regex_only(std::string_view line, bool last_unterminated = false, bool split = true) const;
 
  private:
-  LineResult parse_impl(std::string_view line, bool last_unterminated, bool fast) const;
-  void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast,
+  LineResult parse_impl(std::string_view line, bool last_unterminated, bool fast, bool split) const;
+  void parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast, bool split,
                  LineResult& out) const;
   void parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const;
+  size_t find_other_line(std::string_view body) const;
 
   std::unique_ptr<re2::RE2> job_re_;
   std::unique_ptr<re2::RE2> marker_re_;
+  std::unique_ptr<re2::RE2> line_start_re_;
 };
 
 // Returns `type` if it is valid UTF-8, else a copy with each invalid byte

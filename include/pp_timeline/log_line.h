@@ -37,6 +37,16 @@ inline constexpr std::string_view kEndKey = ", job_end_time = ";
 inline constexpr std::string_view kScheduleMarker = "Schedule Profiler start at step ";
 inline constexpr std::string_view kScheduleMarkerEnd = " and end at step ";
 
+// The start-up line a Paddle process prints once, when it first sets up a GPU
+// (LOG_FIRST_N(WARNING, 1) in paddle/phi/backends/gpu/gpu_resources.cc, in
+// paddle/fluid/platform/device_context.cc before 2.3):
+//
+//   W1020 09:15:00.197323 25999 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 9.0, Driver API Version: 12.4, Runtime API Version: 12.3
+//
+// (older: "..., CUDA Capability: 70, ..."). A second one in a file is a new
+// process: a rerun appended to the same log.
+inline constexpr std::string_view kProcessStartMarker = "Please NOTE: device: ";
+
 // RE2 syntax. Applied to the text that starts at kJobMarker, up to the end of
 // the line (without the newline). Groups: 1 job id, 2 type, 3 micro-batch id
 // (optional), 4 start time text, 5 end time text. A type is any run of

@@ -10,8 +10,9 @@ constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
      "a line contains 'Profiler Info: Job (' but not the rest of the job format; "
      "it may have been cut by another thread's output"},
     {"truncated_job_line", Severity::kError, true,
-     "the file ends in the middle of a job line: the run was killed, or the file is still "
-     "being written"},
+     "a job line is cut short (its tail is shown): the file ends inside it (the run was killed, "
+     "or the file is still being written), or the next line's text follows the cut without a "
+     "newline (a process killed mid-line, then a rerun appended); the cut job is not drawn"},
     {"bad_job_id", Severity::kError, true, "the number in 'Job (N)' is not an integer"},
     {"bad_micro_batch_id", Severity::kError, true,
      "micro_batch_id is not a non-negative integer"},
@@ -49,7 +50,9 @@ constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
      "a job type contains bytes that are not UTF-8; they are shown as U+FFFD"},
     {"rerun", Severity::kInfo, false,
      "a log file holds more than one run appended (the log directory was reused without "
-     "--log_overwrite); each run is shown separately"},
+     "--log_overwrite, or the trainer was restarted): a new process's start-up line, a new "
+     "thread id, times that go back, or a schedule marker with another window; each run is "
+     "shown separately"},
     {"missing_step", Severity::kWarning, false,
      "a rank has no job in a step that other ranks ran: its lines for that step are missing "
      "from the log (cut output, a crash); the other ranks' steps are numbered as usual"},

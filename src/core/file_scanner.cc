@@ -21,9 +21,15 @@ namespace ppt {
 namespace {
 
 // Both the job line and the schedule marker contain this literal; one search
-// for it finds every candidate line.
+// for it and the start-up line's literal finds every candidate line.
 constexpr std::string_view kCandidate = "Profiler ";
 constexpr size_t kCandidateProbe = 3;  // 'f': rarer than 'P' in ordinary logs
+constexpr std::string_view kStartup = log_line::kProcessStartMarker;
+constexpr size_t kStartupProbe = 7;  // 'N' of "NOTE"
+static_assert(kCandidate[0] == kStartup[0], "find_either_literal needs one first byte");
+// A line is taken apart at most this many times (a cut line, then the next
+// line's text); what is left after that is parsed as one piece.
+constexpr int kMaxPiecesPerLine = 8;
 
 // Reads up to `cap` bytes; returns 0 at the end, -1 on an error (with a
 // message in *error).
@@ -39,6 +45,8 @@ class Scanner {
  private:
   void process_lines(const char* p, const char* end);
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
+  void handle_result(const LineResult& r, std::string_view line, uint64_t line_no);
+  void note_process_start(uint64_t line_no);
   uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
   uint32_t earlier_copy(const Job& job);
 
@@ -177,7 +185,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
     if (eof) {
       if (tail > 0) {
         std::string_view line(base + start, tail);
-        if (line.find(kCandidate) != std::string_view::npos) {
+        if (line.find(kCandidate) != std::string_view::npos || line.find(kStartup) != std::string_view::npos) {
           handle_line(line, lines_ + 1, true);
         }
         ++lines_;
@@ -206,7 +214,8 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
 // bulk between them.
 void Scanner::process_lines(const char* p, const char* end) {
   while (p < end) {
-    const char* hit = find_literal(p, end, kCandidate, kCandidateProbe);
+    int which = 0;
+    const char* hit = find_either_literal(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe, &which);
     if (!hit) {
       lines_ += count_newlines(p, end);
       return;
@@ -245,8 +254,33 @@ uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::stri
   return id;
 }
 
+void Scanner::note_process_start(uint64_t line_no) {
+  ProcessStartAt p;
+  p.job_index = static_cast<uint32_t>(out_.jobs.size());
+  p.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  out_.process_starts.push_back(p);
+}
+
+// A line is usually one piece. A job line cut short and followed by another
+// line's text (a process killed mid-line, then a rerun appended) is split
+// where the parser found the other line's start, and each piece is handled in
+// order, so the next process's start-up line or job is not lost.
 void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unterminated) {
-  LineResult r = parser_.parse(line, last_unterminated);
+  for (int piece = 1;; ++piece) {
+    LineResult r = parser_.parse(line, last_unterminated, piece < kMaxPiecesPerLine);
+    std::string_view text = r.rest == std::string_view::npos ? line : line.substr(0, r.rest);
+    size_t startup = text.find(kStartup);
+    size_t content = text.find(kCandidate);
+    bool startup_first = startup != std::string_view::npos && (content == std::string_view::npos || startup < content);
+    if (startup_first) note_process_start(line_no);
+    handle_result(r, text, line_no);
+    if (startup != std::string_view::npos && !startup_first) note_process_start(line_no);
+    if (r.rest == std::string_view::npos) return;
+    line = line.substr(r.rest);
+  }
+}
+
+void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t line_no) {
   switch (r.kind) {
     case LineKind::kOther:
       if (r.has_issue) out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);

@@ -88,9 +88,16 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
     tl.counts.jobs += s.counts.jobs;
     tl.diagnostics.merge(s.diagnostics);
     if (runs_of[f].slices.size() > 1) {
-      tl.diagnostics.add(IssueKind::kRerun, f, 0,
-                         fmt::format("holds {} runs appended; each is shown separately",
-                                     runs_of[f].slices.size()));
+      // Where each later run begins, and the evidence (the first three).
+      const std::vector<RunSlice>& sl = runs_of[f].slices;
+      std::string where;
+      for (size_t k = 1; k < sl.size() && k <= 3; ++k) {
+        where += fmt::format("{}run {} at line {}: {}", k > 1 ? "; " : "", k + 1, sl[k].why_line,
+                             run_start_reason(sl[k].why));
+      }
+      if (sl.size() > 4) where += "; ...";
+      tl.diagnostics.add(IssueKind::kRerun, f, sl[1].why_line,
+                         fmt::format("holds {} runs appended ({}); each is shown separately", sl.size(), where));
     }
     for (const std::string& t : s.types) {
       auto [it, inserted] = type_ids.emplace(t, static_cast<uint32_t>(tl.types.size()));

@@ -22,6 +22,8 @@ static inputs (logs/...). case.json:
                                                  timer): all overlap each other
               ["clock_jumps", PATH, COUNT]       COUNT jobs, each 2 s before the last
               ["append", PATH, TEXT]             appends TEXT
+              ["glued", PATH, COUNT]             one line of COUNT job lines, each cut
+                                                 short and followed by the next
               ["gzip", SRC, DST, FRACTION]       DST = gzip of SRC cut to FRACTION
   during    what happens while the binary runs:
               {"grow": PATH}      once it has read part of PATH, it is stopped
@@ -147,6 +149,9 @@ def do_setup(work, steps):
                     f.write(PREFIX + b"Profiler Info: Job (0), type = forward, micro_batch_id = 0, job_start_time = "
                             b"%d.%06d, job_end_time = %d.%06d\n" % (start // 1000000, start % 1000000,
                                                                     (start + 500000) // 1000000, (start + 500000) % 1000000))
+        elif kind == "glued":
+            with open(path, "ab") as f:
+                f.write(b"".join(job_line(i)[:-30] for i in range(step[2])) + b"\n")
         elif kind == "append":
             with open(path, "ab") as f:
                 f.write(step[2].encode("utf-8"))
@@ -224,9 +229,17 @@ def input_files(work, args):
     return files
 
 
+# A line that holds several job lines, each cut short and followed by the
+# next, is taken apart into at most this many pieces (file_scanner.cc), each a
+# profiler line of its own.
+MAX_PIECES_PER_LINE = 8
+
+
 def count_marker_lines(paths, prefixes):
-    """Lines with the job marker in the regular files among `paths` (each
-    cut to prefixes[path] bytes when given)."""
+    """Job lines in the regular files among `paths` (each cut to
+    prefixes[path] bytes when given): the lines with the job marker, a line
+    with several markers counting as one per marker, up to
+    MAX_PIECES_PER_LINE."""
     n = 0
     for p in paths:
         try:
@@ -243,7 +256,7 @@ def count_marker_lines(paths, prefixes):
                 return None
         if p in prefixes:
             data = data[:prefixes[p]]
-        n += sum(1 for line in data.split(b"\n") if MARKER in line)
+        n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in data.split(b"\n"))
     return n
 
 

@@ -49,6 +49,11 @@ SCENARIOS = {
     "data_parallel_machines": ["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--machines", "2"],
     "rerun_appended": ["--schedule", "1f1b", "--rerun", "--steps", "2"],
     "rerun_with_marker_no_prefix": ["--schedule", "1f1b", "--rerun", "--start-step", "5", "--prefix", "none"],
+    "marker_every_iteration": ["--schedule", "vpp", "--start-step", "10", "--steps", "3", "--marker", "every-iteration",
+                               "--noise", "5"],
+    "rerun_same_pid": ["--schedule", "1f1b", "--rerun", "--rerun-same-pid", "--steps", "2"],
+    "rerun_same_pid_every_iteration_no_prefix": ["--schedule", "zbh1", "--rerun", "--rerun-same-pid", "--start-step", "4",
+                                                 "--marker", "every-iteration", "--prefix", "none"],
     "missing_step_on_one_rank": ["--schedule", "1f1b", "--steps", "4", "--missing-step", "2:1"],
     "missing_first_step": ["--schedule", "vpp", "--steps", "4", "--missing-step", "0:0", "--micro-batches", "8"],
     "overlapping_jobs": ["--schedule", "1f1b", "--overlap", "1:0", "--overlap", "3:1"],
@@ -174,6 +179,9 @@ def check_scenario(binary, name, gen_args, work):
     names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
     if len(runs) > 1:
         check(any(n.startswith("run 2/") for n in names), "second run not shown separately: %s" % names)
+    shown = {n.split(":")[0] for n in names if n.startswith("run ")}
+    want_runs = {"run %d/%d" % (k + 1, len(runs)) for k in range(len(runs))} if len(runs) > 1 else set()
+    check(shown == want_runs, "runs shown %s, the truth has %d" % (sorted(shown), len(runs)))
     prev = {}
     for s in steps:
         key = s["pid"]

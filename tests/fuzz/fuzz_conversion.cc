@@ -79,8 +79,14 @@ LineStats count_lines(std::string_view data) {
 
 bool same_jobs(const ppt::FileScan& a, const ppt::FileScan& b) {
   if (a.jobs.size() != b.jobs.size() || a.types != b.types || a.markers.size() != b.markers.size() ||
-      a.thread_changes.size() != b.thread_changes.size()) {
+      a.thread_changes.size() != b.thread_changes.size() || a.process_starts.size() != b.process_starts.size()) {
     return false;
+  }
+  for (size_t i = 0; i < a.process_starts.size(); ++i) {
+    if (a.process_starts[i].job_index != b.process_starts[i].job_index ||
+        a.process_starts[i].line != b.process_starts[i].line) {
+      return false;
+    }
   }
   for (size_t i = 0; i < a.jobs.size(); ++i) {
     const ppt::Job &x = a.jobs[i], &y = b.jobs[i];

@@ -60,6 +60,68 @@ TEST_CASE("a cut-off last line is reported as truncated", "[scanner]") {
   CHECK(ok.jobs.size() == 1);
 }
 
+TEST_CASE("a job line cut short is a truncated line, wherever the cut falls", "[scanner]") {
+  // start 213.760986 ms, end 254.006104 ms after the epoch second.
+  const std::string full =
+      "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (3), type = forward, "
+      "micro_batch_id = 2, job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
+  const std::string before = job_line("forward", 0, 0, 10);
+  auto check_truncated = [&](const std::string& log, size_t jobs, const std::string& tail) {
+    INFO(log);
+    FileScan s = scan_buffer(log, 0, parser());
+    CHECK(s.jobs.size() == jobs);
+    CHECK(s.diagnostics.count_of(IssueKind::kTruncatedJobLine) == 1);
+    CHECK(s.diagnostics.count_of(IssueKind::kEndBeforeStart) == 0);
+    CHECK(s.diagnostics.count_of(IssueKind::kMalformedJobLine) == 0);
+    CHECK(s.diagnostics.count_of(IssueKind::kBadTime) == 0);
+    CHECK(s.counts.jobs + s.diagnostics.rejected_jobs() == s.counts.profiler_lines);
+    for (const Diagnostic& d : s.diagnostics.examples()) {
+      if (d.kind != IssueKind::kTruncatedJobLine) continue;
+      CHECK(d.line == 2);
+      CHECK(d.detail.find(tail) != std::string::npos);
+    }
+  };
+  SECTION("at the end of the file, inside a key") {
+    check_truncated(before + full.substr(0, full.find("job_end_time") + 10), 1, "job_end_ti");
+  }
+  SECTION("at the end of the file, inside the end time's whole milliseconds (a valid but wrong number)") {
+    check_truncated(before + full.substr(0, full.size() - 9), 1, "job_end_time = 16977933072");
+  }
+  SECTION("at the end of the file, inside the end time's decimals") {
+    check_truncated(before + full.substr(0, full.size() - 4), 1, "1697793307254.00");
+    check_truncated(before + full.substr(0, full.size() - 7), 1, "1697793307254");
+  }
+  SECTION("followed by the next process's first line") {
+    std::string cut = full.substr(0, full.size() - 9);
+    check_truncated(before + cut +
+                        "W1020 09:16:02.010258 21402 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute "
+                        "Capability: 9.0, Driver API Version: 12.4, Runtime API Version: 12.3\n" +
+                        job_line("forward", 0, 60'000'000, 60'000'010),
+                    2, "job_end_time = 16977933072");
+  }
+  SECTION("followed by the next job line: both lines' jobs are accounted for, the second is drawn") {
+    std::string cut = full.substr(0, full.size() - 9);
+    check_truncated(before + cut + job_line("forward", 1, 20, 30), 2, "job_end_time = 16977933072");
+  }
+  SECTION("followed by a Python logging line") {
+    std::string cut = full.substr(0, full.find("job_start_time") + 20);
+    check_truncated(before + cut + "[2023-10-20 09:16:02,010] [    INFO] - PaddleNLP version: 3.0.0b2\n", 1,
+                    "job_start_time = 1");
+  }
+  SECTION("a cut end time followed by a newline is not a job whose end precedes its start") {
+    check_truncated(before + full.substr(0, full.size() - 9) + "\n" + job_line("forward", 1, 20, 30), 2,
+                    "job_end_time = 16977933072");
+  }
+  SECTION("a whole last line without a newline is a job, with CR or without") {
+    FileScan a = scan_buffer(before + full, 0, parser());
+    CHECK(a.jobs.size() == 2);
+    CHECK(a.diagnostics.rejected_jobs() == 0);
+    FileScan b = scan_buffer(before + full + "\r", 0, parser());
+    CHECK(b.jobs.size() == 2);
+    CHECK(b.diagnostics.rejected_jobs() == 0);
+  }
+}
+
 TEST_CASE("a line longer than the buffer is skipped and reported, the rest is read", "[scanner]") {
   ScanOptions opt;
   opt.buffer_bytes = 256;
