@@ -202,7 +202,9 @@ def input_files(work, args):
         d = os.path.join(work, log_dir)
         if os.path.isdir(d):
             names = os.listdir(d)
-            machines = [m for m in names if m.startswith("machine") and os.path.isdir(os.path.join(d, m))]
+            # Every sub-folder holding workerlog files is a machine (log_layout.h).
+            machines = [m for m in names if os.path.isdir(os.path.join(d, m)) and
+                        any(re.fullmatch(r"workerlog\.(\d{1,6})(\.gz)?", n) for n in os.listdir(os.path.join(d, m)))]
             dirs = [os.path.join(d, m) for m in machines] if machines else [d]
             for sub in dirs:
                 logs = {}
