@@ -107,11 +107,13 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     std::error_code type_ec;
-    if (it->is_directory(type_ec)) {
+    int index = workerlog_index(name);
+    // A directory named workerlog.<i> stays that rank's log: reading it
+    // fails with a message, so the rank is not lost in silence.
+    if (index < 0 && it->is_directory(type_ec)) {
       out.subdirs.push_back(name);
       continue;
     }
-    int index = workerlog_index(name);
     if (index < 0) continue;  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
     auto [pos, inserted] = out.workerlogs.emplace(index, it->path().string());
     if (!inserted) {

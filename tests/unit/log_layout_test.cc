@@ -55,7 +55,7 @@ TEST_CASE("the devices option picks local indices and keeps the run's global ran
   CHECK(r.layout->files[1].global_rank == 10);
 }
 
-TEST_CASE("--devices 1,2,3 loads ranks 1 to 3, not 0 to 2", "[layout]") {
+TEST_CASE("devices 1,2,3 load ranks 1 to 3, not 0 to 2", "[layout]") {
   ppt::testing::TempDir dir;
   for (int i = 0; i < 4; ++i) dir.write("workerlog." + std::to_string(i), "x\n");
   LayoutResult r = discover_layout({dir.path(), {}, {1, 2, 3}});
@@ -79,7 +79,7 @@ TEST_CASE("rank ranges are written compactly", "[layout]") {
   CHECK(format_rank_ranges({5}) == "5");
 }
 
-TEST_CASE("--devices on several machines: rank = machine * processes per machine + i", "[layout]") {
+TEST_CASE("devices on several machines: rank = machine * processes per machine + i", "[layout]") {
   ppt::testing::TempDir dir;
   for (const char* m : {"machine0", "machine1"}) {
     for (int i = 0; i < 4; ++i) dir.write(std::string(m) + "/workerlog." + std::to_string(i), "x\n");
