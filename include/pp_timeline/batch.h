@@ -3,7 +3,8 @@
 // An artifact is a log directory, a .tar / .tar.gz of one (extracted safely
 // by tar_reader.h into a temporary directory under the output directory), or
 // a folder holding many runs: every directory below it that holds
-// workerlog.<i> files (or machine*/ folders of them) is one run. Each run gets
+// workerlog.<i> files (or machine folders of them: machine*/, or named by an
+// IPv4 address) is one run. Each run gets
 // its own folder under the output directory with its traces, its picture and
 // its report; the batch as a whole gets index.html, index.json and
 // summary.md.
@@ -83,7 +84,7 @@ std::string batch_summary_markdown(const BatchResult& result);
 std::string batch_index_html(const BatchResult& result);
 
 // Directories at or below `root` that hold logs (workerlog.<i>[.gz] files or
-// machine*/ folders of them), in natural order, as paths relative to `root`
+// machine folders of them: machine*/, 10.0.0.2/), in natural order, as paths relative to `root`
 // ("." for root itself). Does not follow symbolic links; stops at a log
 // directory and at `max_depth`.
 std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth = 8);

@@ -111,6 +111,7 @@ struct StepTimeSummary {
 
 struct Stats {
   std::string source;        // what was read, for the report's title
+  std::string partial;       // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
   uint64_t jobs = 0;
   uint32_t runs = 0;
   double straggler_margin = 0;

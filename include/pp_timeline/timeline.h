@@ -27,11 +27,12 @@ namespace ppt {
 
 // One input file: one rank's launch log.
 struct SourceFile {
-  std::string path;          // as opened
-  std::string machine_name;  // "machine3", or "" for a single-machine directory
+  std::string path;          // as opened; "<stdin>" for standard input
+  std::string machine_name;  // "machine3", "10.0.0.2", or "" for a single-machine directory
   int32_t machine = 0;       // index of the machine, natural order
   int32_t local_index = 0;   // the i of workerlog.<i> (or the position of an explicit file)
-  int32_t global_rank = 0;   // machine-major order over all files
+  int32_t global_rank = 0;   // the run's rank: machine * processes per machine + i (log_layout.h)
+  bool standard_input = false;  // read from standard input ("-"), not from `path`
 };
 
 // One drawn job. Kept small: the converter holds every job of a run.
@@ -89,12 +90,25 @@ struct InputCounts {
 struct Timeline {
   std::vector<SourceFile> files;
   std::vector<std::string> machines;  // names, by machine index
+  // Ranks of the whole run, of which `files` may be a subset (--devices); 0
+  // when unknown (then the highest rank + 1). `partial` says which are loaded
+  // ("ranks 1-3 of 4 loaded (--devices)"), "" when all are.
+  int32_t world_ranks = 0;
+  std::string partial;
   std::vector<std::string> types;     // interned job types (valid UTF-8)
   std::vector<Track> tracks;          // ordered by (run, rank)
   std::vector<Run> runs;              // ordered by time
   int64_t origin_ns = 0;              // earliest job start over everything
   InputCounts counts;
   Diagnostics diagnostics;
+
+  // The run's rank count: world_ranks, or more if a rank is numbered beyond it.
+  int32_t rank_count() const {
+    int32_t n = world_ranks;
+    for (const SourceFile& f : files) n = f.global_rank >= n ? f.global_rank + 1 : n;
+    for (const Track& t : tracks) n = t.rank >= n ? t.rank + 1 : n;
+    return n;
+  }
 
   size_t job_count() const {
     size_t n = 0;

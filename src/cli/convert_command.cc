@@ -20,11 +20,16 @@ namespace ppt::cli {
 void add_log_input_options(CLI::App& app, std::string& log_dir, std::vector<std::string>& files,
                            std::vector<int>& devices, bool& multi_machine) {
   app.add_option("--log_dir,--log-dir", log_dir,
-                 "launch log directory: DIR/workerlog.<i> or DIR/machine*/workerlog.<i>");
-  app.add_option("files", files, "log files to read instead of (or besides) --log_dir, one per rank");
-  app.add_option("--devices", devices, "only these local indices (workerlog.<i>), e.g. 0,2,3")->delimiter(',');
+                 "launch log directory: DIR/workerlog.<i>, or DIR/<machine>/workerlog.<i> with one folder per "
+                 "machine (machine0/, 10.0.0.2/, node-a/)");
+  app.add_option("files", files,
+                 "log files, one per rank in rank order, '-' for standard input; or one log directory (as "
+                 "--log_dir)");
+  app.add_option("--devices", devices,
+                 "only these local indices (the i of workerlog.<i>), e.g. 1,2,3; ranks keep the whole run's numbers")
+      ->delimiter(',');
   app.add_flag("--multi_machine,--multi-machine", multi_machine,
-               "accepted for compatibility: machine*/ folders are found by themselves");
+               "accepted for compatibility: machine folders are found by themselves");
 }
 
 void add_threads_option(CLI::App& app, unsigned& threads) {
@@ -78,6 +83,12 @@ int run_convert(const ConvertOptions& o) {
     return kExitUsage;
   }
   LayoutRequest request{o.log_dir, o.files, o.devices};
+  // `pp-timeline logs/`: the directory is the log directory (its default
+  // outputs go there too).
+  if (std::string error = resolve_positional_dir(request); !error.empty()) {
+    print_err("pp-timeline: error: " + error);
+    return kExitUsage;
+  }
   LayoutResult found = discover_layout(request);
   if (!found.layout) {
     print_err("pp-timeline: error: " + found.error);
@@ -107,7 +118,9 @@ int run_convert(const ConvertOptions& o) {
   }
   for (const std::string& path : o.perfetto_json) outputs.push_back({path, OutputFormat::kPerfettoJson});
   if (outputs.empty()) {
-    std::filesystem::path dir = o.log_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(o.log_dir);
+    // Beside the log directory; for files (and standard input) in the current folder.
+    std::filesystem::path dir =
+        request.log_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(request.log_dir);
     outputs.push_back({(dir / "pipeline_profile.json").string(), OutputFormat::kChromeJson});
     outputs.push_back({(dir / "pipeline_profile_perfetto.json").string(), OutputFormat::kPerfettoJson});
   }
@@ -119,7 +132,8 @@ int run_convert(const ConvertOptions& o) {
     }
   }
   if (o.pp_degree > 0) {
-    std::string error = check_pp_degree(o.pp_degree, layout.files.size());
+    // The whole run's ranks: a subset (--devices) keeps the run's stages.
+    std::string error = check_pp_degree(o.pp_degree, static_cast<size_t>(layout.world_ranks));
     if (!error.empty()) {
       print_err("pp-timeline: error: " + error);
       return kExitUsage;
@@ -174,7 +188,7 @@ int run_convert(const ConvertOptions& o) {
   // One output gets every thread; several are written side by side.
   wopt.threads = outputs.size() == 1 ? o.threads : 1;
   wopt.svg.steps = steps;
-  wopt.source = o.log_dir.empty() ? fmt::format("{}", fmt::join(o.files, " ")) : o.log_dir;
+  wopt.source = request.log_dir.empty() ? fmt::format("{}", fmt::join(o.files, " ")) : request.log_dir;
   wopt.notes = layout.notes;
   bool draws = false;
   for (const OutputSpec& out : outputs) {
@@ -201,9 +215,10 @@ int run_convert(const ConvertOptions& o) {
     written += fmt::format("{}{} ({})", written.empty() ? "" : ", ", outputs[i].path, human_bytes(sizes[i]));
   }
   std::string summary = format_summary(timeline);
-  if (deps.pp_degree > 1 && static_cast<size_t>(deps.pp_degree) < timeline.files.size()) {
-    summary += fmt::format(", {} stages x {} replicas ({})", deps.pp_degree,
-                           timeline.files.size() / static_cast<size_t>(deps.pp_degree), deps.pp_degree_source);
+  const int32_t run_ranks = timeline.rank_count();
+  if (deps.pp_degree > 1 && deps.pp_degree < run_ranks) {
+    summary += fmt::format(", {} stages x {} replicas ({})", deps.pp_degree, run_ranks / deps.pp_degree,
+                           deps.pp_degree_source);
   }
   std::string clocks = format_clock_alignment(timeline, alignment);
   if (!clocks.empty()) summary += "; " + clocks;

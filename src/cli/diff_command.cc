@@ -51,6 +51,10 @@ int run_diff(const DiffCommandOptions& o) {
       return kExitUsage;
     }
   }
+  if (o.a == "-" && o.b == "-") {
+    print_error("pp-timeline diff: error: -: standard input is one run's log, read once; name '-' for A or B only");
+    return kExitUsage;
+  }
   StatsInputOptions in;
   in.devices = o.devices;
   in.threads = o.threads;
@@ -143,9 +147,9 @@ void setup_diff(CLI::App& app, Runner& chosen) {
       "a verdict and a CI gate.\n"
       "  pp-timeline diff base_logs/ new_logs/ [--fail-if-slower 5]\n"
       "  pp-timeline stats --log_dir base_logs/ --json -o base.json; pp-timeline diff base.json new_logs/");
-  sub->add_option("A", o->a, "the baseline: a log directory, a log file, or a `stats --json` file")->required();
+  sub->add_option("A", o->a, "the baseline: a log directory, a log file ('-': one rank's log on standard input), or a `stats --json` file")->required();
   sub->add_option("B", o->b, "the run to judge: the same kinds")->required();
-  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>) of both runs")->delimiter(',');
+  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>) of both runs; ranks keep the runs' numbers")->delimiter(',');
   add_threads_option(*sub, o->threads);
   sub->add_option("--pp-degree", o->pp_degree,
                   "pipeline depth P of both runs: rank = replica*P + stage (default: inferred)")

@@ -58,7 +58,7 @@ int run_report(const ReportCommandOptions& o) {
   if (int code = load_stats_input(request, in, &input); code != kExitOk) return code;
   Timeline& tl = *input.timeline;
   for (const SourceFile& f : tl.files) {
-    if (same_file(o.output, f.path)) {
+    if (!f.standard_input && same_file(o.output, f.path)) {
       print_error(fmt::format("pp-timeline report: error: {}: refusing to write onto an input log", o.output));
       return kExitUsage;
     }

@@ -43,7 +43,8 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
   }
   Timeline& tl = *loaded.timeline;
   if (o.pp_degree > 0) {
-    std::string error = check_pp_degree(o.pp_degree, tl.files.size());
+    // The whole run's ranks: a subset (--devices) keeps the run's stages.
+    std::string error = check_pp_degree(o.pp_degree, static_cast<size_t>(tl.rank_count()));
     if (!error.empty()) {
       print_error("pp-timeline: error: " + o.label + error);
       return kExitUsage;
@@ -82,21 +83,31 @@ int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, S
   so.critical_paths = o.critical_paths;
   so.dependencies = &deps;
   out->stats = compute_stats(tl, so);
-  out->stats.source = request.log_dir.empty() ? fmt::format("{}", fmt::join(request.files, " ")) : request.log_dir;
+  LayoutRequest shown = request;
+  resolve_positional_dir(shown);
+  for (std::string& f : shown.files) {
+    if (is_stdin_path(f)) f = std::string(kStdinName);
+  }
+  out->stats.source = shown.log_dir.empty() ? fmt::format("{}", fmt::join(shown.files, " ")) : shown.log_dir;
   out->timeline = std::move(tl);
   return kExitOk;
 }
 
 int load_stats_or_json(const std::string& path, const StatsInputOptions& o, StatsInput* out) {
   namespace fs = std::filesystem;
+  LayoutRequest request;
+  request.devices = o.devices;
+  if (is_stdin_path(path)) {
+    // One rank's log on standard input (a stats JSON must be named as a file).
+    request.files = {path};
+    return load_stats_input(request, o, out);
+  }
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
     print_error(fmt::format("pp-timeline: error: {}{}: no such file or directory", o.label, path));
     return kExitUsage;
   }
-  LayoutRequest request;
-  request.devices = o.devices;
   if (fs::is_directory(st)) {
     request.log_dir = path;
     return load_stats_input(request, o, out);

@@ -80,8 +80,28 @@ bool is_workerlog_file(const fs::directory_entry& e) {
   return e.is_regular_file(ec);
 }
 
+// A folder name that stands for a machine of one run, not for a run: machine<k>,
+// or an IPv4 address (a node's logs copied under its address). Other names
+// (host names included) are runs here; `--log_dir` reads any folder of logs as a
+// machine.
+bool is_machine_folder_name(const std::string& name) {
+  if (name.rfind("machine", 0) == 0) return true;
+  int parts = 0, digits = 0;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > 3) return false;
+    } else if (c == '.' && digits > 0) {
+      ++parts;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0;
+}
+
 struct DirInfo {
-  bool has_logs = false;                 // workerlog files, or machine*/ folders holding some
+  bool has_logs = false;                 // workerlog files, or machine folders holding some
   std::vector<fs::path> subdirs;         // real directories (not links), for the search below
 };
 
@@ -94,7 +114,7 @@ DirInfo look_at(const fs::path& dir) {
     if (sec) continue;
     if (fs::is_directory(st)) {
       std::string name = it->path().filename().string();
-      if (name.rfind("machine", 0) == 0) {
+      if (is_machine_folder_name(name)) {
         std::error_code mec;
         for (fs::directory_iterator m(it->path(), mec), mend; !mec && m != mend; m.increment(mec)) {
           if (is_workerlog_file(*m)) {
@@ -229,7 +249,7 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
   a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip);
   if (a.dirs.empty()) {
     a.status = BatchStatus::kNoLogs;
-    a.error = fmt::format("{}: no workerlog.<i> files (nor machine*/ folders of them) found{}", a.path,
+    a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
                           a.extract_dir.empty() ? " below it" : " in the archive");
   }
 }

@@ -309,6 +309,11 @@ void JsonTraceWriter::write() {
   append_int(buf_, static_cast<int64_t>(tl_.files.size()));
   buf_ += ",\"jobs\":";
   append_int(buf_, static_cast<int64_t>(tl_.job_count()));
+  if (!tl_.partial.empty()) {
+    buf_ += ",\"partial\":\"";
+    append_json_escaped(buf_, tl_.partial);
+    buf_ += '"';
+  }
   if (opt_.dependencies) {
     buf_ += ",\"flows\":";
     append_int(buf_, static_cast<int64_t>(opt_.dependencies->edges.size()));

@@ -333,8 +333,49 @@ bool has_gzip_magic(int fd) {
 
 }  // namespace
 
+namespace {
+
+// Standard input, read once as it arrives: plain text, or gzip, which zlib
+// recognises by its magic bytes (and otherwise passes through as it is).
+FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
+  FileScan out;
+  int fd = dup(STDIN_FILENO);
+  gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+  if (!gz) {
+    if (fd >= 0) close(fd);
+    out.readable = false;
+    out.counts.files = 1;
+    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0,
+                        std::string("cannot read standard input: ") + strerror(errno));
+    return out;
+  }
+  gzbuffer(gz, 256 * 1024);
+  Scanner scanner(file_index, parser, out);
+  scanner.run(
+      [&](char* dst, size_t cap, std::string* error) -> long {
+        int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
+        int code = Z_OK;
+        if (n < 0) {
+          const char* msg = gzerror(gz, &code);
+          *error = code == Z_ERRNO ? std::string(strerror(errno)) : std::string("gzip: ") + (msg ? msg : "read error");
+          return -1;
+        }
+        if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
+          *error = "gzip: unexpected end of the stream (the gzip data is cut short)";
+          return -1;
+        }
+        return n;
+      },
+      options.buffer_bytes);
+  gzclose(gz);
+  return out;
+}
+
+}  // namespace
+
 FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
                    const ScanOptions& options) {
+  if (path == "-") return scan_stdin(file_index, parser, options);
   FileScan out;
   auto fail = [&](const std::string& why) {
     out.readable = false;

@@ -28,7 +28,7 @@ std::optional<OutputFormat> format_for_path(const std::string& path, std::string
 
 std::string check_not_an_input(const std::string& output, const std::vector<SourceFile>& inputs) {
   for (const SourceFile& f : inputs) {
-    if (same_file(output, f.path)) {
+    if (!f.standard_input && same_file(output, f.path)) {
       return fmt::format("{}: refusing to write onto an input log", output);
     }
   }

@@ -176,37 +176,66 @@ std::string order_item_text(const Timeline& tl, const OrderItem& item) {
 
 PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrder>& orders,
                                    const std::vector<JobClass>& classes, int32_t pp_degree_option) {
-  const int32_t n = static_cast<int32_t>(orders.size());
+  // Ranks are the whole run's (log_layout.h): with a subset loaded (--devices)
+  // P and the stages are still those of the run, never of a smaller pipeline.
+  const int32_t world = std::max<int32_t>(tl.rank_count(), static_cast<int32_t>(orders.size()));
+  const int32_t loaded = static_cast<int32_t>(orders.size());
   if (pp_degree_option > 0) {
-    return {pp_degree_option, std::max(1, n / pp_degree_option), "--pp-degree"};
+    return {pp_degree_option, std::max(1, world / pp_degree_option), "--pp-degree"};
   }
-  if (n <= 1) return {1, 1, "all ranks"};
+  if (world <= 1) return {1, 1, "all ranks"};
+  if (loaded <= 1) return {world, 1, "all ranks"};
   bool any_compute = false;
   for (const RankOrder& ro : orders) {
     for (const OrderItem& it : ro.order) any_compute = any_compute || is_compute(classes, it.type);
   }
-  if (!any_compute) return {1, n, "no pipeline"};
+  if (!any_compute) return {1, world, "no pipeline"};
 
-  // The plans repeat with period P over rank = replica*P + stage.
-  std::vector<uint64_t> sig(n);
-  for (int32_t i = 0; i < n; ++i) sig[i] = order_hash(orders[i].order);
-  int32_t period = n;
-  for (int32_t p = 1; p < n; ++p) {
-    if (n % p != 0) continue;
+  // The plans repeat with period P over rank = replica*P + stage: the
+  // smallest P that divides the run's ranks such that the loaded ranks of each
+  // stage have the same plan. Each stage seen must be seen on two ranks at
+  // least, or nothing supports the period (always so when every rank is
+  // loaded; a subset with one rank per stage falls back to all ranks).
+  std::vector<uint64_t> sig(loaded);
+  for (int32_t i = 0; i < loaded; ++i) sig[i] = order_hash(orders[i].order);
+  int32_t period = world;
+  std::vector<int32_t> first_of(world, -1), seen(world, 0);
+  for (int32_t p = 1; p < world; ++p) {
+    if (world % p != 0) continue;
+    std::fill(first_of.begin(), first_of.begin() + p, -1);
+    std::fill(seen.begin(), seen.begin() + p, 0);
     bool periodic = true;
-    for (int32_t i = p; i < n && periodic; ++i) {
-      periodic = sig[i] == sig[i % p] && orders[i].order == orders[i % p].order;
+    for (int32_t i = 0; i < loaded && periodic; ++i) {
+      int32_t s = pipeline_stage(orders[i].rank, p);
+      if (s < 0 || s >= p) {
+        periodic = false;
+        break;
+      }
+      ++seen[s];
+      if (first_of[s] < 0) {
+        first_of[s] = i;
+        continue;
+      }
+      int32_t f = first_of[s];
+      periodic = sig[i] == sig[f] && orders[i].order == orders[f].order;
     }
+    for (int32_t s = 0; s < p && periodic; ++s) periodic = seen[s] != 1;
     if (periodic) {
       period = p;
       break;
     }
   }
-  if (period > 1) return {period, n / period, "job order"};
+  if (period > 1) {
+    // A subset without a period shown is taken as one pipeline of the run's ranks.
+    return {period, world / period, period == world && loaded != world ? "all ranks" : "job order"};
+  }
 
   // Every rank has the same plan (FThenB, or one micro-batch): the ranks that
   // start the first complete step together (within half the median length of
-  // a rank's first job) are the first stages of the replicas.
+  // a rank's first job) are the first stages of the replicas. Needs every
+  // rank of the run.
+  const int32_t n = world;
+  if (loaded != world) return {n, 1, "all ranks"};
   for (const Run& run : tl.runs) {
     for (const StepSpan& span : run.steps) {
       if (span.ranks != run.tracks.size() || run.tracks.size() != static_cast<size_t>(n)) continue;
@@ -414,7 +443,13 @@ ScheduleInfo recognize_schedule(const Timeline& tl, const std::vector<RankOrder>
     want_1f1b.push_back(std::min(p - s, m));
     want_eager.push_back(std::min(2 * (p - s) - 1, m));
   }
-  std::string seen = join_ints(warmup_of_stage);
+  // A stage none of whose ranks was loaded (--devices) shows as "-".
+  std::string seen;
+  for (size_t i = 0; i < warmup_of_stage.size() && i < 12; ++i) {
+    seen += i ? ", " : "";
+    seen += warmup_of_stage[i] < 0 ? std::string("-") : std::to_string(warmup_of_stage[i]);
+  }
+  if (warmup_of_stage.size() > 12) seen += ", ...";
   if (fthenb) {
     return finish(ScheduleKind::kFThenB, "",
                   fmt::format("every rank runs all {} forwards before its first backward", m));

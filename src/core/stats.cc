@@ -104,6 +104,7 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
   st.jobs = tl.job_count();
   st.runs = static_cast<uint32_t>(tl.runs.size());
   st.straggler_margin = opt.straggler_margin;
+  st.partial = tl.partial;
 
   std::vector<JobClass> classes = classify_types(tl.types);
   std::vector<RankOrder> orders = rank_orders(tl);

@@ -60,6 +60,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   json doc;
   doc["schema"] = std::string(kStatsSchema);
   doc["source"] = st.source;
+  if (!st.partial.empty()) doc["partial"] = st.partial;
   doc["jobs"] = st.jobs;
   doc["runs"] = st.runs;
   doc["time_origin_epoch_ns"] = origin;
@@ -212,6 +213,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
     Stats st;
     int64_t origin = 0;
     get(doc, "source", st.source);
+    get(doc, "partial", st.partial);
     get(doc, "jobs", st.jobs);
     get(doc, "runs", st.runs);
     get(doc, "time_origin_epoch_ns", origin);

@@ -184,6 +184,9 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     if (s.chunks > 1) sched += fmt::format(", V={}", s.chunks);
     if (s.replicas > 1) sched += fmt::format(", {} data-parallel replicas", s.replicas);
   }
+  if (!st.partial.empty()) {
+    p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
+  }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
   std::string bubble = "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);

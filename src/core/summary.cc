@@ -61,6 +61,7 @@ std::string format_summary(const Timeline& tl) {
   if (tl.runs.size() > 1) s += fmt::format(", {} runs", tl.runs.size());
   uint64_t overlapping = tl.diagnostics.count_of(IssueKind::kOverlap);
   if (overlapping > 0) s += fmt::format(", {} overlapping jobs on extra lanes", with_commas(overlapping));
+  if (!tl.partial.empty()) s += "; " + tl.partial;
   return s;
 }
 

@@ -163,10 +163,14 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
   LineParser parser;
   std::vector<FileScan> scans(layout.files.size());
   parallel_for(layout.files.size(), options.threads, [&](size_t i) {
-    scans[i] = scan_file(layout.files[i].path, static_cast<uint32_t>(i), parser, options.scan);
+    const SourceFile& f = layout.files[i];
+    scans[i] = scan_file(f.standard_input ? std::string(kStdinPath) : f.path, static_cast<uint32_t>(i), parser,
+                         options.scan);
   });
   auto t1 = Clock::now();
   Timeline tl = build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);
+  tl.world_ranks = layout.world_ranks;
+  tl.partial = layout.partial;
   if (options.timings != nullptr) {
     auto t2 = Clock::now();
     options.timings->push_back({"read and parse", std::chrono::duration<double>(t1 - t0).count()});

@@ -8,7 +8,8 @@ namespace ppt {
 
 TraceNaming::TraceNaming(const Timeline& tl) : tl_(tl) {
   machines_ = static_cast<uint32_t>(std::max<size_t>(1, tl.machines.size()));
-  ranks_ = static_cast<uint32_t>(std::max<size_t>(1, tl.files.size()));
+  // The run's ranks, not the loaded ones: a subset keeps its rank numbers.
+  ranks_ = static_cast<uint32_t>(std::max<int32_t>(1, tl.rank_count()));
   runs_ = static_cast<uint32_t>(std::max<size_t>(1, tl.runs.size()));
   for (const Track& t : tl.tracks) lane_stride_ = std::max(lane_stride_, t.lanes);
   multi_machine_ = tl.machines.size() > 1 || (!tl.machines.empty() && !tl.machines[0].empty());

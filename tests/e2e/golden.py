@@ -8,6 +8,8 @@ A case is a folder testdata/cases/<name>/ with
   logs/      the input (any layout)
   copy_logs  (optional, empty) copy logs/ to {out}/logs first, for commands
              that write beside their input; the copies are not compared
+  stdin      (optional) given to the command as its standard input (read
+             with `-`); without it the command reads an empty input
   expected/  exit_code, stderr.txt and every file the command wrote to {out}
 
 Volatile text is normalised before comparing: the output folder's path
@@ -42,7 +44,13 @@ def run_case(binary, case, approve):
             for base, _, names in os.walk(out):
                 inputs.update(os.path.relpath(os.path.join(base, n), out) for n in names)
         cmd = [binary] + [a.replace("{out}", out) for a in args]
-        p = subprocess.run(cmd, cwd=case_dir, capture_output=True, timeout=120)
+        stdin_path = os.path.join(case_dir, "stdin")
+        stdin = open(stdin_path, "rb") if os.path.exists(stdin_path) else subprocess.DEVNULL
+        try:
+            p = subprocess.run(cmd, cwd=case_dir, stdin=stdin, capture_output=True, timeout=120)
+        finally:
+            if stdin is not subprocess.DEVNULL:
+                stdin.close()
         actual = {
             "exit_code": (str(p.returncode) + "\n").encode(),
             "stderr.txt": p.stderr.replace(out.encode(), b"{out}"),

@@ -71,6 +71,26 @@ def main():
         rc, out, _ = run(binary, "stats", "--log_dir", a, "--devices", "0,1", "--json", "--threads", "1")
         check(rc == 0 and len(json.loads(out)["ranks"]) == 2, "stats --devices keeps those ranks")
 
+        # --devices keeps the run's global ranks and stages: the straggler is the rank that was slow
+        slow2 = os.path.join(tmp, "slow2")
+        gen(slow2, "--slow", "2:1.3")
+        rc, out, err = run(binary, "stats", "--log_dir", slow2, "--devices", "1,2,3", "--json", "-q")
+        doc = json.loads(out) if rc == 0 else {}
+        check([r["rank"] for r in doc.get("ranks", [])] == [1, 2, 3], f"--devices 1,2,3: ranks 1 to 3 ({err})")
+        check([r["stage"] for r in doc.get("ranks", [])] == [1, 2, 3], "--devices 1,2,3: the run's stages")
+        check([s["rank"] for s in doc.get("stragglers", [])][:1] == [2],
+              f"--devices 1,2,3 names rank 2 as the straggler ({doc.get('stragglers')})")
+        check(doc.get("schedule", {}).get("pp_degree") == 4 and doc.get("schedule", {}).get("name") == "1F1B",
+              f"--devices 1,2,3: the schedule of the 4-stage run ({doc.get('schedule')})")
+        check(doc.get("partial", "").startswith("ranks 1-3 of 4"), f"the JSON says the load is partial ({doc.get('partial')})")
+        rc, out, err = run(binary, "stats", "--log_dir", slow2, "--devices", "1,2,3", "-q")
+        check(rc == 0 and "ranks 1-3 of 4 loaded (--devices)" in out, "the table says the load is partial")
+        rc, out, err = run(binary, "stats", "--log_dir", slow2, "--devices", "1,2,3", "--pp-degree", "4", "-q")
+        check(rc == 0, f"--pp-degree 4 divides the run's 4 ranks, not the 3 loaded ({err.strip()})")
+        rc, out, err = run(binary, "diff", slow2, a, "--devices", "1,2,3", "--json")
+        d = json.loads(out) if rc == 0 else {}
+        check(d.get("changed_ranks", [None])[0] == 2, f"diff --devices names the changed rank by its global rank ({d.get('changed_ranks')})")
+
         # diff: identical, slower, gate
         rc, out, err = run(binary, "diff", a, same, "--fail-if-slower", "1")
         check(rc == 0 and "same" in out and "passed" in out, f"identical runs pass the gate (rc {rc}: {err})")

@@ -82,6 +82,18 @@ TEST_CASE("log directories are found below a folder, in natural order, without f
   CHECK(find_log_dirs((root / "runs/notes").string()).empty());
 }
 
+TEST_CASE("folders named by IP address are the machines of one run, not runs", "[batch]") {
+  TempDir t;
+  fs::path root(t.path());
+  t.write("runs/ipmulti/10.0.0.2/workerlog.0", "x");
+  t.write("runs/ipmulti/10.0.0.10/workerlog.0", "x");
+  t.write("runs/ipmulti/10.0.0.10/envlog.0", "x");
+  t.write("runs/base/workerlog.0", "x");
+  t.write("runs/node-a/workerlog.0", "x");  // a host name: a run of its own in a batch
+  CHECK(find_log_dirs((root / "runs").string()) == std::vector<std::string>{"base", "ipmulti", "node-a"});
+  CHECK(find_log_dirs((root / "runs/ipmulti").string()) == std::vector<std::string>{"."});
+}
+
 TEST_CASE("run folder names are safe", "[batch]") {
   struct Row {
     const char* in;

@@ -1,7 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
+
+#include <fstream>
+#include <iterator>
 
 #include "pp_timeline/file_scanner.h"
 #include "test_logs.h"
@@ -172,6 +176,38 @@ TEST_CASE("gzip-compressed and plain logs read the same", "[scanner]") {
   REQUIRE(b.jobs.size() == 2);
   CHECK(a.jobs[1].line == b.jobs[1].line);
   CHECK(a.jobs[1].end_ns == b.jobs[1].end_ns);
+}
+
+TEST_CASE("'-' reads standard input once, plain or gzip, through a pipe", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::string log = "x\n" + job_line("forward", 0, 0, 1) + "noise\n" + job_line("backward", 0, 1, 3);
+  std::string gz_path = dir.path() + "/log.gz";
+  gzFile f = gzopen(gz_path.c_str(), "wb");
+  gzwrite(f, log.data(), static_cast<unsigned>(log.size()));
+  gzclose(f);
+  std::string gz;
+  {
+    std::ifstream in(gz_path, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (const std::string* input : {&log, &gz}) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    // Small enough for the pipe's buffer: written whole before reading.
+    REQUIRE(write(fds[1], input->data(), input->size()) == static_cast<ssize_t>(input->size()));
+    close(fds[1]);
+    int saved = dup(STDIN_FILENO);
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    FileScan s = scan_file("-", 0, parser());
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    CHECK(s.readable);
+    REQUIRE(s.jobs.size() == 2);
+    CHECK(s.jobs[1].line == 4);
+    CHECK(s.counts.lines == 4);
+    CHECK(s.counts.bytes == log.size());
+  }
 }
 
 TEST_CASE("what is not a regular file is refused without blocking", "[scanner]") {

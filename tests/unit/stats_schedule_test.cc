@@ -55,6 +55,40 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
   }
 }
 
+TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages and P", "[stats][schedule]") {
+  testing::TempDir dir;
+  // 8 ranks: 4 stages x 2 replicas; --devices 1,2,3 on one machine of 8.
+  std::string logs = testing::generate_logs(dir, "dp", "--schedule 1f1b --stages 4 --dp 2 --micro-batches 4 --steps 2 "
+                                                       "--seed 3 --slow 6:1.4");
+  LayoutRequest request;
+  request.log_dir = logs;
+  request.devices = {1, 2, 3, 5, 6, 7};
+  BuildOptions build;
+  build.threads = 1;
+  LoadResult loaded = load_timeline(request, build);
+  REQUIRE(loaded.timeline);
+  const Timeline& tl = *loaded.timeline;
+  CHECK(tl.world_ranks == 8);
+  CHECK(tl.partial == "ranks 1-3, 5-7 of 8 loaded (--devices)");
+  Stats st = compute_stats(tl);
+  CHECK(st.schedule.pp_degree == 4);
+  CHECK(st.schedule.pp_degree_source == "job order");
+  CHECK(st.schedule.replicas == 2);
+  CHECK(st.schedule.kind == ScheduleKind::k1F1B);
+  CHECK(rank_of(st, 6).stage == 2);
+  CHECK(rank_of(st, 6).replica == 1);
+  REQUIRE_FALSE(st.stragglers.empty());
+  CHECK(st.stragglers[0].rank == 6);
+
+  // One rank per stage loaded: nothing shows a period, so the run's 8 ranks are one pipeline.
+  request.devices = {1, 2};
+  LoadResult two = load_timeline(request, build);
+  REQUIRE(two.timeline);
+  Stats st2 = compute_stats(*two.timeline);
+  CHECK(st2.schedule.pp_degree == 8);
+  CHECK(rank_of(st2, 2).stage == 2);
+}
+
 TEST_CASE("a run without pipeline jobs has schedule none and no bubble promise above zero", "[stats][schedule]") {
   testing::TempDir dir;
   std::string logs = testing::generate_logs(dir, "d", "--schedule default --stages 3 --steps 2");
