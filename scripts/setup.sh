@@ -2,11 +2,34 @@
 # Installs the Debian packages pp-timeline needs, only those missing.
 # Idempotent and quiet when everything is already there.
 # PPT_WITH_BROWSER=1 also installs chromium for the browser tests.
+# Then installs the trace consumers the tests load our traces with
+# (tests/consumers: `npm ci`, skipped when node_modules is already at the lock).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# The consumers' packages, at tests/consumers/package-lock.json.
+consumers() {
+  local dir=$root/tests/consumers
+  [[ -f $dir/package-lock.json ]] || return 0
+  command -v npm >/dev/null || { echo "setup: no npm: the consumers test will be skipped" >&2; return 0; }
+  local want
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  [[ -f $dir/node_modules/.ppt-lock && $(cat "$dir/node_modules/.ppt-lock") == "$want" ]] && return 0
+  echo "setup: npm ci in tests/consumers" >&2
+  if (cd "$dir" && npm ci --no-audit --no-fund >/tmp/pp-timeline-npm.log 2>&1); then
+    echo "$want" >"$dir/node_modules/.ppt-lock"
+  else
+    echo "setup: npm ci failed (see /tmp/pp-timeline-npm.log): the consumers test will be skipped" >&2
+  fi
+}
+trap consumers EXIT
 
 packages=(cmake ninja-build g++ pkg-config python3
           libre2-dev libcli11-dev nlohmann-json3-dev libfmt-dev catch2
           libgoogle-glog-dev zlib1g-dev protobuf-compiler)
+# node runs the trace consumers (tests/consumers); Debian's nodejs lacks npm.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 if [[ "${PPT_WITH_BROWSER:-0}" == 1 ]]; then
   packages+=(chromium)
 fi

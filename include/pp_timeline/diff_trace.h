@@ -5,7 +5,9 @@
 // steps, then one thread per rank (and overlap lane). Both are shifted so that
 // their first common step (the first step number of A that B also has) starts
 // at time 0; without a common step number, their first steps are aligned.
-// Jobs are complete ("X") events, which nest because lanes never overlap.
+// Jobs are complete ("X") events, which nest because lanes never overlap,
+// named job_name() (trace_naming.h) and timed as the Chrome JSON's
+// (append_trace_us / append_trace_dur_us, chrome_json_writer.h).
 #pragma once
 
 #include <string>

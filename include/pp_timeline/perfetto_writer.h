@@ -15,12 +15,15 @@
 //    state cleared and its interned strings;
 //  - per job a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair with integer nanosecond
 //    timestamps (rebased to Timeline::origin_ns unless `absolute`), an
-//    interned name ("forward_3") and category (the type), debug annotations
-//    rank, micro_batch_id, step, source (the log path, interned) and line,
+//    interned name (job_name(): "forward mb3") and category (the type), debug
+//    annotations rank, micro_batch_id, step, source (the log path, interned),
+//    line and job_id,
 //    and, for a machine whose clock was shifted, logged_start_ns and
 //    logged_end_ns (the times as logged, epoch nanoseconds);
 //  - flow ids (one per dependency, dependencies.h) on the begin events of both
-//    the producer and the consumer.
+//    the producer and the consumer; Perfetto links them in time order, so a
+//    dependency that the times contradict is drawn from the job that began
+//    first, as in the JSON outputs (chrome_json_writer.h).
 #pragma once
 
 #include "pp_timeline/byte_sink.h"

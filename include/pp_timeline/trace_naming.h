@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "pp_timeline/timeline.h"
 
@@ -46,6 +47,15 @@ class TraceNaming {
   uint32_t lane_stride_ = 1;
   bool multi_machine_ = false;
 };
+
+// The name of a job's slice in every output (JSON traces, .pftrace, SVG and
+// report cards, the diff trace): "<type> mb<M>" ("forward mb3",
+// "backward_b1 mb0"), so the micro-batch reads from the name whatever
+// `Job (N)` holds in the Paddle version; a job without a micro_batch_id is
+// "<type> (Job <N>)". The job id is in the slice's args. `type` is appended as
+// given (already escaped for the output's syntax); the rest is plain ASCII.
+void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id);
+std::string job_name(std::string_view type, const Job& job);
 
 // The legacy viewer's reserved colour for a job type (catapult's cname),
 // following the old helper (forward, backward, optimizer) and extending it.

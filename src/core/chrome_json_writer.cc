@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
 
 #include "pp_timeline/dependencies.h"
 #include "pp_timeline/line_parser.h"
@@ -59,6 +61,87 @@ void append_us(std::string& out, int64_t ns) {
     while (f[len - 1] == '0') --len;
     out.append(f, len);
   }
+}
+
+namespace {
+
+// Trace times are printed on a grid of 1/2048 us (about 0.49 ns) while they
+// fit 53 bits there (|t| < 2^42 us, 51 days): every such number is exact as a
+// double, so whatever sums and differences a viewer computes in doubles
+// (ts + dur, rebasing a thread on its first ts) are exact, and x * 1000
+// rounded gives back the exact ns (the grid error is under 0.25 ns, so also
+// round(dur * 1000) is the exact duration).
+constexpr int64_t kGridPerUs = 2048;
+constexpr int64_t kGridLimitNs = (int64_t{1} << 42) * 1000;
+
+bool on_grid(int64_t ns) { return ns > -kGridLimitNs && ns < kGridLimitNs; }
+
+// round(ns * 2048 / 1000); no ties: 125 is odd.
+int64_t grid_of(int64_t ns) {
+  if (ns < 0) return -grid_of(-ns);
+  return (ns * 256 + 62) / 125;
+}
+
+// Appends k / 2048 exactly: the fraction is f / 2^11 = f * 5^11 / 10^11.
+void append_grid(std::string& out, int64_t k) {
+  if (k < 0) {
+    out.push_back('-');
+    k = -k;
+  }
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, k / kGridPerUs);
+  out.append(buf, r.ptr);
+  int64_t frac = (k % kGridPerUs) * 48828125;  // < 10^11
+  if (frac != 0) {
+    char f[12];
+    f[0] = '.';
+    for (int i = 11; i >= 1; --i) {
+      f[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    int len = 12;
+    while (f[len - 1] == '0') --len;
+    out.append(f, len);
+  }
+}
+
+// The double a JSON reader makes of the exact text append_us(ns) prints.
+double parsed_us(int64_t ns) {
+  std::string text;
+  append_us(text, ns);
+  double v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
+
+}  // namespace
+
+void append_trace_us(std::string& out, int64_t ns) {
+  if (on_grid(ns)) {
+    append_grid(out, grid_of(ns));
+  } else {
+    append_us(out, ns);
+  }
+}
+
+void append_trace_dur_us(std::string& out, int64_t start_ns, int64_t end_ns) {
+  if (on_grid(start_ns) && on_grid(end_ns)) {
+    append_grid(out, grid_of(end_ns) - grid_of(start_ns));
+    return;
+  }
+  // Epoch times (--absolute): the ts text is exact, its double is not. The
+  // dur is the difference of the two doubles (exact by Sterbenz's lemma when
+  // end <= 2 * start), so that ts + dur is the end's double; nudged where
+  // that lemma does not hold.
+  const double t = parsed_us(start_ns);
+  const double e = parsed_us(end_ns);
+  double d = e - t;
+  for (int i = 0; i < 64 && t + d != e; ++i) {
+    d = std::nextafter(d, t + d < e ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  out.append(buf, r.ptr);
 }
 
 namespace {
@@ -172,24 +255,21 @@ void JsonTraceWriter::write_steps(const Run& run) {
     begin_event();
     buf_ += "{\"name\":\"step";
     append_int(buf_, s.number);
-    buf_ += "\",\"cat\":\"step\",\"ph\":\"B\"";
+    buf_ += "\",\"cat\":\"step\",\"ph\":\"X\"";
     buf_ += ids;
-    append_us(buf_, s.start_ns - origin_);
+    append_trace_us(buf_, s.start_ns - origin_);
+    buf_ += ",\"dur\":";
+    append_trace_dur_us(buf_, s.start_ns - origin_, s.end_ns - origin_);
     buf_ += ",\"args\":{\"step\":";
     append_int(buf_, s.number);
     buf_ += ",\"ranks\":";
     append_int(buf_, s.ranks);
     buf_ += "}}";
-    begin_event();
-    buf_ += "{\"ph\":\"E\"";
-    buf_ += ids;
-    append_us(buf_, s.end_ns - origin_);
-    buf_ += '}';
     maybe_flush();
   }
 }
 
-// Hot: one B and one E event per job. The pieces that repeat (escaped type
+// Hot: one X event per job. The pieces that repeat (escaped type
 // names, colours, the pid/tid text) are built once per type or lane.
 void JsonTraceWriter::write_track(const Track& t) {
   std::vector<std::string> lane_ids(t.lanes);
@@ -208,14 +288,14 @@ void JsonTraceWriter::write_track(const Track& t) {
     const std::string& type = type_text_[j.type];
     begin_event();
     buf_ += "{\"name\":\"";
-    buf_ += type;
-    buf_ += '_';
-    append_int(buf_, j.job_id);
+    append_job_name(buf_, type, j.micro_batch, j.job_id);
     buf_ += "\",\"cat\":\"";
     buf_ += type;
-    buf_ += "\",\"ph\":\"B\"";
+    buf_ += "\",\"ph\":\"X\"";
     buf_ += lane_ids[j.lane];
-    append_us(buf_, j.start_ns - origin_);
+    append_trace_us(buf_, j.start_ns - origin_);
+    buf_ += ",\"dur\":";
+    append_trace_dur_us(buf_, j.start_ns - origin_, j.end_ns - origin_);
     if (opt_.flavor == JsonFlavor::kChrome) {
       buf_ += ",\"cname\":\"";
       buf_ += colors_[j.type];
@@ -237,11 +317,6 @@ void JsonTraceWriter::write_track(const Track& t) {
       log_line::append_ns_as_ms(buf_, j.end_ns - t.clock_offset_ns);
     }
     buf_ += "\"}}";
-    begin_event();
-    buf_ += "{\"ph\":\"E\"";
-    buf_ += lane_ids[j.lane];
-    append_us(buf_, j.end_ns - origin_);
-    buf_ += '}';
     maybe_flush();
   }
 }
@@ -259,24 +334,38 @@ void JsonTraceWriter::write_flows() {
   };
   for (size_t i = 0; i < deps.edges.size(); ++i) {
     const Dependency& e = deps.edges[i];
-    const Track& pt = tl_.tracks[e.producer.track];
-    const Track& ct = tl_.tracks[e.consumer.track];
-    const Job& p = pt.jobs[e.producer.job];
-    const Job& c = ct.jobs[e.consumer.job];
+    const Track* from_track = &tl_.tracks[e.producer.track];
+    const Track* to_track = &tl_.tracks[e.consumer.track];
+    const Job* from = &from_track->jobs[e.producer.job];
+    const Job* to = &to_track->jobs[e.consumer.job];
+    int64_t from_ns = from->end_ns - inset(*from);
+    int64_t to_ns = to->start_ns + inset(*to);
+    std::string_view suffix;
+    if (e.contradicted) {
+      suffix = " (contradicted by the times)";
+      if (to->start_ns < from->start_ns) {
+        std::swap(from_track, to_track);
+        std::swap(from, to);
+        suffix = " (contradicted by the times, drawn consumer to producer)";
+      }
+      const int64_t d = std::min(inset(*from), inset(*to));
+      from_ns = from->start_ns + d;
+      to_ns = to->start_ns + d;
+    }
     std::string_view name = dependency_kind_name(e.kind);
     for (int side = 0; side < 2; ++side) {
       begin_event();
       buf_ += "{\"name\":\"";
       buf_ += name;
-      if (e.contradicted) buf_ += " (contradicted by the times)";
+      buf_ += suffix;
       buf_ += side == 0 ? "\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":" : "\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
       append_int(buf_, static_cast<int64_t>(i) + 1);
       if (side == 0) {
-        ids(pt, p);
-        append_us(buf_, (e.contradicted ? p.start_ns + inset(p) : p.end_ns - inset(p)) - origin_);
+        ids(*from_track, *from);
+        append_trace_us(buf_, from_ns - origin_);
       } else {
-        ids(ct, c);
-        append_us(buf_, (e.contradicted ? c.end_ns - inset(c) : c.start_ns + inset(c)) - origin_);
+        ids(*to_track, *to);
+        append_trace_us(buf_, to_ns - origin_);
       }
       buf_ += '}';
     }

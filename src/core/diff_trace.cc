@@ -62,9 +62,9 @@ class DiffTraceWriter {
         buf_ += "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":";
         append_int(buf_, pid);
         buf_ += ",\"tid\":1,\"ts\":";
-        append_us(buf_, s.start_ns - offset);
+        append_trace_us(buf_, s.start_ns - offset);
         buf_ += ",\"dur\":";
-        append_us(buf_, s.end_ns - s.start_ns);
+        append_trace_dur_us(buf_, s.start_ns - offset, s.end_ns - offset);
         buf_ += ",\"args\":{\"step\":";
         append_int(buf_, s.number);
         buf_ += "}}";
@@ -81,9 +81,7 @@ class DiffTraceWriter {
         begin();
         const std::string& ty = types[j.type];
         buf_ += "{\"name\":\"";
-        buf_ += ty;
-        buf_ += '_';
-        append_int(buf_, j.job_id);
+        append_job_name(buf_, ty, j.micro_batch, j.job_id);
         buf_ += "\",\"cat\":\"";
         buf_ += ty;
         buf_ += "\",\"ph\":\"X\",\"pid\":";
@@ -91,9 +89,9 @@ class DiffTraceWriter {
         buf_ += ",\"tid\":";
         append_int(buf_, tid_of(t.rank, j.lane, lanes));
         buf_ += ",\"ts\":";
-        append_us(buf_, j.start_ns - offset);
+        append_trace_us(buf_, j.start_ns - offset);
         buf_ += ",\"dur\":";
-        append_us(buf_, j.end_ns - j.start_ns);
+        append_trace_dur_us(buf_, j.start_ns - offset, j.end_ns - offset);
         buf_ += ",\"cname\":\"";
         buf_ += chrome_color_name(tl.types[j.type]);
         buf_ += "\",\"args\":{\"rank\":";
@@ -102,6 +100,8 @@ class DiffTraceWriter {
         append_int(buf_, j.micro_batch);
         buf_ += ",\"step\":";
         append_int(buf_, j.step);
+        buf_ += ",\"job_id\":";
+        append_int(buf_, j.job_id);
         buf_ += "}}";
         if (buf_.size() > (1 << 20)) flush();
       }

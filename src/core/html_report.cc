@@ -276,6 +276,8 @@ constexpr const char* kScript = R"JS(
     if (!card || drag || !r.classList || !r.classList.contains('job')) return;
     var row = r.closest('g.rank');
     var mb = r.getAttribute('data-mb');
+    set('job', r.getAttribute('data-name'));
+    set('id', r.getAttribute('data-job'));
     set('rank', row ? row.getAttribute('data-label') : '');
     set('type', r.getAttribute('data-type'));
     set('mb', mb === '-1' ? '(none)' : mb);
@@ -396,7 +398,7 @@ std::string html_page_head(const std::string& title) {
 std::string html_page_tail() {
   std::string out;
   out += "<div id=\"ppt-card\" class=\"card\" hidden><dl>";
-  for (auto [name, label] : {std::pair{"rank", "rank"}, {"type", "type"}, {"mb", "micro-batch"}, {"step", "step"},
+  for (auto [name, label] : {std::pair{"job", "job"}, {"rank", "rank"}, {"id", "job id"}, {"type", "type"}, {"mb", "micro-batch"}, {"step", "step"},
                              {"start", "start"}, {"dur", "duration"}, {"src", "source"}}) {
     out += fmt::format("<dt>{}</dt><dd data-field=\"{}\"></dd>", label, name);
   }

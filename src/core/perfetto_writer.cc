@@ -89,10 +89,11 @@ enum Annotation : uint32_t {
   kLoggedStart,
   kLoggedEnd,
   kRanks,
+  kJobId,
   kAnnotationCount
 };
 constexpr const char* kAnnotationText[] = {"",     "rank",           "micro_batch_id", "step",
-                                           "source", "line", "logged_start_ns", "logged_end_ns", "ranks"};
+                                           "source", "line", "logged_start_ns", "logged_end_ns", "ranks", "job_id"};
 
 // A piece of the trace encoded on its own: one run's steps track, or a range
 // of one track's jobs. Pieces are encoded in parallel into their own buffers
@@ -162,6 +163,13 @@ class PerfettoTraceWriter {
 
   void index_producers();
   void intern_names();
+  // A job's name (job_name()) is interned by (name_type, name_number): its
+  // type and micro-batch, or, without a micro-batch, its type past the step
+  // pseudo-type and its job id.
+  uint32_t name_type(const Job& j) const {
+    return j.micro_batch >= 0 ? j.type : j.type + static_cast<uint32_t>(tl_.types.size()) + 1;
+  }
+  static int64_t name_number(const Job& j) { return j.micro_batch >= 0 ? j.micro_batch : j.job_id; }
   uint32_t assign_name(uint32_t type, int64_t number);
   uint32_t name_of(uint32_t type, int64_t number) const;
 
@@ -201,7 +209,7 @@ class PerfettoTraceWriter {
   uint64_t parent_base_ = 1;
   std::vector<uint32_t> visit_;        // track -> position in the writing order
   std::vector<uint32_t> by_producer_;  // edge indices by (producer track, job)
-  // Event names: iid by (type, job id); types.size() is the "step" pseudo-type.
+  // Event names: iid by (name_type, name_number); types.size() is the "step" pseudo-type.
   std::vector<std::vector<uint32_t>> name_by_number_;  // small non-negative numbers
   std::unordered_map<uint64_t, uint32_t> name_by_key_;  // the rest
   std::vector<std::string> names_;                      // by iid - 1
@@ -250,8 +258,17 @@ uint32_t PerfettoTraceWriter::assign_name(uint32_t type, int64_t number) {
     slot = &name_by_key_[key];
   }
   if (*slot == 0) {
-    names_.push_back(type < tl_.types.size() ? fmt::format("{}_{}", tl_.types[type], number)
-                                              : fmt::format("step{}", number));
+    const size_t types = tl_.types.size();
+    if (type == types) {
+      names_.push_back(fmt::format("step{}", number));
+    } else {
+      // job_name_key(): micro-batch names by type, job-id names past the steps.
+      std::string name;
+      const bool by_mb = type < types;
+      append_job_name(name, tl_.types[by_mb ? type : type - types - 1], by_mb ? static_cast<int32_t>(number) : -1,
+                      static_cast<int32_t>(number));
+      names_.push_back(std::move(name));
+    }
     *slot = static_cast<uint32_t>(names_.size());
   }
   return *slot;
@@ -278,7 +295,7 @@ void PerfettoTraceWriter::intern_names() {
     for (const StepSpan& s : run.steps) assign_name(step_type, s.number);
     for (uint32_t ti : run.tracks) {
       fresh_base_[ti] = jobs;
-      for (const Job& j : tl_.tracks[ti].jobs) assign_name(j.type, j.job_id);
+      for (const Job& j : tl_.tracks[ti].jobs) assign_name(name_type(j), name_number(j));
       jobs += tl_.tracks[ti].jobs.size();
     }
   }
@@ -288,7 +305,7 @@ void PerfettoTraceWriter::intern_names() {
     const Track& t = tl_.tracks[ti];
     std::vector<Sequence> lanes(t.lanes);
     uint8_t* fresh = fresh_.data() + fresh_base_[ti];
-    for (const Job& j : t.jobs) *fresh++ = lanes[j.lane].see(name_of(j.type, j.job_id), j.type + 1);
+    for (const Job& j : t.jobs) *fresh++ = lanes[j.lane].see(name_of(name_type(j), name_number(j)), j.type + 1);
   });
 }
 
@@ -476,7 +493,7 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
   for (uint32_t i = piece.begin; i < piece.end; ++i) {
     const Job& j = t.jobs[i];
     const uint32_t seq_id = seq_ids[j.lane];
-    const uint32_t name = name_of(j.type, j.job_id);
+    const uint32_t name = name_of(name_type(j), name_number(j));
     const uint32_t category = j.type + 1;
     size_t p = w.open_nested(f::kTracePacket);
     w.varint(f::kTimestamp, ts(j.start_ns));
@@ -494,6 +511,7 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
     w.varint(f::kStringValueIid, source_iid);
     w.close_nested(a);
     annotation(w, kLine, j.line);
+    annotation(w, kJobId, j.job_id);
     if (shifted) {
       annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
       annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);

@@ -507,6 +507,10 @@ double SvgWriter::write_run(const SvgRunSelection& r, double y) {
       append_num(buf_, kLaneH);
       buf_ += "\" fill=\"";
       buf_ += type_fill_[j.type];
+      buf_ += "\" data-name=\"";
+      append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+      buf_ += "\" data-job=\"";
+      append_int(buf_, j.job_id);
       buf_ += "\" data-type=\"";
       buf_ += type_text_[j.type];
       buf_ += "\" data-mb=\"";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 namespace ppt {
 
@@ -42,6 +43,27 @@ std::string TraceNaming::thread_name(const Track& t, uint32_t lane) const {
 
 std::string TraceNaming::source(const Track& t, const Job& j) const {
   return fmt::format("{}:{}", tl_.files[t.file].path, j.line);
+}
+
+void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id) {
+  out += type;
+  char buf[16];
+  if (micro_batch >= 0) {
+    out += " mb";
+    auto r = std::to_chars(buf, buf + sizeof buf, micro_batch);
+    out.append(buf, r.ptr);
+  } else {
+    out += " (Job ";
+    auto r = std::to_chars(buf, buf + sizeof buf, job_id);
+    out.append(buf, r.ptr);
+    out += ')';
+  }
+}
+
+std::string job_name(std::string_view type, const Job& job) {
+  std::string out;
+  append_job_name(out, type, job.micro_batch, job.job_id);
+  return out;
 }
 
 const char* chrome_color_name(std::string_view type) {

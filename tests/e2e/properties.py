@@ -120,34 +120,36 @@ def check_scenario(binary, name, gen_args, work):
     events = trace["traceEvents"]
     origin = int(trace["metadata"]["time_origin_epoch_ns"])
 
-    # Nesting per thread, and B/E pairing.
-    stacks = {}
+    # One complete (X) event per slice; no B/E. Times are read as the viewers
+    # read them: Perfetto rounds x * 1000 to ns (must give the exact ns), the
+    # others add ts + dur in doubles (must give exactly the next slice's ts
+    # where they touch, so the end in doubles is compared too).
     begins = []
     for e in events:
         ph = e.get("ph")
-        key = (e.get("pid"), e.get("tid"))
-        if ph == "B":
-            st = stacks.setdefault(key, [])
-            if st:
-                check(Decimal(e["ts"]) >= Decimal(st[-1]["ts"]), "B before its parent on %s" % (key,))
-            st.append(e)
-            begins.append(e)
-        elif ph == "E":
-            st = stacks.get(key)
-            check(st, "E without B on %s" % (key,))
-            b = st.pop()
-            b["_end"] = Decimal(e["ts"])
-            check(not st, "slices nested on one job track %s (a job inside another job)" % (key,))
-        if ph in ("B", "E", "X"):
-            check(isinstance(e.get("pid"), int) and e["pid"] > 0, "pid not a positive integer")
-            check(isinstance(e.get("tid"), int) and e["tid"] > 0, "tid not a positive integer")
-    check(all(not s for s in stacks.values()), "unclosed slices")
-    # Slices on one thread must be disjoint (they were closed before the next B).
-    last_end = {}
+        check(ph not in ("B", "E"), "a %s event: slices are X events" % ph)
+        if ph != "X":
+            continue
+        check(isinstance(e.get("pid"), int) and e["pid"] > 0, "pid not a positive integer")
+        check(isinstance(e.get("tid"), int) and e["tid"] > 0, "tid not a positive integer")
+        check(Decimal(e["dur"]) >= 0, "negative dur")
+        e["_start_ns"] = int((Decimal(e["ts"]) * 1000).to_integral_value())
+        e["_end_ns"] = e["_start_ns"] + int((Decimal(e["dur"]) * 1000).to_integral_value())
+        e["_end"] = Decimal(e["_end_ns"]) / 1000
+        e["_end_double"] = float(e["ts"]) + float(e["dur"])
+        begins.append(e)
+    # Slices on one thread must be disjoint, in ns and in doubles; where they
+    # touch in ns, they touch in doubles.
+    last = {}
     for b in begins:
         key = (b["pid"], b["tid"])
-        check(key not in last_end or Decimal(b["ts"]) >= last_end[key], "overlap on one track %s" % (key,))
-        last_end[key] = b["_end"]
+        if key in last:
+            prev = last[key]
+            check(b["_start_ns"] >= prev["_end_ns"], "overlap on one track %s" % (key,))
+            check(float(b["ts"]) >= prev["_end_double"], "overlap in doubles on %s: %s then %s" % (key, prev, b))
+            if b["_start_ns"] == prev["_end_ns"]:
+                check(float(b["ts"]) == prev["_end_double"], "touching slices apart in doubles on %s" % (key,))
+        last[key] = b
 
     jobs = [b for b in begins if b.get("cat") != "step"]
     steps = [b for b in begins if b.get("cat") == "step"]
@@ -163,13 +165,16 @@ def check_scenario(binary, name, gen_args, work):
         b = by_source.get(src)
         check(b is not None, "truth job missing: " + src)
         check(b["cat"] == j["type"], "%s: type %s != %s" % (src, b["cat"], j["type"]))
-        check(b["name"] == "%s_%d" % (j["type"], j["job_id"]), "%s: name %s" % (src, b["name"]))
+        want_name = ("%s (Job %d)" % (j["type"], j["job_id"]) if "--no-mb" in gen_args
+                     else "%s mb%d" % (j["type"], j["mb"]))
+        check(b["name"] == want_name, "%s: name %s, want %s" % (src, b["name"], want_name))
+        check(b["args"]["job_id"] == j["job_id"], "%s: job_id %s" % (src, b["args"]["job_id"]))
         check(b["args"]["rank"] == j["rank"], "%s: rank %s != %s" % (src, b["args"]["rank"], j["rank"]))
         if "--no-mb" not in gen_args:
             check(b["args"]["micro_batch_id"] == j["mb"], "%s: mb" % src)
         check(b["args"]["step"] == j["step"], "%s: step %s != truth %s" % (src, b["args"]["step"], j["step"]))
-        start_ns = Decimal(b["ts"]) * 1000 + origin
-        end_ns = b["_end"] * 1000 + origin
+        start_ns = b["_start_ns"] + origin
+        end_ns = b["_end_ns"] + origin
         check(start_ns == j["start_ns"] and end_ns == j["end_ns"],
               "%s: times %s..%s != %s..%s" % (src, start_ns, end_ns, j["start_ns"], j["end_ns"]))
 
@@ -189,8 +194,9 @@ def check_scenario(binary, name, gen_args, work):
         prev[key] = s["_end"]
 
     # Both flavours draw the same slices.
-    pj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("ph")) for e in ptrace["traceEvents"] if e.get("ph") in "BE"]
-    cj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("ph")) for e in events if e.get("ph") in "BE"]
+    pj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), e.get("name")) for e in ptrace["traceEvents"]
+          if e.get("ph") == "X"]
+    cj = [(e.get("pid"), e.get("tid"), e.get("ts"), e.get("dur"), e.get("name")) for e in events if e.get("ph") == "X"]
     check(pj == cj, "Chrome and Perfetto flavours differ in their slices")
     check(all("cname" not in e for e in ptrace["traceEvents"]), "Perfetto flavour carries cname")
 

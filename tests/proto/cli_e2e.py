@@ -78,7 +78,7 @@ def main():
         for k in (1, 2):
             residual = skew[k] + offsets.get("machine%d" % k, 0) - skew[0]
             check(abs(residual) < 100000, "skewed: machine%d residual %d ns" % (k, residual))
-        logged = [e for e in doc["traceEvents"] if e.get("ph") == "B" and "logged_start_ms" in e.get("args", {})]
+        logged = [e for e in doc["traceEvents"] if e.get("ph") == "X" and "logged_start_ms" in e.get("args", {})]
         check(len(logged) > 0, "skewed: logged times kept in args")
         flows = [e for e in doc["traceEvents"] if e.get("ph") in ("s", "f")]
         check(len(flows) == 2 * doc["metadata"].get("flows", -1), "skewed: one s/f pair per dependency")
@@ -90,7 +90,7 @@ def main():
                                    stdin=f, capture_output=True, text=True)
             check(p.returncode == 0, "pftrace: protoc failed: " + p.stderr)
             begins = p.stdout.count("type: 1\n")
-            steps = sum(1 for e in doc["traceEvents"] if e.get("ph") == "B" and e.get("cat") == "step")
+            steps = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "step")
             check(begins == doc["metadata"]["jobs"] + steps,
                   "pftrace: %d slices for %d jobs and %d steps" % (begins, doc["metadata"]["jobs"], steps))
             check(p.stdout.count("flow_ids:") == len(flows), "pftrace: two flow ids per dependency")
@@ -105,6 +105,15 @@ def main():
         with open(js_off) as f:
             off = json.load(f)
         check("clock_offsets" not in off["metadata"], "off: no offsets in the metadata")
+        # Every arrow goes forward in time, also the contradicted ones (viewers
+        # link a flow's events in time order; catapult drops an f before its s).
+        starts = {e["id"]: e for e in off["traceEvents"] if e.get("ph") == "s"}
+        finishes = {e["id"]: e for e in off["traceEvents"] if e.get("ph") == "f"}
+        check(starts.keys() == finishes.keys() and len(starts) == off["metadata"]["flows"], "off: one s/f per flow")
+        backwards = [i for i in starts if finishes[i]["ts"] < starts[i]["ts"]]
+        check(not backwards, "off: %d arrows go back in time, e.g. %s" % (
+            len(backwards), backwards and (starts[backwards[0]], finishes[backwards[0]])))
+        check(any("contradicted" in e["name"] for e in starts.values()), "off: contradicted flows named so")
 
         # No skew: --align-clocks auto changes nothing.
         p1, p2 = os.path.join(work, "p1.json"), os.path.join(work, "p2.json")

@@ -1,11 +1,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
+#include <string>
 
 #include "pp_timeline/chrome_json_writer.h"
 #include "pp_timeline/output_file.h"
 #include "pp_timeline/timeline_builder.h"
+#include "pp_timeline/trace_naming.h"
 #include "test_logs.h"
 
 using namespace ppt;
@@ -50,7 +53,52 @@ TEST_CASE("strings from logs are escaped into valid JSON", "[json]") {
   CHECK_NOTHROW(nlohmann::json::parse("\"" + s + "\""));
 }
 
-TEST_CASE("the trace has named, ordered tracks and one B/E pair per job", "[json]") {
+TEST_CASE("trace times are exact in doubles, and exact ns for Perfetto", "[json]") {
+  // Viewers compute ts + dur, and speedscope first rebases each thread on its
+  // first ts, in doubles: a job that ends where the next one starts must not
+  // overlap it by a rounding error. Perfetto rounds x * 1000 to ns.
+  const int64_t starts[] = {0, 1, 999, 1009123, 1558325, 34785001, 123456789012, 1697793307213760986};
+  const int64_t durs[] = {0, 1, 7, 1000, 1009001, 2017003, 333333333};
+  const int64_t firsts[] = {0, 987, 1234567};
+  for (int64_t s : starts) {
+    for (int64_t d : durs) {
+      std::string ts, dur, end;
+      append_trace_us(ts, s);
+      append_trace_dur_us(dur, s, s + d);
+      append_trace_us(end, s + d);
+      const double t = std::stod(ts), du = std::stod(dur), e = std::stod(end);
+      INFO(ts << " + " << dur << " -> " << end);
+      CHECK(t + du == e);
+      if (s < (int64_t{1} << 50)) {
+        CHECK(std::llround(t * 1000.0) == s);
+        CHECK(std::llround(du * 1000.0) == d);
+        for (int64_t f : firsts) {
+          if (f > s) continue;
+          std::string first;
+          append_trace_us(first, f);
+          const double fv = std::stod(first);
+          CHECK((t - fv) + du == e - fv);
+        }
+      }
+    }
+  }
+  std::string whole;
+  append_trace_us(whole, 1009000);
+  CHECK(whole == "1009");
+  std::string half;
+  append_trace_us(half, -2500);
+  CHECK(half == "-2.5");
+}
+
+TEST_CASE("job slices are named by type and micro-batch", "[json]") {
+  std::string s;
+  append_job_name(s, "backward_b1", 0, 7);
+  CHECK(s == "backward_b1 mb0");
+  CHECK(job_name("forward", Job{0, 0, 3, -1}) == "forward (Job 3)");
+  CHECK(job_name("forward", Job{0, 0, 2, 5}) == "forward mb5");
+}
+
+TEST_CASE("the trace has named, ordered tracks and one X event per job", "[json]") {
   Timeline tl = two_rank_timeline("forward\"<x>");
   for (JsonFlavor flavor : {JsonFlavor::kChrome, JsonFlavor::kPerfetto}) {
     StringSink sink;
@@ -67,14 +115,16 @@ TEST_CASE("the trace has named, ordered tracks and one B/E pair per job", "[json
       phases[ph]++;
       if (e.contains("cname")) ++cnames;
       if (ph == "M" && e["name"] == "thread_name") thread_names[e["tid"].get<int>()] = e["args"]["name"];
-      if (ph == "B" || ph == "E") {
+      if (ph == "X") {
         CHECK(e["pid"].get<int>() > 0);
         CHECK(e["tid"].get<int>() > 0);
+        CHECK(e["dur"].get<double>() >= 0);
       }
     }
     // 8 jobs + 1 step slice; rank 0 and 1 each need an overlap lane.
-    CHECK(phases["B"] == 9);
-    CHECK(phases["E"] == 9);
+    CHECK(phases["X"] == 9);
+    CHECK(phases.count("B") == 0);
+    CHECK(phases.count("E") == 0);
     CHECK(thread_names[1] == "GPU:0");
     CHECK(thread_names[2] == "GPU:1");
     CHECK(thread_names[3] == "GPU:0 overlap 1");
@@ -84,7 +134,8 @@ TEST_CASE("the trace has named, ordered tracks and one B/E pair per job", "[json
     for (const auto& e : events) {
       if (e.value("cat", "") == "forward\"<x>") {
         found_hostile = true;
-        CHECK(e["name"] == "forward\"<x>_0");
+        CHECK(e["name"] == "forward\"<x> mb0");
+        CHECK(e["args"]["job_id"] == 0);
         CHECK(e["args"]["source"] == "logs/workerlog." + std::to_string(e["args"]["rank"].get<int>()) + ":1");
       }
     }

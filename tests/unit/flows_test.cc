@@ -10,6 +10,7 @@
 #include "pp_timeline/chrome_json_writer.h"
 #include "pp_timeline/clock_align.h"
 #include "pp_timeline/dependencies.h"
+#include "pp_timeline/trace_naming.h"
 
 using namespace ppt;
 using ppt::testing::generate_logs;
@@ -36,19 +37,12 @@ struct Parsed {
 Parsed parse(const std::string& text) {
   Parsed p;
   p.doc = nlohmann::json::parse(text);
-  std::map<std::pair<int64_t, int64_t>, std::vector<JsonSlice>> open;
   for (const auto& e : p.doc["traceEvents"]) {
     std::string ph = e["ph"];
     if (ph == "M") continue;
     auto key = std::make_pair(e["pid"].get<int64_t>(), e["tid"].get<int64_t>());
-    if (ph == "B") {
-      open[key].push_back({to_ns(e["ts"]), 0, &e});
-    } else if (ph == "E") {
-      REQUIRE_FALSE(open[key].empty());
-      JsonSlice s = open[key].back();
-      open[key].pop_back();
-      s.end = to_ns(e["ts"]);
-      p.slices[key].push_back(s);
+    if (ph == "X") {
+      p.slices[key].push_back({to_ns(e["ts"]), to_ns(e["ts"]) + to_ns(e["dur"]), &e});
     } else {
       REQUIRE((ph == "s" || ph == "f"));
       p.flows.push_back(&e);
@@ -72,8 +66,8 @@ bool is_job(const Timeline& tl, const JsonSlice& s, JobRef r) {
   const Track& t = tl.tracks[r.track];
   const Job& j = t.jobs[r.job];
   const auto& args = (*s.begin)["args"];
-  return (*s.begin)["name"] == fmt::format("{}_{}", tl.types[j.type], j.job_id) && args["rank"] == t.rank &&
-         args["micro_batch_id"] == j.micro_batch && args["step"] == j.step;
+  return (*s.begin)["name"] == job_name(tl.types[j.type], j) && args["rank"] == t.rank &&
+         args["micro_batch_id"] == j.micro_batch && args["step"] == j.step && args["job_id"] == j.job_id;
 }
 
 std::string write(const Timeline& tl, const Dependencies* deps, JsonFlavor flavor = JsonFlavor::kChrome) {
@@ -116,9 +110,15 @@ void check_flows(const Timeline& tl, const Dependencies& deps, const std::string
     const JsonSlice* to = enclosing(p, *f);
     REQUIRE(from);
     REQUIRE(to);
-    CHECK(is_job(tl, *from, edge.producer));
-    CHECK(is_job(tl, *to, edge.consumer));
-    CHECK(to_ns((*s)["ts"]) < to_ns((*f)["ts"]));  // the arrow goes forward in time
+    // The arrow goes forward in time: from the producer to the consumer, or,
+    // when the times contradict the dependency and the consumer started
+    // first, from the consumer to the producer, named so.
+    const bool reversed = name.find("drawn consumer to producer") != std::string::npos;
+    CHECK(is_job(tl, *from, reversed ? edge.consumer : edge.producer));
+    CHECK(is_job(tl, *to, reversed ? edge.producer : edge.consumer));
+    if (reversed) CHECK(edge.contradicted);
+    CHECK(to_ns((*s)["ts"]) <= to_ns((*f)["ts"]));
+    CHECK(to_ns((*s)["ts"]) < to_ns((*f)["ts"]) + (edge.contradicted ? 1 : 0));
   }
 }
 
@@ -168,6 +168,23 @@ TEST_CASE("A contradicted dependency is still drawn, named for what it is", "[fl
   std::string text = write(tl, &deps);
   check_flows(tl, deps, text);
   CHECK(text.find("\"forward (contradicted by the times)\"") != std::string::npos);
+}
+
+TEST_CASE("A dependency whose consumer ran before its producer is drawn forward in time", "[flows]") {
+  // Rank 1's forward ran entirely before rank 0's (clocks off by more than a
+  // job): the arrow goes from the consumer to the producer, named so.
+  std::vector<RankLines> ranks(2);
+  ranks[0].lines = {job_line(0, "forward", 0, 2000, 3000), job_line(0, "backward", 0, 6000, 7000)};
+  ranks[1].lines = {job_line(0, "forward", 0, 0, 500), job_line(0, "backward", 0, 4000, 5000)};
+  Timeline tl = timeline_from_lines(ranks);
+  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  REQUIRE(deps.edges.size() == 2);
+  REQUIRE(deps.contradicted == 1);
+  for (JsonFlavor flavor : {JsonFlavor::kChrome, JsonFlavor::kPerfetto}) {
+    std::string text = write(tl, &deps, flavor);
+    check_flows(tl, deps, text);
+    CHECK(text.find("\"forward (contradicted by the times, drawn consumer to producer)\"") != std::string::npos);
+  }
 }
 
 TEST_CASE("Jobs of a shifted machine keep their logged times in their args", "[flows]") {

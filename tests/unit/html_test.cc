@@ -102,7 +102,7 @@ TEST_CASE("the report is one self-contained page whose only script is allowed by
   CHECK(count(page, "<g class=\"rank\"") == 3);
   CHECK(count(page, "<rect class=\"job\"") == 30);
   CHECK(page.find("id=\"ppt-card\"") != std::string::npos);
-  for (const char* f : {"type", "mb", "step", "start", "dur", "src"}) {
+  for (const char* f : {"job", "id", "type", "mb", "step", "start", "dur", "src"}) {
     CHECK(page.find(std::string("data-field=\"") + f + "\"") != std::string::npos);
   }
   CHECK(page.find("data-zoom=\"in\"") != std::string::npos);

@@ -108,6 +108,12 @@ TEST_CASE("the picture has one row per rank and one rectangle per job, with thei
   for (const std::string& s : attrs(svg, "<rect class=\"job\"", "data-mb")) mbs.insert(s);
   CHECK(mbs.count("0") == 18);  // forward 0, backward 0, optimizer
   CHECK(mbs.count("1") == 12);
+  // Each job carries the name every output gives it, and its job id.
+  std::multiset<std::string> names;
+  for (const std::string& n : attrs(svg, "<rect class=\"job\"", "data-name")) names.insert(n);
+  CHECK(names.count("forward mb1") == 6);
+  CHECK(names.count("optimizer mb0") == 6);
+  CHECK(attrs(svg, "<rect class=\"job\"", "data-job").size() == 30);
   // Times are exact microseconds since the origin; the source line is kept.
   std::vector<std::string> starts = attrs(svg, "<rect class=\"job\"", "data-start-us");
   CHECK(starts.front() == "0");
