@@ -124,10 +124,15 @@ Fit evaluate_shift(const std::vector<int64_t>& ref, const std::vector<int64_t>& 
   f.shift = d;
   bool first = true;
   size_t k = 0;
+  // In 128 bits: times are anywhere in [0, 2^63) and a shift spans that too.
+  auto distance = [&](size_t k, __int128 x) {
+    __int128 v = static_cast<__int128>(ref[k]) - x;
+    return v < 0 ? -v : v;
+  };
   for (size_t i = 0; i < mine.size(); ++i) {
-    int64_t x = mine[i] + d;
-    while (k + 1 < ref.size() && std::llabs(ref[k + 1] - x) <= std::llabs(ref[k] - x)) ++k;
-    if (k < ref.size() && std::llabs(ref[k] - x) <= tol) {
+    __int128 x = static_cast<__int128>(mine[i]) + d;
+    while (k + 1 < ref.size() && distance(k + 1, x) <= distance(k, x)) ++k;
+    if (k < ref.size() && distance(k, x) <= tol) {
       ++f.matched;
       if (first) f.index_shift = static_cast<int64_t>(k) - static_cast<int64_t>(i);
       first = false;
@@ -285,10 +290,15 @@ void number_steps(Timeline& timeline, Run& run) {
       any = any || shift[mi] != 0;
     }
     if (any) {
+      auto shifted = [](int64_t t, int64_t d) {
+        int64_t out;
+        if (__builtin_add_overflow(t, d, &out)) out = d > 0 ? std::numeric_limits<int64_t>::max() : 0;
+        return out;
+      };
       for (Entry& e : entries) {
         int64_t d = shift[slot(machine_of[e.track_pos])];
-        e.start += d;
-        e.end += d;
+        e.start = shifted(e.start, d);
+        e.end = shifted(e.end, d);
       }
       std::sort(entries.begin(), entries.end(), by_start);
     }

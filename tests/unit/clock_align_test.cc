@@ -365,3 +365,25 @@ TEST_CASE("A step that only one shifted rank has stays between its neighbours on
   }
   CHECK(steps[1].start_ns == steps[0].end_ns);
 }
+
+TEST_CASE("Step matching across machines copes with times at both ends of the range", "[clock_align]") {
+  // Machine 1 has a step near the epoch and one near 2262; shifting its steps
+  // onto machine 0's must neither overflow nor lose a job.
+  const int64_t far_us = (INT64_MAX - ppt::testing::kEpochNs) / 1000 - 100000;
+  std::vector<RankLines> ranks(2);
+  ranks[1].machine = 1;
+  ranks[0].lines = {job_line(0, "forward", 0, far_us - 50000, far_us - 49000),
+                    job_line(0, "optimizer", -1, far_us - 49000, far_us - 48000),
+                    job_line(0, "forward", 0, far_us, far_us + 1000)};
+  ranks[1].lines = {job_line(0, "forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20),
+                    job_line(0, "optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30),
+                    job_line(0, "forward", 0, far_us + 2000, far_us + 3000)};
+  Timeline tl = timeline_from_lines(ranks);
+  CHECK(tl.job_count() == 6);
+  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  align_clocks(tl, deps);
+  CHECK(tl.job_count() == 6);
+  for (const Run& run : tl.runs) {
+    for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
+  }
+}
