@@ -1,7 +1,10 @@
 // Clock alignment across machines: each machine's wall clock is off by its
-// NTP error, often as long as a job, so a multi-machine timeline can show a
-// forward starting before its input arrived. The dependencies that cross
-// machines (dependencies.h) bound how far apart two clocks can be.
+// NTP error, often as long as a job, or by seconds when it was never
+// synchronised, so a multi-machine timeline can show a forward starting
+// before its input arrived. The dependencies that cross machines
+// (dependencies.h) bound how far apart two clocks can be. They pair the right
+// jobs at any offset because runs and steps were matched across machines by
+// structure when the timeline was built (timeline_builder.h, steps.h).
 //
 // Per run, with o_m the offset added to machine m's logged times, a
 // dependency from a producer on machine a to a consumer on machine b says
@@ -25,7 +28,8 @@
 //
 // Applying them shifts every job of the machine's tracks, records the offset
 // in Track::clock_offset_ns (logged = shown - offset, timeline.h), recomputes
-// the step spans, run bounds and Timeline::origin_ns, and rechecks every
+// the step spans (kept disjoint, steps.h's settle_step_spans), run bounds and
+// Timeline::origin_ns, and rechecks every
 // dependency. docs/perfetto.md has the details.
 #pragma once
 

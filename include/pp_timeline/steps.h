@@ -12,7 +12,10 @@
 //
 // Across ranks, the same step is recognised by time, not by counting, so a
 // rank that lacks a step does not shift the others: each rank's steps are
-// clustered by time (all ranks work on one step at a time).
+// clustered by time (all ranks work on one step at a time). Only ranks of one
+// machine share a clock: each machine's steps are clustered on their own and
+// matched to the other machines' by the shift that lines up the most step
+// starts, so machines whose clocks are seconds apart share step numbers.
 #pragma once
 
 #include <cstdint>
@@ -59,5 +62,10 @@ void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& 
 // shared by all ranks (from the run's schedule marker when it has one), and
 // computes the run's step spans.
 void number_steps(Timeline& timeline, Run& run);
+
+// Makes a run's step spans (sorted by number, each the earliest start to the
+// latest end of its jobs) disjoint: a step starts no earlier than the
+// previous one ended, and ends no earlier than it starts.
+void settle_step_spans(std::vector<StepSpan>& steps);
 
 }  // namespace ppt

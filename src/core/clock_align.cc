@@ -8,6 +8,8 @@
 #include <map>
 #include <numeric>
 
+#include "pp_timeline/steps.h"
+
 namespace ppt {
 namespace {
 
@@ -216,9 +218,8 @@ void recompute_bounds(Timeline& tl, Run& run) {
   for (size_t i = 0; i < run.steps.size(); ++i) {
     StepSpan& s = run.steps[i];
     if (s.end_ns < s.start_ns) s = old[i];  // no job (cannot happen)
-    if (i > 0) s.start_ns = std::max(s.start_ns, run.steps[i - 1].end_ns);
-    s.start_ns = std::min(s.start_ns, s.end_ns);
   }
+  settle_step_spans(run.steps);  // as number_steps() does: disjoint, in order
 }
 
 }  // namespace

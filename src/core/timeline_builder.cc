@@ -19,19 +19,21 @@ struct FileRuns {
   std::vector<RunSlice> slices;
 };
 
-// Groups the runs of all files into global runs. Runs of one file follow each
+using Groups = std::vector<std::vector<std::pair<uint32_t, uint32_t>>>;  // (file, slice) per run
+
+// Groups the runs of the given files by time. Runs of one file follow each
 // other in time and ranks of one run work at the same time, so runs are
 // groups of overlapping time ranges. If that grouping would put two runs of
 // one file together (clocks broken beyond repair), the k-th run of every file
 // forms run k instead.
-std::vector<std::vector<std::pair<uint32_t, uint32_t>>> group_runs(const std::vector<FileRuns>& files) {
+Groups group_by_time(const std::vector<FileRuns>& files, const std::vector<uint32_t>& which) {
   struct Item {
     int64_t first, last;
     uint32_t file, slice;
   };
   std::vector<Item> items;
   size_t max_slices = 0;
-  for (uint32_t f = 0; f < files.size(); ++f) {
+  for (uint32_t f : which) {
     max_slices = std::max(max_slices, files[f].slices.size());
     for (uint32_t s = 0; s < files[f].slices.size(); ++s) {
       items.push_back({files[f].slices[s].first_ns, files[f].slices[s].last_ns, f, s});
@@ -40,7 +42,7 @@ std::vector<std::vector<std::pair<uint32_t, uint32_t>>> group_runs(const std::ve
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     return a.first != b.first ? a.first < b.first : a.file != b.file ? a.file < b.file : a.slice < b.slice;
   });
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> groups;
+  Groups groups;
   int64_t group_end = std::numeric_limits<int64_t>::min();
   bool ok = true;
   std::vector<int64_t> file_group(files.size(), -1);
@@ -58,10 +60,55 @@ std::vector<std::vector<std::pair<uint32_t, uint32_t>>> group_runs(const std::ve
   }
   if (ok) return groups;
   groups.assign(max_slices, {});
-  for (uint32_t f = 0; f < files.size(); ++f) {
+  for (uint32_t f : which) {
     for (uint32_t s = 0; s < files[f].slices.size(); ++s) groups[s].push_back({f, s});
   }
   return groups;
+}
+
+// Groups the runs of all files into global runs. Only the files of one
+// machine share a clock; machines' clocks can be seconds apart (never
+// synchronised), so that runs of different machines no longer overlap. When
+// grouping every file by time leaves a run without some machine, and every
+// machine has the same number of runs (each grouped by time on its own
+// clock), the k-th run of every machine forms run k.
+Groups group_runs(const std::vector<FileRuns>& files, const std::vector<SourceFile>& sources) {
+  std::vector<uint32_t> all(files.size());
+  for (uint32_t f = 0; f < files.size(); ++f) all[f] = f;
+  Groups by_time = group_by_time(files, all);
+  std::vector<std::vector<uint32_t>> files_of;  // by machine, machines that have a run
+  std::vector<int32_t> machine_ids;
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    if (files[f].slices.empty()) continue;
+    int32_t m = sources[f].machine;
+    auto it = std::find(machine_ids.begin(), machine_ids.end(), m);
+    if (it == machine_ids.end()) {
+      machine_ids.push_back(m);
+      files_of.emplace_back();
+      it = machine_ids.end() - 1;
+    }
+    files_of[it - machine_ids.begin()].push_back(f);
+  }
+  if (machine_ids.size() < 2) return by_time;
+  bool complete = true;
+  for (const auto& g : by_time) {
+    std::vector<int32_t> present;
+    for (auto [f, s] : g) present.push_back(sources[f].machine);
+    std::sort(present.begin(), present.end());
+    present.erase(std::unique(present.begin(), present.end()), present.end());
+    complete = complete && present.size() == machine_ids.size();
+  }
+  if (complete) return by_time;
+  std::vector<Groups> per_machine;
+  for (const auto& fs : files_of) {
+    per_machine.push_back(group_by_time(files, fs));
+    if (per_machine.back().size() != per_machine.front().size()) return by_time;
+  }
+  Groups zipped(per_machine.front().size());
+  for (const Groups& g : per_machine) {
+    for (size_t k = 0; k < g.size(); ++k) zipped[k].insert(zipped[k].end(), g[k].begin(), g[k].end());
+  }
+  return zipped;
 }
 
 }  // namespace
@@ -107,7 +154,7 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
   }
 
   // Global runs, ordered by time; tracks ordered by (run, rank).
-  auto groups = group_runs(runs_of);
+  auto groups = group_runs(runs_of, tl.files);
   for (uint32_t g = 0; g < groups.size(); ++g) {
     auto& members = groups[g];
     std::sort(members.begin(), members.end());

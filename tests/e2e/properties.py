@@ -11,6 +11,12 @@ logs and the ground truth; the real binary converts them, and we check:
   - the summary accounts for every profiler line: written + rejected = seen;
   - 1 thread and 2 threads give identical bytes; both JSON flavours agree.
 
+And for machines whose clocks are seconds apart (CLOCK_SCENARIOS), with the
+default --align-clocks auto: each machine's offset is within 0.5 ms of the
+generator's skew, every job is in its true step and run, shown minus offset is
+the logged time; with --align-clocks off the same runs and steps, times as
+logged.
+
   properties.py --binary build/pp-timeline [--only NAME]
 """
 
@@ -57,6 +63,37 @@ SCENARIOS = {
     "missing_step_on_one_rank": ["--schedule", "1f1b", "--steps", "4", "--missing-step", "2:1"],
     "missing_first_step": ["--schedule", "vpp", "--steps", "4", "--missing-step", "0:0", "--micro-batches", "8"],
     "overlapping_jobs": ["--schedule", "1f1b", "--overlap", "1:0", "--overlap", "3:1"],
+}
+
+# Machines' clocks far apart (--skew MACHINE:MS): alignment must find every
+# offset, and the runs and steps must be matched by structure, not by time.
+CLOCK_SCENARIOS = {
+    "clocks_1f1b_2_machines_plus_10s": ["--schedule", "1f1b", "--stages", "4", "--machines", "2",
+                                        "--skew", "1:10000"],
+    # A run longer than the offset: the machines' times overlap, so the run is
+    # one, but the steps must still be matched by structure.
+    "clocks_1f1b_long_run_half_s": ["--schedule", "1f1b", "--stages", "4", "--machines", "2", "--steps", "30",
+                                    "--skew", "1:500"],
+    "clocks_1f1b_2_machines_minus_10s": ["--schedule", "1f1b", "--stages", "4", "--machines", "2",
+                                         "--skew", "1:-10000", "--steps", "4"],
+    "clocks_vpp_3_machines_half_s_minus_3s": ["--schedule", "vpp", "--stages", "6", "--machines", "3",
+                                              "--micro-batches", "12", "--chunks", "2",
+                                              "--skew", "1:500", "--skew", "2:-3000"],
+    "clocks_zbh1_8_machines": ["--schedule", "zbh1", "--stages", "8", "--machines", "8",
+                               "--skew", "1:10000", "--skew", "2:-10000", "--skew", "3:5000", "--skew", "4:500",
+                               "--skew", "5:-3000", "--skew", "6:0.7", "--skew", "7:-500"],
+    "clocks_fthenb_3_machines_reference_skewed": ["--schedule", "fthenb", "--stages", "6", "--machines", "3",
+                                                  "--skew", "0:5000", "--skew", "2:-10000"],
+    "clocks_1f1b_rerun_5s": ["--schedule", "1f1b", "--stages", "4", "--machines", "2", "--rerun",
+                             "--steps", "2", "--skew", "1:5000"],
+    "clocks_missing_step_minus_3s": ["--schedule", "1f1b", "--stages", "4", "--machines", "2", "--steps", "4",
+                                     "--missing-step", "2:1", "--skew", "1:-3000"],
+    # Two replicas, each over two machines: dependencies connect machines 0-1
+    # and 2-3 only, so machines 0 and 2 keep their clocks (and agree here).
+    "clocks_replicas_4_machines_5s": ["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--machines", "4",
+                                      "--skew", "1:5000", "--skew", "3:-3000"],
+    "clocks_marker_vpp_2_machines_5s": ["--schedule", "vpp", "--stages", "4", "--machines", "2",
+                                        "--start-step", "10", "--skew", "1:5000"],
 }
 
 
@@ -201,6 +238,84 @@ def check_scenario(binary, name, gen_args, work):
     check(all("cname" not in e for e in ptrace["traceEvents"]), "Perfetto flavour carries cname")
 
 
+def drawn(trace_path):
+    """The jobs of a Chrome JSON trace by source, each with its epoch ns times,
+    step, machine and run; the step slices; the metadata."""
+    with open(trace_path) as f:
+        trace = json.load(f, parse_float=Decimal)
+    origin = int(trace["metadata"]["time_origin_epoch_ns"])
+    names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
+    open_ = {}
+    jobs, steps = {}, []
+    for e in trace["traceEvents"]:
+        key = (e.get("pid"), e.get("tid"))
+        if e.get("ph") == "B":
+            open_.setdefault(key, []).append(e)
+        elif e.get("ph") == "E":
+            b = open_[key].pop()
+            start = Decimal(b["ts"]) * 1000 + origin
+            end = Decimal(e["ts"]) * 1000 + origin
+            if b.get("cat") == "step":
+                steps.append((b["pid"], start, end))
+                continue
+            check(b["args"]["source"] not in jobs, "job drawn twice: " + b["args"]["source"])
+            m = re.match(r"run (\d+)/", names.get(b["pid"], ""))
+            jobs[b["args"]["source"]] = {"start": start, "end": end, "step": b["args"]["step"],
+                                         "machine": b["args"].get("machine"), "run": int(m.group(1)) - 1 if m else 0}
+    return jobs, steps, trace["metadata"]
+
+
+def check_clock_scenario(binary, name, gen_args, work):
+    logs = os.path.join(work, "logs")
+    truth_path = os.path.join(work, "truth.json")
+    subprocess.run([sys.executable, GEN, "--out", logs, "--truth", truth_path, "--quiet", "--seed", "7"] + gen_args,
+                   check=True)
+    with open(truth_path) as f:
+        truth = json.load(f)
+    files = {r["rank"]: r["file"] for r in truth["ranks"]}
+    skew = {r["machine"]: r["skew_ns"] for r in truth["ranks"]}
+    machine_of = {r["rank"]: r["machine"] for r in truth["ranks"]}
+    ref = machine_of[0]  # the machine of the lowest rank keeps its clock
+    runs = sorted({j.get("run", 0) for j in truth["jobs"]})
+    want_steps = sorted({(j.get("run", 0), j["step"]) for j in truth["jobs"]})
+    for mode in ("auto", "off"):
+        out = os.path.join(work, "%s.json" % mode)
+        p = run(binary, ["--log_dir", logs, "-o", out, "--align-clocks", mode])
+        check(p.returncode == 0, "%s: exit %d\n%s" % (mode, p.returncode, p.stderr))
+        summary = p.stderr.strip().splitlines()[-1]
+        jobs, steps, meta = drawn(out)
+        check(meta["runs"] == len(runs), "%s: %d runs drawn, truth has %d" % (mode, meta["runs"], len(runs)))
+        offsets = {}
+        for o in meta.get("clock_offsets", []):
+            offsets[(o["run"], int(o["machine"][len("machine"):]))] = o["offset_ns"]
+        if mode == "off":
+            check(not offsets, "off: offsets in the metadata")
+            check("contradicted by the times" in summary, "off: contradictions not counted: " + summary)
+        else:
+            check("contradicted" not in summary, "auto: contradictions left: " + summary)
+            for r in runs:
+                for m, s in skew.items():
+                    residual = s + offsets.get((r, m), 0) - skew[ref]
+                    check(abs(residual) <= 500000, "auto: run %d machine%d offset %d ns, skew %d ns (residual %d ns)"
+                          % (r, m, offsets.get((r, m), 0), s - skew[ref], residual))
+        check(len(jobs) == len(truth["jobs"]), "%s: drawn %d jobs, truth %d" % (mode, len(jobs), len(truth["jobs"])))
+        for j in truth["jobs"]:
+            src = "%s:%d" % (os.path.join(logs, files[j["rank"]]), j["line"])
+            b = jobs.get(src)
+            check(b is not None, "%s: truth job missing: %s" % (mode, src))
+            check(b["step"] == j["step"], "%s: %s: step %s != truth %s" % (mode, src, b["step"], j["step"]))
+            check(b["run"] == j.get("run", 0), "%s: %s: run %s != truth %s" % (mode, src, b["run"], j.get("run", 0)))
+            off = offsets.get((j.get("run", 0), machine_of[j["rank"]]), 0)
+            check(b["start"] - off == j["start_ns"] and b["end"] - off == j["end_ns"],
+                  "%s: %s: shown %s..%s minus offset %d != logged %s..%s" %
+                  (mode, src, b["start"], b["end"], off, j["start_ns"], j["end_ns"]))
+        check(len(steps) == len(want_steps), "%s: %d step slices, truth has %d steps" % (mode, len(steps), len(want_steps)))
+        prev = {}
+        for pid, start, end in steps:
+            check(pid not in prev or start >= prev[pid], "%s: a step starts before the previous ended" % mode)
+            prev[pid] = end
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -208,11 +323,14 @@ def main():
     a = ap.parse_args()
     binary = os.path.abspath(a.binary)
     failed = 0
-    names = [n for n in SCENARIOS if not a.only or n == a.only]
+    scenarios = {n: (check_scenario, args) for n, args in SCENARIOS.items()}
+    scenarios.update({n: (check_clock_scenario, args) for n, args in CLOCK_SCENARIOS.items()})
+    names = [n for n in scenarios if not a.only or n == a.only]
     for name in names:
         work = tempfile.mkdtemp(prefix="ppt-prop-")
         try:
-            check_scenario(binary, name, SCENARIOS[name], work)
+            fn, args = scenarios[name]
+            fn(binary, name, args, work)
             print("ok   %s" % name)
         except (Failure, subprocess.CalledProcessError) as e:
             failed += 1
