@@ -245,23 +245,20 @@ def drawn(trace_path):
         trace = json.load(f, parse_float=Decimal)
     origin = int(trace["metadata"]["time_origin_epoch_ns"])
     names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
-    open_ = {}
     jobs, steps = {}, []
     for e in trace["traceEvents"]:
-        key = (e.get("pid"), e.get("tid"))
-        if e.get("ph") == "B":
-            open_.setdefault(key, []).append(e)
-        elif e.get("ph") == "E":
-            b = open_[key].pop()
-            start = Decimal(b["ts"]) * 1000 + origin
-            end = Decimal(e["ts"]) * 1000 + origin
-            if b.get("cat") == "step":
-                steps.append((b["pid"], start, end))
-                continue
-            check(b["args"]["source"] not in jobs, "job drawn twice: " + b["args"]["source"])
-            m = re.match(r"run (\d+)/", names.get(b["pid"], ""))
-            jobs[b["args"]["source"]] = {"start": start, "end": end, "step": b["args"]["step"],
-                                         "machine": b["args"].get("machine"), "run": int(m.group(1)) - 1 if m else 0}
+        if e.get("ph") != "X":
+            continue
+        start_ns = int((Decimal(e["ts"]) * 1000).to_integral_value())
+        start = start_ns + origin
+        end = start_ns + int((Decimal(e["dur"]) * 1000).to_integral_value()) + origin
+        if e.get("cat") == "step":
+            steps.append((e["pid"], start, end))
+            continue
+        check(e["args"]["source"] not in jobs, "job drawn twice: " + e["args"]["source"])
+        m = re.match(r"run (\d+)/", names.get(e["pid"], ""))
+        jobs[e["args"]["source"]] = {"start": start, "end": end, "step": e["args"]["step"],
+                                     "machine": e["args"].get("machine"), "run": int(m.group(1)) - 1 if m else 0}
     return jobs, steps, trace["metadata"]
 
 
