@@ -88,9 +88,10 @@ void bind_driver(Api* a) {
 Loaded load() {
   Loaded l;
   std::string missing;
-  auto try_handle = [&](void* handle, const std::string& source) {
+  // RTLD_DEFAULT is a null handle: a handle is "none" only when opening failed.
+  auto try_handle = [&](void* handle, const std::string& source, bool opened = true) {
     Api a;
-    if (handle != nullptr && bind_all(handle, &a, &missing)) {
+    if (opened && bind_all(handle, &a, &missing)) {
       a.source = source;
       l.api = a;
       l.ok = true;
@@ -99,18 +100,22 @@ Loaded load() {
   };
   if (const char* path = std::getenv("PPT_SHIM_CUDART"); path != nullptr && *path != '\0') {
     void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!try_handle(h, path)) {
+    if (!try_handle(h, path, h != nullptr)) {
       l.why_not = std::string("PPT_SHIM_CUDART=") + path + ": " +
                   (h == nullptr ? std::string(dlerror()) : "it lacks " + missing);
       return l;
     }
   } else if (try_handle(RTLD_DEFAULT, "the process's CUDA runtime")) {
   } else if (std::string path = loaded_cudart();
-             !path.empty() && try_handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL), path)) {
+             !path.empty() && [&] {
+               void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+               return try_handle(h, path, h != nullptr);
+             }()) {
   } else {
     for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
                              "libcudart.so"}) {
-      if (try_handle(dlopen(name, RTLD_NOW | RTLD_LOCAL), name)) break;
+      void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (try_handle(h, name, h != nullptr)) break;
     }
     if (!l.ok) {
       l.why_not = missing.empty() ? "no CUDA runtime (libcudart.so*) could be loaded"

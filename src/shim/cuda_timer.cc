@@ -386,10 +386,18 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
     int driver = 0, runtime = 0;
     (void)api->DriverGetVersion(&driver);
     (void)api->RuntimeGetVersion(&runtime);
-    *why_not = "no usable CUDA driver or device: " + cuda::failure(*api, "cudaGetDeviceCount", e) +
-               " (driver supports CUDA " + std::to_string(driver / 1000) + "." +
-               std::to_string(driver % 1000 / 10) + ", runtime is " + std::to_string(runtime / 1000) +
-               "." + std::to_string(runtime % 1000 / 10) + ")";
+    auto version = [](int v) {
+      return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+    };
+    if (driver == 0) {
+      *why_not = "no CUDA driver: " + cuda::failure(*api, "cudaGetDeviceCount", e);
+    } else {
+      // With a driver present, cudaErrorInsufficientDriver means it is too old
+      // for this runtime: both versions say by how much.
+      *why_not = "no usable CUDA driver or device: " +
+                 cuda::failure(*api, "cudaGetDeviceCount", e) + " (driver supports CUDA " +
+                 version(driver) + ", runtime is " + version(runtime) + ")";
+    }
     (void)api->GetLastError();  // the failure was ours; do not leave it to the caller
     return nullptr;
   }
