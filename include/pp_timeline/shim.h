@@ -1,6 +1,7 @@
 // The instrumentation shim: times the jobs of a pipeline-parallel step on a
 // CUDA stream and prints them as PaddlePaddle's job schedule profiler does, so
-// that pp-timeline reads them like any Paddle launch log.
+// that pp-timeline (and Paddle's own profiler_helper_static.py) read them like
+// any Paddle launch log.
 //
 //   ppt::shim::Options options;
 //   options.stream = my_stream;                  // a cudaStream_t, or nullptr
@@ -12,35 +13,40 @@
 //       run(job);                                   // enqueues the job's kernels
 //       profiler.end();                             // records a CUDA event
 //     }
-//     profiler.flush(step);  // waits once, prints one line per job
+//     profiler.flush(step);  // ends step `step`; never waits for the device
 //   }
+//   profiler.finish();       // writes what is left (the destructor does too)
 //
 // What it promises:
 // - begin() and end() record one CUDA event each on the profiler's stream and
 //   do nothing else with the device: no synchronisation, no host callback, no
-//   allocation once the first step has sized the event pool and the job list.
-// - flush() waits once for the step's last event (or polls, Options::wait),
-//   then maps every event to wall-clock time through an anchor (an event on an
-//   idle stream paired with the host clock reading at which the host saw it
-//   complete), taken anew at every flush and interpolated with the previous
-//   one so that the GPU clock's drift is followed. A job's start is thus when
-//   the GPU reached the job, not when the host enqueued it.
-// - Without CUDA (not built with it, no device, or Options::use_cuda false)
-//   the same API times jobs with the host's steady clock, mapped to wall time
-//   at each flush.
-// - Lines are written in the one format of pp_timeline/log_line.h, through
-//   glog (LOG(INFO)) unless Options::sink says otherwise; all lines of a step
-//   are written together at flush(), in the order the jobs began.
-// - Only steps in the profiling window [start, end) are recorded; outside it
-//   begin() and end() only check their use. When a window is set, the
-//   `Schedule Profiler start at step X and end at step Y` marker is written
-//   once, before the first step written.
-// - Misuse is returned as a Status with a message, never a crash; a failed
-//   call changes nothing, except that flush() always ends the step.
+//   allocation once the first steps have sized the event pool and job lists.
+// - flush(step) names the step that just ended: it is the one source of step
+//   numbers. It never waits for the device: a step is written at the first
+//   flush (or finish()) at which its last event is done, usually the next
+//   step's. Its marks are then mapped to wall-clock time through anchors (an
+//   event on an idle stream paired with the host clock reading at which the
+//   host saw it complete), one per flush, each mark placed on the line
+//   through the anchors before and after it so that the GPU clock's drift is
+//   followed. A job's start is thus when the GPU reached the job, not when the
+//   host enqueued it.
+// - Without CUDA (disabled, no runtime, no device, or Options::use_cuda
+//   false) the same API times jobs with the host's steady clock, mapped to
+//   wall time on the line through the clock pairs of consecutive flushes, and
+//   each step is written at its own flush.
+// - Lines are written in the one format of pp_timeline/log_line.h, in the
+//   order the jobs began, by default to stderr with a glog-style prefix
+//   (Options::sink and Options::log_file say otherwise).
+// - A step is never lost without an error: a step in the window that was not
+//   recorded (its number was not the one expected), jobs over the per-step
+//   cap, a job open at flush, or an unflushed step at destruction are all
+//   reported (the last as a warning).
+// - Misuse is returned as a Status with a message, never a crash.
 //
 // Thread safety: a Profiler belongs to one thread and one stream; use one
 // Profiler per executor thread. Distinct Profilers are independent.
-// Not supported: recording while the stream is being captured into a graph.
+// flush() refuses (kCaptureActive) while the stream is being captured into a
+// CUDA graph.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +67,9 @@ enum class Code : int {
   kInvalidArgument = 5,   // e.g. an empty window, a null handle (C API)
   kCudaError = 6,         // a CUDA call failed; the message names it
   kBadEnvironment = 7,    // a PPT_SHIM_* variable could not be understood
+  kStepNotRecorded = 8,   // flush(step) of a step in the window that was not recorded
+  kTooManyJobs = 9,       // begin() past Options::max_jobs_per_step
+  kCaptureActive = 10,    // flush() while the stream is captured into a CUDA graph
 };
 
 // The result of a call. Cheap when ok (no allocation).
@@ -92,8 +101,20 @@ enum class FlushWait : int {
   kPoll = 1,         // cudaEventQuery until done, yielding the thread between
 };
 
-// Receives one line, without a newline. The default writes it with LOG(INFO).
+// Receives one line, without a newline. The default writes it to stderr (or
+// Options::log_file) after a glog-style prefix.
 using LineSink = std::function<void(std::string_view line)>;
+
+// How a job line looks.
+enum class LineFormat : int {
+  // As Paddle prints it: `micro_batch_id = N` always, 0 for a job without a
+  // micro-batch (Paddle's Job starts with micro-batch 0, its optimizer
+  // prints 0), which Paddle's profiler_helper_static.py requires.
+  kPaddle = 0,
+  // A job without a micro-batch has no micro_batch_id field and is numbered
+  // by its position in the step (older builds' form; pp-timeline reads both).
+  kCompact = 1,
+};
 
 // One written job as numbers: exactly what its line says.
 struct JobTimes {
@@ -120,14 +141,20 @@ struct Options {
   bool window_set = false;
   int64_t window_start = 0;
   int64_t window_end = kNoEndStep;
-  // The number of the first step, when set_step() is never called: each
-  // flush(step) makes the next step step + 1.
-  int64_t first_step = 0;
   // Jobs per step to make room for up front (events are created here rather
   // than in the first step). More are added as needed during warm-up.
   size_t reserve_jobs = 256;
-  // Where lines go; empty means glog.
+  // The most jobs a step may have; begin() past it is kTooManyJobs. It bounds
+  // the events and memory a missing flush() can take.
+  size_t max_jobs_per_step = 4096;
+  LineFormat format = LineFormat::kPaddle;
+  // Where lines go; empty means the log (stderr, or log_file).
   LineSink sink;
+  // When not empty, the log is this file (appended to) instead of stderr.
+  std::string log_file;
+  // Where warnings go (a step left unflushed at destruction, a type Paddle's
+  // helper cannot read); empty means the log, with a W prefix.
+  LineSink warning_sink;
   // Called after each job line is written, for callers that want numbers
   // rather than text. Optional.
   JobCallback on_job;
@@ -138,6 +165,8 @@ struct Options {
 //   PPT_SHIM_START_STEP, PPT_SHIM_END_STEP   the window [start, end)
 //   PPT_SHIM_CLOCK       auto | cuda | host   (host forces the host clock)
 //   PPT_SHIM_FLUSH_WAIT  sync | poll
+//   PPT_SHIM_FORMAT      paddle | compact
+//   PPT_SHIM_LOG_FILE    a path: the log is appended there instead of stderr
 // Returns kBadEnvironment, naming the variable and its value, on a value it
 // cannot use; *options is then unchanged.
 Status options_from_environment(Options* options);
@@ -146,13 +175,20 @@ Status options_from_environment(Options* options);
 struct Stats {
   int64_t jobs_recorded = 0;     // jobs timed since construction
   int64_t jobs_written = 0;      // job lines written
-  int64_t steps_written = 0;     // flushes that wrote at least one line
+  int64_t steps_written = 0;     // steps that wrote at least one line
+  int64_t steps_pending = 0;     // flushed steps whose events are not done yet
+  int64_t jobs_dropped = 0;      // recorded jobs not written (an error said why)
   int64_t hot_path_growths = 0;  // begin() calls that had to grow storage
-  int64_t flush_waits = 0;       // blocking waits in flush (cudaEventSynchronize)
-  int64_t flush_polls = 0;       // cudaEventQuery calls in flush, anchors included
+  int64_t flush_waits = 0;       // waits for the device (only finish(), or a full queue)
+  int64_t flush_polls = 0;       // cudaEventQuery calls, anchors included
+  int64_t device_switches = 0;   // marks taken with another device current
   int64_t anchors = 0;           // anchors taken
   int64_t last_anchor_uncertainty_ns = 0;  // half-width of the last anchor's bracket
 };
+
+// Flushed steps kept while their events are not done; one more makes flush()
+// wait for the oldest.
+inline constexpr size_t kMaxPendingSteps = 8;
 
 class Profiler {
  public:
@@ -166,19 +202,30 @@ class Profiler {
   Status begin(std::string_view type, int64_t micro_batch);
   // Closes the open job.
   Status end();
-  // Ends step `step`: writes its jobs when `step` is in the window, then makes
-  // step + 1 the current step. With a job still open, the job is dropped, the
-  // others are written, and kOpenJobAtFlush is returned.
+  // Ends step `step` (the number is what its lines and the marker say):
+  // queues its jobs when `step` is in the window, writes every queued step
+  // whose events are done, and expects step + 1 next. It never waits for the
+  // device (unless kMaxPendingSteps steps are already queued). With a job
+  // still open, the job is dropped, the others are written, and
+  // kOpenJobAtFlush is returned. kStepNotRecorded when `step` is in the
+  // window but was not recorded because another number was expected. While
+  // the stream is being captured into a CUDA graph it does nothing and
+  // returns kCaptureActive.
   Status flush(int64_t step);
+  // Writes every flushed step, waiting for the device (at most timeout_ms).
+  // The destructor calls it, and warns about an unflushed step.
+  Status finish(int64_t timeout_ms = 10'000);
 
-  // Declares the number of the step about to run, for callers whose steps are
-  // not numbered consecutively. Not while a job is open.
+  // Declares the number of the step about to run, so that a step whose number
+  // is not the previous one + 1 is recorded (or not) by its window. Before the
+  // first flush() or set_step() every step is recorded. Not while a job is
+  // open.
   Status set_step(int64_t step);
   // Sets the window [start, end); start < end. Not while a job is open.
   Status set_window(int64_t start, int64_t end);
   // Whether the current step is recorded.
   bool recording() const;
-  // Replaces the sink (empty: glog). Not while a job is open.
+  // Replaces the sink (empty: the log). Not while a job is open.
   Status set_sink(LineSink sink);
 
   Backend backend() const;

@@ -28,6 +28,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The only symbols libppt_shim.so exports. */
+#if defined(__GNUC__)
+#define PPT_SHIM_API __attribute__((visibility("default")))
+#else
+#define PPT_SHIM_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,14 +48,18 @@ typedef enum ppt_shim_status {
   PPT_SHIM_OPEN_JOB_AT_FLUSH = 4,
   PPT_SHIM_INVALID_ARGUMENT = 5,
   PPT_SHIM_CUDA_ERROR = 6,
-  PPT_SHIM_BAD_ENVIRONMENT = 7
+  PPT_SHIM_BAD_ENVIRONMENT = 7,
+  PPT_SHIM_STEP_NOT_RECORDED = 8,
+  PPT_SHIM_TOO_MANY_JOBS = 9,
+  PPT_SHIM_CAPTURE_ACTIVE = 10
 } ppt_shim_status;
 
 /* Flags for ppt_shim_create. */
 enum {
   PPT_SHIM_HOST_CLOCK = 1u << 0, /* never use CUDA, time with the host clock */
   PPT_SHIM_POLL = 1u << 1,       /* flush polls the last event instead of waiting on it */
-  PPT_SHIM_IGNORE_ENV = 1u << 2  /* do not read the PPT_SHIM_* variables */
+  PPT_SHIM_IGNORE_ENV = 1u << 2, /* do not read the PPT_SHIM_* variables */
+  PPT_SHIM_COMPACT_LINES = 1u << 3 /* leave micro_batch_id out for jobs without one */
 };
 
 typedef struct ppt_shim ppt_shim;
@@ -57,32 +68,39 @@ typedef struct ppt_shim ppt_shim;
  * stream) on `device` (-1: the current device). Reads PPT_SHIM_* unless
  * PPT_SHIM_IGNORE_ENV. Returns NULL on failure (a bad environment variable);
  * ppt_shim_create_error() then says why. */
-ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags);
+PPT_SHIM_API ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags);
 /* The reason the calling thread's last ppt_shim_create failed, or "". */
-const char* ppt_shim_create_error(void);
-void ppt_shim_destroy(ppt_shim* shim);
+PPT_SHIM_API const char* ppt_shim_create_error(void);
+PPT_SHIM_API void ppt_shim_destroy(ppt_shim* shim);
 
-int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch);
-int ppt_shim_end(ppt_shim* shim);
-int ppt_shim_flush(ppt_shim* shim, int64_t step);
-int ppt_shim_set_step(ppt_shim* shim, int64_t step);
-int ppt_shim_set_window(ppt_shim* shim, int64_t start_step, int64_t end_step);
+PPT_SHIM_API int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch);
+PPT_SHIM_API int ppt_shim_end(ppt_shim* shim);
+PPT_SHIM_API int ppt_shim_flush(ppt_shim* shim, int64_t step);
+/* Writes every flushed step, waiting for the device at most timeout_ms.
+ * ppt_shim_destroy does it too (with 10 s). */
+PPT_SHIM_API int ppt_shim_finish(ppt_shim* shim, int64_t timeout_ms);
+PPT_SHIM_API int ppt_shim_set_step(ppt_shim* shim, int64_t step);
+PPT_SHIM_API int ppt_shim_set_window(ppt_shim* shim, int64_t start_step, int64_t end_step);
 
-/* Sends lines to `sink` instead of glog; `line` is not NUL-terminated and
- * lives only for the call. A NULL sink restores glog. */
+/* Sends lines to `sink` instead of the log (stderr, or PPT_SHIM_LOG_FILE); `line` is not NUL-terminated and
+ * lives only for the call. A NULL sink restores the log. */
 typedef void (*ppt_shim_line_sink)(const char* line, size_t length, void* user);
-int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void* user);
+PPT_SHIM_API int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void* user);
 
+/* Counters: jobs written, jobs dropped (each with an error returned), steps
+ * waiting for the device. Any pointer may be NULL. */
+PPT_SHIM_API int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped,
+                                 int64_t* steps_pending);
 /* 1 when the current step is recorded, 0 when not or on a NULL handle. */
-int ppt_shim_recording(const ppt_shim* shim);
+PPT_SHIM_API int ppt_shim_recording(const ppt_shim* shim);
 /* 0 host clock, 1 CUDA events, -1 for a NULL handle. */
-int ppt_shim_backend(const ppt_shim* shim);
+PPT_SHIM_API int ppt_shim_backend(const ppt_shim* shim);
 /* Why the backend is what it is. */
-const char* ppt_shim_backend_note(const ppt_shim* shim);
+PPT_SHIM_API const char* ppt_shim_backend_note(const ppt_shim* shim);
 /* The message of the handle's last failed call, or "". */
-const char* ppt_shim_last_error(const ppt_shim* shim);
+PPT_SHIM_API const char* ppt_shim_last_error(const ppt_shim* shim);
 /* A stable name for a status value, e.g. "nested_begin". */
-const char* ppt_shim_status_name(int status);
+PPT_SHIM_API const char* ppt_shim_status_name(int status);
 
 #ifdef __cplusplus
 }

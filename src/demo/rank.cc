@@ -144,6 +144,10 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
       return 1;
     }
   }
+  if (shim::Status s = profiler.finish(); !s.ok()) {  // the steps still waiting for the device
+    LOG(ERROR) << "pp-demo: " << s.message();
+    return 1;
+  }
   LOG(INFO) << "pp-demo: rank " << place.rank << " done, " << profiler.stats().jobs_written
             << " jobs written";
   return 0;

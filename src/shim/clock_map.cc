@@ -1,6 +1,34 @@
 #include "clock_map.h"
 
+#include <atomic>
+
 namespace ppt::shim::detail {
+
+namespace {
+const Clocks kRealClocks{};
+std::atomic<const Clocks*> g_clocks{&kRealClocks};
+}  // namespace
+
+const Clocks& clocks() { return *g_clocks.load(std::memory_order_relaxed); }
+void set_clocks_for_testing(const Clocks* fake) {
+  g_clocks.store(fake != nullptr ? fake : &kRealClocks, std::memory_order_relaxed);
+}
+
+int64_t wall_between_pairs(const ClockPair& earlier, const ClockPair& later, int64_t steady_ns) {
+  const int64_t span = later.steady_ns - earlier.steady_ns;
+  if (span <= 0 || steady_ns >= later.steady_ns) return wall_from_steady(later, steady_ns);
+  if (steady_ns <= earlier.steady_ns) return wall_from_steady(earlier, steady_ns);
+  const int64_t wall_span = later.wall_ns - earlier.wall_ns;
+  const int64_t off = wall_span - span;
+  if (off > span / 100 || -off > span / 100) {
+    return wall_from_steady(steady_ns - earlier.steady_ns < later.steady_ns - steady_ns ? earlier
+                                                                                        : later,
+                            steady_ns);
+  }
+  const long double w =
+      static_cast<long double>(steady_ns - earlier.steady_ns) / static_cast<long double>(span);
+  return earlier.wall_ns + static_cast<int64_t>(std::llround(w * static_cast<long double>(wall_span)));
+}
 
 ClockPair read_clock_pair(int tries) {
   ClockPair best;

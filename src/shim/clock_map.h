@@ -14,17 +14,30 @@
 
 namespace ppt::shim::detail {
 
-inline int64_t steady_now_ns() {
+inline int64_t real_steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-inline int64_t wall_now_ns() {
+inline int64_t real_wall_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+// The clocks the shim reads. Tests replace them with a fake whose wall clock
+// drifts (set_clocks_for_testing); everything else uses the real ones.
+struct Clocks {
+  int64_t (*steady_ns)() = real_steady_now_ns;
+  int64_t (*wall_ns)() = real_wall_now_ns;
+};
+const Clocks& clocks();
+// nullptr restores the real clocks.
+void set_clocks_for_testing(const Clocks* fake);
+
+inline int64_t steady_now_ns() { return clocks().steady_ns(); }
+inline int64_t wall_now_ns() { return clocks().wall_ns(); }
 
 // The two clocks read together: wall_ns was read between two steady readings
 // whose midpoint is steady_ns, half_width_ns apart from either.
@@ -41,6 +54,19 @@ ClockPair read_clock_pair(int tries = 5);
 inline int64_t wall_from_steady(const ClockPair& pair, int64_t steady_ns) {
   return steady_ns - pair.steady_ns + pair.wall_ns;
 }
+
+// The wall time of `steady_ns` on the straight line through two pairs read
+// at different moments (`earlier` before `later`). The wall clock's offset
+// from the steady clock moves while NTP slews it (up to 500 ppm on Linux, and
+// more while it catches up); a single pair maps a time `d` away from it off
+// by the slew rate times `d`, which differs between processes that read their
+// pairs at different moments. The line through two pairs follows a constant
+// slew exactly, so every process of a host maps a moment to the same wall
+// time (up to the pairs' reading widths). Outside [earlier, later] the
+// nearest pair's offset is used, and so it is when the two pairs disagree
+// by more than 1% of the time between them (the wall clock was stepped, not
+// slewed).
+int64_t wall_between_pairs(const ClockPair& earlier, const ClockPair& later, int64_t steady_ns);
 
 // When a device reached an event, as the host can know it: after `low_ns`
 // (the host was still before it) and no later than `high_ns` (the host saw

@@ -1,50 +1,66 @@
-// The timer on CUDA events. Only the runtime API is used (no kernels), so the
-// shim is compiled by the host compiler and needs no nvcc.
+// The timer on CUDA events, through the runtime bound at run time
+// (cuda_api.h): no CUDA header or library is needed to build it, and tests
+// drive it with a fake runtime.
 //
-// mark() is one cudaEventRecord on the caller's stream. resolve() waits once
-// for the step's last mark (every earlier mark on the same stream is then
-// done), takes a fresh anchor, and places each mark between the previous
-// anchor and the fresh one (clock_map.h). Anchors are recorded on a private
-// non-blocking stream of the highest priority, which is idle, so the device
-// reaches an anchor as soon as it is enqueued even when the caller's stream
-// (or the legacy default stream) already holds the next step's work.
-#include <cuda_runtime_api.h>
-
+// mark() is one cudaEventRecord on the caller's stream. Nothing waits for
+// the device: at each flush the Profiler asks reached() (one cudaEventQuery)
+// whether a finished step's last mark is done, and resolves the steps that
+// are; the others wait for a later flush. checkpoint() takes an anchor at
+// every flush: an event on a private, idle, highest-priority stream whose
+// completion the host brackets by polling (a few microseconds). Each mark is
+// placed on the line through the anchors before and after it, which follows
+// the drift of the device clock against the host's (clock_map.h).
+#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "clock_map.h"
+#include "cuda_api.h"
 #include "timer.h"
 
 namespace ppt::shim::detail {
 namespace {
 
-std::string cuda_failure(const char* what, cudaError_t e) {
-  std::string s(what);
-  s += " failed: ";
-  s += cudaGetErrorName(e);
-  s += " (";
-  s += cudaGetErrorString(e);
-  s += ")";
-  return s;
-}
+using cuda::Api;
+using cuda::Error;
+using cuda::Event;
+using cuda::Stream;
 
-// Makes `device` current for a scope and restores the caller's device.
+// Makes `device` current for a scope and restores what the caller had. A
+// thread with no context (nothing chosen yet) gets none back rather than a
+// new one on device 0, which cudaSetDevice(0) would create.
 class DeviceScope {
  public:
-  explicit DeviceScope(int device) {
-    if (cudaGetDevice(&saved_) != cudaSuccess) saved_ = -1;
-    if (saved_ != device) cudaSetDevice(device);
+  DeviceScope(const Api& api, int device) : api_(api) {
+    if (api_.GetDevice(&saved_) != cuda::kSuccess) {
+      saved_ = -1;
+      (void)api_.GetLastError();
+    }
+    if (api_.CtxGetCurrent != nullptr) {
+      void* ctx = nullptr;
+      had_context_ = api_.CtxGetCurrent(&ctx) == 0 && ctx != nullptr;
+    }
+    if (saved_ != device || !had_context_) {
+      changed_ = true;
+      (void)api_.SetDevice(device);
+    }
   }
   ~DeviceScope() {
-    int now = -1;
-    if (saved_ >= 0 && cudaGetDevice(&now) == cudaSuccess && now != saved_) cudaSetDevice(saved_);
+    if (!changed_) return;
+    if (!had_context_ && api_.CtxSetCurrent != nullptr) {
+      (void)api_.CtxSetCurrent(nullptr);
+    } else if (saved_ >= 0) {
+      (void)api_.SetDevice(saved_);
+    }
   }
   DeviceScope(const DeviceScope&) = delete;
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
+  const Api& api_;
   int saved_ = -1;
+  bool had_context_ = true;  // unknown without the driver: assume the caller chose
+  bool changed_ = false;
 };
 
 // An anchor is taken up to kAnchorTries times per flush and the narrowest
@@ -65,42 +81,50 @@ constexpr int64_t kAnchorTimeoutNs = 1'000'000'000;
 // of the time between them (more means a clock was reset, not drift).
 constexpr int64_t kMaxAnchorSpanNs = 60'000'000'000;
 constexpr double kMaxDrift = 1e-3;
+// Anchors kept: a step waits at most Profiler's kMaxPendingSteps flushes, so
+// the anchors around its marks are among the last kAnchorRing.
+constexpr int kAnchorRing = 12;
 
 struct Anchor {
   bool valid = false;
-  cudaEvent_t event = nullptr;
+  bool follows_prev = false;  // the line from the anchor before to this one is usable
+  Event event = nullptr;
   int64_t steady_ns = 0;
   int64_t half_width_ns = 0;
+  ClockPair pair;  // read right after the anchor, for steady to wall
 };
 
 class CudaTimer final : public Timer {
  public:
-  CudaTimer(int device, cudaStream_t stream, FlushWait wait)
-      : device_(device), stream_(stream), wait_(wait) {}
+  CudaTimer(const Api& api, int device, Stream stream, FlushWait wait)
+      : api_(api), device_(device), stream_(stream), wait_(wait) {}
 
   ~CudaTimer() override {
-    DeviceScope scope(device_);
-    for (cudaEvent_t e : events_) cudaEventDestroy(e);
+    DeviceScope scope(api_, device_);
+    for (Event e : events_) api_.EventDestroy(e);
     for (auto& slot : anchor_events_)
-      for (cudaEvent_t e : slot)
-        if (e != nullptr) cudaEventDestroy(e);
-    if (anchor_stream_ != nullptr) cudaStreamDestroy(anchor_stream_);
+      for (Event e : slot)
+        if (e != nullptr) api_.EventDestroy(e);
+    if (anchor_stream_ != nullptr) api_.StreamDestroy(anchor_stream_);
+    (void)api_.GetLastError();
   }
 
-  // Creates the private stream and the anchor events; "" on success.
+  // Creates the private stream, the anchor events and a first anchor; ""
+  // on success.
   std::string init() {
-    DeviceScope scope(device_);
+    DeviceScope scope(api_, device_);
     int least = 0, greatest = 0;
-    cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-    if (e != cudaSuccess) return cuda_failure("cudaDeviceGetStreamPriorityRange", e);
-    e = cudaStreamCreateWithPriority(&anchor_stream_, cudaStreamNonBlocking, greatest);
-    if (e != cudaSuccess) return cuda_failure("cudaStreamCreateWithPriority", e);
+    Error e = api_.DeviceGetStreamPriorityRange(&least, &greatest);
+    if (e != cuda::kSuccess) return cuda::failure(api_, "cudaDeviceGetStreamPriorityRange", e);
+    e = api_.StreamCreateWithPriority(&anchor_stream_, cuda::kStreamNonBlocking, greatest);
+    if (e != cuda::kSuccess) return cuda::failure(api_, "cudaStreamCreateWithPriority", e);
     for (auto& slot : anchor_events_) {
-      for (cudaEvent_t& ev : slot) {
-        e = cudaEventCreate(&ev);
-        if (e != cudaSuccess) return cuda_failure("cudaEventCreate", e);
+      for (Event& ev : slot) {
+        e = api_.EventCreateWithFlags(&ev, cuda::kEventDefault);
+        if (e != cuda::kSuccess) return cuda::failure(api_, "cudaEventCreateWithFlags", e);
       }
     }
+    if (Status s = take_first_anchor(); !s.ok()) return s.message();
     return {};
   }
 
@@ -108,158 +132,273 @@ class CudaTimer final : public Timer {
 
   Status reserve(size_t n) override {
     if (n <= events_.size()) return {};
-    DeviceScope scope(device_);
+    DeviceScope scope(api_, device_);
     events_.reserve(n);
-    marks_steady_.reserve(n);
     while (events_.size() < n) {
-      cudaEvent_t ev = nullptr;
-      const cudaError_t e = cudaEventCreate(&ev);
-      if (e != cudaSuccess) return {Code::kCudaError, cuda_failure("cudaEventCreate", e)};
+      Event ev = nullptr;
+      const Error e = api_.EventCreateWithFlags(&ev, cuda::kEventDefault);
+      if (e != cuda::kSuccess) {
+        return {Code::kCudaError, cuda::failure(api_, "cudaEventCreateWithFlags", e)};
+      }
       events_.push_back(ev);
-      marks_steady_.push_back(0);
     }
     return {};
   }
   size_t capacity() const override { return events_.size(); }
 
-  Status mark(size_t i) override {
-    const cudaError_t e = cudaEventRecord(events_[i], stream_);
-    if (e != cudaSuccess) {
-      return {Code::kCudaError, cuda_failure("cudaEventRecord on the profiler's stream", e)};
+  Status mark(size_t slot) override {
+    // The caller's current device may be another one (a thread driving two
+    // devices); an event can only be recorded with its own device current.
+    int current = -1;
+    Error e = api_.GetDevice(&current);
+    if (e == cuda::kSuccess && current == device_) {
+      e = api_.EventRecord(events_[slot], stream_);
+    } else {
+      ++device_switches_;
+      DeviceScope scope(api_, device_);
+      e = api_.EventRecord(events_[slot], stream_);
+    }
+    if (e != cuda::kSuccess) {
+      (void)api_.GetLastError();
+      return {Code::kCudaError, cuda::failure(api_, "cudaEventRecord on the profiler's stream", e)};
     }
     return {};
   }
 
-  Status resolve(size_t n, int64_t* wall_ns) override {
-    if (n == 0) return {};
-    if (Status s = wait_for(events_[n - 1]); !s.ok()) return s;
-    Anchor& now = anchors_[next_slot_];
-    Anchor& prev = anchors_[1 - next_slot_];
-    if (Status s = take_anchor(next_slot_, &now); !s.ok()) return s;
+  Status reached(size_t slot, bool* done) override {
+    ++queries_;
+    const Error e = api_.EventQuery(events_[slot]);
+    if (e == cuda::kSuccess) {
+      *done = true;
+      return {};
+    }
+    if (e == cuda::kErrorNotReady) {
+      *done = false;
+      return {};
+    }
+    (void)api_.GetLastError();
+    return {Code::kCudaError, cuda::failure(api_, "cudaEventQuery on a step's last event", e)};
+  }
 
-    const bool use_prev = prev.valid && now.steady_ns - prev.steady_ns > 0 &&
-                          now.steady_ns - prev.steady_ns < kMaxAnchorSpanNs &&
-                          drift_is_plausible(prev, now);
+  Status wait(size_t slot, int64_t timeout_ns) override {
+    ++waits_;
+    const int64_t deadline = steady_now_ns() + timeout_ns;
+    for (;;) {
+      bool done = false;
+      if (Status s = reached(slot, &done); !s.ok()) return s;
+      if (done) return {};
+      if (steady_now_ns() > deadline) {
+        return {Code::kCudaError, "the device did not reach the step's last event within " +
+                                      std::to_string(timeout_ns / 1'000'000) + " ms"};
+      }
+      if (wait_ == FlushWait::kPoll) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+
+  Status checkpoint() override {
+    DeviceScope scope(api_, device_);
+    const int slot = next_slot_;
+    Anchor a;
+    if (Status s = take_anchor(slot, &a); !s.ok()) return s;
+    const Anchor& prev = anchors_[(slot + kAnchorRing - 1) % kAnchorRing];
+    a.follows_prev = prev.valid && a.steady_ns - prev.steady_ns > 0 &&
+                     a.steady_ns - prev.steady_ns < kMaxAnchorSpanNs && drift_is_plausible(prev, a);
+    anchors_[slot] = a;
+    next_slot_ = (slot + 1) % kAnchorRing;
+    return {};
+  }
+
+  Status resolve(const uint32_t* slots, size_t n, int64_t* wall_ns) override {
+    if (n == 0) return {};
+    // The valid anchors, oldest first; the newest was taken after every mark
+    // here was reached.
+    const Anchor* ordered[kAnchorRing];
+    size_t count = 0;
+    for (int k = 0; k < kAnchorRing; ++k) {
+      const Anchor& a = anchors_[(next_slot_ + k) % kAnchorRing];
+      if (a.valid) ordered[count++] = &a;
+    }
+    if (count == 0) return {Code::kCudaError, "no clock anchor was taken"};
+    size_t j = 0;  // the latest anchor known to precede the current mark
     for (size_t i = 0; i < n; ++i) {
+      Event ev = events_[slots[i]];
       float ms = 0;
-      cudaError_t e = cudaEventElapsedTime(&ms, events_[i], now.event);
-      if (e != cudaSuccess) return {Code::kCudaError, cuda_failure("cudaEventElapsedTime", e)};
-      const int64_t until_now = ms_to_ns(ms);
-      int64_t steady = now.steady_ns - until_now;
-      if (use_prev) {
-        e = cudaEventElapsedTime(&ms, prev.event, events_[i]);
-        if (e == cudaSuccess) {
-          steady = steady_between_anchors(prev.steady_ns, ms_to_ns(ms), now.steady_ns, until_now);
+      // Move j forward while the next anchor precedes the mark too (marks
+      // are in order, so j only moves forward).
+      while (j + 1 < count) {
+        Error e = api_.EventElapsedTime(&ms, ordered[j + 1]->event, ev);
+        if (e != cuda::kSuccess) return elapsed_failure(e);
+        if (ms < 0) break;
+        ++j;
+      }
+      const Anchor& before = *ordered[j];
+      Error e = api_.EventElapsedTime(&ms, before.event, ev);
+      if (e != cuda::kSuccess) return elapsed_failure(e);
+      const int64_t since = ms_to_ns(ms);
+      int64_t steady = before.steady_ns + since;
+      ClockPair pair_before = before.pair;
+      ClockPair pair_after = before.pair;
+      if (j + 1 < count && since >= 0) {
+        const Anchor& after = *ordered[j + 1];
+        e = api_.EventElapsedTime(&ms, ev, after.event);
+        if (e != cuda::kSuccess) return elapsed_failure(e);
+        const int64_t until = ms_to_ns(ms);
+        if (after.follows_prev) {
+          steady = steady_between_anchors(before.steady_ns, since, after.steady_ns, until);
+          pair_after = after.pair;
+        } else if (until < since) {
+          steady = after.steady_ns - until;
+          pair_before = after.pair;
+          pair_after = after.pair;
         }
       }
-      marks_steady_[i] = steady;
+      wall_ns[i] = wall_between_pairs(pair_before, pair_after, steady);
     }
-    const ClockPair pair = read_clock_pair();
-    for (size_t i = 0; i < n; ++i) wall_ns[i] = wall_from_steady(pair, marks_steady_[i]);
-    next_slot_ = 1 - next_slot_;
+    return {};
+  }
+
+  Status check_capture() override {
+    int status = cuda::kCaptureStatusNone;
+    const Error e = api_.StreamIsCapturing(stream_, &status);
+    if (e != cuda::kSuccess) {
+      (void)api_.GetLastError();
+      return {Code::kCaptureActive,
+              cuda::failure(api_, "cudaStreamIsCapturing on the profiler's stream", e) +
+                  "; a capture may be under way"};
+    }
+    if (status != cuda::kCaptureStatusNone) {
+      return {Code::kCaptureActive, "the profiler's stream is being captured into a CUDA graph"};
+    }
     return {};
   }
 
   void add_stats(Stats* stats) const override {
     stats->flush_waits += waits_;
-    stats->flush_polls += polls_;
+    stats->flush_polls += queries_ + anchor_polls_;
     stats->anchors += anchors_taken_;
     stats->last_anchor_uncertainty_ns = last_half_width_;
+    stats->device_switches += device_switches_;
   }
 
  private:
-  Status wait_for(cudaEvent_t last) {
-    if (wait_ == FlushWait::kSynchronize) {
-      ++waits_;
-      const cudaError_t e = cudaEventSynchronize(last);
-      if (e != cudaSuccess) {
-        return {Code::kCudaError, cuda_failure("cudaEventSynchronize on the step's last event", e)};
-      }
-      return {};
-    }
-    for (;;) {
-      ++polls_;
-      const cudaError_t e = cudaEventQuery(last);
-      if (e == cudaSuccess) return {};
-      if (e != cudaErrorNotReady) {
-        return {Code::kCudaError, cuda_failure("cudaEventQuery on the step's last event", e)};
-      }
-      std::this_thread::yield();
-    }
+  Status take_first_anchor() {
+    Anchor a;
+    if (Status s = take_anchor(0, &a); !s.ok()) return s;
+    anchors_[0] = a;
+    next_slot_ = 1;
+    return {};
+  }
+
+  Status elapsed_failure(Error e) {
+    (void)api_.GetLastError();
+    return {Code::kCudaError, cuda::failure(api_, "cudaEventElapsedTime", e)};
   }
 
   Status take_anchor(int slot, Anchor* out) {
     Anchor best;
     for (int t = 0; t < kAnchorTries; ++t) {
-      cudaEvent_t ev = anchor_events_[slot][t];
-      cudaError_t failure = cudaSuccess;
+      Event ev = anchor_events_[slot][t];
+      Error failure = cuda::kSuccess;
       auto bracket = bracket_completion(
           [&] {
-            failure = cudaEventRecord(ev, anchor_stream_);
-            return failure == cudaSuccess;
+            failure = api_.EventRecord(ev, anchor_stream_);
+            return failure == cuda::kSuccess;
           },
           [&] {
-            ++polls_;
-            const cudaError_t e = cudaEventQuery(ev);
-            if (e == cudaSuccess) return Poll::kDone;
-            if (e == cudaErrorNotReady) return Poll::kNotYet;
+            ++anchor_polls_;
+            const Error e = api_.EventQuery(ev);
+            if (e == cuda::kSuccess) return Poll::kDone;
+            if (e == cuda::kErrorNotReady) return Poll::kNotYet;
             failure = e;
             return Poll::kError;
           },
           steady_now_ns, kAnchorTimeoutNs);
       if (!bracket) {
-        if (failure != cudaSuccess) {
-          return {Code::kCudaError, cuda_failure("recording the clock anchor", failure)};
+        (void)api_.GetLastError();
+        if (failure != cuda::kSuccess) {
+          return {Code::kCudaError, cuda::failure(api_, "recording the clock anchor", failure)};
         }
         return {Code::kCudaError, "the clock anchor was not reached within a second"};
       }
       if (!best.valid || bracket->half_width() < best.half_width_ns) {
-        best = Anchor{true, ev, bracket->mid(), bracket->half_width()};
+        best.valid = true;
+        best.event = ev;
+        best.steady_ns = bracket->mid();
+        best.half_width_ns = bracket->half_width();
       }
       if (best.half_width_ns <= kGoodHalfWidthNs) break;
       if (t + 1 >= kFairTries && best.half_width_ns <= kFairHalfWidthNs) break;
     }
+    best.pair = read_clock_pair();
     ++anchors_taken_;
     last_half_width_ = best.half_width_ns;
     *out = best;
     return {};
   }
 
-  static bool drift_is_plausible(const Anchor& prev, const Anchor& now) {
+  bool drift_is_plausible(const Anchor& prev, const Anchor& now) const {
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, prev.event, now.event) != cudaSuccess) return false;
+    if (api_.EventElapsedTime(&ms, prev.event, now.event) != cuda::kSuccess) {
+      (void)api_.GetLastError();
+      return false;
+    }
     const double device_span = static_cast<double>(ms_to_ns(ms));
     const double host_span = static_cast<double>(now.steady_ns - prev.steady_ns);
     if (device_span <= 0) return false;
     const double diff = host_span > device_span ? host_span - device_span : device_span - host_span;
-    return diff <= kMaxDrift * host_span + 4.0 * (prev.half_width_ns + now.half_width_ns);
+    return diff <= kMaxDrift * host_span + 4.0 * static_cast<double>(prev.half_width_ns + now.half_width_ns);
   }
 
+  const Api& api_;
   int device_;
-  cudaStream_t stream_;
+  Stream stream_;
   FlushWait wait_;
-  cudaStream_t anchor_stream_ = nullptr;
-  std::vector<cudaEvent_t> events_;
-  std::vector<int64_t> marks_steady_;  // resolve()'s scratch, sized with events_
-  cudaEvent_t anchor_events_[2][kAnchorTries] = {};
-  Anchor anchors_[2];
+  Stream anchor_stream_ = nullptr;
+  std::vector<Event> events_;
+  Event anchor_events_[kAnchorRing][kAnchorTries] = {};
+  Anchor anchors_[kAnchorRing];
   int next_slot_ = 0;
   int64_t waits_ = 0;
-  int64_t polls_ = 0;
+  int64_t queries_ = 0;
+  int64_t anchor_polls_ = 0;
   int64_t anchors_taken_ = 0;
   int64_t last_half_width_ = 0;
+  int64_t device_switches_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_not,
                                        std::string* note) {
+  std::string load_failure;
+  const Api* api = cuda::api(&load_failure);
+  if (api == nullptr) {
+    *why_not = load_failure;
+    return nullptr;
+  }
   int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    *why_not = std::string("no usable CUDA driver or device: ") + cudaGetErrorName(e) + " (" +
-               cudaGetErrorString(e) + ")";
-    cudaGetLastError();  // the failure was ours; do not leave it to the caller
+  Error e = api->GetDeviceCount(&count);
+  if (e != cuda::kSuccess) {
+    int driver = 0, runtime = 0;
+    (void)api->DriverGetVersion(&driver);
+    (void)api->RuntimeGetVersion(&runtime);
+    auto version = [](int v) {
+      return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+    };
+    if (driver == 0) {
+      *why_not = "no CUDA driver: " + cuda::failure(*api, "cudaGetDeviceCount", e);
+    } else {
+      // With a driver present, cudaErrorInsufficientDriver means it is too old
+      // for this runtime: both versions say by how much.
+      *why_not = "no usable CUDA driver or device: " +
+                 cuda::failure(*api, "cudaGetDeviceCount", e) + " (driver supports CUDA " +
+                 version(driver) + ", runtime is " + version(runtime) + ")";
+    }
+    (void)api->GetLastError();  // the failure was ours; do not leave it to the caller
     return nullptr;
   }
   if (count == 0) {
@@ -268,10 +407,10 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
   }
   int device = options.device;
   if (device < 0) {
-    e = cudaGetDevice(&device);
-    if (e != cudaSuccess) {
-      *why_not = cuda_failure("cudaGetDevice", e);
-      cudaGetLastError();
+    e = api->GetDevice(&device);
+    if (e != cuda::kSuccess) {
+      *why_not = cuda::failure(*api, "cudaGetDevice", e);
+      (void)api->GetLastError();
       return nullptr;
     }
   }
@@ -280,19 +419,19 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
                std::to_string(count) + " are present";
     return nullptr;
   }
-  auto timer = std::make_unique<CudaTimer>(device, static_cast<cudaStream_t>(options.stream),
+  auto timer = std::make_unique<CudaTimer>(*api, device, static_cast<Stream>(options.stream),
                                            options.wait);
   if (std::string failure = timer->init(); !failure.empty()) {
     *why_not = failure;
-    cudaGetLastError();
+    (void)api->GetLastError();
     return nullptr;
   }
   if (Status s = timer->reserve(2 * options.reserve_jobs); !s.ok()) {
     *why_not = s.message();
-    cudaGetLastError();
+    (void)api->GetLastError();
     return nullptr;
   }
-  *note = "CUDA events on device " + std::to_string(device);
+  *note = "CUDA events on device " + std::to_string(device) + " (runtime: " + api->source + ")";
   return timer;
 }
 

@@ -68,6 +68,19 @@ Status options_from_environment(Options* options) {
       return bad("PPT_SHIM_FLUSH_WAIT", v, "one of sync, poll");
     }
   }
+  if (const char* format = std::getenv("PPT_SHIM_FORMAT")) {
+    const std::string_view v = format;
+    if (v == "paddle") {
+      o.format = LineFormat::kPaddle;
+    } else if (v == "compact") {
+      o.format = LineFormat::kCompact;
+    } else {
+      return bad("PPT_SHIM_FORMAT", v, "one of paddle, compact");
+    }
+  }
+  if (const char* file = std::getenv("PPT_SHIM_LOG_FILE"); file != nullptr && *file != '\0') {
+    o.log_file = file;
+  }
   *options = std::move(o);
   return {};
 }

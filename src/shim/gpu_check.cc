@@ -5,15 +5,22 @@
 //  2. CUDA calls made inside a step, counted by interposing the runtime API:
 //     synchronisations, queries, host callbacks and allocations must be 0
 //     between the first begin() and the flush(); so must C++ allocations.
-//  3. Start-time fidelity: a job enqueued behind ~20 ms of device work must
-//     report a start after that work ended, within 5 us of the moment the
-//     device finished it, as the host sees it by polling an event placed
-//     just before the job. The enqueue time (what a host clock read in
-//     begin() would give) and a host callback (Paddle's method) are printed
-//     beside it.
+//  3. Host time blocked per step, flush included: steps enqueued far ahead of
+//     the device; flush() must return without waiting for it (goal 0 waits).
+//  4. Fidelity: a job enqueued behind ~20 ms of device work must report a
+//     start and an end within 5 us of the moments the device reached the
+//     CUDA events recorded just before and just after it (the host polls
+//     them), and a duration within 5 us of cudaEventElapsedTime between those
+//     events. The enqueue time (what a host clock read in begin() would give)
+//     and a host callback (Paddle's method) are printed beside it.
+//  5. Drift: the same start error over a run of at least --drift_s seconds
+//     (default 10), one job every half second: it must stay within 5 us.
 //
-// Exit status: 0 when every goal is met, 1 when one is not, 77 when there is
-// no device (the check is skipped), 2 on a usage or setup error.
+// Every wait has a deadline. stdout is line-buffered.
+//
+// Exit status: 0 when every goal is met, 1 when one is not (a driver too old
+// for the runtime is a failure), 77 when there is no device or no driver
+// (the check is skipped), 2 on a usage or setup error.
 //
 // The CUDA functions below are defined here and forward to the runtime with
 // dlsym(RTLD_NEXT): the shim, linked statically into this program, reaches
@@ -32,6 +39,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "pp_timeline/log_line.h"
@@ -196,10 +204,11 @@ bool line_times(std::string_view line, int64_t* start, int64_t* end) {
 }
 
 struct Args {
-  int jobs_per_step = 5000;
+  int jobs_per_step = 2000;
   int steps = 4;
   int reps = 20;
   double long_ms = 20;
+  double drift_s = 10;
   bool self_test = false;
 };
 
@@ -220,14 +229,16 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->reps = std::atoi(v3);
     } else if (const char* v4 = value("--long_ms")) {
       a->long_ms = std::atof(v4);
+    } else if (const char* v5 = value("--drift_s")) {
+      a->drift_s = std::atof(v5);
     } else {
       std::fprintf(stderr,
                    "usage: ppt_gpu_check [--jobs N] [--steps S] [--reps R] [--long_ms MS] "
-                   "[--self-test]\n");
+                   "[--drift_s S] [--self-test]\n");
       return false;
     }
   }
-  return a->jobs_per_step > 0 && a->steps > 0 && a->reps > 0 && a->long_ms > 0;
+  return a->jobs_per_step > 0 && a->steps > 0 && a->reps > 0 && a->long_ms > 0 && a->drift_s >= 0;
 }
 
 // Without a device: the binary runs and the interposition sees the shim's
@@ -300,6 +311,10 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
     std::printf("FAIL: warm-up flush: %s\n", s.message().c_str());
     return false;
   }
+  if (auto s = p.finish(); !s.ok()) {
+    std::printf("FAIL: warm-up finish: %s\n", s.message().c_str());
+    return false;
+  }
   Counts in_steps{};
   int64_t growths = 0;
   std::vector<double> flush_us;
@@ -369,10 +384,12 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
   return ok;
 }
 
-// Polls `e` until done; returns the wall time of the completion as the
-// midpoint of the last poll that saw it pending and the poll that saw it done.
+// Polls `e` until done, for at most 5 s; returns the wall time of the
+// completion as the midpoint of the last poll that saw it pending and the
+// poll that saw it done, or -1 after the deadline or on an error.
 int64_t watch(cudaEvent_t e, int64_t* half_width) {
   int64_t low = wall_ns();
+  const int64_t deadline = low + 5'000'000'000;
   for (;;) {
     const int64_t before = wall_ns();
     const cudaError_t r = cudaEventQuery(e);
@@ -381,27 +398,86 @@ int64_t watch(cudaEvent_t e, int64_t* half_width) {
       *half_width = (high - low) / 2;
       return low + (high - low) / 2;
     }
+    if (r != cudaErrorNotReady || before > deadline) {
+      std::printf("FAIL: waiting for a reference event: %s\n",
+                  r != cudaErrorNotReady ? cudaGetErrorName(r) : "no completion within 5 s");
+      return -1;
+    }
     low = before;
   }
+}
+
+// Blocked host time per step: steps enqueued behind device work, so that the
+// host is ahead of the device at every flush. flush() must not wait for it.
+bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device& d,
+                      int64_t* step) {
+  const int steps = 20;
+  const ppt::shim::Stats before = p.stats();
+  std::vector<double> flush_us, step_host_us;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t t0 = steady_ns();
+    for (int j = 0; j < 8; ++j) {
+      (void)p.begin(j % 2 == 0 ? "forward" : "backward", j);
+      for (int k = 0; k < std::max(1, d.long_memsets / 8); ++k)
+        cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
+      (void)p.end();
+    }
+    const int64_t f0 = steady_ns();
+    if (auto st = p.flush((*step)++); !st.ok()) {
+      std::printf("FAIL: flush: %s\n", st.message().c_str());
+      return false;
+    }
+    const int64_t f1 = steady_ns();
+    flush_us.push_back(static_cast<double>(f1 - f0) / 1000.0);
+    step_host_us.push_back(static_cast<double>(f1 - t0) / 1000.0);
+  }
+  const ppt::shim::Stats mid = p.stats();
+  if (auto st = p.finish(); !st.ok()) {
+    std::printf("FAIL: finish: %s\n", st.message().c_str());
+    return false;
+  }
+  lines.clear();
+  const int64_t waits = mid.flush_waits - before.flush_waits;
+  std::printf("\n== host time per step, flush included (%d steps of 8 jobs, the device behind) ==\n",
+              steps);
+  std::printf("flush(): median %.1f us, max %.1f us; whole step on the host: median %.1f us\n",
+              percentile(flush_us, 0.5), percentile(flush_us, 1.0), percentile(step_host_us, 0.5));
+  std::printf("waits for the device inside flush(): %lld (goal 0); steps still queued at the "
+              "last flush: %lld\n",
+              static_cast<long long>(waits), static_cast<long long>(mid.steps_pending));
+  if (waits != 0) {
+    std::printf("FAIL: flush() waited for the device\n");
+    return false;
+  }
+  return true;
 }
 
 void CUDART_CB record_wall(void* slot) { *static_cast<int64_t*>(slot) = wall_ns(); }
 
 bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
               int64_t* step) {
-  cudaEvent_t e;
-  if (!check(cudaEventCreate(&e), "cudaEventCreate")) return false;
-  std::vector<double> shim_err, enqueue_err, callback_err, ref_width;
+  cudaEvent_t e, after;
+  if (!check(cudaEventCreate(&e), "cudaEventCreate") ||
+      !check(cudaEventCreate(&after), "cudaEventCreate"))
+    return false;
+  std::vector<double> shim_err, end_err, duration_err, enqueue_err, callback_err, ref_width;
   bool ok = true;
   for (int r = 0; r < a.reps; ++r) {
     enqueue_long_work(d);
     cudaEventRecord(e, d.stream);
     const int64_t enqueued = wall_ns();
     (void)p.begin("forward", r);
-    cudaMemsetAsync(d.small, r & 0xff, d.small_bytes, d.stream);
+    // A job of ~1/20 of the long work, so that its end is apart from its start.
+    for (int k = 0; k < std::max(1, d.long_memsets / 20); ++k)
+      cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
     (void)p.end();
-    int64_t half = 0;
+    cudaEventRecord(after, d.stream);
+    int64_t half = 0, half_after = 0;
     const int64_t reached = watch(e, &half);
+    const int64_t reached_after = watch(after, &half_after);
+    if (reached < 0 || reached_after < 0) return false;
+    float truth_ms = 0;
+    cudaEventElapsedTime(&truth_ms, e, after);
     lines.clear();
     if (auto s = p.flush((*step)++); !s.ok()) {
       std::printf("FAIL: flush: %s\n", s.message().c_str());
@@ -409,10 +485,12 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
     }
     int64_t start = 0, end = 0;
     if (lines.size() != 1 || !line_times(lines[0], &start, &end)) {
-      std::printf("FAIL: the step did not write one readable job line\n");
+      std::printf("FAIL: the step did not write one readable job line (%zu lines)\n", lines.size());
       return false;
     }
     shim_err.push_back(static_cast<double>(start - reached) / 1000.0);
+    end_err.push_back(static_cast<double>(end - reached_after) / 1000.0);
+    duration_err.push_back(static_cast<double>(end - start) / 1000.0 - truth_ms * 1000.0);
     enqueue_err.push_back(static_cast<double>(enqueued - reached) / 1000.0);
     ref_width.push_back(static_cast<double>(half) / 1000.0);
     if (start < reached - half - 5'000) ok = false;
@@ -425,10 +503,12 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
     cudaLaunchHostFunc(d.stream, record_wall, &called);
     int64_t half = 0;
     const int64_t reached = watch(e, &half);
+    if (reached < 0) return false;
     cudaStreamSynchronize(d.stream);
     callback_err.push_back(static_cast<double>(called - reached) / 1000.0);
   }
   cudaEventDestroy(e);
+  cudaEventDestroy(after);
   auto max_abs = [](const std::vector<double>& v) {
     double m = 0;
     for (double x : v) m = std::max(m, x < 0 ? -x : x);
@@ -440,31 +520,103 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
               percentile(ref_width, 0.5));
   std::printf("shim start - reference:       median %+9.2f us, max |.| %9.2f us (goal <= 5 us)\n",
               percentile(shim_err, 0.5), max_abs(shim_err));
+  std::printf("shim end - reference:         median %+9.2f us, max |.| %9.2f us (goal <= 5 us)\n",
+              percentile(end_err, 0.5), max_abs(end_err));
+  std::printf("shim duration - elapsed time: median %+9.2f us, max |.| %9.2f us (goal <= 5 us)\n",
+              percentile(duration_err, 0.5), max_abs(duration_err));
   std::printf("enqueue time - reference:     median %+9.2f us (a host clock read in begin())\n",
               percentile(enqueue_err, 0.5));
   std::printf("host callback - reference:    median %+9.2f us, max |.| %9.2f us (Paddle's timer)\n",
               percentile(callback_err, 0.5), max_abs(callback_err));
-  if (max_abs(shim_err) > 5.0) {
-    std::printf("FAIL: a shim start is more than 5 us away from the device's\n");
+  if (max_abs(shim_err) > 5.0 || max_abs(end_err) > 5.0 || max_abs(duration_err) > 5.0) {
+    std::printf("FAIL: a shim start, end or duration is more than 5 us away from the device's\n");
     ok = false;
   }
   if (!ok) std::printf("FAIL: start-time fidelity\n");
   return ok;
 }
 
+// The start error of a job every half second over drift_s seconds.
+bool drift(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
+           int64_t* step) {
+  if (a.drift_s <= 0) return true;
+  cudaEvent_t e;
+  if (!check(cudaEventCreate(&e), "cudaEventCreate")) return false;
+  std::vector<double> err;
+  const int64_t t0 = steady_ns();
+  bool ok = true;
+  while (steady_ns() - t0 < static_cast<int64_t>(a.drift_s * 1e9) + 500'000'000) {
+    cudaEventRecord(e, d.stream);
+    (void)p.begin("forward", 0);
+    cudaMemsetAsync(d.small, 1, d.small_bytes, d.stream);
+    (void)p.end();
+    int64_t half = 0;
+    const int64_t reached = watch(e, &half);
+    if (reached < 0) return false;
+    lines.clear();
+    if (auto s = p.flush((*step)++); !s.ok() || !p.finish().ok()) {
+      std::printf("FAIL: flush: %s\n", s.message().c_str());
+      return false;
+    }
+    int64_t start = 0, end = 0;
+    if (lines.size() != 1 || !line_times(lines[0], &start, &end)) {
+      std::printf("FAIL: the step did not write one readable job line\n");
+      return false;
+    }
+    err.push_back(static_cast<double>(start - reached) / 1000.0);
+    const int64_t next = steady_ns() + 500'000'000;
+    while (steady_ns() < next) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  cudaEventDestroy(e);
+  const double elapsed = static_cast<double>(steady_ns() - t0) / 1e9;
+  const double first = err.front(), last = err.back();
+  double worst = 0;
+  for (double x : err) worst = std::max(worst, x < 0 ? -x : x);
+  std::printf("\n== drift over %.1f s (%zu jobs, one every 0.5 s) ==\n", elapsed, err.size());
+  std::printf("start error: first %+.2f us, last %+.2f us, max |.| %.2f us (goal <= 5 us); "
+              "trend %+.3f ppm\n",
+              first, last, worst, (last - first) / (elapsed * 1e6) * 1e6);
+  if (worst > 5.0) {
+    std::printf("FAIL: the start error drifted past 5 us\n");
+    ok = false;
+  }
+  return ok;
+}
+
+// Whether libcuda.so.1 (the driver) can be loaded: without it there is no
+// device to check; with it, a runtime error is a failure.
+bool driver_present() {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return false;
+  dlclose(h);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Args a;
   if (!parse_args(argc, argv, &a)) return 2;
   if (a.self_test) return self_test();
 
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    std::printf("gpu_check: skipped: no CUDA device (%s)\n",
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  if (!driver_present() || e == cudaErrorNoDevice || (e == cudaSuccess && count == 0)) {
+    std::printf("gpu_check: skipped: no CUDA device or driver (%s)\n",
                 e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
     return 77;
+  }
+  if (e != cudaSuccess) {
+    // A driver is there but the runtime cannot use it: e.g. a driver too old
+    // for this runtime (cudaErrorInsufficientDriver). That is a failure.
+    std::printf("FAIL: the CUDA runtime %d.%d cannot use the driver (supports CUDA %d.%d): %s (%s)\n",
+                runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10,
+                cudaGetErrorName(e), cudaGetErrorString(e));
+    return 1;
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
@@ -484,6 +636,7 @@ int main(int argc, char** argv) {
   ppt::shim::Options o;
   o.stream = d.stream;
   o.reserve_jobs = 64;  // let the warm-up step grow it
+  o.max_jobs_per_step = static_cast<size_t>(a.jobs_per_step);
   o.sink = [&lines](std::string_view line) { lines.emplace_back(line); };
   Profiler p(o);
   std::printf("shim: %s\n", p.backend_note().c_str());
@@ -494,7 +647,13 @@ int main(int argc, char** argv) {
   int64_t step = 0;
   bool ok = host_cost(p, lines, d, a, &step);
   lines.clear();
+  ok = blocked_per_step(p, lines, d, &step) && ok;
+  lines.clear();
+  // One step at a time from here: each flush is followed by finish(), which
+  // writes the step (the device is done with it by then).
   ok = fidelity(p, lines, d, a, &step) && ok;
+  lines.clear();
+  ok = drift(p, lines, d, a, &step) && ok;
   std::printf("\n%s\n", ok ? "gpu_check: all goals met" : "gpu_check: some goals NOT met");
   return ok ? 0 : 1;
 }

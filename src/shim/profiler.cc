@@ -1,8 +1,6 @@
 // The Profiler's rules: which steps are recorded, how begin/end nest, which
-// types are accepted, and what a step's lines look like. Timing itself is the
-// Timer's (timer.h).
-#include <glog/logging.h>
-
+// types are accepted, which steps are written and when, and what a step's
+// lines look like. Timing itself is the Timer's (timer.h).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "pp_timeline/log_line.h"
+#include "log_sink.h"
 #include "pp_timeline/shim.h"
 #include "timer.h"
 
@@ -26,6 +25,9 @@ const char* code_name(Code code) {
     case Code::kInvalidArgument: return "invalid_argument";
     case Code::kCudaError: return "cuda_error";
     case Code::kBadEnvironment: return "bad_environment";
+    case Code::kStepNotRecorded: return "step_not_recorded";
+    case Code::kTooManyJobs: return "too_many_jobs";
+    case Code::kCaptureActive: return "capture_active";
   }
   return "unknown";
 }
@@ -61,39 +63,75 @@ std::string describe_job(std::string_view type, int64_t micro_batch) {
   return s;
 }
 
+// Paddle's profiler_helper_static.py matches a type with \w+.
+bool is_word(std::string_view s) {
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return !s.empty();
+}
+
+// A device that does not reach a step's events in this long is stuck.
+constexpr int64_t kQueueWaitNs = 10'000'000'000;
+
 }  // namespace
 
 struct Profiler::Impl {
   struct Job {
     uint32_t type;
     int64_t micro_batch;
+    uint32_t begin_slot;
+    uint32_t end_slot;
+  };
+  struct Step {
+    int64_t number = 0;
+    std::vector<Job> jobs;  // in begin order
   };
 
   Options options;
   std::unique_ptr<detail::Timer> timer;
+  std::unique_ptr<detail::LogFile> log;
   std::string note;
 
   // Types are interned so that begin() stores an index, never a string.
   std::vector<std::string> type_names;
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> type_index;
 
-  std::vector<Job> jobs;   // the current step's recorded jobs, in begin order
-  std::vector<int64_t> wall_ns;  // flush()'s scratch, sized with the timer
+  Step current;                 // the step being recorded
+  std::vector<Step> pending;    // flushed, in the window, events not all done; oldest first
+  std::vector<Step> spare;      // emptied steps, kept for their capacity
+  std::vector<uint32_t> free_slots;  // the timer's slots not in use
+  std::vector<uint32_t> slots;       // resolve()'s scratch
+  std::vector<int64_t> wall_ns;      // resolve()'s scratch
 
   bool open = false;            // a job is open
   bool open_recorded = false;   // ... and its begin was marked
   uint32_t open_type = 0;
   int64_t open_micro_batch = -1;
+  int64_t begins = 0;           // jobs opened in the current step, recorded or not
+  int64_t refused = 0;          // jobs of the current step refused over the cap
 
-  int64_t current_step = 0;
-  bool recording = false;
+  bool step_known = false;      // a flush() or set_step() said which step comes
+  int64_t expected_step = 0;    // ... and it is this one
+  bool recording = true;
   bool marker_written = false;
   Stats stats;
 
   bool in_window(int64_t step) const {
     return step >= options.window_start && step < options.window_end;
   }
-  void update_recording() { recording = in_window(current_step); }
+  // Until a flush or set_step says which step this is, every step is
+  // recorded (and dropped at flush when its number is outside the window).
+  void update_recording() { recording = !step_known || in_window(expected_step); }
+
+  void warn(std::string_view text) {
+    if (options.warning_sink) {
+      options.warning_sink(text);
+    } else {
+      log->write('W', __LINE__, text);
+    }
+  }
 
   // The index of `type`, interning it (and checking it) on first use.
   Status intern(std::string_view type, uint32_t* index) {
@@ -108,6 +146,11 @@ struct Profiler::Impl {
                           "the log line apart";
       return {Code::kInvalidType, std::move(m)};
     }
+    if (options.format == LineFormat::kPaddle && !is_word(type)) {
+      warn("job type " + quoted(type) +
+           " is not a word (letters, digits and _): Paddle's profiler_helper_static.py skips its "
+           "lines; pp-timeline reads them");
+    }
     const auto i = static_cast<uint32_t>(type_names.size());
     type_names.emplace_back(type);
     type_index.emplace(type_names.back(), i);
@@ -115,59 +158,172 @@ struct Profiler::Impl {
     return {};
   }
 
-  // Room for one more job; allocates only while warming up.
-  Status make_room() {
-    const size_t marks = 2 * (jobs.size() + 1);
-    if (marks <= timer->capacity() && jobs.size() < jobs.capacity()) return {};
-    ++stats.hot_path_growths;
-    if (marks > timer->capacity()) {
-      const size_t want = std::max(marks, 2 * timer->capacity());
-      if (Status s = timer->reserve(want); !s.ok()) return s;
-      wall_ns.resize(timer->capacity());
-    }
-    if (jobs.size() == jobs.capacity()) jobs.reserve(std::max<size_t>(16, 2 * jobs.capacity()));
+  // At least n free slots, growing the timer's pool by half or more.
+  Status make_free_slots(size_t n) {
+    if (free_slots.size() >= n) return {};
+    const size_t had = timer->capacity();
+    const size_t want = std::max(had + n - free_slots.size(), had + had / 2);
+    if (Status s = timer->reserve(want); !s.ok()) return s;
+    const size_t now = timer->capacity();
+    free_slots.reserve(now);
+    slots.reserve(now);
+    for (size_t i = now; i-- > had;) free_slots.push_back(static_cast<uint32_t>(i));
     return {};
   }
 
-  void write(std::string_view line) {
+  // Two free slots and room for one more job; allocates only while warming up.
+  Status make_room() {
+    if (free_slots.size() >= 2 && current.jobs.size() < current.jobs.capacity()) return {};
+    ++stats.hot_path_growths;
+    if (free_slots.size() < 2) {
+      if (Status s = make_free_slots(2); !s.ok()) return s;
+    }
+    if (current.jobs.size() == current.jobs.capacity()) {
+      current.jobs.reserve(std::max<size_t>(16, 2 * current.jobs.capacity()));
+    }
+    return {};
+  }
+
+  void release(Step& step) {
+    for (const Job& j : step.jobs) {
+      free_slots.push_back(j.begin_slot);
+      free_slots.push_back(j.end_slot);
+    }
+    step.jobs.clear();
+  }
+
+  // Makes `current` an empty step, reusing a spare one's storage.
+  void next_step() {
+    current.jobs.clear();
+    begins = 0;
+    refused = 0;
+  }
+
+  void write(int line, std::string_view text) {
     if (options.sink) {
-      options.sink(line);
+      options.sink(text);
     } else {
-      LOG(INFO) << line;
+      log->write('I', line, text);
     }
   }
 
-  void write_step(int64_t step) {
+  // Writes a resolved step's lines.
+  void write_step(const Step& step) {
     if (options.window_set && !marker_written) {
-      write(log_line::format_schedule_marker(step, options.window_end));
+      write(__LINE__, log_line::format_schedule_marker(step.number, options.window_end));
       marker_written = true;
     }
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const Job& j = jobs[i];
-      // Current Paddle prints the micro-batch id as the job id.
-      const int64_t id = j.micro_batch >= 0 ? j.micro_batch : static_cast<int64_t>(i);
-      write(log_line::format_job_line(id, type_names[j.type], j.micro_batch, wall_ns[2 * i],
-                                      wall_ns[2 * i + 1]));
-      if (options.on_job) {
-        options.on_job(JobTimes{type_names[j.type], j.micro_batch, wall_ns[2 * i], wall_ns[2 * i + 1]});
+    const bool paddle = options.format == LineFormat::kPaddle;
+    for (size_t i = 0; i < step.jobs.size(); ++i) {
+      const Job& j = step.jobs[i];
+      // Current Paddle prints the micro-batch id as the job id; Paddle's jobs
+      // always have one (0 unless set).
+      int64_t mb = j.micro_batch;
+      int64_t id = mb >= 0 ? mb : static_cast<int64_t>(i);
+      if (paddle && mb < 0) {
+        mb = 0;
+        id = 0;
+      }
+      const int64_t start = wall_ns[2 * i];
+      const int64_t end = wall_ns[2 * i + 1];
+      write(__LINE__, log_line::format_job_line(id, type_names[j.type], mb, start, end));
+      if (options.on_job) options.on_job(JobTimes{type_names[j.type], mb, start, end});
+    }
+    stats.jobs_written += static_cast<int64_t>(step.jobs.size());
+    ++stats.steps_written;
+  }
+
+  // Drops a queued step with a reason; returns the error to report.
+  Status drop(Step& step, const Status& why) {
+    stats.jobs_dropped += static_cast<int64_t>(step.jobs.size());
+    Status s(why.code(), "step " + std::to_string(step.number) + ": its " +
+                             std::to_string(step.jobs.size()) + " jobs were dropped: " +
+                             why.message());
+    release(step);
+    return s;
+  }
+
+  // Writes the queued steps whose last events are done (all of them when
+  // `wait` is set, waiting until `deadline`), oldest first, and keeps the
+  // others for a later flush. Returns the first error.
+  Status drain(bool wait, int64_t timeout_ns) {
+    Status result;
+    auto keep = [&](const Status& s) {
+      if (result.ok() && !s.ok()) result = s;
+    };
+    size_t ready = 0;
+    while (ready < pending.size()) {
+      Step& step = pending[ready];
+      const uint32_t last = step.jobs.back().end_slot;
+      bool done = false;
+      Status s = timer->reached(last, &done);
+      // Too many steps queued (the host is far ahead of the device), or
+      // asked to: wait for the oldest.
+      if (s.ok() && !done && (wait || pending.size() - ready > kMaxPendingSteps)) {
+        s = timer->wait(last, timeout_ns);
+        done = s.ok();
+      }
+      if (!s.ok()) {
+        keep(drop(step, s));
+        spare.push_back(std::move(step));
+        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(ready));
+        continue;
+      }
+      if (!done) break;
+      ++ready;
+    }
+    // An anchor (or a clock pair) after the ready steps' marks, and a
+    // bracket from before for the steps to come.
+    if (ready > 0 || !pending.empty() || recording) {
+      if (Status s = timer->checkpoint(); !s.ok()) {
+        for (size_t i = 0; i < ready; ++i) {
+          keep(drop(pending[i], s));
+          spare.push_back(std::move(pending[i]));
+        }
+        pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(ready));
+        stats.steps_pending = static_cast<int64_t>(pending.size());
+        return result;
       }
     }
-    stats.jobs_written += static_cast<int64_t>(jobs.size());
-    ++stats.steps_written;
+    for (size_t i = 0; i < ready; ++i) {
+      Step& step = pending[i];
+      slots.clear();
+      for (const Job& j : step.jobs) {
+        slots.push_back(j.begin_slot);
+        slots.push_back(j.end_slot);
+      }
+      if (wall_ns.size() < slots.size()) wall_ns.resize(slots.size());
+      Status s = timer->resolve(slots.data(), slots.size(), wall_ns.data());
+      if (s.ok()) {
+        write_step(step);
+        release(step);
+      } else {
+        keep(drop(step, Status(s.code(), "could not time them: " + s.message())));
+      }
+      spare.push_back(std::move(step));
+    }
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(ready));
+    stats.steps_pending = static_cast<int64_t>(pending.size());
+    return result;
   }
 };
 
 Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.options = std::move(options);
+  std::string log_error;
+  m.log = std::make_unique<detail::LogFile>(m.options.log_file, &log_error);
+  if (!log_error.empty()) m.note = log_error + "; ";
   if (m.options.window_start >= m.options.window_end) {
     // An empty window would silently record nothing; record everything instead
     // and say so in the note.
     m.options.window_start = 0;
     m.options.window_end = kNoEndStep;
     m.options.window_set = false;
-    m.note = "empty window ignored; ";
+    m.note += "empty window ignored; ";
   }
+  if (m.options.max_jobs_per_step == 0) m.options.max_jobs_per_step = 1;
+  m.options.reserve_jobs = std::min(m.options.reserve_jobs, m.options.max_jobs_per_step);
   std::string why_not;
   std::string cuda_note;
   if (m.options.use_cuda) {
@@ -182,13 +338,32 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
     m.note += "host clock: " + why_not;
     (void)m.timer->reserve(2 * m.options.reserve_jobs);
   }
-  m.jobs.reserve(m.options.reserve_jobs);
-  m.wall_ns.resize(m.timer->capacity());
-  m.current_step = m.options.first_step;
+  const size_t capacity = m.timer->capacity();
+  m.free_slots.reserve(capacity);
+  m.slots.reserve(capacity);
+  for (size_t i = capacity; i-- > 0;) m.free_slots.push_back(static_cast<uint32_t>(i));
+  m.wall_ns.resize(capacity);
+  m.current.jobs.reserve(m.options.reserve_jobs);
+  m.pending.reserve(kMaxPendingSteps + 2);
+  m.spare.reserve(kMaxPendingSteps + 2);
   m.update_recording();
 }
 
-Profiler::~Profiler() = default;
+Profiler::~Profiler() {
+  Impl& m = *impl_;
+  try {
+    if (m.open || !m.current.jobs.empty() || m.refused > 0) {
+      const size_t n = m.current.jobs.size() + (m.open && !m.open_recorded ? 1 : 0);
+      m.warn("the profiler was destroyed with " + std::to_string(n) +
+             " job(s) of a step that was never flushed; they are not written: call flush(step) "
+             "at the end of every step, also when the loop ends early");
+      m.release(m.current);
+    }
+    if (Status s = finish(); !s.ok()) m.warn("at exit: " + s.message());
+  } catch (...) {
+    // A destructor must not throw; the warning could not be written.
+  }
+}
 
 Status Profiler::begin(std::string_view type, int64_t micro_batch) {
   Impl& m = *impl_;
@@ -201,11 +376,28 @@ Status Profiler::begin(std::string_view type, int64_t micro_batch) {
   if (Status s = m.intern(type, &index); !s.ok()) return s;
   bool recorded = false;
   if (m.recording) {
+    if (m.current.jobs.size() >= m.options.max_jobs_per_step) {
+      ++m.refused;
+      return {Code::kTooManyJobs,
+              "begin() of " + describe_job(type, micro_batch) + ": the step already has " +
+                  std::to_string(m.options.max_jobs_per_step) +
+                  " jobs, the most a step may have (Options::max_jobs_per_step); call flush(step) "
+                  "at the end of every step"};
+    }
     if (Status s = m.make_room(); !s.ok()) return s;
-    if (Status s = m.timer->mark(2 * m.jobs.size()); !s.ok()) return s;
-    m.jobs.push_back(Impl::Job{index, micro_batch});
+    const uint32_t b = m.free_slots.back();
+    m.free_slots.pop_back();
+    const uint32_t e = m.free_slots.back();
+    m.free_slots.pop_back();
+    if (Status s = m.timer->mark(b); !s.ok()) {
+      m.free_slots.push_back(e);
+      m.free_slots.push_back(b);
+      return s;
+    }
+    m.current.jobs.push_back(Impl::Job{index, micro_batch, b, e});
     recorded = true;
   }
+  ++m.begins;
   m.open = true;
   m.open_recorded = recorded;
   m.open_type = index;
@@ -220,8 +412,12 @@ Status Profiler::end() {
   }
   m.open = false;
   if (m.open_recorded) {
-    if (Status s = m.timer->mark(2 * m.jobs.size() - 1); !s.ok()) {
-      m.jobs.pop_back();  // a job without an end cannot be written
+    const Impl::Job& j = m.current.jobs.back();
+    if (Status s = m.timer->mark(j.end_slot); !s.ok()) {
+      // A job without an end cannot be written.
+      m.free_slots.push_back(j.end_slot);
+      m.free_slots.push_back(j.begin_slot);
+      m.current.jobs.pop_back();
       return s;
     }
     ++m.stats.jobs_recorded;
@@ -231,34 +427,90 @@ Status Profiler::end() {
 
 Status Profiler::flush(int64_t step) {
   Impl& m = *impl_;
+  const std::string name = "flush(" + std::to_string(step) + ")";
+  if (Status s = m.timer->check_capture(); !s.ok()) {
+    return {s.code(), name + " refused: " + s.message() +
+                          "; nothing was done (querying events now would invalidate the "
+                          "capture): call flush() after cudaStreamEndCapture"};
+  }
   Status result;
+  auto keep = [&](Status s) {
+    if (result.ok() && !s.ok()) result = std::move(s);
+  };
   if (m.open) {
-    result = Status(Code::kOpenJobAtFlush,
-                    "flush(" + std::to_string(step) + ") with " +
-                        describe_job(m.type_names[m.open_type], m.open_micro_batch) +
-                        " still open; that job was dropped, call end() before flush()");
-    if (m.open_recorded) m.jobs.pop_back();
+    keep(Status(Code::kOpenJobAtFlush,
+                name + " with " + describe_job(m.type_names[m.open_type], m.open_micro_batch) +
+                    " still open; that job was dropped, call end() before flush()"));
+    if (m.open_recorded) {
+      const Impl::Job& j = m.current.jobs.back();
+      m.free_slots.push_back(j.end_slot);
+      m.free_slots.push_back(j.begin_slot);
+      m.current.jobs.pop_back();
+      ++m.stats.jobs_dropped;
+    }
     m.open = false;
   }
-  if (!m.jobs.empty() && m.in_window(step)) {
-    Status s = m.timer->resolve(2 * m.jobs.size(), m.wall_ns.data());
-    if (s.ok()) {
-      m.write_step(step);
-    } else if (result.ok()) {
-      result = Status(s.code(), "flush(" + std::to_string(step) + ") could not time its " +
-                                    std::to_string(m.jobs.size()) + " jobs: " + s.message());
-    }
+  if (m.refused > 0) {
+    m.stats.jobs_dropped += m.refused;
+    keep(Status(Code::kTooManyJobs,
+                name + ": " + std::to_string(m.refused) + " job(s) past the cap of " +
+                    std::to_string(m.options.max_jobs_per_step) +
+                    " per step were refused and are not written; the first ones are"));
   }
-  m.jobs.clear();
-  m.current_step = step + 1;
+  if (m.in_window(step)) {
+    if (!m.recording && m.begins > 0) {
+      m.stats.jobs_dropped += m.begins;
+      keep(Status(Code::kStepNotRecorded,
+                  name + ": step " + std::to_string(step) + " is in the window [" +
+                      std::to_string(m.options.window_start) + ", " +
+                      (m.options.window_end == kNoEndStep ? std::string("end")
+                                                          : std::to_string(m.options.window_end)) +
+                      ") but its " + std::to_string(m.begins) +
+                      " jobs were not recorded: step " + std::to_string(m.expected_step) +
+                      " was expected next; call set_step(" + std::to_string(step) +
+                      ") before a step whose number is not the previous one + 1"));
+    }
+    if (!m.current.jobs.empty()) {
+      m.current.number = step;
+      const size_t size = m.current.jobs.size();
+      m.pending.push_back(std::move(m.current));
+      if (!m.spare.empty()) {
+        m.current = std::move(m.spare.back());
+        m.spare.pop_back();
+      } else {
+        m.current = Impl::Step{};
+      }
+      // Room here, not in begin(), for a next step as large as this one:
+      // its jobs, and its events while this one waits for the device.
+      m.current.jobs.reserve(std::max(m.options.reserve_jobs, size));
+      keep(m.make_free_slots(2 * size));
+    }
+  } else {
+    m.release(m.current);  // outside the window: recorded only in case it was in it
+  }
+  m.next_step();
+  m.step_known = true;
+  m.expected_step = step + 1;
   m.update_recording();
+  keep(m.drain(false, kQueueWaitNs));
   return result;
+}
+
+Status Profiler::finish(int64_t timeout_ms) {
+  Impl& m = *impl_;
+  if (m.pending.empty()) return {};
+  if (Status s = m.timer->check_capture(); !s.ok()) {
+    return {s.code(), "finish() refused: " + s.message() +
+                          "; call it after cudaStreamEndCapture"};
+  }
+  return m.drain(true, timeout_ms * 1'000'000);
 }
 
 Status Profiler::set_step(int64_t step) {
   Impl& m = *impl_;
   if (m.open) return {Code::kInvalidArgument, "set_step() while a job is open; call end() first"};
-  m.current_step = step;
+  m.step_known = true;
+  m.expected_step = step;
   m.update_recording();
   return {};
 }

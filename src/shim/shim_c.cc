@@ -43,6 +43,7 @@ ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags) {
     }
     if ((flags & PPT_SHIM_HOST_CLOCK) != 0) options.use_cuda = false;
     if ((flags & PPT_SHIM_POLL) != 0) options.wait = ppt::shim::FlushWait::kPoll;
+    if ((flags & PPT_SHIM_COMPACT_LINES) != 0) options.format = ppt::shim::LineFormat::kCompact;
     return new ppt_shim(std::move(options));
   } catch (const std::exception& e) {
     create_error = std::string("ppt_shim_create failed: ") + e.what();
@@ -52,7 +53,7 @@ ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags) {
 
 const char* ppt_shim_create_error(void) { return create_error.c_str(); }
 
-void ppt_shim_destroy(ppt_shim* shim) { delete shim; }
+void ppt_shim_destroy(ppt_shim* shim) { delete shim; }  // ~Profiler never throws
 
 int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch) {
   if (shim == nullptr) return null_handle();
@@ -70,7 +71,32 @@ int ppt_shim_end(ppt_shim* shim) {
 
 int ppt_shim_flush(ppt_shim* shim, int64_t step) {
   if (shim == nullptr) return null_handle();
-  return keep(shim, shim->profiler.flush(step));
+  try {
+    return keep(shim, shim->profiler.flush(step));
+  } catch (const std::exception& e) {  // an allocation failed; never across the C boundary
+    shim->last_error = e.what();
+    return PPT_SHIM_INVALID_ARGUMENT;
+  }
+}
+
+int ppt_shim_finish(ppt_shim* shim, int64_t timeout_ms) {
+  if (shim == nullptr) return null_handle();
+  try {
+    return keep(shim, shim->profiler.finish(timeout_ms));
+  } catch (const std::exception& e) {
+    shim->last_error = e.what();
+    return PPT_SHIM_INVALID_ARGUMENT;
+  }
+}
+
+int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped,
+                    int64_t* steps_pending) {
+  if (shim == nullptr) return null_handle();
+  const ppt::shim::Stats s = shim->profiler.stats();
+  if (jobs_written != nullptr) *jobs_written = s.jobs_written;
+  if (jobs_dropped != nullptr) *jobs_dropped = s.jobs_dropped;
+  if (steps_pending != nullptr) *steps_pending = s.steps_pending;
+  return PPT_SHIM_OK;
 }
 
 int ppt_shim_set_step(ppt_shim* shim, int64_t step) {
@@ -112,7 +138,7 @@ const char* ppt_shim_last_error(const ppt_shim* shim) {
 }
 
 const char* ppt_shim_status_name(int status) {
-  if (status < 0 || status > PPT_SHIM_BAD_ENVIRONMENT) return "unknown";
+  if (status < 0 || status > PPT_SHIM_CAPTURE_ACTIVE) return "unknown";
   return ppt::shim::code_name(static_cast<ppt::shim::Code>(status));
 }
 

@@ -66,16 +66,18 @@ TEST_CASE("A value that cannot be used is named in the error and changes nothing
                Case{"PPT_SHIM_END_STEP", "12x", "an integer"},
                Case{"PPT_SHIM_END_STEP", "", "an integer"},
                Case{"PPT_SHIM_CLOCK", "gpu", "one of auto, cuda, host"},
-               Case{"PPT_SHIM_FLUSH_WAIT", "spin", "one of sync, poll"});
+               Case{"PPT_SHIM_FLUSH_WAIT", "spin", "one of sync, poll"},
+               Case{"PPT_SHIM_FORMAT", "json", "one of paddle, compact"});
   Env env{{"PPT_SHIM_CLOCK", "host"}, {name, value}};
   Options o;
-  o.first_step = 7;
+  o.max_jobs_per_step = 7;
   const Status s = options_from_environment(&o);
   CHECK(s.code() == Code::kBadEnvironment);
   CHECK_THAT(s.message(), Catch::Contains(std::string(name) + "='" + value + "'") &&
                               Catch::Contains(expected));
   CHECK(o.use_cuda);  // PPT_SHIM_CLOCK=host was not applied either
   CHECK_FALSE(o.window_set);
+  CHECK(o.max_jobs_per_step == 7);
 }
 
 TEST_CASE("An empty window from the environment is refused") {
@@ -84,4 +86,13 @@ TEST_CASE("An empty window from the environment is refused") {
   const Status s = options_from_environment(&o);
   CHECK(s.code() == Code::kBadEnvironment);
   CHECK_THAT(s.message(), Catch::Contains("empty window [5, 5)"));
+}
+
+TEST_CASE("PPT_SHIM_FORMAT and PPT_SHIM_LOG_FILE") {
+  Env env{{"PPT_SHIM_FORMAT", "compact"}, {"PPT_SHIM_LOG_FILE", "/tmp/x.log"}};
+  Options o;
+  REQUIRE(o.format == LineFormat::kPaddle);
+  REQUIRE(options_from_environment(&o).ok());
+  CHECK(o.format == LineFormat::kCompact);
+  CHECK(o.log_file == "/tmp/x.log");
 }
