@@ -20,6 +20,9 @@ consumers() {
     echo "$want" >"$dir/node_modules/.ppt-lock"
   else
     echo "setup: npm ci failed (see /tmp/pp-timeline-npm.log): the consumers test will be skipped" >&2
+    tail -5 /tmp/pp-timeline-npm.log >&2
+    # In CI a consumer that could not be installed is a failure, not a skip.
+    [[ ${CI:-} == true ]] && exit 1
   fi
 }
 trap consumers EXIT
