@@ -337,6 +337,29 @@ namespace {
 
 // Standard input, read once as it arrives: plain text, or gzip, which zlib
 // recognises by its magic bytes (and otherwise passes through as it is).
+// Feeds a gzip stream (a .gz file or compressed standard input) to the
+// scanner; `cut_message` is the error for a stream that ends early.
+void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const char* cut_message) {
+  gzbuffer(gz, 256 * 1024);
+  scanner.run(
+      [&](char* dst, size_t cap, std::string* error) -> long {
+        int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
+        int code = Z_OK;
+        if (n < 0) {
+          const char* msg = gzerror(gz, &code);
+          *error = code == Z_ERRNO ? std::string(strerror(errno)) : std::string("gzip: ") + (msg ? msg : "read error");
+          return -1;
+        }
+        // gzread ends a stream cut short like a whole one; only gzerror tells.
+        if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
+          *error = cut_message;
+          return -1;
+        }
+        return n;
+      },
+      options.buffer_bytes);
+}
+
 FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
   FileScan out;
   int fd = dup(STDIN_FILENO);
@@ -349,24 +372,8 @@ FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOpt
                         std::string("cannot read standard input: ") + strerror(errno));
     return out;
   }
-  gzbuffer(gz, 256 * 1024);
   Scanner scanner(file_index, parser, out);
-  scanner.run(
-      [&](char* dst, size_t cap, std::string* error) -> long {
-        int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
-        int code = Z_OK;
-        if (n < 0) {
-          const char* msg = gzerror(gz, &code);
-          *error = code == Z_ERRNO ? std::string(strerror(errno)) : std::string("gzip: ") + (msg ? msg : "read error");
-          return -1;
-        }
-        if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
-          *error = "gzip: unexpected end of the stream (the gzip data is cut short)";
-          return -1;
-        }
-        return n;
-      },
-      options.buffer_bytes);
+  scan_gzip(scanner, gz, options, "gzip: unexpected end of the stream (the gzip data is cut short)");
   gzclose(gz);
   return out;
 }
@@ -408,24 +415,7 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
       close(fd);
       return fail("cannot open as gzip");
     }
-    gzbuffer(gz, 256 * 1024);
-    scanner.run(
-        [&](char* dst, size_t cap, std::string* error) -> long {
-          int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
-          int code = Z_OK;
-          if (n < 0) {
-            const char* msg = gzerror(gz, &code);
-            *error = std::string("gzip: ") + (msg ? msg : "read error");
-            return -1;
-          }
-          // gzread ends a stream cut short like a whole one; only gzerror tells.
-          if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
-            *error = "gzip: unexpected end of file (the .gz is cut short)";
-            return -1;
-          }
-          return n;
-        },
-        options.buffer_bytes);
+    scan_gzip(scanner, gz, options, "gzip: unexpected end of file (the .gz is cut short)");
     gzclose(gz);
     return out;
   }
