@@ -59,18 +59,17 @@ inline const char* find_literal(const char* p, const char* end, std::string_view
   return static_cast<const char*>(hit);
 }
 
-// First occurrence of either needle in [p, end), or nullptr; *which is 0 or 1.
+// First occurrence of either needle in [p, end), or nullptr.
 // Both needles (at least 2 bytes) begin with the same byte, so one more load
 // and compare per 16 bytes than find_literal: a candidate must match that
 // byte and either needle's probe byte.
 inline const char* find_either_literal(const char* p, const char* end, std::string_view a, size_t probe_a,
-                                       std::string_view b, size_t probe_b, int* which) {
+                                       std::string_view b, size_t probe_b) {
   const size_t longest = a.size() > b.size() ? a.size() : b.size();
   auto match_at = [&](const char* q) {
     size_t left = static_cast<size_t>(end - q);
-    if (left >= a.size() && memcmp(q, a.data(), a.size()) == 0) return 0;
-    if (left >= b.size() && memcmp(q, b.data(), b.size()) == 0) return 1;
-    return -1;
+    return (left >= a.size() && memcmp(q, a.data(), a.size()) == 0) ||
+           (left >= b.size() && memcmp(q, b.data(), b.size()) == 0);
   };
 #if defined(__SSE2__)
   if (static_cast<size_t>(end - p) >= longest + 16) {
@@ -86,11 +85,7 @@ inline const char* find_either_literal(const char* p, const char* end, std::stri
       unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v, first), either)));
       while (mask != 0) {
         int bit = __builtin_ctz(mask);
-        int k = match_at(p + bit);
-        if (k >= 0) {
-          *which = k;
-          return p + bit;
-        }
+        if (match_at(p + bit)) return p + bit;
         mask &= mask - 1;
       }
       p += 16;
@@ -105,11 +100,7 @@ inline const char* find_either_literal(const char* p, const char* end, std::stri
   for (; p < end; ++p) {
     p = static_cast<const char*>(memchr(p, a[0], static_cast<size_t>(end - p)));
     if (p == nullptr) return nullptr;
-    int k = match_at(p);
-    if (k >= 0) {
-      *which = k;
-      return p;
-    }
+    if (match_at(p)) return p;
   }
   return nullptr;
 }

@@ -15,7 +15,7 @@
 // clustered by time (all ranks work on one step at a time). Only ranks of one
 // machine share a clock: each machine's steps are clustered on their own and
 // matched to the other machines' by the shift that lines up the most step
-// starts, so machines whose clocks are seconds apart share step numbers.
+// middles, so machines whose clocks are seconds apart share step numbers.
 #pragma once
 
 #include <cstdint>

@@ -214,8 +214,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
 // bulk between them.
 void Scanner::process_lines(const char* p, const char* end) {
   while (p < end) {
-    int which = 0;
-    const char* hit = find_either_literal(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe, &which);
+    const char* hit = find_either_literal(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe);
     if (!hit) {
       lines_ += count_newlines(p, end);
       return;
@@ -331,12 +330,6 @@ bool has_gzip_magic(int fd) {
   return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-}  // namespace
-
-namespace {
-
-// Standard input, read once as it arrives: plain text, or gzip, which zlib
-// recognises by its magic bytes (and otherwise passes through as it is).
 // Feeds a gzip stream (a .gz file or compressed standard input) to the
 // scanner; `cut_message` is the error for a stream that ends early.
 void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const char* cut_message) {
@@ -360,6 +353,8 @@ void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const ch
       options.buffer_bytes);
 }
 
+// Standard input, read once as it arrives: plain text, or gzip, which zlib
+// recognises by its magic bytes (and otherwise passes through as it is).
 FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
   FileScan out;
   int fd = dup(STDIN_FILENO);

@@ -181,6 +181,15 @@ std::string cut_tail(std::string_view body) {
   return std::string(tail);
 }
 
+constexpr const char* kCutShort = "the job line is cut short after '";
+constexpr const char* kFileEnds = "the file ends inside a job line, after '";
+
+// Replaces `out` with a truncated line: `lead` (above), the cut text, `why`.
+void truncated(LineResult& out, const char* lead, std::string_view body, const char* why) {
+  out = LineResult{};
+  reject(out, IssueKind::kTruncatedJobLine, lead + cut_tail(body) + "'" + why);
+}
+
 enum class Fields { kJob, kRejected, kMaybeCut };
 
 // Parses the text from the job marker on. kMaybeCut: rejected in a way a cut
@@ -251,9 +260,7 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     if (!is_paddle_time(end)) {
       // "job_end_time = 16977933072": digits lost from the end time, which
       // Paddle always prints with six decimals.
-      reject(out, IssueKind::kTruncatedJobLine,
-             "the job line is cut short after '" + cut_tail(body) +
-                 "': the end time lacks the six decimals Paddle prints, and would be before the start");
+      truncated(out, kCutShort, body, ": the end time lacks the six decimals Paddle prints, and would be before the start");
       return Fields::kRejected;
     }
     reject(out, IssueKind::kEndBeforeStart,
@@ -263,16 +270,6 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
   job.thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
   out.kind = LineKind::kJob;
   return Fields::kJob;
-}
-
-void truncated(LineResult& out, std::string_view body, const char* why) {
-  out = LineResult{};
-  reject(out, IssueKind::kTruncatedJobLine, "the job line is cut short after '" + cut_tail(body) + "'" + why);
-}
-
-void truncated_at_end(LineResult& out, std::string_view body, const char* why) {
-  out = LineResult{};
-  reject(out, IssueKind::kTruncatedJobLine, "the file ends inside a job line, after '" + cut_tail(body) + "'" + why);
 }
 
 }  // namespace
@@ -296,13 +293,13 @@ void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_u
     // The file's last line without a newline: the writer may have been cut
     // off inside the end time, which still reads as a number.
     if (last_unterminated && !is_paddle_time(end_text)) {
-      truncated_at_end(out, body, ": the end time lacks the six decimals Paddle prints");
+      truncated(out, kFileEnds, body, ": the end time lacks the six decimals Paddle prints");
     }
     return;
   }
   if (f != Fields::kMaybeCut) {
     if (last_unterminated && out.issue == IssueKind::kTruncatedJobLine) {
-      truncated_at_end(out, body, ": the end time lacks the six decimals Paddle prints");
+      truncated(out, kFileEnds, body, ": the end time lacks the six decimals Paddle prints");
     }
     return;
   }
@@ -321,13 +318,13 @@ void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_u
                  h.issue != IssueKind::kBadTime && h.issue != IssueKind::kTruncatedJobLine) {
         out = h;  // complete up to the cut, and wrong for its own reason
       } else {
-        truncated(out, head, ", and another line's text follows without a newline");
+        truncated(out, kCutShort, head, ", and another line's text follows without a newline");
       }
       out.rest = marker_pos + other;
       return;
     }
   }
-  if (last_unterminated) truncated_at_end(out, body, "");
+  if (last_unterminated) truncated(out, kFileEnds, body, "");
 }
 
 void LineParser::parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const {

@@ -262,7 +262,7 @@ uint32_t PerfettoTraceWriter::assign_name(uint32_t type, int64_t number) {
     if (type == types) {
       names_.push_back(fmt::format("step{}", number));
     } else {
-      // job_name_key(): micro-batch names by type, job-id names past the steps.
+      // name_type(): micro-batch names by type, job-id names past the steps.
       std::string name;
       const bool by_mb = type < types;
       append_job_name(name, tl_.types[by_mb ? type : type - types - 1], by_mb ? static_cast<int32_t>(number) : -1,
