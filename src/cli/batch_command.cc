@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "pp_timeline/batch.h"
-#include "pp_timeline/diagnostics.h"
+#include "app/batch.h"
+#include "model/diagnostics.h"
 
 namespace ppt::cli {
 namespace {

@@ -6,14 +6,14 @@
 #include <filesystem>
 
 #include "commands.h"
-#include "pp_timeline/clock_align.h"
-#include "pp_timeline/dependencies.h"
-#include "pp_timeline/log_layout.h"
-#include "pp_timeline/outputs.h"
-#include "pp_timeline/parallel.h"
-#include "pp_timeline/pipeline_stage.h"
-#include "pp_timeline/summary.h"
-#include "pp_timeline/timeline_builder.h"
+#include "passes/clock_align.h"
+#include "passes/dependencies.h"
+#include "input/log_layout.h"
+#include "output/outputs.h"
+#include "util/parallel.h"
+#include "passes/pipeline_stage.h"
+#include "output/summary.h"
+#include "input/timeline_builder.h"
 
 namespace ppt::cli {
 

@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "commands.h"
-#include "pp_timeline/diff.h"
-#include "pp_timeline/diff_trace.h"
-#include "pp_timeline/html_report.h"
-#include "pp_timeline/output_file.h"
-#include "pp_timeline/outputs.h"
-#include "pp_timeline/stats_writers.h"
+#include "analysis/diff.h"
+#include "output/diff_trace.h"
+#include "output/html_report.h"
+#include "output/output_file.h"
+#include "output/outputs.h"
+#include "output/stats_writers.h"
 #include "stats_input.h"
 
 namespace ppt::cli {

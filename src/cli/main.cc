@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "pp_timeline/output_file.h"
+#include "output/output_file.h"
 
 int main(int argc, char** argv) {
   using namespace ppt::cli;

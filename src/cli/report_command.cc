@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "commands.h"
-#include "pp_timeline/html_report.h"
-#include "pp_timeline/output_file.h"
-#include "pp_timeline/outputs.h"
+#include "output/html_report.h"
+#include "output/output_file.h"
+#include "output/outputs.h"
 #include "stats_input.h"
 
 namespace ppt::cli {

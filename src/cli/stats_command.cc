@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "pp_timeline/output_file.h"
-#include "pp_timeline/stats_writers.h"
+#include "output/output_file.h"
+#include "output/stats_writers.h"
 #include "stats_input.h"
 
 namespace ppt::cli {

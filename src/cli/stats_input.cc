@@ -12,12 +12,12 @@
 #include <sstream>
 
 #include "commands.h"
-#include "pp_timeline/clock_align.h"
-#include "pp_timeline/dependencies.h"
-#include "pp_timeline/pipeline_stage.h"
-#include "pp_timeline/stats_writers.h"
-#include "pp_timeline/summary.h"
-#include "pp_timeline/timeline_builder.h"
+#include "passes/clock_align.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline_stage.h"
+#include "output/stats_writers.h"
+#include "output/summary.h"
+#include "input/timeline_builder.h"
 
 namespace ppt::cli {
 

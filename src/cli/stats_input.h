@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "pp_timeline/log_layout.h"
-#include "pp_timeline/stats.h"
-#include "pp_timeline/timeline.h"
+#include "input/log_layout.h"
+#include "analysis/stats.h"
+#include "model/timeline.h"
 
 namespace ppt::cli {
 

@@ -34,15 +34,15 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "pp_timeline/byte_sink.h"
-#include "pp_timeline/chrome_json_writer.h"
-#include "pp_timeline/file_scanner.h"
-#include "pp_timeline/line_parser.h"
+#include "output/byte_sink.h"
+#include "output/chrome_json_writer.h"
+#include "input/file_scanner.h"
+#include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
-#include "pp_timeline/perfetto_writer.h"
-#include "pp_timeline/summary.h"
-#include "pp_timeline/timeline.h"
-#include "pp_timeline/timeline_builder.h"
+#include "output/perfetto_writer.h"
+#include "output/summary.h"
+#include "model/timeline.h"
+#include "input/timeline_builder.h"
 
 namespace {
 

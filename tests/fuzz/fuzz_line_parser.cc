@@ -22,12 +22,12 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "pp_timeline/chrome_json_writer.h"
-#include "pp_timeline/diagnostics.h"
-#include "pp_timeline/line_parser.h"
+#include "output/chrome_json_writer.h"
+#include "model/diagnostics.h"
+#include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
-#include "pp_timeline/timeline.h"
-#include "pp_timeline/trace_naming.h"
+#include "model/timeline.h"
+#include "output/trace_naming.h"
 
 namespace {
 

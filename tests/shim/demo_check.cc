@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "pp_timeline/timeline_builder.h"
+#include "input/timeline_builder.h"
 
 namespace ppt::demo_check {
 

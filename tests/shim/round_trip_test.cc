@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "pp_timeline/line_parser.h"
+#include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "pp_timeline/shim.h"
 #include "pp_timeline/shim_glog.h"

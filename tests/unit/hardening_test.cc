@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "pp_timeline/file_scanner.h"
-#include "pp_timeline/lanes.h"
-#include "pp_timeline/line_parser.h"
-#include "pp_timeline/log_layout.h"
+#include "input/file_scanner.h"
+#include "passes/lanes.h"
+#include "input/line_parser.h"
+#include "input/log_layout.h"
 #include "pp_timeline/log_line.h"
-#include "pp_timeline/output_file.h"
+#include "output/output_file.h"
 #include "test_logs.h"
 
 using namespace ppt;

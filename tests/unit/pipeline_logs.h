@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "pp_timeline/file_scanner.h"
+#include "input/file_scanner.h"
 #include "pp_timeline/log_line.h"
-#include "pp_timeline/timeline_builder.h"
+#include "input/timeline_builder.h"
 
 namespace ppt::testing {
 

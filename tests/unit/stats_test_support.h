@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "pp_timeline/stats.h"
-#include "pp_timeline/timeline_builder.h"
+#include "analysis/stats.h"
+#include "input/timeline_builder.h"
 #include "test_logs.h"
 
 namespace ppt::testing {

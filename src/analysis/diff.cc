@@ -1,0 +1,176 @@
+#include "analysis/diff.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ppt {
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kSlower: return "slower";
+    case Verdict::kFaster: return "faster";
+    case Verdict::kSame: break;
+  }
+  return "same";
+}
+
+std::string schedule_label(const ScheduleInfo& s) {
+  std::string label(schedule_name(s.kind));
+  if (!s.variant.empty()) label += fmt::format(" ({})", s.variant);
+  if (s.kind == ScheduleKind::kNoPipeline) return label;
+  label += fmt::format(" P={} M={}", s.pp_degree, s.micro_batches);
+  if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
+  if (s.replicas > 1) label += fmt::format(" x{} replicas", s.replicas);
+  return label;
+}
+
+namespace {
+
+double pct(double a, double b) { return a > 0 ? (b - a) / a * 100.0 : 0.0; }
+
+TypeDelta type_delta(const std::string& name, const TypeDurations* a, const TypeDurations* b) {
+  TypeDelta d;
+  d.type = name;
+  if (a) {
+    d.count_a = a->count;
+    d.mean_a_ns = a->mean_ns;
+    d.p50_a_ns = a->p50_ns;
+    d.p95_a_ns = a->p95_ns;
+  }
+  if (b) {
+    d.count_b = b->count;
+    d.mean_b_ns = b->mean_ns;
+    d.p50_b_ns = b->p50_ns;
+    d.p95_b_ns = b->p95_ns;
+  }
+  if (a && b) d.delta_pct = pct(a->mean_ns, b->mean_ns);
+  return d;
+}
+
+std::vector<TypeDelta> type_deltas(const std::vector<TypeDurations>& a, const std::vector<TypeDurations>& b) {
+  std::map<std::string, std::pair<const TypeDurations*, const TypeDurations*>> both;
+  for (const TypeDurations& t : a) both[t.type].first = &t;
+  for (const TypeDurations& t : b) both[t.type].second = &t;
+  std::vector<TypeDelta> out;
+  for (const auto& [name, pair] : both) out.push_back(type_delta(name, pair.first, pair.second));
+  return out;
+}
+
+}  // namespace
+
+Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
+  Diff d;
+  d.a_source = a.source;
+  d.b_source = b.source;
+  d.a_schedule = schedule_label(a.schedule);
+  d.b_schedule = schedule_label(b.schedule);
+  d.bubble_a = a.bubble_ratio;
+  d.bubble_b = b.bubble_ratio;
+  d.fail_if_slower_pct = opt.fail_if_slower_pct;
+
+  StepTimeDelta& t = d.step_time;
+  t.a_ns = a.step_time.mean_ns;
+  t.b_ns = b.step_time.mean_ns;
+  t.a_median_ns = a.step_time.median_ns;
+  t.b_median_ns = b.step_time.median_ns;
+  t.a_steps = a.step_time.count;
+  t.b_steps = b.step_time.count;
+  t.delta_pct = pct(t.a_ns, t.b_ns);
+  double se = 0;
+  if (t.a_steps > 0 && t.b_steps > 0) {
+    se = std::sqrt(a.step_time.stdev_ns * a.step_time.stdev_ns / t.a_steps +
+                   b.step_time.stdev_ns * b.step_time.stdev_ns / t.b_steps);
+  }
+  t.noise_pct = std::max(opt.noise_floor_pct, t.a_ns > 0 ? 200.0 * se / t.a_ns : 0.0);
+  if (t.delta_pct > t.noise_pct) d.verdict = Verdict::kSlower;
+  else if (t.delta_pct < -t.noise_pct) d.verdict = Verdict::kFaster;
+  d.gate_failed = opt.fail_if_slower_pct >= 0 && t.delta_pct > opt.fail_if_slower_pct;
+
+  if (t.a_steps == 0 || t.b_steps == 0) d.notes.push_back("a run has no complete step; step times cannot be compared");
+  if (a.schedule.kind != b.schedule.kind || a.schedule.pp_degree != b.schedule.pp_degree ||
+      a.schedule.micro_batches != b.schedule.micro_batches || a.schedule.chunks != b.schedule.chunks) {
+    d.notes.push_back(fmt::format("the schedules differ: A is {}, B is {}", d.a_schedule, d.b_schedule));
+  }
+
+  // Ranks.
+  std::map<int32_t, std::pair<const RankStats*, const RankStats*>> ranks;
+  for (const RankStats& r : a.ranks) ranks[r.rank].first = &r;
+  for (const RankStats& r : b.ranks) ranks[r.rank].second = &r;
+  auto per_step = [](int64_t v, uint32_t steps) { return steps > 0 ? static_cast<double>(v) / steps : 0.0; };
+  std::vector<int32_t> only_a, only_b;
+  for (const auto& [rank, pair] : ranks) {
+    const RankStats* ra = pair.first;
+    const RankStats* rb = pair.second;
+    RankDelta rd;
+    rd.rank = rank;
+    rd.stage = ra ? ra->stage : rb->stage;
+    rd.in_a = ra != nullptr;
+    rd.in_b = rb != nullptr;
+    if (ra) {
+      rd.busy_a_ns = per_step(ra->busy_ns, ra->steps);
+      rd.idle_a_ns = per_step(ra->idle_ns, ra->steps);
+      rd.bubble_a = ra->bubble_ratio;
+    }
+    if (rb) {
+      rd.busy_b_ns = per_step(rb->busy_ns, rb->steps);
+      rd.idle_b_ns = per_step(rb->idle_ns, rb->steps);
+      rd.bubble_b = rb->bubble_ratio;
+    }
+    if (ra && rb) {
+      rd.busy_delta_pct = pct(rd.busy_a_ns, rd.busy_b_ns);
+      rd.idle_delta_pct = pct(rd.idle_a_ns, rd.idle_b_ns);
+      rd.bubble_delta = rd.bubble_b - rd.bubble_a;
+      rd.types = type_deltas(ra->types, rb->types);
+      // The first place where the plans differ.
+      const auto& oa = ra->job_order;
+      const auto& ob = rb->job_order;
+      size_t n = std::min(oa.size(), ob.size());
+      size_t i = 0;
+      while (i < n && oa[i] == ob[i]) ++i;
+      if (i < n || oa.size() != ob.size()) {
+        ScheduleChange c;
+        c.rank = rank;
+        c.index = i;
+        c.a = i < oa.size() ? oa[i] : "";
+        c.b = i < ob.size() ? ob[i] : "";
+        c.a_jobs = oa.size();
+        c.b_jobs = ob.size();
+        d.schedule_changes.push_back(std::move(c));
+      }
+    } else {
+      (ra ? only_a : only_b).push_back(rank);
+    }
+    d.ranks.push_back(std::move(rd));
+  }
+  auto list = [](const std::vector<int32_t>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size() && i < 16; ++i) s += fmt::format("{}{}", i ? ", " : "", v[i]);
+    if (v.size() > 16) s += ", ...";
+    return s;
+  };
+  if (!only_a.empty()) d.notes.push_back(fmt::format("ranks only in A: {}", list(only_a)));
+  if (!only_b.empty()) d.notes.push_back(fmt::format("ranks only in B: {}", list(only_b)));
+
+  std::vector<std::pair<double, int32_t>> changed;  // (|busy delta|, rank)
+  for (const RankDelta& rd : d.ranks) {
+    double m = std::fabs(rd.busy_delta_pct);
+    if (rd.in_a && rd.in_b && m > opt.rank_change_pct) changed.emplace_back(m, rd.rank);
+  }
+  std::stable_sort(changed.begin(), changed.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  for (const auto& c : changed) d.changed_ranks.push_back(c.second);
+
+  d.types = type_deltas(a.types, b.types);
+
+  for (const Straggler& s : b.stragglers) {
+    bool known = std::any_of(a.stragglers.begin(), a.stragglers.end(),
+                             [&](const Straggler& o) { return o.rank == s.rank && o.type == s.type; });
+    if (!known) d.new_stragglers.push_back(s);
+  }
+  return d;
+}
+
+}  // namespace ppt

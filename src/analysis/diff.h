@@ -1,0 +1,94 @@
+// Comparing two runs: did a change make the schedule worse, and where?
+//
+// Works on two Stats (computed from logs, or read back from `stats --json`),
+// so a stored baseline can be compared with a new run:
+//  - step time: mean of A's steps against mean of B's; the verdict is
+//    `slower` / `faster` when the difference is beyond the noise, `same`
+//    otherwise. The noise is the larger of `noise_floor_pct` and twice the
+//    standard error of the difference of the means, as a percentage of A's;
+//  - per rank (matched by rank number): busy and idle time per step and the
+//    bubble ratio, A against B; the ranks whose busy time per step changed by
+//    more than `rank_change_pct` are named, largest change first;
+//  - per job type, over all ranks and on each rank: mean duration A against B;
+//  - schedule changes: for each rank, the first position where B's plan
+//    (job order, schedule.h) differs from A's;
+//  - the gate: `fail_if_slower_pct` >= 0 trips when B's mean step time is
+//    more than that many percent above A's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+
+namespace ppt {
+
+struct DiffOptions {
+  double noise_floor_pct = 1.0;
+  double rank_change_pct = 5.0;
+  double fail_if_slower_pct = -1;  // < 0: no gate
+};
+
+enum class Verdict { kSame, kSlower, kFaster };
+std::string_view verdict_name(Verdict v);  // "same", "slower", "faster"
+
+struct TypeDelta {
+  std::string type;
+  uint64_t count_a = 0, count_b = 0;
+  double mean_a_ns = 0, mean_b_ns = 0;
+  int64_t p50_a_ns = 0, p50_b_ns = 0;
+  int64_t p95_a_ns = 0, p95_b_ns = 0;
+  double delta_pct = 0;  // of the mean; 0 when the type is missing on one side
+};
+
+struct RankDelta {
+  int32_t rank = 0;
+  int32_t stage = 0;
+  bool in_a = true, in_b = true;   // a rank missing on one side has zeros there
+  double busy_a_ns = 0, busy_b_ns = 0;  // per step
+  double idle_a_ns = 0, idle_b_ns = 0;  // per step
+  double busy_delta_pct = 0;
+  double idle_delta_pct = 0;
+  double bubble_a = 0, bubble_b = 0;
+  double bubble_delta = 0;              // b - a, a ratio (0.05 = 5 points)
+  std::vector<TypeDelta> types;         // the rank's job types
+};
+
+struct ScheduleChange {
+  int32_t rank = 0;
+  size_t index = 0;         // first position (0-based) where the plans differ
+  std::string a, b;         // the jobs there ("" past the end of a plan)
+  size_t a_jobs = 0, b_jobs = 0;
+};
+
+struct StepTimeDelta {
+  double a_ns = 0, b_ns = 0;  // means
+  int64_t a_median_ns = 0, b_median_ns = 0;
+  uint32_t a_steps = 0, b_steps = 0;
+  double delta_pct = 0;       // (b - a) / a
+  double noise_pct = 0;
+};
+
+struct Diff {
+  std::string a_source, b_source;
+  std::string a_schedule, b_schedule;   // names, with P, M, V
+  double bubble_a = 0, bubble_b = 0;
+  StepTimeDelta step_time;
+  Verdict verdict = Verdict::kSame;
+  double fail_if_slower_pct = -1;
+  bool gate_failed = false;
+  std::vector<RankDelta> ranks;          // by rank
+  std::vector<int32_t> changed_ranks;    // busy changed beyond rank_change_pct, largest first
+  std::vector<TypeDelta> types;          // by type name
+  std::vector<ScheduleChange> schedule_changes;  // by rank
+  std::vector<Straggler> new_stragglers; // in B and not (for that rank and type) in A
+  std::vector<std::string> notes;        // things that make the comparison weaker
+};
+
+Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& options = {});
+
+// "1F1B P=8 M=64"
+std::string schedule_label(const ScheduleInfo& s);
+
+}  // namespace ppt

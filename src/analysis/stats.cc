@@ -1,0 +1,317 @@
+#include "analysis/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "passes/pipeline_stage.h"
+
+namespace ppt {
+
+int64_t percentile(std::vector<int64_t>& values, double q) {
+  if (values.empty()) return 0;
+  size_t n = values.size();
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  size_t idx = std::min(n - 1, rank > 0 ? rank - 1 : 0);
+  std::nth_element(values.begin(), values.begin() + idx, values.end());
+  return values[idx];
+}
+
+int64_t union_length(const std::vector<std::pair<int64_t, int64_t>>& sorted, int64_t lo, int64_t hi) {
+  int64_t total = 0;
+  int64_t cur_start = 0, cur_end = 0;
+  bool open = false;
+  for (auto [s, e] : sorted) {
+    s = std::max(s, lo);
+    e = std::min(e, hi);
+    if (e <= s) continue;
+    if (open && s <= cur_end) {
+      cur_end = std::max(cur_end, e);
+      continue;
+    }
+    if (open) total += cur_end - cur_start;
+    cur_start = s;
+    cur_end = e;
+    open = true;
+  }
+  if (open) total += cur_end - cur_start;
+  return total;
+}
+
+namespace {
+
+// Sorted durations to TypeDurations.
+TypeDurations summarize(const std::string& type, const std::vector<int64_t>& sorted) {
+  TypeDurations d;
+  d.type = type;
+  d.count = sorted.size();
+  if (sorted.empty()) return d;
+  for (int64_t v : sorted) d.total_ns += v;
+  d.mean_ns = static_cast<double>(d.total_ns) / static_cast<double>(sorted.size());
+  auto at = [&](double q) {
+    size_t n = sorted.size();
+    size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+    return sorted[std::min(n - 1, rank > 0 ? rank - 1 : 0)];
+  };
+  d.p50_ns = at(0.5);
+  d.p95_ns = at(0.95);
+  d.max_ns = sorted.back();
+  return d;
+}
+
+int64_t sorted_median(const std::vector<int64_t>& sorted) {
+  if (sorted.empty()) return 0;
+  return sorted[(sorted.size() + 1) / 2 - 1];
+}
+
+// One rank's part of one step.
+struct RankStep {
+  int64_t busy = 0, warmup = 0, cooldown = 0, gaps = 0;
+};
+
+RankStep measure_rank_step(const Track& track, const std::vector<uint32_t>& jobs, const StepSpan& span,
+                           std::vector<std::pair<int64_t, int64_t>>& scratch) {
+  RankStep out;
+  int64_t lo = span.start_ns, hi = span.end_ns, len = hi - lo;
+  scratch.clear();
+  int64_t first = hi, last = lo;
+  for (uint32_t k : jobs) {
+    const Job* j = &track.jobs[k];
+    scratch.emplace_back(j->start_ns, j->end_ns);
+    int64_t s = std::max(j->start_ns, lo), e = std::min(j->end_ns, hi);
+    if (e > s) {
+      first = std::min(first, s);
+      last = std::max(last, e);
+    }
+  }
+  out.busy = union_length(scratch, lo, hi);
+  if (out.busy == 0) {
+    out.warmup = len;
+    return out;
+  }
+  out.warmup = first - lo;
+  out.cooldown = hi - last;
+  out.gaps = len - out.busy - out.warmup - out.cooldown;
+  return out;
+}
+
+}  // namespace
+
+Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
+  Stats st;
+  st.jobs = tl.job_count();
+  st.runs = static_cast<uint32_t>(tl.runs.size());
+  st.straggler_margin = opt.straggler_margin;
+  st.partial = tl.partial;
+
+  std::vector<JobClass> classes = classify_types(tl.types);
+  std::vector<RankOrder> orders = rank_orders(tl);
+  PipelineShape shape = infer_pipeline_shape(tl, orders, classes, opt.pp_degree);
+  st.schedule = recognize_schedule(tl, orders, classes, shape);
+  const int32_t p = std::max(1, shape.pp_degree);
+  std::optional<Dependencies> own_deps;
+  const Dependencies* deps = opt.dependencies;
+  if (opt.critical_paths && !deps) {
+    own_deps = find_dependencies(tl, DependencyOptions{opt.pp_degree});
+    deps = &*own_deps;
+  }
+  std::optional<DependencyIndex> dep_index;
+  if (opt.critical_paths) dep_index.emplace(tl, *deps);
+
+  // Ranks, in rank order.
+  std::map<int32_t, int32_t> machine_of;
+  for (const Track& t : tl.tracks) machine_of.emplace(t.rank, t.machine);
+  for (const RankOrder& ro : orders) machine_of.emplace(ro.rank, 0);
+  std::unordered_map<int32_t, size_t> rank_index;
+  for (auto [rank, machine] : machine_of) {
+    RankStats rs;
+    rs.rank = rank;
+    rs.stage = pipeline_stage(rank, p);
+    rs.replica = pipeline_replica(rank, p);
+    rs.machine = machine;
+    rank_index[rank] = st.ranks.size();
+    st.ranks.push_back(std::move(rs));
+  }
+  for (const RankOrder& ro : orders) {
+    RankStats& rs = st.ranks[rank_index[ro.rank]];
+    rs.steps_like_order = ro.steps_like_order;
+    rs.job_order.reserve(ro.order.size());
+    for (const OrderItem& it : ro.order) rs.job_order.push_back(order_item_text(tl, it));
+  }
+
+  // Durations by rank and type: per rank only the types it ran (a hostile log
+  // can hold very many types; ranks x types would not fit).
+  struct TypeDur {
+    uint32_t type;
+    std::vector<int64_t> d;
+  };
+  std::vector<std::vector<TypeDur>> durations(st.ranks.size());
+  std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
+
+  std::vector<std::pair<int64_t, int64_t>> scratch;
+  for (const Run& run : tl.runs) {
+    std::unordered_map<int32_t, uint32_t> step_of_number;
+    for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
+    std::vector<StepJobs> step_jobs(run.steps.size());
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl.tracks[ti];
+      size_t ri = rank_index[t.rank];
+      st.ranks[ri].jobs += t.jobs.size();
+      std::vector<TypeDur>& mine = durations[ri];
+      for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
+      for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
+        const Job& j = t.jobs[ji];
+        if (j.type < tl.types.size()) {
+          if (slot[j.type] < 0) {
+            slot[j.type] = static_cast<int32_t>(mine.size());
+            mine.push_back({j.type, {}});
+          }
+          mine[slot[j.type]].d.push_back(j.end_ns - j.start_ns);
+        }
+        auto it = step_of_number.find(j.step);
+        if (it == step_of_number.end()) continue;
+        std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
+        if (ranks.empty() || ranks.back().track != ti) ranks.push_back({t.rank, ti, {}});
+        ranks.back().jobs.push_back(ji);
+      }
+      for (const TypeDur& td : mine) slot[td.type] = -1;
+    }
+    for (uint32_t k = 0; k < run.steps.size(); ++k) {
+      const StepSpan& span = run.steps[k];
+      StepStats ss;
+      ss.run = run.index;
+      ss.step = span.number;
+      ss.start_ns = span.start_ns;
+      ss.end_ns = span.end_ns;
+      int64_t len = span.end_ns - span.start_ns;
+      for (const StepJobs::Rank& r : step_jobs[k].ranks) {
+        RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
+        RankStats& rs = st.ranks[rank_index[r.rank]];
+        ++rs.steps;
+        rs.span_ns += len;
+        rs.busy_ns += m.busy;
+        rs.idle_ns += len - m.busy;
+        rs.warmup_ns += m.warmup;
+        rs.cooldown_ns += m.cooldown;
+        rs.gaps_ns += m.gaps;
+        ++ss.ranks;
+        ss.busy_ns += m.busy;
+        ss.idle_ns += len - m.busy;
+      }
+      if (ss.ranks > 0 && len > 0) {
+        ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * ss.ranks);
+      }
+      if (opt.critical_paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
+      st.steps.push_back(std::move(ss));
+    }
+  }
+
+  // Ranks and stages.
+  int64_t all_idle = 0, all_span = 0;
+  std::map<int32_t, StageStats> stages;
+  for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
+    RankStats& rs = st.ranks[ri];
+    if (rs.span_ns > 0) rs.bubble_ratio = static_cast<double>(rs.idle_ns) / static_cast<double>(rs.span_ns);
+    all_idle += rs.idle_ns;
+    all_span += rs.span_ns;
+    StageStats& sg = stages[rs.stage];
+    sg.stage = rs.stage;
+    ++sg.ranks;
+    sg.span_ns += rs.span_ns;
+    sg.busy_ns += rs.busy_ns;
+    sg.idle_ns += rs.idle_ns;
+    for (TypeDur& td : durations[ri]) {
+      std::sort(td.d.begin(), td.d.end());
+      rs.types.push_back(summarize(tl.types[td.type], td.d));
+    }
+    std::sort(rs.types.begin(), rs.types.end(),
+              [](const TypeDurations& a, const TypeDurations& b) { return a.type < b.type; });
+  }
+  st.bubble_ratio = all_span > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_span) : 0;
+  for (auto& [stage, sg] : stages) {
+    if (sg.span_ns > 0) sg.bubble_ratio = static_cast<double>(sg.idle_ns) / static_cast<double>(sg.span_ns);
+    st.stages.push_back(sg);
+  }
+
+  // Job types over all ranks, and stragglers.
+  std::vector<uint32_t> type_order(tl.types.size());
+  for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
+  std::sort(type_order.begin(), type_order.end(),
+            [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
+  // (rank index, sorted durations) by type, ranks ascending.
+  std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
+  for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
+    for (const TypeDur& td : durations[ri]) by_type[td.type].emplace_back(ri, &td.d);
+  }
+  for (uint32_t type : type_order) {
+    std::vector<int64_t> all;
+    std::vector<std::pair<size_t, int64_t>> medians;  // (rank index, median)
+    std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
+    for (const auto& [ri, d] : by_type[type]) {
+      all.insert(all.end(), d->begin(), d->end());
+      medians.emplace_back(ri, sorted_median(*d));
+      of_rank.push_back(d);
+    }
+    if (all.empty()) continue;
+    std::sort(all.begin(), all.end());
+    st.types.push_back(summarize(tl.types[type], all));
+    if (medians.size() < 2) continue;
+    // The median of the other ranks' medians: the same nearest-rank median
+    // over the sorted medians with this rank's left out, read off in O(1).
+    std::vector<int64_t> sorted;
+    for (const auto& m : medians) sorted.push_back(m.second);
+    std::sort(sorted.begin(), sorted.end());
+    const size_t k = (sorted.size() - 1 + 1) / 2 - 1;  // median's index among n - 1
+    for (size_t mi = 0; mi < medians.size(); ++mi) {
+      const auto& [ri, med] = medians[mi];
+      const std::vector<int64_t>& d = *of_rank[mi];
+      if (d.size() < 3) continue;
+      size_t pos = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), med) - sorted.begin());
+      int64_t ref = k < pos ? sorted[k] : sorted[k + 1];
+      if (ref <= 0) continue;
+      double margin = static_cast<double>(med) / static_cast<double>(ref) - 1.0;
+      if (margin <= opt.straggler_margin) continue;
+      double threshold = static_cast<double>(ref) * (1.0 + opt.straggler_margin);
+      size_t above = static_cast<size_t>(
+          d.end() - std::upper_bound(d.begin(), d.end(), static_cast<int64_t>(std::floor(threshold))));
+      double consistency = static_cast<double>(above) / static_cast<double>(d.size());
+      if (consistency < opt.straggler_consistency) continue;
+      Straggler s;
+      s.rank = st.ranks[ri].rank;
+      s.stage = st.ranks[ri].stage;
+      s.type = tl.types[type];
+      s.median_ns = med;
+      s.others_median_ns = ref;
+      s.margin = margin;
+      s.consistency = consistency;
+      s.jobs = d.size();
+      st.stragglers.push_back(std::move(s));
+    }
+  }
+  std::sort(st.stragglers.begin(), st.stragglers.end(), [](const Straggler& a, const Straggler& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.type < b.type;
+  });
+
+  // Step times.
+  std::vector<int64_t> times;
+  for (const StepStats& s : st.steps) times.push_back(s.time_ns());
+  StepTimeSummary& sum = st.step_time;
+  sum.count = static_cast<uint32_t>(times.size());
+  if (!times.empty()) {
+    double total = 0;
+    for (int64_t v : times) total += static_cast<double>(v);
+    sum.mean_ns = total / static_cast<double>(times.size());
+    double sq = 0;
+    for (int64_t v : times) sq += (static_cast<double>(v) - sum.mean_ns) * (static_cast<double>(v) - sum.mean_ns);
+    sum.stdev_ns = times.size() > 1 ? std::sqrt(sq / static_cast<double>(times.size() - 1)) : 0.0;
+    std::sort(times.begin(), times.end());
+    sum.median_ns = sorted_median(times);
+    sum.min_ns = times.front();
+    sum.max_ns = times.back();
+  }
+  return st;
+}
+
+}  // namespace ppt

@@ -1,0 +1,137 @@
+// How big the bubbles of a real run are: passes over a const Timeline that
+// measure steps, ranks and job types, recognise the schedule, find stragglers
+// and each step's critical path.
+//
+// Definitions (docs/stats.md is the user's copy):
+//  - a step's span is Run::steps' span: earliest job start to latest job end
+//    over all ranks, its start moved to the previous step's end if earlier
+//    (the Step track of the trace);
+//  - a rank's busy time in a step is the length of the union of its job
+//    intervals clipped to the span, so overlapping jobs count once; idle is
+//    span - busy, split into warm-up (before its first job), cool-down (after
+//    its last) and the gaps in between;
+//  - a rank's bubble ratio is sum(idle) / sum(span) over the steps it ran;
+//  - a straggler is a rank whose jobs of one type are consistently (in at
+//    least `straggler_consistency` of them) longer than the median over the
+//    other ranks by more than `straggler_margin`.
+// Every number is a pure function of the Timeline and the options.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/critical_path.h"
+#include "passes/schedule.h"
+#include "model/timeline.h"
+
+namespace ppt {
+
+struct StatsOptions {
+  int32_t pp_degree = 0;               // 0: inferred (schedule.h)
+  double straggler_margin = 0.10;      // 10 % above the others' median
+  double straggler_consistency = 0.75; // of the rank's jobs of that type
+  bool critical_paths = true;
+  // The dependencies the critical paths follow (find_dependencies() with the
+  // same pp_degree, after any clock alignment); computed when null.
+  const Dependencies* dependencies = nullptr;
+};
+
+// Durations of one job type (over all ranks, or over one rank's jobs).
+struct TypeDurations {
+  std::string type;
+  uint64_t count = 0;
+  double mean_ns = 0;
+  int64_t p50_ns = 0;   // nearest-rank percentiles
+  int64_t p95_ns = 0;
+  int64_t max_ns = 0;
+  int64_t total_ns = 0;
+};
+
+struct StepStats {
+  uint32_t run = 0;
+  int32_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t ranks = 0;        // ranks with jobs in the step
+  int64_t busy_ns = 0;       // summed over its ranks
+  int64_t idle_ns = 0;
+  double bubble_ratio = 0;   // idle / (ranks * span)
+  CriticalPath critical_path;
+  int64_t time_ns() const { return end_ns - start_ns; }
+};
+
+struct RankStats {
+  int32_t rank = 0;
+  int32_t stage = 0;
+  int32_t replica = 0;
+  int32_t machine = 0;
+  uint32_t steps = 0;        // steps the rank ran (has jobs in)
+  uint64_t jobs = 0;
+  int64_t span_ns = 0;       // sum of those steps' spans
+  int64_t busy_ns = 0;
+  int64_t idle_ns = 0;       // span - busy = warmup + gaps + cooldown
+  int64_t warmup_ns = 0;
+  int64_t cooldown_ns = 0;
+  int64_t gaps_ns = 0;
+  double bubble_ratio = 0;   // idle / span
+  std::vector<TypeDurations> types;      // this rank's jobs, by type name
+  std::vector<std::string> job_order;    // its plan: "forward:0", ... (schedule.h RankOrder)
+  uint32_t steps_like_order = 0;         // steps that follow job_order exactly
+};
+
+struct StageStats {
+  int32_t stage = 0;
+  uint32_t ranks = 0;
+  int64_t span_ns = 0;
+  int64_t busy_ns = 0;
+  int64_t idle_ns = 0;
+  double bubble_ratio = 0;
+};
+
+struct Straggler {
+  int32_t rank = 0;
+  int32_t stage = 0;
+  std::string type;
+  int64_t median_ns = 0;         // the rank's median duration of the type
+  int64_t others_median_ns = 0;  // the median of the other ranks' medians
+  double margin = 0;             // median / others - 1
+  double consistency = 0;        // share of its jobs above others * (1 + the option's margin)
+  uint64_t jobs = 0;
+};
+
+struct StepTimeSummary {
+  uint32_t count = 0;
+  double mean_ns = 0;
+  int64_t median_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double stdev_ns = 0;   // sample standard deviation; 0 for one step
+};
+
+struct Stats {
+  std::string source;        // what was read, for the report's title
+  std::string partial;       // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
+  uint64_t jobs = 0;
+  uint32_t runs = 0;
+  double straggler_margin = 0;
+  ScheduleInfo schedule;
+  double bubble_ratio = 0;   // sum(idle) / sum(span) over every rank and step
+  StepTimeSummary step_time;
+  std::vector<StepStats> steps;    // by (run, step)
+  std::vector<RankStats> ranks;    // by rank
+  std::vector<StageStats> stages;  // by stage
+  std::vector<TypeDurations> types;  // by type name
+  std::vector<Straggler> stragglers; // by (rank, type)
+};
+
+Stats compute_stats(const Timeline& timeline, const StatsOptions& options = {});
+
+// Nearest-rank percentile (0 < q <= 1) of `values`, which it reorders.
+int64_t percentile(std::vector<int64_t>& values, double q);
+
+// Length of the union of [start, end) intervals clipped to [lo, hi). The
+// intervals must be sorted by start.
+int64_t union_length(const std::vector<std::pair<int64_t, int64_t>>& sorted, int64_t lo, int64_t hi);
+
+}  // namespace ppt

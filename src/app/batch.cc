@@ -1,0 +1,587 @@
+#include "app/batch.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "passes/clock_align.h"
+#include "passes/dependencies.h"
+#include "analysis/diff.h"
+#include "output/html_report.h"
+#include "input/log_layout.h"
+#include "output/output_file.h"
+#include "output/outputs.h"
+#include "util/parallel.h"
+#include "analysis/stats.h"
+#include "output/summary.h"
+#include "input/timeline_builder.h"
+
+namespace ppt {
+namespace fs = std::filesystem;
+
+std::string_view batch_status_name(BatchStatus s) {
+  switch (s) {
+    case BatchStatus::kOk: return "ok";
+    case BatchStatus::kNoJobs: return "no_jobs";
+    case BatchStatus::kNoLogs: return "no_logs";
+    case BatchStatus::kBadArtifact: return "bad_artifact";
+    case BatchStatus::kOutputError: return "output_error";
+  }
+  return "unknown";
+}
+
+bool BatchResult::any_failed() const {
+  if (!error.empty()) return true;
+  for (const BatchRun& r : runs) {
+    if (r.status != BatchStatus::kOk) return true;
+  }
+  return false;
+}
+
+std::string safe_run_name(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+              c == '_';
+    char x = ok ? static_cast<char>(c) : '_';
+    if (x == '_' && !out.empty() && out.back() == '_') continue;  // one '_' per run of odd bytes
+    out.push_back(x);
+  }
+  while (!out.empty() && (out.back() == '_' || out.back() == '.')) out.pop_back();
+  size_t lead = 0;
+  while (lead < out.size() && (out[lead] == '.' || out[lead] == '_')) ++lead;  // no hidden folders
+  out.erase(0, lead);
+  if (out.size() > 96) out.resize(96);
+  if (out.empty()) out = "run";
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Finding the log directories of a folder
+
+namespace {
+
+bool is_workerlog_file(const fs::directory_entry& e) {
+  if (workerlog_index(e.path().filename().string()) < 0) return false;
+  std::error_code ec;
+  return e.is_regular_file(ec);
+}
+
+// A folder name that stands for a machine of one run, not for a run: machine<k>,
+// or an IPv4 address (a node's logs copied under its address). Other names
+// (host names included) are runs here; `--log_dir` reads any folder of logs as a
+// machine.
+bool is_machine_folder_name(const std::string& name) {
+  if (name.rfind("machine", 0) == 0) return true;
+  int parts = 0, digits = 0;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > 3) return false;
+    } else if (c == '.' && digits > 0) {
+      ++parts;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0;
+}
+
+struct DirInfo {
+  bool has_logs = false;                 // workerlog files, or machine folders holding some
+  std::vector<fs::path> subdirs;         // real directories (not links), for the search below
+};
+
+DirInfo look_at(const fs::path& dir) {
+  DirInfo info;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code sec;
+    fs::file_status st = it->symlink_status(sec);
+    if (sec) continue;
+    if (fs::is_directory(st)) {
+      std::string name = it->path().filename().string();
+      if (is_machine_folder_name(name)) {
+        std::error_code mec;
+        for (fs::directory_iterator m(it->path(), mec), mend; !mec && m != mend; m.increment(mec)) {
+          if (is_workerlog_file(*m)) {
+            info.has_logs = true;
+            break;
+          }
+        }
+      }
+      info.subdirs.push_back(it->path());
+    } else if (is_workerlog_file(*it)) {
+      info.has_logs = true;
+    }
+  }
+  return info;
+}
+
+void search(const fs::path& root, const fs::path& rel, size_t depth, size_t max_depth, const std::set<fs::path>& skip,
+            std::vector<std::string>* out) {
+  fs::path dir = rel.empty() ? root : root / rel;
+  DirInfo info = look_at(dir);
+  if (info.has_logs) {
+    out->push_back(rel.empty() ? std::string(".") : rel.generic_string());
+    return;
+  }
+  if (depth >= max_depth) return;
+  std::vector<std::string> names;
+  for (const fs::path& p : info.subdirs) names.push_back(p.filename().string());
+  std::sort(names.begin(), names.end(), natural_less);
+  for (const std::string& n : names) {
+    fs::path sub = dir / n;
+    std::error_code ec;
+    fs::path canon = fs::weakly_canonical(sub, ec);
+    if (!ec && skip.count(canon)) continue;
+    search(root, rel / n, depth + 1, max_depth, skip, out);
+  }
+}
+
+std::vector<std::string> find_log_dirs_skipping(const std::string& root, size_t max_depth,
+                                                const std::set<fs::path>& skip) {
+  std::vector<std::string> out;
+  search(fs::path(root), fs::path(), 0, max_depth, skip, &out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth) {
+  return find_log_dirs_skipping(root, max_depth, {});
+}
+
+// ---------------------------------------------------------------------------
+// The batch
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The name an artifact's runs start with: the file name without .tar.gz /
+// .tgz / .tar, or the directory's name.
+std::string artifact_stem(const std::string& path) {
+  fs::path p(path);
+  std::string name = p.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    std::error_code ec;
+    name = fs::weakly_canonical(p, ec).filename().string();
+  }
+  for (std::string_view ext : {".tar.gz", ".tgz", ".tar"}) {
+    if (ends_with(name, ext)) {
+      name.resize(name.size() - ext.size());
+      break;
+    }
+  }
+  return name;
+}
+
+// True when the first bytes look like a tar archive or gzip data.
+bool looks_like_archive(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[512] = {};
+  in.read(head, sizeof head);
+  size_t n = static_cast<size_t>(in.gcount());
+  if (n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) return true;
+  return n >= 263 && std::memcmp(head + 257, "ustar", 5) == 0;
+}
+
+struct Artifact {
+  std::string path;
+  std::string stem;
+  std::string root;                 // where its logs are looked for
+  std::string extract_dir;          // "" when nothing was extracted
+  std::vector<std::string> dirs;    // log directories below root
+  BatchStatus status = BatchStatus::kOk;
+  std::string error;
+  std::vector<std::string> warnings;
+  std::atomic<size_t> remaining{0};  // runs still being converted (for the early clean-up)
+};
+
+void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& skip) {
+  std::error_code ec;
+  fs::file_status st = fs::status(a.path, ec);
+  if (ec || !fs::exists(st)) {
+    a.status = BatchStatus::kBadArtifact;
+    a.error = fmt::format("{}: no such file or directory", a.path);
+    return;
+  }
+  if (fs::is_directory(st)) {
+    a.root = a.path;
+  } else if (fs::is_regular_file(st) && (looks_like_tar_name(a.path) || looks_like_archive(a.path))) {
+    std::string templ = (fs::path(opt.out_dir) / ".extract-XXXXXX").string();
+    if (!mkdtemp(templ.data())) {
+      a.status = BatchStatus::kOutputError;
+      a.error = fmt::format("{}: cannot make a directory to extract into: {}", opt.out_dir, std::strerror(errno));
+      return;
+    }
+    a.extract_dir = templ;
+    TarResult t = extract_tar(a.path, a.extract_dir, opt.limits);
+    for (const std::string& s : t.skipped) a.warnings.push_back("not extracted: " + s);
+    if (!t.ok) {
+      a.status = BatchStatus::kBadArtifact;
+      a.error = t.error;
+      return;
+    }
+    a.root = a.extract_dir;
+  } else {
+    a.status = BatchStatus::kBadArtifact;
+    a.error = fmt::format("{}: neither a directory nor a .tar / .tar.gz archive (a .zip must be unpacked first)",
+                          a.path);
+    return;
+  }
+  a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip);
+  if (a.dirs.empty()) {
+    a.status = BatchStatus::kNoLogs;
+    a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
+                          a.extract_dir.empty() ? " below it" : " in the archive");
+  }
+}
+
+void remove_tree(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+struct RunJob {
+  Artifact* artifact = nullptr;
+  std::string dir;  // the log directory to read
+};
+
+std::string write_file(const std::string& path, const std::string& data) {
+  OutputFile f;
+  if (!f.open(path)) return f.error();
+  f.write(data);
+  if (!f.commit()) return f.error();
+  return "";
+}
+
+void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads) {
+  LayoutRequest request;
+  request.log_dir = job.dir;
+  BuildOptions build;
+  build.threads = threads;
+  LoadResult loaded = load_timeline(request, build);
+  for (const std::string& n : loaded.notes) run.warnings.push_back(n);
+  if (!loaded.timeline) {
+    run.status = BatchStatus::kNoLogs;
+    run.error = loaded.error;
+    return;
+  }
+  Timeline& tl = *loaded.timeline;
+  run.ranks = static_cast<uint32_t>(tl.files.size());
+  run.jobs = tl.job_count();
+  run.rejected_lines = tl.diagnostics.rejected_jobs();
+  for (const std::string& line : format_diagnostics(tl)) {
+    if (line.rfind("  ", 0) != 0) run.warnings.push_back(line);  // the count lines, not every example
+  }
+  if (run.jobs == 0) {
+    run.status = BatchStatus::kNoJobs;
+    run.error = fmt::format("{} file{} read, no 'Profiler Info: Job' line in them", tl.files.size(),
+                            tl.files.size() == 1 ? "" : "s");
+    return;
+  }
+  // As `convert` does: which job feeds which, clocks aligned where those
+  // dependencies say a machine's clock was off; then the stats.
+  Dependencies deps = find_dependencies(tl);
+  align_clocks(tl, deps);
+  report_dependencies(tl, deps);
+  Stats stats = compute_stats(tl);
+  stats.source = run.source;
+  run.steps = static_cast<uint32_t>(stats.steps.size());
+  run.step_time_us = static_cast<double>(stats.step_time.median_ns) / 1000.0;
+  run.bubble_ratio = stats.bubble_ratio;
+  run.schedule = schedule_label(stats.schedule);
+
+  fs::path dir = fs::path(opt.out_dir) / run.name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    run.status = BatchStatus::kOutputError;
+    run.error = fmt::format("{}: cannot create: {}", dir.string(), ec.message());
+    return;
+  }
+  // The report first (it carries the stats), then the picture and the traces.
+  {
+    OutputFile f;
+    std::string path = (dir / "report.html").string();
+    if (!f.open(path)) {
+      run.status = BatchStatus::kOutputError;
+      run.error = f.error();
+      return;
+    }
+    ReportOptions r;
+    r.svg = opt.svg;
+    r.title = "pp-timeline report: " + run.name;
+    r.source = run.source;
+    r.notes = loaded.notes;
+    r.stats = &stats;
+    write_html_report(tl, r, f);
+    if (!f.commit()) {
+      run.status = BatchStatus::kOutputError;
+      run.error = f.error();
+      return;
+    }
+    run.outputs["report"] = run.name + "/report.html";
+  }
+  WriteOptions w;
+  w.svg = opt.svg;
+  w.dependencies = &deps;
+  for (auto [kind, file, format] : {std::tuple{"svg", "timeline.svg", OutputFormat::kSvg},
+                                    std::tuple{"chrome_json", "trace.json", OutputFormat::kChromeJson},
+                                    std::tuple{"perfetto_trace", "trace.pftrace", OutputFormat::kPerfettoTrace}}) {
+    std::string error = write_output(tl, OutputSpec{(dir / file).string(), format}, w);
+    if (!error.empty()) {
+      run.status = BatchStatus::kOutputError;
+      run.error = error;
+      return;
+    }
+    run.outputs[kind] = run.name + "/" + file;
+  }
+}
+
+}  // namespace
+
+BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& opt) {
+  BatchResult result;
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec || !fs::is_directory(opt.out_dir)) {
+    result.error = fmt::format("{}: cannot create the output directory{}", opt.out_dir,
+                               ec ? ": " + ec.message() : std::string());
+    return result;
+  }
+  unsigned threads = resolve_threads(opt.threads);
+  // The output directory is never searched for logs (it holds the archives
+  // being extracted).
+  std::set<fs::path> skip{fs::weakly_canonical(opt.out_dir, ec)};
+
+  std::vector<std::unique_ptr<Artifact>> arts;
+  for (const std::string& path : artifacts) {
+    auto a = std::make_unique<Artifact>();
+    a->path = path;
+    a->stem = artifact_stem(path);
+    arts.push_back(std::move(a));
+  }
+  parallel_for(arts.size(), threads, [&](size_t i) { resolve(*arts[i], opt, skip); });
+
+  // One entry per run found, or one per artifact that gave none; names are
+  // unique within the batch.
+  std::vector<RunJob> jobs;
+  std::set<std::string> taken{"index.html", "index.json", "summary.md"};
+  auto unique = [&](std::string name) {
+    std::string base = name;
+    for (int k = 2; taken.count(name); ++k) name = fmt::format("{}-{}", base, k);
+    taken.insert(name);
+    return name;
+  };
+  for (auto& a : arts) {
+    if (a->status != BatchStatus::kOk) {
+      BatchRun r;
+      r.source = a->path;
+      r.status = a->status;
+      r.error = a->error;
+      r.warnings = a->warnings;
+      result.runs.push_back(std::move(r));
+      jobs.push_back({nullptr, ""});
+      remove_tree(opt.keep_extracted ? "" : a->extract_dir);
+      continue;
+    }
+    a->remaining = a->dirs.size();
+    for (const std::string& rel : a->dirs) {
+      BatchRun r;
+      bool top = rel == ".";
+      r.source = top ? a->path : a->path + ":" + rel;
+      r.name = unique(safe_run_name(top ? a->stem : a->stem + "_" + rel));
+      r.warnings = a->warnings;
+      result.runs.push_back(std::move(r));
+      jobs.push_back({a.get(), top ? a->root : (fs::path(a->root) / rel).string()});
+    }
+  }
+
+  size_t pending = 0;
+  for (const RunJob& j : jobs) pending += j.artifact ? 1 : 0;
+  unsigned inner = std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(pending, threads))));
+  std::mutex progress_mutex;
+  size_t done = 0;
+  auto report = [&](size_t i) {
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++done;
+    if (opt.progress) opt.progress({done, result.runs.size(), &result.runs[i]});
+  };
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].artifact) report(i);
+  }
+  parallel_for(jobs.size(), threads, [&](size_t i) {
+    const RunJob& job = jobs[i];
+    if (!job.artifact) return;
+    try {
+      convert(job, result.runs[i], opt, inner);
+    } catch (const std::exception& e) {
+      // A bug, not the input's fault; still, the other runs go on.
+      result.runs[i].status = BatchStatus::kOutputError;
+      result.runs[i].error = fmt::format("internal error: {}", e.what());
+    }
+    if (--job.artifact->remaining == 0 && !opt.keep_extracted) remove_tree(job.artifact->extract_dir);
+    report(i);
+  });
+  if (!opt.keep_extracted) {
+    for (auto& a : arts) remove_tree(a->extract_dir);
+  }
+
+  fs::path out(opt.out_dir);
+  for (auto [file, text] : {std::pair{"index.json", batch_index_json(result)},
+                            std::pair{"summary.md", batch_summary_markdown(result)},
+                            std::pair{"index.html", batch_index_html(result)}}) {
+    std::string error = write_file((out / file).string(), text);
+    if (!error.empty() && result.error.empty()) result.error = error;
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// Index files
+
+namespace {
+
+std::string ms_text(double us) { return fmt::format("{:.3f} ms", us / 1000.0); }
+std::string pct_text(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
+
+size_t count_ok(const BatchResult& r) {
+  size_t n = 0;
+  for (const BatchRun& run : r.runs) n += run.status == BatchStatus::kOk ? 1 : 0;
+  return n;
+}
+
+// Markdown table cell: no line breaks, no table or markup characters.
+std::string md_cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else {
+      if (std::strchr("|\\`*_[]#!~", c)) out += '\\';
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string batch_index_json(const BatchResult& result) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = "pp-timeline-batch/1";
+  doc["ok"] = count_ok(result);
+  doc["failed"] = result.runs.size() - count_ok(result);
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const BatchRun& r : result.runs) {
+    nlohmann::ordered_json j;
+    j["name"] = r.name;
+    j["source"] = r.source;
+    j["status"] = batch_status_name(r.status);
+    j["error"] = r.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.error);
+    j["steps"] = r.steps;
+    j["step_time_us"] = r.step_time_us;
+    j["bubble_ratio"] = r.bubble_ratio;
+    j["outputs"] = nlohmann::ordered_json::object();
+    for (const auto& [kind, path] : r.outputs) j["outputs"][kind] = path;
+    j["ranks"] = r.ranks;
+    j["jobs"] = r.jobs;
+    j["rejected_lines"] = r.rejected_lines;
+    j["schedule"] = r.schedule;
+    j["warnings"] = r.warnings;
+    runs.push_back(std::move(j));
+  }
+  doc["runs"] = std::move(runs);
+  // Paths and messages may hold bytes that are not UTF-8: replaced, never thrown on.
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string batch_summary_markdown(const BatchResult& result) {
+  size_t ok = count_ok(result);
+  size_t failed = result.runs.size() - ok;
+  std::string out = fmt::format("## pp-timeline batch: {} run{}, {} ok, {} failed\n\n", result.runs.size(),
+                                result.runs.size() == 1 ? "" : "s", ok, failed);
+  out += "| run | status | steps | step time (median) | bubble | schedule | source |\n";
+  out += "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+  for (const BatchRun& r : result.runs) {
+    bool good = r.status == BatchStatus::kOk;
+    std::string name = r.name.empty() ? "-" : md_cell(r.name);
+    if (r.outputs.count("report")) name = "[" + name + "](" + r.outputs.at("report") + ")";
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name,
+                       good ? "ok" : "**" + std::string(batch_status_name(r.status)) + "**",
+                       good ? std::to_string(r.steps) : "-", good ? ms_text(r.step_time_us) : "-",
+                       good ? pct_text(r.bubble_ratio) : "-", good ? md_cell(r.schedule) : "-", md_cell(r.source));
+  }
+  if (failed > 0) {
+    out += "\n### Failed\n\n";
+    for (const BatchRun& r : result.runs) {
+      if (r.status == BatchStatus::kOk) continue;
+      // The error names the artifact; a run's name is added when it has one.
+      out += fmt::format("- **{}**: {}{}\n", batch_status_name(r.status), r.name.empty() ? "" : md_cell(r.name) + ": ",
+                         md_cell(r.error));
+    }
+  }
+  return out;
+}
+
+std::string batch_index_html(const BatchResult& result) {
+  size_t ok = count_ok(result);
+  std::string title = fmt::format("pp-timeline batch: {} run{}, {} ok, {} failed", result.runs.size(),
+                                  result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok);
+  std::string out = html_page_head(title);
+  out += "<h1>" + xml_escaped(title) + "</h1>\n<table class=\"batch\">\n<thead><tr><th class=\"text\">run</th>"
+         "<th class=\"text\">status</th><th>steps</th><th>step time (median)</th><th>bubble</th>"
+         "<th class=\"text\">schedule</th><th class=\"text\">outputs</th><th class=\"text\">source</th>"
+         "<th class=\"text\">error</th></tr></thead>\n<tbody>\n";
+  for (const BatchRun& r : result.runs) {
+    bool good = r.status == BatchStatus::kOk;
+    out += fmt::format("<tr class=\"{}\" data-status=\"{}\">", good ? "ok" : "bad", batch_status_name(r.status));
+    out += "<td class=\"text run-name\">";
+    if (r.outputs.count("report")) {
+      out += "<a href=\"" + xml_escaped(r.outputs.at("report")) + "\">" + xml_escaped(r.name) + "</a>";
+    } else {
+      out += xml_escaped(r.name.empty() ? "-" : r.name);
+    }
+    out += fmt::format("</td><td class=\"text {}\">{}</td>", good ? "status-ok" : "status-bad", batch_status_name(r.status));
+    out += good ? fmt::format("<td>{}</td><td>{}</td><td>{}</td>", r.steps, ms_text(r.step_time_us), pct_text(r.bubble_ratio))
+                : std::string("<td>-</td><td>-</td><td>-</td>");
+    out += "<td class=\"text\">" + xml_escaped(r.schedule) + "</td><td class=\"text\">";
+    bool first = true;
+    for (const auto& [kind, path] : r.outputs) {
+      if (!first) out += " ";
+      first = false;
+      out += "<a href=\"" + xml_escaped(path) + "\">" + xml_escaped(kind) + "</a>";
+    }
+    out += "</td><td class=\"text\">" + xml_escaped(r.source) + "</td><td class=\"text\">" + xml_escaped(r.error) +
+           "</td></tr>\n";
+  }
+  out += "</tbody></table>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace ppt

@@ -1,0 +1,95 @@
+// Converting many CI artifacts at once.
+//
+// An artifact is a log directory, a .tar / .tar.gz of one (extracted safely
+// by tar_reader.h into a temporary directory under the output directory), or
+// a folder holding many runs: every directory below it that holds
+// workerlog.<i> files (or machine folders of them: machine*/, or named by an
+// IPv4 address) is one run. Each run gets
+// its own folder under the output directory with its traces, its picture and
+// its report; the batch as a whole gets index.html, index.json and
+// summary.md.
+//
+// One bad artifact never stops the others: it is listed with a status other
+// than "ok" and its error. Artifacts are resolved in parallel and runs are
+// converted in parallel; every result is stored at its index, so the index
+// files never depend on timing or on the number of threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "output/svg_writer.h"
+#include "input/tar_reader.h"
+
+namespace ppt {
+
+// How a run (or an artifact that yielded none) ended.
+enum class BatchStatus {
+  kOk,           // converted
+  kNoJobs,       // logs found, but no job line in them
+  kNoLogs,       // the artifact holds no log directory
+  kBadArtifact,  // missing path, unreadable or unsafe archive, a file that is not an archive
+  kOutputError,  // an output could not be written
+};
+std::string_view batch_status_name(BatchStatus s);  // "ok", "no_jobs", "no_logs", "bad_artifact", "output_error"
+
+struct BatchRun {
+  std::string name;       // folder under the output directory ("" when nothing was written)
+  std::string source;     // the artifact, and the run's folder inside it: "ci/logs.tar.gz:job3/logs"
+  BatchStatus status = BatchStatus::kOk;
+  std::string error;      // one line, when status is not ok
+  std::vector<std::string> warnings;  // archive entries skipped, layout notes, input problem counts
+  uint32_t ranks = 0;
+  uint64_t jobs = 0;
+  uint64_t rejected_lines = 0;
+  uint32_t steps = 0;             // over all runs in the logs
+  double step_time_us = 0;        // median step time
+  double bubble_ratio = 0;        // stats.h's bubble ratio
+  std::string schedule;           // "1F1B P=4 M=8", or ""
+  std::map<std::string, std::string> outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace") -> path relative to the output directory
+};
+
+struct BatchProgress {
+  size_t done = 0;
+  size_t total = 0;
+  const BatchRun* run = nullptr;  // the one that just finished
+};
+
+struct BatchOptions {
+  std::string out_dir;
+  unsigned threads = 0;               // 0: one per core
+  SvgOptions svg;                     // steps and size cap of the pictures and reports
+  TarLimits limits;
+  size_t max_depth = 8;               // how deep to look for log directories in a folder
+  bool keep_extracted = false;        // leave the extracted archives (under out_dir/.extract-*) for inspection
+  // Called once per finished run, from worker threads but never two at once.
+  std::function<void(const BatchProgress&)> progress;
+};
+
+struct BatchResult {
+  std::vector<BatchRun> runs;  // in artifact order, then natural order of the run folders
+  std::string error;           // set when nothing could be done (the output directory cannot be made)
+  bool any_failed() const;
+};
+
+BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& options);
+
+// The index files, written into options.out_dir by run_batch; exposed for
+// tests.
+std::string batch_index_json(const BatchResult& result);
+std::string batch_summary_markdown(const BatchResult& result);
+std::string batch_index_html(const BatchResult& result);
+
+// Directories at or below `root` that hold logs (workerlog.<i>[.gz] files or
+// machine folders of them: machine*/, 10.0.0.2/), in natural order, as paths relative to `root`
+// ("." for root itself). Does not follow symbolic links; stops at a log
+// directory and at `max_depth`.
+std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth = 8);
+
+// A folder name made of [A-Za-z0-9._-] from `text` (other bytes become '_').
+std::string safe_run_name(std::string_view text);
+
+}  // namespace ppt

@@ -1,0 +1,469 @@
+#include "input/file_scanner.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "util/byte_search.h"
+#include "pp_timeline/log_line.h"
+
+namespace ppt {
+namespace {
+
+// Both the job line and the schedule marker contain this literal; one search
+// for it and the start-up line's literal finds every candidate line.
+constexpr std::string_view kCandidate = "Profiler ";
+constexpr size_t kCandidateProbe = 3;  // 'f': rarer than 'P' in ordinary logs
+constexpr std::string_view kStartup = log_line::kProcessStartMarker;
+constexpr size_t kStartupProbe = 7;  // 'N' of "NOTE"
+static_assert(kCandidate[0] == kStartup[0], "find_either_literal needs one first byte");
+// A line is taken apart at most this many times (a cut line, then the next
+// line's text); what is left after that is parsed as one piece.
+constexpr int kMaxPiecesPerLine = 8;
+
+// Reads up to `cap` bytes; returns 0 at the end, -1 on an error (with a
+// message in *error).
+using ReadFn = std::function<long(char* dst, size_t cap, std::string* error)>;
+
+class Scanner {
+ public:
+  Scanner(uint32_t file_index, const LineParser& parser, FileScan& out)
+      : file_index_(file_index), parser_(parser), out_(out) {}
+
+  void run(const ReadFn& read_some, size_t buffer_bytes);
+
+ private:
+  void process_lines(const char* p, const char* end);
+  void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
+  void handle_result(const LineResult& r, std::string_view line, uint64_t line_no);
+  void note_process_start(uint64_t line_no);
+  uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
+  uint32_t earlier_copy(const Job& job);
+
+  uint32_t file_index_;
+  const LineParser& parser_;
+  FileScan& out_;
+  uint64_t lines_ = 0;  // complete lines seen so far
+  std::unordered_map<std::string, uint32_t> type_ids_;
+  uint32_t last_type_ = UINT32_MAX;
+  int64_t last_thread_ = INT64_MIN;
+  // Exact duplicates (a log that holds its output twice). A rank prints its
+  // jobs in time order, so a job that starts after every earlier one cannot
+  // repeat one: the index of earlier jobs is built only once a start goes
+  // back, and ordinary logs never pay for it.
+  struct JobKeyHash {
+    size_t operator()(const std::tuple<int64_t, int64_t, int32_t, int32_t, uint32_t>& k) const {
+      auto [s, e, id, mb, type] = k;
+      uint64_t h = static_cast<uint64_t>(s) * 0x9E3779B97F4A7C15ull;
+      h ^= static_cast<uint64_t>(e) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+      h ^= (static_cast<uint64_t>(static_cast<uint32_t>(id)) << 32 | static_cast<uint32_t>(mb)) + (h << 6) + (h >> 2);
+      return static_cast<size_t>(h ^ (static_cast<uint64_t>(type) << 17));
+    }
+  };
+  int64_t max_start_ = INT64_MIN;
+  bool dedup_active_ = false;
+  std::unordered_map<std::tuple<int64_t, int64_t, int32_t, int32_t, uint32_t>, uint32_t, JobKeyHash> seen_jobs_;
+};
+
+// The line of an earlier job of this file that `job` repeats exactly, or 0.
+uint32_t Scanner::earlier_copy(const Job& job) {
+  auto key = [](const Job& j) { return std::make_tuple(j.start_ns, j.end_ns, j.job_id, j.micro_batch, j.type); };
+  if (!dedup_active_) {
+    if (job.start_ns > max_start_) {
+      max_start_ = job.start_ns;
+      return 0;
+    }
+    dedup_active_ = true;
+    seen_jobs_.reserve(out_.jobs.size() * 2 + 16);
+    for (const Job& j : out_.jobs) seen_jobs_.emplace(key(j), j.line);
+  }
+  auto [it, inserted] = seen_jobs_.emplace(key(job), job.line);
+  return inserted ? 0 : it->second;
+}
+
+void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
+  const size_t overlap = log_line::kJobMarker.size() - 1;
+  buffer_bytes = std::max(buffer_bytes, overlap * 4);
+  // One read buffer per thread, reused for every file the thread scans:
+  // neither zeroed nor faulted in again per file (1,024 files would clear
+  // and fault in 1 GB). The window of `buffer_bytes` starts at `lo`, chosen so
+  // that every read lands on a page boundary: the kernel copies file pages
+  // into an aligned destination markedly faster.
+  constexpr size_t kPage = 4096;
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<char, Free> buffer;
+  thread_local size_t buffer_size = 0;
+  const size_t window = buffer_bytes;
+  if (buffer_size != window + kPage) {
+    buffer_size = window + kPage;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(kPage, (buffer_size + kPage - 1) / kPage * kPage)));
+    if (!buffer) {
+      buffer_size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  size_t lo = 0;
+  size_t have = 0;
+  bool long_line = false;  // inside a line longer than the buffer
+  bool long_has_marker = false;
+  std::string long_head;   // the start of that line, for the message
+  std::string error;
+  auto finish_long_line = [&](bool terminated) {
+    ++lines_;
+    if (long_has_marker) {
+      ++out_.counts.profiler_lines;
+      out_.diagnostics.add(IssueKind::kLineTooLong, file_index_, lines_,
+                           terminated ? "a profiler line longer than the read buffer"
+                                      : "a profiler line longer than the read buffer, and "
+                                        "the file ends inside it",
+                           long_head);
+    }
+    long_line = false;
+    long_has_marker = false;
+  };
+  auto contains_marker = [](const char* p, size_t n) {
+    return memmem(p, n, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != nullptr;
+  };
+  // Keeps n bytes from `from` as the window's start, placed so that the next
+  // read is page-aligned.
+  auto keep = [&](const char* from, size_t n) {
+    size_t to = (kPage - n % kPage) % kPage;
+    memmove(buffer.get() + to, from, n);
+    lo = to;
+    have = n;
+  };
+
+  while (true) {
+    long r = read_some(buffer.get() + lo + have, window - have, &error);
+    if (r < 0) {
+      out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
+                           "read failed after " + std::to_string(lines_) + " lines: " + error);
+      out_.readable = out_.counts.bytes > 0;
+      r = 0;  // as at the end: what was read is still scanned, a cut last line included
+    }
+    bool eof = r == 0;
+    out_.counts.bytes += static_cast<uint64_t>(r);
+    have += static_cast<size_t>(r);
+    size_t start = 0;
+    if (long_line) {
+      const char* win = buffer.get() + lo;
+      const char* nl = static_cast<const char*>(memchr(win, '\n', have));
+      size_t upto = nl ? static_cast<size_t>(nl - win) : have;
+      if (!long_has_marker) long_has_marker = contains_marker(win, upto);
+      if (nl) {
+        finish_long_line(true);
+        start = upto + 1;
+      } else if (eof) {
+        if (have > overlap) finish_long_line(false);
+        else finish_long_line(false);
+        break;
+      } else {
+        keep(win + have - overlap, overlap);
+        continue;
+      }
+    }
+    const char* base = buffer.get() + lo;
+    const char* last_nl =
+        static_cast<const char*>(memrchr(base + start, '\n', have - start));
+    if (last_nl) {
+      process_lines(base + start, last_nl + 1);
+      start = static_cast<size_t>(last_nl + 1 - base);
+    }
+    size_t tail = have - start;
+    if (eof) {
+      if (tail > 0) {
+        std::string_view line(base + start, tail);
+        if (line.find(kCandidate) != std::string_view::npos || line.find(kStartup) != std::string_view::npos) {
+          handle_line(line, lines_ + 1, true);
+        }
+        ++lines_;
+      }
+      break;
+    }
+    if (tail == window) {
+      long_line = true;
+      long_has_marker = contains_marker(base, tail);
+      long_head.assign(base, std::min<size_t>(tail, 200));
+      keep(base + have - overlap, overlap);
+      continue;
+    }
+    keep(base + start, tail);
+  }
+  out_.counts.lines = lines_;
+  out_.counts.files = 1;
+  if (out_.readable && out_.counts.profiler_lines == 0 && out_.markers.empty()) {
+    out_.diagnostics.add(IssueKind::kNoProfilerLines, file_index_, 0,
+                         "no 'Profiler Info: Job' line in " + std::to_string(lines_) + " lines");
+  }
+}
+
+// Hot: runs over every byte of every log. A literal search finds candidate
+// lines; only those are split out and parsed, and newlines are counted in
+// bulk between them.
+void Scanner::process_lines(const char* p, const char* end) {
+  while (p < end) {
+    const char* hit = find_either_literal(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe);
+    if (!hit) {
+      lines_ += count_newlines(p, end);
+      return;
+    }
+    const char* line_start = static_cast<const char*>(memrchr(p, '\n', static_cast<size_t>(hit - p)));
+    line_start = line_start ? line_start + 1 : p;
+    lines_ += count_newlines(p, line_start);
+    const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
+    if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
+    handle_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)),
+                lines_ + 1, false);
+    ++lines_;
+    p = line_end + 1;
+  }
+}
+
+uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::string_view text) {
+  if (last_type_ != UINT32_MAX && out_.types[last_type_] == type) return last_type_;
+  auto it = type_ids_.find(std::string(type));
+  if (it != type_ids_.end()) {
+    last_type_ = it->second;
+    return last_type_;
+  }
+  bool changed = false;
+  std::string clean = sanitize_utf8(type, &changed);
+  if (changed) {
+    out_.diagnostics.add(IssueKind::kInvalidUtf8Type, file_index_, line_no,
+                         "the job type is not valid UTF-8", text);
+  }
+  uint32_t id = static_cast<uint32_t>(out_.types.size());
+  out_.types.push_back(clean);
+  type_ids_.emplace(std::string(type), id);
+  // A sanitized type is looked up by its raw bytes; keep the cache on the raw
+  // form only when it is the same text.
+  last_type_ = changed ? UINT32_MAX : id;
+  return id;
+}
+
+void Scanner::note_process_start(uint64_t line_no) {
+  ProcessStartAt p;
+  p.job_index = static_cast<uint32_t>(out_.jobs.size());
+  p.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  out_.process_starts.push_back(p);
+}
+
+// A line is usually one piece. A job line cut short and followed by another
+// line's text (a process killed mid-line, then a rerun appended) is split
+// where the parser found the other line's start, and each piece is handled in
+// order, so the next process's start-up line or job is not lost.
+void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unterminated) {
+  for (int piece = 1;; ++piece) {
+    LineResult r = parser_.parse(line, last_unterminated, piece < kMaxPiecesPerLine);
+    std::string_view text = r.rest == std::string_view::npos ? line : line.substr(0, r.rest);
+    size_t startup = text.find(kStartup);
+    size_t content = text.find(kCandidate);
+    bool startup_first = startup != std::string_view::npos && (content == std::string_view::npos || startup < content);
+    if (startup_first) note_process_start(line_no);
+    handle_result(r, text, line_no);
+    if (startup != std::string_view::npos && !startup_first) note_process_start(line_no);
+    if (r.rest == std::string_view::npos) return;
+    line = line.substr(r.rest);
+  }
+}
+
+void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t line_no) {
+  switch (r.kind) {
+    case LineKind::kOther:
+      if (r.has_issue) out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
+      return;
+    case LineKind::kScheduleMarker: {
+      MarkerAt m;
+      m.job_index = static_cast<uint32_t>(out_.jobs.size());
+      m.line = static_cast<uint32_t>(line_no);
+      m.start_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.start_step, INT32_MIN / 2, INT32_MAX / 2));
+      m.end_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.end_step, INT32_MIN / 2, INT32_MAX / 2));
+      out_.markers.push_back(m);
+      return;
+    }
+    case LineKind::kRejected:
+      ++out_.counts.profiler_lines;
+      out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
+      return;
+    case LineKind::kJob:
+      break;
+  }
+  ++out_.counts.profiler_lines;
+  const ParsedJob& p = r.job;
+  Job job;
+  job.start_ns = p.start_ns;
+  job.end_ns = p.end_ns;
+  job.job_id = static_cast<int32_t>(p.job_id);
+  job.micro_batch = p.micro_batch;
+  // A count of lines past 2^32 would take a 4 GB+ file of empty lines; clamp.
+  job.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  job.type = intern_type(p.type, line_no, line);
+  if (uint32_t first = earlier_copy(job)) {
+    out_.diagnostics.add(IssueKind::kDuplicateJob, file_index_, line_no,
+                         "the same job as line " + std::to_string(first) + " (printed twice); not drawn again",
+                         line);
+    return;
+  }
+  ++out_.counts.jobs;
+  if (p.thread_id != last_thread_ && p.thread_id >= 0) {
+    out_.thread_changes.push_back({static_cast<uint32_t>(out_.jobs.size()), p.thread_id});
+    last_thread_ = p.thread_id;
+  }
+  out_.jobs.push_back(job);
+}
+
+bool has_gzip_magic(int fd) {
+  unsigned char magic[2] = {0, 0};
+  ssize_t n = pread(fd, magic, 2, 0);
+  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+// Feeds a gzip stream (a .gz file or compressed standard input) to the
+// scanner; `cut_message` is the error for a stream that ends early.
+void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const char* cut_message) {
+  gzbuffer(gz, 256 * 1024);
+  scanner.run(
+      [&](char* dst, size_t cap, std::string* error) -> long {
+        int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
+        int code = Z_OK;
+        if (n < 0) {
+          const char* msg = gzerror(gz, &code);
+          *error = code == Z_ERRNO ? std::string(strerror(errno)) : std::string("gzip: ") + (msg ? msg : "read error");
+          return -1;
+        }
+        // gzread ends a stream cut short like a whole one; only gzerror tells.
+        if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
+          *error = cut_message;
+          return -1;
+        }
+        return n;
+      },
+      options.buffer_bytes);
+}
+
+// Standard input, read once as it arrives: plain text, or gzip, which zlib
+// recognises by its magic bytes (and otherwise passes through as it is).
+FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
+  FileScan out;
+  int fd = dup(STDIN_FILENO);
+  gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
+  if (!gz) {
+    if (fd >= 0) close(fd);
+    out.readable = false;
+    out.counts.files = 1;
+    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0,
+                        std::string("cannot read standard input: ") + strerror(errno));
+    return out;
+  }
+  Scanner scanner(file_index, parser, out);
+  scan_gzip(scanner, gz, options, "gzip: unexpected end of the stream (the gzip data is cut short)");
+  gzclose(gz);
+  return out;
+}
+
+}  // namespace
+
+FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
+                   const ScanOptions& options) {
+  if (path == "-") return scan_stdin(file_index, parser, options);
+  FileScan out;
+  auto fail = [&](const std::string& why) {
+    out.readable = false;
+    out.counts.files = 1;
+    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why);
+    return std::move(out);
+  };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer. Regular files
+  // ignore the flag.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(std::string("cannot stat: ") + strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return fail("is a directory, not a log file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail("not a regular file (a FIFO, socket or device); refusing to read it");
+  }
+  Scanner scanner(file_index, parser, out);
+  if (has_gzip_magic(fd)) {
+    gzFile gz = gzdopen(fd, "rb");
+    if (!gz) {
+      close(fd);
+      return fail("cannot open as gzip");
+    }
+    scan_gzip(scanner, gz, options, "gzip: unexpected end of file (the .gz is cut short)");
+    gzclose(gz);
+    return out;
+  }
+  // Only the bytes present at open are read: a file that keeps growing (a run
+  // still writing it) cannot keep the reader busy forever.
+  const uint64_t size_at_open = static_cast<uint64_t>(st.st_size);
+  uint64_t left = size_at_open;
+  bool read_error = false;
+  scanner.run(
+      [&](char* dst, size_t cap, std::string* error) -> long {
+        if (left == 0) return 0;
+        while (true) {
+          ssize_t n = read(fd, dst, static_cast<size_t>(std::min<uint64_t>(cap, left)));
+          if (n >= 0) {
+            left -= static_cast<uint64_t>(n);
+            return static_cast<long>(n);
+          }
+          if (errno == EINTR) continue;
+          *error = strerror(errno);
+          read_error = true;
+          return -1;
+        }
+      },
+      options.buffer_bytes);
+  struct stat end_st {};
+  if (!read_error && out.counts.bytes < size_at_open) {
+    out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
+                        "shrank from " + std::to_string(size_at_open) + " to " + std::to_string(out.counts.bytes) +
+                            " bytes while being read (truncated?); what was cut off is missing");
+  } else if (!read_error && fstat(fd, &end_st) == 0 && static_cast<uint64_t>(end_st.st_size) > size_at_open) {
+    out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
+                        "grew from " + std::to_string(size_at_open) + " to " + std::to_string(end_st.st_size) +
+                            " bytes while being read (is the run still going?); read the first " +
+                            std::to_string(size_at_open));
+  }
+  close(fd);
+  return out;
+}
+
+FileScan scan_buffer(std::string_view data, uint32_t file_index, const LineParser& parser,
+                     const ScanOptions& options) {
+  FileScan out;
+  Scanner scanner(file_index, parser, out);
+  size_t pos = 0;
+  scanner.run(
+      [&](char* dst, size_t cap, std::string*) -> long {
+        size_t n = std::min(cap, data.size() - pos);
+        memcpy(dst, data.data() + pos, n);
+        pos += n;
+        return static_cast<long>(n);
+      },
+      options.buffer_bytes);
+  return out;
+}
+
+}  // namespace ppt

@@ -1,0 +1,69 @@
+// Reads one launch log (plain or gzip) and turns its profiler lines into jobs.
+//
+// Reading streams through a fixed buffer, so memory does not grow with the
+// file; the buffer is scanned for the literals "Profiler " (job lines and the
+// schedule marker) and "Please NOTE: device: " (a process's start-up line) in
+// one pass, and only those lines go further. Line numbers are exact (every
+// '\n' is counted). A line that holds the start of another (a job line cut
+// short, then the next line's text) is taken apart where the parser says.
+//
+// A file that is not a regular file (a directory, a FIFO, a device) is
+// refused without blocking; a file that grows or shrinks while being read is
+// read up to what was there, with no hang and no crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/diagnostics.h"
+#include "input/line_parser.h"
+#include "model/timeline.h"
+
+namespace ppt {
+
+// A schedule marker, and where it falls in the file's job stream.
+struct MarkerAt {
+  uint32_t job_index = 0;  // number of jobs before it
+  uint32_t line = 0;
+  int32_t start_step = 0;
+  int32_t end_step = 0;
+};
+
+// A process's start-up line (log_line::kProcessStartMarker): a new process
+// begins writing the file here.
+struct ProcessStartAt {
+  uint32_t job_index = 0;  // number of jobs before it
+  uint32_t line = 0;
+};
+
+// A change of the glog thread id between consecutive job lines.
+struct ThreadChange {
+  uint32_t job_index = 0;  // the first job printed by the new thread
+  int64_t thread_id = 0;
+};
+
+struct FileScan {
+  std::vector<Job> jobs;            // in file order; Job::type indexes `types`
+  std::vector<std::string> types;   // this file's job types (valid UTF-8)
+  std::vector<MarkerAt> markers;
+  std::vector<ProcessStartAt> process_starts;
+  std::vector<ThreadChange> thread_changes;  // the first job's thread is the first entry
+  InputCounts counts;               // files = 1
+  Diagnostics diagnostics;
+  bool readable = true;             // false: the file could not be read at all
+};
+
+struct ScanOptions {
+  size_t buffer_bytes = 1 << 20;    // read size; a longer line is skipped and reported
+};
+
+// `file_index` labels the diagnostics. Never throws for bad input.
+FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
+                   const ScanOptions& options = {});
+
+// Scans an in-memory log (for tests and fuzzing), exactly as a file.
+FileScan scan_buffer(std::string_view data, uint32_t file_index, const LineParser& parser,
+                     const ScanOptions& options = {});
+
+}  // namespace ppt

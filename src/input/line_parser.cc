@@ -1,0 +1,383 @@
+#include "input/line_parser.h"
+
+#include <re2/re2.h>
+
+#include <charconv>
+
+#include "pp_timeline/log_line.h"
+
+namespace ppt {
+namespace {
+
+bool parse_int(std::string_view text, int64_t* out) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (text.empty()) return false;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end;
+}
+
+void reject(LineResult& out, IssueKind kind, std::string detail) {
+  out.kind = LineKind::kRejected;
+  out.issue = kind;
+  out.has_issue = true;
+  out.detail = std::move(detail);
+}
+
+const char* time_problem(log_line::TimeParse p, IssueKind* kind) {
+  switch (p) {
+    case log_line::TimeParse::kNegative:
+      *kind = IssueKind::kNegativeTime;
+      return "is negative";
+    case log_line::TimeParse::kTooLarge:
+      *kind = IssueKind::kTimeOutOfRange;
+      return "is too large to be milliseconds since 1970";
+    case log_line::TimeParse::kEmpty:
+      *kind = IssueKind::kBadTime;
+      return "is empty";
+    default:
+      *kind = IssueKind::kBadTime;
+      return "is not a decimal number of milliseconds";
+  }
+}
+
+// Hot path, hand-written on purpose: RE2 with five captures costs a few
+// microseconds a line, which was more than half of a whole conversion. This
+// accepts only the exact canonical layout (type up to the first comma,
+// optional micro_batch_id, two times, trailing blanks) and captures the same
+// texts the RE2 pattern would; anything else goes to RE2, which stays the
+// definition of the format. tests/unit/line_parser_test.cc checks both paths
+// agree.
+struct Captures {
+  std::string_view id, type, mb, start, end;
+  bool has_mb = false;
+};
+
+bool eat(std::string_view& s, std::string_view lit) {
+  if (s.compare(0, lit.size(), lit) != 0) return false;
+  s.remove_prefix(lit.size());
+  return true;
+}
+
+bool fast_capture(std::string_view body, Captures& c) {
+  if (!eat(body, log_line::kJobMarker)) return false;
+  size_t close = body.find(')');
+  if (close == std::string_view::npos) return false;
+  c.id = body.substr(0, close);
+  body.remove_prefix(close);
+  if (!eat(body, log_line::kTypeKey)) return false;
+  size_t comma = body.find(',');
+  if (comma == std::string_view::npos) return false;
+  c.type = body.substr(0, comma);
+  body.remove_prefix(comma);
+  if (eat(body, log_line::kMicroBatchKey)) {
+    comma = body.find(',');
+    if (comma == std::string_view::npos) return false;
+    c.mb = body.substr(0, comma);
+    c.has_mb = true;
+    body.remove_prefix(comma);
+  }
+  if (!eat(body, log_line::kStartKey)) return false;
+  comma = body.find(',');
+  if (comma == std::string_view::npos) return false;
+  c.start = body.substr(0, comma);
+  body.remove_prefix(comma);
+  if (!eat(body, log_line::kEndKey)) return false;
+  while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r')) body.remove_suffix(1);
+  for (char ch : body) {
+    if (ch == ',' || ch == '\r' || ch == '\n') return false;
+  }
+  c.end = body;
+  return true;
+}
+
+// glog's prefix (severity, mmdd or yyyymmdd from glog 0.7, time, thread id,
+// file:line) `I1020 09:15:07.265326 22317 file:line] ` (or with the year):
+// the thread id is the third field. Hand-split for the same reason as above;
+// a prefix of any other shape yields -1, like a line without one.
+// The start of another log line, as it appears glued to a job line cut short:
+// a glog prefix (with or without the year), Python logging's default formats
+// (asctime "2023-10-20 09:15:01,000" or "[2023-10-20 ...", and
+// "INFO:root:"), the launcher's, or another job line.
+constexpr const char* kLineStartPattern =
+    R"(([IWEF]\d{4}(?:\d{4})? \d\d:\d\d:\d\d\.\d{6} |\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|)"
+    R"((?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:|LAUNCH (?:INFO|WARNING|ERROR) |Profiler Info: Job \())";
+
+int64_t fast_thread_id(std::string_view prefix) {
+  while (!prefix.empty() && (prefix.front() == ' ' || prefix.front() == '\t')) prefix.remove_prefix(1);
+  if (prefix.size() < 6) return -1;
+  char sev = prefix[0];
+  if (sev != 'I' && sev != 'W' && sev != 'E' && sev != 'F') return -1;
+  size_t i = 1;
+  while (i < prefix.size() && prefix[i] >= '0' && prefix[i] <= '9') ++i;
+  if (i != 5 && i != 9) return -1;
+  if (i >= prefix.size() || prefix[i] != ' ') return -1;
+  size_t time_end = prefix.find(' ', i + 1);
+  if (time_end == std::string_view::npos || time_end - i - 1 < 9) return -1;
+  std::string_view t = prefix.substr(i + 1, time_end - i - 1);
+  if (t[2] != ':' || t[5] != ':' || t[8] != '.') return -1;
+  size_t p = time_end;
+  while (p < prefix.size() && prefix[p] == ' ') ++p;
+  size_t d = p;
+  int64_t v = 0;
+  while (d < prefix.size() && prefix[d] >= '0' && prefix[d] <= '9' && d - p < 18) v = v * 10 + (prefix[d++] - '0');
+  if (d == p || d >= prefix.size() || prefix[d] != ' ') return -1;
+  return v;
+}
+
+}  // namespace
+
+LineParser::LineParser() {
+  RE2::Options options;
+  options.set_log_errors(false);
+  // Lines may hold any bytes; the pattern is matched byte-wise.
+  options.set_encoding(RE2::Options::EncodingLatin1);
+  options.set_dot_nl(false);
+  job_re_ = std::make_unique<RE2>(log_line::kJobPattern, options);
+  marker_re_ = std::make_unique<RE2>(log_line::kSchedulePattern, options);
+  line_start_re_ = std::make_unique<RE2>(kLineStartPattern, options);
+}
+
+LineParser::~LineParser() = default;
+
+LineResult LineParser::parse(std::string_view line, bool last_unterminated, bool split) const {
+  return parse_impl(line, last_unterminated, true, split);
+}
+
+LineResult LineParser::parse_regex_only(std::string_view line, bool last_unterminated, bool split) const {
+  return parse_impl(line, last_unterminated, false, split);
+}
+
+LineResult LineParser::parse_impl(std::string_view line, bool last_unterminated, bool fast, bool split) const {
+  LineResult out;
+  size_t pos = line.find(log_line::kJobMarker);
+  if (pos != std::string_view::npos) {
+    parse_job(line, pos, last_unterminated, fast, split, out);
+    return out;
+  }
+  pos = line.find(log_line::kScheduleMarker);
+  if (pos != std::string_view::npos) parse_marker(line, pos, out);
+  return out;
+}
+
+namespace {
+
+// Paddle prints both times with std::to_string(double): digits, '.', six digits.
+bool is_paddle_time(std::string_view t) {
+  if (t.size() < 8 || t[t.size() - 7] != '.') return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i + 7 != t.size() && (t[i] < '0' || t[i] > '9')) return false;
+  }
+  return true;
+}
+
+// Where a cut job text stops, from its last field: "job_end_time = 16977933072".
+std::string cut_tail(std::string_view body) {
+  while (!body.empty() && (body.back() == ' ' || body.back() == '\t' || body.back() == '\r')) body.remove_suffix(1);
+  size_t comma = body.rfind(", ");
+  std::string_view tail = comma == std::string_view::npos ? body : body.substr(comma + 2);
+  if (tail.size() > 60) tail = tail.substr(tail.size() - 60);
+  return std::string(tail);
+}
+
+constexpr const char* kCutShort = "the job line is cut short after '";
+constexpr const char* kFileEnds = "the file ends inside a job line, after '";
+
+// Replaces `out` with a truncated line: `lead` (above), the cut text, `why`.
+void truncated(LineResult& out, const char* lead, std::string_view body, const char* why) {
+  out = LineResult{};
+  reject(out, IssueKind::kTruncatedJobLine, lead + cut_tail(body) + "'" + why);
+}
+
+enum class Fields { kJob, kRejected, kMaybeCut };
+
+// Parses the text from the job marker on. kMaybeCut: rejected in a way a cut
+// explains (the format stops holding, a time is not a number), so the caller
+// may look for the next line's start.
+Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view body, const RE2& job_re, bool fast,
+                    LineResult& out, std::string_view* end_text) {
+  Captures c;
+  if (!fast || !fast_capture(body, c)) {
+    re2::StringPiece id, type, mb, start, end;
+    // A type may hold commas, so a job line cut short and followed by a whole
+    // one can match as one job with an absurd type: a second marker says so.
+    if (!RE2::FullMatch(body, job_re, &id, &type, &mb, &start, &end) ||
+        body.find(log_line::kJobMarker, 1) != std::string_view::npos) {
+      reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
+      return Fields::kMaybeCut;
+    }
+    c.id = std::string_view(id.data(), id.size());
+    c.type = std::string_view(type.data(), type.size());
+    c.has_mb = mb.data() != nullptr;
+    c.mb = std::string_view(mb.data(), mb.size());
+    c.start = std::string_view(start.data(), start.size());
+    c.end = std::string_view(end.data(), end.size());
+  }
+  ParsedJob& job = out.job;
+  const std::string_view id = c.id, type = c.type, mb = c.mb, start = c.start, end = c.end;
+  *end_text = end;
+  if (!parse_int(id, &job.job_id) || job.job_id < INT32_MIN || job.job_id > INT32_MAX) {
+    reject(out, IssueKind::kBadJobId, "Job (" + std::string(id) + ") is not an integer");
+    return Fields::kRejected;
+  }
+  job.type = type;
+  if (job.type.empty()) {
+    reject(out, IssueKind::kMalformedJobLine, "the job type is empty");
+    return Fields::kRejected;
+  }
+  if (c.has_mb) {
+    int64_t v = -1;
+    if (!parse_int(mb, &v) || v < 0 || v > INT32_MAX) {
+      reject(out, IssueKind::kBadMicroBatch, "micro_batch_id = " + std::string(mb) + " is not a non-negative integer");
+      return Fields::kRejected;
+    }
+    job.micro_batch = static_cast<int32_t>(v);
+  }
+  auto start_status = log_line::parse_ms_to_ns(start, &job.start_ns);
+  auto end_status = log_line::parse_ms_to_ns(end, &job.end_ns);
+  if (start_status != log_line::TimeParse::kOk || end_status != log_line::TimeParse::kOk) {
+    bool start_bad = start_status != log_line::TimeParse::kOk;
+    log_line::TimeParse status = start_bad ? start_status : end_status;
+    IssueKind kind{};
+    const char* why = time_problem(status, &kind);
+    const std::string_view& text = start_bad ? start : end;
+    reject(out, kind, std::string(start_bad ? "job_start_time = " : "job_end_time = ") + std::string(text) + " " + why);
+    bool cut_like = status == log_line::TimeParse::kNotANumber || status == log_line::TimeParse::kEmpty;
+    return cut_like ? Fields::kMaybeCut : Fields::kRejected;
+  }
+  if (job.start_ns == 0 && job.end_ns == 0) {
+    reject(out, IssueKind::kZeroTimes, "both times are 0");
+    return Fields::kRejected;
+  }
+  if (job.start_ns == 0 || job.end_ns == 0) {
+    reject(out, IssueKind::kHalfZeroTime,
+           job.start_ns == 0 ? "job_start_time is 0 but job_end_time is not"
+                             : "job_end_time is 0 but job_start_time is not");
+    return Fields::kRejected;
+  }
+  if (job.end_ns < job.start_ns) {
+    if (!is_paddle_time(end)) {
+      // "job_end_time = 16977933072": digits lost from the end time, which
+      // Paddle always prints with six decimals.
+      truncated(out, kCutShort, body, ": the end time lacks the six decimals Paddle prints, and would be before the start");
+      return Fields::kRejected;
+    }
+    reject(out, IssueKind::kEndBeforeStart,
+           "job_end_time is " + std::to_string((job.start_ns - job.end_ns) / 1000) + " us before job_start_time");
+    return Fields::kRejected;
+  }
+  job.thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
+  out.kind = LineKind::kJob;
+  return Fields::kJob;
+}
+
+}  // namespace
+
+// Where another line's text begins inside a job line's body (after its own
+// marker), or npos.
+size_t LineParser::find_other_line(std::string_view body) const {
+  if (body.size() <= 1) return std::string_view::npos;
+  std::string_view rest = body.substr(1);
+  re2::StringPiece found;
+  if (!RE2::PartialMatch(rest, *line_start_re_, &found)) return std::string_view::npos;
+  return static_cast<size_t>(found.data() - body.data());
+}
+
+void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast,
+                           bool split, LineResult& out) const {
+  std::string_view body = line.substr(marker_pos);
+  std::string_view end_text;
+  Fields f = parse_fields(line, marker_pos, body, *job_re_, fast, out, &end_text);
+  if (f == Fields::kJob) {
+    // The file's last line without a newline: the writer may have been cut
+    // off inside the end time, which still reads as a number.
+    if (last_unterminated && !is_paddle_time(end_text)) {
+      truncated(out, kFileEnds, body, ": the end time lacks the six decimals Paddle prints");
+    }
+    return;
+  }
+  if (f != Fields::kMaybeCut) {
+    if (last_unterminated && out.issue == IssueKind::kTruncatedJobLine) {
+      truncated(out, kFileEnds, body, ": the end time lacks the six decimals Paddle prints");
+    }
+    return;
+  }
+  if (split) {
+    size_t other = find_other_line(body);
+    if (other != std::string_view::npos) {
+      // The text before the other line, as a line cut there: a whole job
+      // whose newline alone is missing, or a cut one.
+      std::string_view head = body.substr(0, other);
+      LineResult h;
+      std::string_view head_end;
+      if (parse_fields(line, marker_pos, head, *job_re_, fast, h, &head_end) == Fields::kJob &&
+          is_paddle_time(head_end)) {
+        out = h;
+      } else if (h.kind == LineKind::kRejected && h.issue != IssueKind::kMalformedJobLine &&
+                 h.issue != IssueKind::kBadTime && h.issue != IssueKind::kTruncatedJobLine) {
+        out = h;  // complete up to the cut, and wrong for its own reason
+      } else {
+        truncated(out, kCutShort, head, ", and another line's text follows without a newline");
+      }
+      out.rest = marker_pos + other;
+      return;
+    }
+  }
+  if (last_unterminated) truncated(out, kFileEnds, body, "");
+}
+
+void LineParser::parse_marker(std::string_view line, size_t marker_pos, LineResult& out) const {
+  std::string_view body = line.substr(marker_pos);
+  re2::StringPiece a, b;
+  int64_t start = 0, end = 0;
+  if (!RE2::FullMatch(body, *marker_re_, &a, &b) ||
+      !parse_int(std::string_view(a.data(), a.size()), &start) ||
+      !parse_int(std::string_view(b.data(), b.size()), &end)) {
+    out.has_issue = true;
+    out.issue = IssueKind::kBadScheduleMarker;
+    out.detail = "the schedule marker has no valid step numbers";
+    return;
+  }
+  out.kind = LineKind::kScheduleMarker;
+  out.marker.start_step = start;
+  out.marker.end_step = end;
+}
+
+std::string sanitize_utf8(std::string_view s, bool* changed) {
+  *changed = false;
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    if (c < 0x80) n = 1;
+    else if ((c >> 5) == 0x6 && c >= 0xc2) n = 2;
+    else if ((c >> 4) == 0xe) n = 3;
+    else if ((c >> 3) == 0x1e && c <= 0xf4) n = 4;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) {
+      ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    }
+    if (ok && n == 3) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
+    }
+    if (ok && n == 4) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s.data() + i, n);
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      *changed = true;
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace ppt

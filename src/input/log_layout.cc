@@ -1,0 +1,350 @@
+#include "input/log_layout.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
+
+namespace ppt {
+namespace fs = std::filesystem;
+
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    bool da = a[i] >= '0' && a[i] <= '9';
+    bool db = b[j] >= '0' && b[j] <= '9';
+    if (da && db) {
+      size_t i0 = i, j0 = j;
+      while (i < a.size() && a[i] == '0') ++i;
+      while (j < b.size() && b[j] == '0') ++j;
+      size_t is = i, js = j;
+      while (i < a.size() && a[i] >= '0' && a[i] <= '9') ++i;
+      while (j < b.size() && b[j] >= '0' && b[j] <= '9') ++j;
+      size_t la = i - is, lb = j - js;
+      if (la != lb) return la < lb;
+      int c = a.compare(is, la, b, js, lb);
+      if (c != 0) return c < 0;
+      if ((i - i0) != (j - j0)) return (i - i0) < (j - j0);  // fewer leading zeros first
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i;
+      ++j;
+    }
+  }
+  return (a.size() - i) < (b.size() - j);
+}
+
+int workerlog_index(const std::string& name) {
+  constexpr std::string_view kPrefix = "workerlog.";
+  if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
+  std::string_view rest(name);
+  rest.remove_prefix(kPrefix.size());
+  if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".gz") rest.remove_suffix(3);
+  if (rest.empty() || rest.size() > 6) return -1;
+  int value = -1;
+  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
+  if (ec != std::errc() || ptr != rest.data() + rest.size() || value < 0) return -1;
+  return value;
+}
+
+bool is_stdin_path(const std::string& path) { return path == kStdinPath; }
+
+std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks) {
+  std::string out;
+  for (size_t i = 0; i < sorted_ranks.size();) {
+    size_t k = i;
+    while (k + 1 < sorted_ranks.size() && sorted_ranks[k + 1] == sorted_ranks[k] + 1) ++k;
+    if (!out.empty()) out += ", ";
+    out += k == i ? fmt::format("{}", sorted_ranks[i]) : fmt::format("{}-{}", sorted_ranks[i], sorted_ranks[k]);
+    i = k + 1;
+  }
+  return out;
+}
+
+std::string resolve_positional_dir(LayoutRequest& request) {
+  std::vector<std::string> dirs, files;
+  for (const std::string& f : request.files) {
+    std::error_code ec;
+    if (!is_stdin_path(f) && fs::is_directory(fs::path(f), ec)) {
+      dirs.push_back(f);
+    } else {
+      files.push_back(f);
+    }
+  }
+  if (dirs.empty()) return "";
+  if (!request.log_dir.empty()) {
+    return fmt::format("{}: a directory, and --log_dir {} is given too: give one log directory", dirs[0],
+                       request.log_dir);
+  }
+  if (dirs.size() > 1) {
+    return fmt::format("{} and {}: one log directory at a time (pp-timeline batch converts many)", dirs[0], dirs[1]);
+  }
+  if (!files.empty()) {
+    return fmt::format("{} is a directory and {} a file: give a log directory or log files, not both", dirs[0],
+                       files[0]);
+  }
+  request.log_dir = dirs[0];
+  request.files.clear();
+  return "";
+}
+
+namespace {
+
+struct DirScan {
+  std::map<int, std::string> workerlogs;  // local index -> path
+  std::vector<std::string> subdirs;       // names of the sub-folders
+  std::vector<std::string> duplicates;    // workerlog.N and workerlog.N.gz both present
+};
+
+DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
+  DirScan out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    int index = workerlog_index(name);
+    // A directory named workerlog.<i> stays that rank's log: reading it
+    // fails with a message, so the rank is not lost in silence.
+    if (index < 0 && it->is_directory(type_ec)) {
+      out.subdirs.push_back(name);
+      continue;
+    }
+    if (index < 0) continue;  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
+    auto [pos, inserted] = out.workerlogs.emplace(index, it->path().string());
+    if (!inserted) {
+      // Prefer the plain file over its compressed copy.
+      if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") {
+        out.duplicates.push_back(it->path().string());
+      } else {
+        out.duplicates.push_back(pos->second);
+        pos->second = it->path().string();
+      }
+    }
+  }
+  std::sort(out.subdirs.begin(), out.subdirs.end(), natural_less);
+  return out;
+}
+
+// "Job3_GBS16_DP1_..." : a task folder of Paddle's auto tuner (launch/main.py),
+// one run per configuration.
+bool is_auto_tuner_task(const std::string& name) {
+  if (name.size() < 5 || name.compare(0, 3, "Job") != 0) return false;
+  size_t i = 3;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  return i > 3 && i < name.size() && name[i] == '_';
+}
+
+std::string first_names(const std::vector<std::string>& names, size_t most, const char* suffix = "") {
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < names.size() && i < most; ++i) shown.push_back(names[i] + suffix);
+  std::string s = fmt::format("{}", fmt::join(shown, ", "));
+  if (names.size() > most) s += fmt::format(" and {} more", names.size() - most);
+  return s;
+}
+
+// A rank whose log is missing must not vanish silently: names the
+// workerlog.<i> below `count` that `where` lacks.
+void note_missing(const std::string& where, const std::map<int, std::string>& logs, int count,
+                  std::vector<std::string>& notes) {
+  std::vector<std::string> missing;
+  for (int i = 0; i < count; ++i) {
+    if (logs.count(i) == 0) missing.push_back("workerlog." + std::to_string(i));
+  }
+  if (missing.empty()) return;
+  size_t n = missing.size();
+  notes.push_back(fmt::format("{}: no {} ({} of {} local ranks have no log; the others keep their ranks)", where,
+                              first_names(missing, 8), n, count));
+}
+
+struct Machine {
+  std::string name;  // "" for a single-machine directory
+  fs::path dir;
+  std::map<int, std::string> logs;
+};
+
+}  // namespace
+
+LayoutResult discover_layout(const LayoutRequest& original) {
+  LayoutResult result;
+  auto usage = [&](std::string error) {
+    result.error = std::move(error);
+    result.usage_error = true;
+    return result;
+  };
+  LayoutRequest request = original;
+  if (std::string error = resolve_positional_dir(request); !error.empty()) return usage(error);
+  Layout layout;
+  std::set<int> wanted(request.devices.begin(), request.devices.end());
+  auto keep = [&](int index) { return wanted.empty() || wanted.count(index) > 0; };
+
+  if (!request.log_dir.empty()) {
+    const std::string& where = request.log_dir;
+    fs::path dir(where);
+    std::error_code ec;
+    auto status = fs::status(dir, ec);
+    if (ec || !fs::exists(status)) return usage(fmt::format("{}: log directory does not exist", where));
+    if (!fs::is_directory(status)) {
+      return usage(fmt::format("{}: not a directory (name log files without --log_dir)", where));
+    }
+    DirScan top = scan_dir(dir, ec);
+    if (ec) {
+      result.error = fmt::format("{}: cannot list the directory: {}", where, ec.message());
+      return result;
+    }
+    for (const std::string& d : top.duplicates) {
+      layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
+    }
+    // Every sub-folder that holds workerlog.<i> files is a machine: machine<k>/,
+    // or a node's copy under its host name or address (10.0.0.2/, node-a/).
+    std::vector<Machine> machines;
+    for (const std::string& name : top.subdirs) {
+      DirScan sub = scan_dir(dir / name, ec);
+      if (ec) {
+        result.error = fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message());
+        return result;
+      }
+      if (sub.workerlogs.empty()) {
+        if (name.rfind("machine", 0) == 0) {
+          layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
+        }
+        continue;
+      }
+      for (const std::string& d : sub.duplicates) {
+        layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
+      }
+      machines.push_back({name, dir / name, std::move(sub.workerlogs)});
+    }
+    if (!machines.empty() && !top.workerlogs.empty()) {
+      std::vector<std::string> tops, subs;
+      for (const auto& [index, path] : top.workerlogs) tops.push_back(fs::path(path).filename().string());
+      for (const Machine& m : machines) subs.push_back(m.name);
+      return usage(fmt::format(
+          "{}: holds workerlog files ({}) and machine folders that hold them too ({}); a run's folder has one or "
+          "the other. Read one machine with --log_dir {}, or move the top-level logs into a folder named after "
+          "their machine to read all machines",
+          where, first_names(tops, 3), first_names(subs, 3, "/"), (dir / machines[0].name).string()));
+    }
+    if (machines.size() > 1 &&
+        std::all_of(machines.begin(), machines.end(), [](const Machine& m) { return is_auto_tuner_task(m.name); })) {
+      std::vector<std::string> subs;
+      for (const Machine& m : machines) subs.push_back(m.name);
+      return usage(fmt::format(
+          "{}: the folders {} are the auto tuner's tasks, each a run of its own, not machines of one run: read one "
+          "with --log_dir {}, or all with pp-timeline batch {} --out DIR",
+          where, first_names(subs, 2, "/"), (dir / machines[0].name).string(), where));
+    }
+    if (machines.empty()) {
+      if (top.workerlogs.empty()) {
+        result.error = fmt::format(
+            "{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "
+            "paddle.distributed.launch?)",
+            where);
+        return result;
+      }
+      machines.push_back({"", dir, std::move(top.workerlogs)});
+    }
+
+    // Paddle numbers ranks machine-major: rank = (ranks of the machines before)
+    // + i, with i the local index of workerlog.<i> (collective.py). With the
+    // same number n of processes on every machine that is m * n + i; n is
+    // taken as the highest local index + 1 over all machines, so a missing or
+    // unloaded log never renumbers the others.
+    int per_machine = 0;
+    size_t present_files = 0;
+    for (const Machine& m : machines) {
+      per_machine = std::max(per_machine, m.logs.rbegin()->first + 1);
+      present_files += m.logs.size();
+    }
+    // Indices far beyond the files present (workerlog.999999 in many folders)
+    // would make a run of billions of ranks: number the files present instead.
+    constexpr int64_t kMaxRanks = int64_t{1} << 20;
+    bool dense = static_cast<int64_t>(machines.size()) * per_machine > kMaxRanks;
+    if (dense) {
+      layout.notes.push_back(fmt::format(
+          "{}: local indices up to {} on {} machines are too sparse to be ranks; the {} files present are numbered "
+          "in order instead",
+          where, per_machine - 1, machines.size(), present_files));
+    }
+    int32_t next_dense = 0;
+    std::set<int> present;
+    for (int32_t k = 0; k < static_cast<int32_t>(machines.size()); ++k) {
+      const Machine& m = machines[k];
+      layout.machines.push_back(m.name);
+      for (const auto& [index, path] : m.logs) {
+        present.insert(index);
+        int32_t rank = dense ? next_dense++ : k * per_machine + index;
+        if (!keep(index)) continue;
+        layout.files.push_back({path, m.name, k, index, rank});
+      }
+      // With --devices, only the devices asked for (below) are missed.
+      if (wanted.empty() && !dense) {
+        note_missing(m.name.empty() ? where : m.dir.string(), m.logs, per_machine, layout.notes);
+      }
+    }
+    layout.world_ranks = dense ? static_cast<int32_t>(present_files) : static_cast<int32_t>(machines.size()) * per_machine;
+    std::vector<std::string> absent;
+    for (int d : wanted) {
+      if (present.count(d) == 0) absent.push_back("workerlog." + std::to_string(d));
+    }
+    if (layout.files.empty()) {
+      result.error = fmt::format("{}: no workerlog files for the devices asked for (--devices picks the i of "
+                                 "workerlog.<i>; this directory has {})",
+                                 where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
+      return result;
+    }
+    if (!absent.empty()) {
+      layout.notes.push_back(fmt::format("{}: --devices asks for {}, which no machine has", where,
+                                         first_names(absent, 8)));
+    }
+  } else if (!wanted.empty()) {
+    layout.notes.push_back("--devices picks workerlog.<i> files of a log directory; the files named are all read");
+  }
+
+  if (!request.files.empty()) {
+    int32_t machine = static_cast<int32_t>(layout.machines.size());
+    if (request.log_dir.empty()) layout.machines.push_back("");
+    else machine = 0;
+    int32_t position = 0;
+    bool have_stdin = false;
+    for (const std::string& f : request.files) {
+      SourceFile file{f, layout.machines[machine], machine, position, layout.world_ranks + position};
+      if (is_stdin_path(f)) {
+        if (have_stdin) return usage("-: standard input is read once; name '-' only once");
+        if (isatty(STDIN_FILENO) == 1) {
+          return usage("-: standard input is a terminal; pipe a log into it (kubectl logs POD | pp-timeline - -o "
+                       "trace.json)");
+        }
+        have_stdin = true;
+        file.path = std::string(kStdinName);
+        file.standard_input = true;
+      } else {
+        std::error_code ec;
+        if (!fs::exists(fs::path(f), ec)) return usage(fmt::format("{}: no such file", f));
+      }
+      layout.files.push_back(std::move(file));
+      ++position;
+    }
+    layout.world_ranks += position;
+  }
+  if (layout.files.empty()) return usage("no log files given (use --log_dir DIR or name the files)");
+
+  // Loaded ranks that are not the whole run: said wherever the ranks are
+  // counted, so that a subset is never read as a smaller pipeline.
+  if (static_cast<int32_t>(layout.files.size()) < layout.world_ranks) {
+    std::vector<int32_t> ranks;
+    for (const SourceFile& f : layout.files) ranks.push_back(f.global_rank);
+    std::sort(ranks.begin(), ranks.end());
+    layout.partial = fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks",
+                                 format_rank_ranges(ranks), layout.world_ranks,
+                                 wanted.empty() ? "the other logs are missing" : "--devices");
+  }
+  result.layout = std::move(layout);
+  return result;
+}
+
+}  // namespace ppt

@@ -1,0 +1,67 @@
+// Finds the launch logs to read: DIR/workerlog.<i>, or one folder per machine
+// DIR/<machine>/workerlog.<i> (any sub-folder holding workerlog files:
+// machine3/, 10.0.0.2/, node-a/; in natural order, 10.0.0.10 after 10.0.0.9),
+// files named on the command line, or "-" for standard input.
+//
+// Ranks are the whole run's, as Paddle numbers them (launch/controllers/
+// collective.py): machine-major, rank = m * n + i, with i the local index of
+// workerlog.<i> and n the processes per machine (the highest local index + 1
+// over every machine of the directory). Loading a subset (--devices) or
+// missing a log never renumbers the others; Layout::partial says so.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/timeline.h"
+
+namespace ppt {
+
+// The name of standard input among the files: one rank's log, read once.
+inline constexpr std::string_view kStdinPath = "-";
+// How standard input is shown in messages and traces (SourceFile::path).
+inline constexpr std::string_view kStdinName = "<stdin>";
+
+struct LayoutRequest {
+  std::string log_dir;                 // empty when only explicit files are given
+  std::vector<std::string> files;      // explicit files, in rank order ("-": standard input); or one directory
+  std::vector<int> devices;            // local indices to keep; empty keeps all
+};
+
+struct Layout {
+  std::vector<SourceFile> files;       // in global rank order
+  std::vector<std::string> machines;   // machine names by index
+  std::vector<std::string> notes;      // things the user should know (ignored files)
+  int32_t world_ranks = 0;             // ranks of the whole run (what the directory holds, plus files named)
+  std::string partial;                 // "" when every rank is loaded, else "ranks 1-3 of 4 loaded (--devices)"
+};
+
+// Either a layout or one error line for the user (missing directory, no
+// workerlog files, ...). Never throws for bad input.
+struct LayoutResult {
+  std::optional<Layout> layout;
+  std::string error;
+  bool usage_error = false;  // the request itself is wrong (a missing path), not the logs
+};
+
+LayoutResult discover_layout(const LayoutRequest& request);
+
+// A directory named among the files (`pp-timeline logs/`) is the log
+// directory: moves it to `log_dir`. Returns "" or a usage error (a directory
+// besides files or besides --log_dir, two directories).
+std::string resolve_positional_dir(LayoutRequest& request);
+
+bool is_stdin_path(const std::string& path);
+
+// "1-3, 5, 7-9" for sorted ranks.
+std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
+
+// "machine2" < "machine10"; digits compare by value, the rest byte-wise.
+bool natural_less(const std::string& a, const std::string& b);
+
+// The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name.
+int workerlog_index(const std::string& file_name);
+
+}  // namespace ppt

@@ -1,0 +1,242 @@
+#include "input/timeline_builder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <unordered_map>
+
+#include "passes/lanes.h"
+#include "util/parallel.h"
+#include "passes/reruns.h"
+#include "passes/steps.h"
+
+namespace ppt {
+namespace {
+
+struct FileRuns {
+  std::vector<RunSlice> slices;
+};
+
+using Groups = std::vector<std::vector<std::pair<uint32_t, uint32_t>>>;  // (file, slice) per run
+
+// Groups the runs of the given files by time. Runs of one file follow each
+// other in time and ranks of one run work at the same time, so runs are
+// groups of overlapping time ranges. If that grouping would put two runs of
+// one file together (clocks broken beyond repair), the k-th run of every file
+// forms run k instead.
+Groups group_by_time(const std::vector<FileRuns>& files, const std::vector<uint32_t>& which) {
+  struct Item {
+    int64_t first, last;
+    uint32_t file, slice;
+  };
+  std::vector<Item> items;
+  size_t max_slices = 0;
+  for (uint32_t f : which) {
+    max_slices = std::max(max_slices, files[f].slices.size());
+    for (uint32_t s = 0; s < files[f].slices.size(); ++s) {
+      items.push_back({files[f].slices[s].first_ns, files[f].slices[s].last_ns, f, s});
+    }
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.first != b.first ? a.first < b.first : a.file != b.file ? a.file < b.file : a.slice < b.slice;
+  });
+  Groups groups;
+  int64_t group_end = std::numeric_limits<int64_t>::min();
+  bool ok = true;
+  std::vector<int64_t> file_group(files.size(), -1);
+  for (const Item& it : items) {
+    if (groups.empty() || it.first > group_end) {
+      groups.emplace_back();
+      group_end = it.last;
+    } else {
+      group_end = std::max(group_end, it.last);
+    }
+    int64_t g = static_cast<int64_t>(groups.size()) - 1;
+    if (file_group[it.file] == g) ok = false;
+    file_group[it.file] = g;
+    groups.back().push_back({it.file, it.slice});
+  }
+  if (ok) return groups;
+  groups.assign(max_slices, {});
+  for (uint32_t f : which) {
+    for (uint32_t s = 0; s < files[f].slices.size(); ++s) groups[s].push_back({f, s});
+  }
+  return groups;
+}
+
+// Groups the runs of all files into global runs. Only the files of one
+// machine share a clock; machines' clocks can be seconds apart (never
+// synchronised), so that runs of different machines no longer overlap. When
+// grouping every file by time leaves a run without some machine, and every
+// machine has the same number of runs (each grouped by time on its own
+// clock), the k-th run of every machine forms run k.
+Groups group_runs(const std::vector<FileRuns>& files, const std::vector<SourceFile>& sources) {
+  std::vector<uint32_t> all(files.size());
+  for (uint32_t f = 0; f < files.size(); ++f) all[f] = f;
+  Groups by_time = group_by_time(files, all);
+  std::vector<std::vector<uint32_t>> files_of;  // by machine, machines that have a run
+  std::vector<int32_t> machine_ids;
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    if (files[f].slices.empty()) continue;
+    int32_t m = sources[f].machine;
+    auto it = std::find(machine_ids.begin(), machine_ids.end(), m);
+    if (it == machine_ids.end()) {
+      machine_ids.push_back(m);
+      files_of.emplace_back();
+      it = machine_ids.end() - 1;
+    }
+    files_of[it - machine_ids.begin()].push_back(f);
+  }
+  if (machine_ids.size() < 2) return by_time;
+  bool complete = true;
+  for (const auto& g : by_time) {
+    std::vector<int32_t> present;
+    for (auto [f, s] : g) present.push_back(sources[f].machine);
+    std::sort(present.begin(), present.end());
+    present.erase(std::unique(present.begin(), present.end()), present.end());
+    complete = complete && present.size() == machine_ids.size();
+  }
+  if (complete) return by_time;
+  std::vector<Groups> per_machine;
+  for (const auto& fs : files_of) {
+    per_machine.push_back(group_by_time(files, fs));
+    if (per_machine.back().size() != per_machine.front().size()) return by_time;
+  }
+  Groups zipped(per_machine.front().size());
+  for (const Groups& g : per_machine) {
+    for (size_t k = 0; k < g.size(); ++k) zipped[k].insert(zipped[k].end(), g[k].begin(), g[k].end());
+  }
+  return zipped;
+}
+
+}  // namespace
+
+Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines,
+                          std::vector<FileScan> scans, unsigned threads) {
+  Timeline tl;
+  tl.files = std::move(files);
+  tl.machines = std::move(machines);
+
+  // Per file: runs and rank-local steps (independent, so in parallel).
+  std::vector<FileRuns> runs_of(scans.size());
+  parallel_for(scans.size(), threads, [&](size_t i) { runs_of[i].slices = split_runs(scans[i]); });
+
+  // Merge in file order: counts, diagnostics, interned types.
+  std::unordered_map<std::string, uint32_t> type_ids;
+  std::vector<std::vector<uint32_t>> type_map(scans.size());
+  for (uint32_t f = 0; f < scans.size(); ++f) {
+    FileScan& s = scans[f];
+    tl.counts.files += s.counts.files;
+    tl.counts.bytes += s.counts.bytes;
+    tl.counts.lines += s.counts.lines;
+    tl.counts.profiler_lines += s.counts.profiler_lines;
+    tl.counts.jobs += s.counts.jobs;
+    tl.diagnostics.merge(s.diagnostics);
+    if (runs_of[f].slices.size() > 1) {
+      // Where each later run begins, and the evidence (the first three).
+      const std::vector<RunSlice>& sl = runs_of[f].slices;
+      std::string where;
+      for (size_t k = 1; k < sl.size() && k <= 3; ++k) {
+        where += fmt::format("{}run {} at line {}: {}", k > 1 ? "; " : "", k + 1, sl[k].why_line,
+                             run_start_reason(sl[k].why));
+      }
+      if (sl.size() > 4) where += "; ...";
+      tl.diagnostics.add(IssueKind::kRerun, f, sl[1].why_line,
+                         fmt::format("holds {} runs appended ({}); each is shown separately", sl.size(), where));
+    }
+    for (const std::string& t : s.types) {
+      auto [it, inserted] = type_ids.emplace(t, static_cast<uint32_t>(tl.types.size()));
+      if (inserted) tl.types.push_back(t);
+      type_map[f].push_back(it->second);
+    }
+  }
+
+  // Global runs, ordered by time; tracks ordered by (run, rank).
+  auto groups = group_runs(runs_of, tl.files);
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    auto& members = groups[g];
+    std::sort(members.begin(), members.end());
+    Run run;
+    run.index = g;
+    run.first_ns = std::numeric_limits<int64_t>::max();
+    run.last_ns = std::numeric_limits<int64_t>::min();
+    for (auto [f, s] : members) {
+      const RunSlice& slice = runs_of[f].slices[s];
+      if (slice.has_marker && !run.has_marker) {
+        run.has_marker = true;
+        run.marker_start_step = slice.marker_start_step;
+      }
+      run.first_ns = std::min(run.first_ns, slice.first_ns);
+      run.last_ns = std::max(run.last_ns, slice.last_ns);
+      Track t;
+      t.file = f;
+      t.run = g;
+      t.rank = tl.files[f].global_rank;
+      t.machine = tl.files[f].machine;
+      t.local_index = tl.files[f].local_index;
+      std::vector<Job>& src = scans[f].jobs;
+      if (slice.begin == 0 && slice.end == src.size()) {
+        t.jobs = std::move(src);  // the common case: one run per file, no copy
+      } else {
+        t.jobs.assign(src.begin() + slice.begin, src.begin() + slice.end);
+      }
+      for (Job& j : t.jobs) j.type = type_map[f][j.type];
+      run.tracks.push_back(static_cast<uint32_t>(tl.tracks.size()));
+      tl.tracks.push_back(std::move(t));
+    }
+    tl.runs.push_back(std::move(run));
+  }
+  // The per-file job vectors are copied into tracks; free them before the
+  // passes that follow.
+  scans.clear();
+  scans.shrink_to_fit();
+
+  parallel_for(tl.tracks.size(), threads, [&](size_t i) { assign_lanes(tl.tracks[i]); });
+  for (Run& run : tl.runs) number_steps(tl, run);
+
+  tl.origin_ns = tl.runs.empty() ? 0 : tl.runs.front().first_ns;
+  for (const Run& r : tl.runs) tl.origin_ns = std::min(tl.origin_ns, r.first_ns);
+  uint64_t overlapping = 0;
+  for (const Track& t : tl.tracks) overlapping += t.overlapping_jobs;
+  if (overlapping > 0) tl.diagnostics.count(IssueKind::kOverlap, overlapping);
+  return tl;
+}
+
+Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  LineParser parser;
+  std::vector<FileScan> scans(layout.files.size());
+  parallel_for(layout.files.size(), options.threads, [&](size_t i) {
+    const SourceFile& f = layout.files[i];
+    scans[i] = scan_file(f.standard_input ? std::string(kStdinPath) : f.path, static_cast<uint32_t>(i), parser,
+                         options.scan);
+  });
+  auto t1 = Clock::now();
+  Timeline tl = build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);
+  tl.world_ranks = layout.world_ranks;
+  tl.partial = layout.partial;
+  if (options.timings != nullptr) {
+    auto t2 = Clock::now();
+    options.timings->push_back({"read and parse", std::chrono::duration<double>(t1 - t0).count()});
+    options.timings->push_back({"runs, steps, lanes", std::chrono::duration<double>(t2 - t1).count()});
+  }
+  return tl;
+}
+
+LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options) {
+  LoadResult result;
+  LayoutResult found = discover_layout(request);
+  if (!found.layout) {
+    result.error = found.error;
+    result.usage_error = found.usage_error;
+    return result;
+  }
+  result.notes = found.layout->notes;
+  result.timeline = build_timeline(*found.layout, options);
+  return result;
+}
+
+}  // namespace ppt

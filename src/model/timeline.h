@@ -1,0 +1,130 @@
+// The model every writer reads: machines, ranks and their jobs, split into
+// runs and steps, each job on a lane of its rank.
+//
+// Invariants once build_timeline() has returned (tests check each):
+//  - every job that was drawn from the input is in exactly one Track;
+//  - within a Track, jobs are sorted by (start_ns, line);
+//  - jobs on one (track, lane) never overlap: each lane nests trivially;
+//  - Job::step is the step number the user sees (numbered from the schedule
+//    marker when a file has one), the same number on every rank for the same
+//    step of the same run;
+//  - Run::steps is sorted by number and each span starts no earlier than the
+//    previous one ended.
+//  - Job times are the logged times plus the track's clock_offset_ns (0 unless
+//    the clock alignment pass, clock_align.h, shifted the track's machine):
+//    logged = shown - Track::clock_offset_ns. Every track of one machine in one
+//    run has the same offset, so shifting never reorders a track's jobs or
+//    changes their lanes; steps, run bounds and origin_ns are in shown times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/diagnostics.h"
+
+namespace ppt {
+
+// One input file: one rank's launch log.
+struct SourceFile {
+  std::string path;          // as opened; "<stdin>" for standard input
+  std::string machine_name;  // "machine3", "10.0.0.2", or "" for a single-machine directory
+  int32_t machine = 0;       // index of the machine, natural order
+  int32_t local_index = 0;   // the i of workerlog.<i> (or the position of an explicit file)
+  int32_t global_rank = 0;   // the run's rank: machine * processes per machine + i (log_layout.h)
+  bool standard_input = false;  // read from standard input ("-"), not from `path`
+};
+
+// One drawn job. Kept small: the converter holds every job of a run.
+struct Job {
+  int64_t start_ns = 0;      // since the Unix epoch, as logged (or clock-aligned)
+  int64_t end_ns = 0;
+  int32_t job_id = 0;        // the N of "Job (N)"
+  int32_t micro_batch = -1;  // -1 when the line had no micro_batch_id
+  uint32_t type = 0;         // index into Timeline::types
+  uint32_t line = 0;         // 1-based line in the source file
+  int32_t step = -1;         // step number; -1 before the steps pass
+  uint32_t lane = 0;         // 0 is the rank's own track; >0 an overlap lane
+};
+
+// One rank's jobs in one run.
+struct Track {
+  uint32_t file = 0;         // index into Timeline::files
+  uint32_t run = 0;          // index into Timeline::runs
+  int32_t rank = 0;          // global rank (from the file)
+  int32_t machine = 0;
+  int32_t local_index = 0;
+  uint32_t lanes = 1;        // number of lanes in use (1 when nothing overlaps)
+  uint32_t overlapping_jobs = 0;  // jobs on lanes > 0
+  int64_t clock_offset_ns = 0;    // added to the logged times by clock alignment (see above)
+  std::vector<Job> jobs;
+};
+
+struct StepSpan {
+  int32_t number = 0;
+  int64_t start_ns = 0;      // earliest job start over the ranks, but not before the previous end
+  int64_t end_ns = 0;        // latest job end over the ranks
+  uint32_t ranks = 0;        // how many tracks have jobs in this step
+};
+
+struct Run {
+  uint32_t index = 0;
+  int64_t first_ns = 0;      // earliest job start of the run
+  int64_t last_ns = 0;       // latest job end of the run
+  bool has_marker = false;   // steps are numbered from a schedule marker
+  int32_t marker_start_step = 0;
+  std::vector<uint32_t> tracks;  // indices into Timeline::tracks, by rank
+  std::vector<StepSpan> steps;
+};
+
+// Counts for the end-of-run summary: every profiler line is either written
+// (a drawn job) or rejected for a reason counted in `diagnostics`.
+struct InputCounts {
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+  uint64_t lines = 0;
+  uint64_t profiler_lines = 0;  // lines with the job marker
+  uint64_t jobs = 0;            // drawn jobs
+};
+
+struct Timeline {
+  std::vector<SourceFile> files;
+  std::vector<std::string> machines;  // names, by machine index
+  // Ranks of the whole run, of which `files` may be a subset (--devices); 0
+  // when unknown (then the highest rank + 1). `partial` says which are loaded
+  // ("ranks 1-3 of 4 loaded (--devices)"), "" when all are.
+  int32_t world_ranks = 0;
+  std::string partial;
+  std::vector<std::string> types;     // interned job types (valid UTF-8)
+  std::vector<Track> tracks;          // ordered by (run, rank)
+  std::vector<Run> runs;              // ordered by time
+  int64_t origin_ns = 0;              // earliest job start over everything
+  InputCounts counts;
+  Diagnostics diagnostics;
+
+  // The run's rank count: world_ranks, or more if a rank is numbered beyond it.
+  int32_t rank_count() const {
+    int32_t n = world_ranks;
+    for (const SourceFile& f : files) n = f.global_rank >= n ? f.global_rank + 1 : n;
+    for (const Track& t : tracks) n = t.rank >= n ? t.rank + 1 : n;
+    return n;
+  }
+
+  size_t job_count() const {
+    size_t n = 0;
+    for (const Track& t : tracks) n += t.jobs.size();
+    return n;
+  }
+};
+
+// A job type split into its parts: `backward_w1` is base `backward`,
+// suffix `w`, chunk 1; `forward(chunk0)` is base `forward`, chunk 0. Types are
+// never a closed list; an unknown type keeps its whole name as base.
+struct TypeParts {
+  std::string base;    // forward, backward, optimizer, lr, recv_forward, ...
+  std::string suffix;  // b, w, w_reduce, ... or empty
+  int32_t chunk = -1;  // virtual stage, -1 when none
+};
+TypeParts split_type(std::string_view type);
+
+}  // namespace ppt

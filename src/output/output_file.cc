@@ -1,0 +1,223 @@
+#include "output/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+namespace ppt {
+namespace {
+constexpr size_t kBufferBytes = 1 << 20;
+
+// Temporary files being written, for the signal handler: fixed storage, so
+// that the handler only reads memory and calls unlink() (async-signal-safe).
+// Slot states: 0 free, 1 being filled, 2 holds a path.
+constexpr int kTempSlots = 64;
+constexpr size_t kTempPathMax = 4096;
+char g_temp_paths[kTempSlots][kTempPathMax];
+std::atomic<int> g_temp_state[kTempSlots];
+
+int register_temp(const std::string& path) {
+  if (path.size() >= kTempPathMax) return -1;
+  for (int i = 0; i < kTempSlots; ++i) {
+    int expected = 0;
+    if (g_temp_state[i].compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_temp_paths[i], path.c_str(), path.size() + 1);
+      g_temp_state[i].store(2);
+      return i;
+    }
+  }
+  return -1;  // more outputs at once than slots: those are not cleaned on a signal
+}
+
+void unregister_temp(int& slot) {
+  if (slot >= 0) g_temp_state[slot].store(0);
+  slot = -1;
+}
+
+extern "C" void remove_temps_and_die(int sig) {
+  for (int i = 0; i < kTempSlots; ++i) {
+    if (g_temp_state[i].load() == 2) unlink(g_temp_paths[i]);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+}  // namespace
+
+void install_output_signal_handlers() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup
+    struct sigaction sa {};
+    sa.sa_handler = remove_temps_and_die;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
+}
+
+OutputFile::~OutputFile() { abandon(); }
+
+void OutputFile::fail(const std::string& what, int err) {
+  if (error_.empty()) error_ = path_ + ": " + what + (err ? std::string(": ") + strerror(err) : "");
+}
+
+bool OutputFile::open_stdout() {
+  path_ = "standard output";
+  fd_ = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+  if (fd_ < 0) {
+    fail(errno == EBADF ? "is closed" : "cannot be written", errno == EBADF ? 0 : errno);
+    return false;
+  }
+  buffer_.reserve(kBufferBytes);
+  return true;
+}
+
+bool OutputFile::open(const std::string& given) {
+  path_ = given;
+  std::string path = given;
+  struct stat lst {};
+  if (lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    std::filesystem::path target = std::filesystem::canonical(path, ec);
+    if (ec) {
+      fail("is a symbolic link to nothing (" + ec.message() + "); refusing to replace it", 0);
+      return false;
+    }
+    path = target.string();
+  }
+  target_ = path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      fail("is a directory", 0);
+      return false;
+    }
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) {
+      fail("cannot open for writing", errno);
+      return false;
+    }
+    // Blocking writes from here on (a pipe reader may be slow).
+    int flags = fcntl(fd_, F_GETFL);
+    if (flags >= 0) fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+    buffer_.reserve(kBufferBytes);
+    return true;
+  }
+  // The temporary name is on the signal handler's list before the file
+  // exists, so a signal at any moment (on any thread) leaves nothing behind.
+  static std::atomic<unsigned> counter{0};
+  int e = EEXIST;
+  for (int attempt = 0; attempt < 100 && e == EEXIST; ++attempt) {
+    std::string name = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    temp_slot_ = register_temp(name);
+    fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd_ >= 0) {
+      temp_path_ = name;
+      break;
+    }
+    e = errno;
+    unregister_temp(temp_slot_);
+  }
+  if (fd_ < 0) {
+    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+    fail(e == ENOENT ? "cannot create: the folder " + dir + " does not exist" : "cannot create", e == ENOENT ? 0 : e);
+    return false;
+  }
+  fchmod(fd_, 0644);
+  buffer_.reserve(kBufferBytes);
+  return true;
+}
+
+void OutputFile::write(std::string_view bytes) {
+  if (fd_ < 0) return;
+  bytes_ += bytes.size();
+  if (buffer_.size() + bytes.size() > kBufferBytes) flush();
+  if (bytes.size() >= kBufferBytes) {
+    // Large piece: write through.
+    const char* p = bytes.data();
+    size_t n = bytes.size();
+    while (n > 0 && error_.empty()) {
+      ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        fail("write failed", errno);
+        return;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return;
+  }
+  buffer_.append(bytes);
+}
+
+void OutputFile::flush() {
+  const char* p = buffer_.data();
+  size_t n = buffer_.size();
+  while (n > 0 && error_.empty()) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("write failed", errno);
+      break;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  buffer_.clear();
+}
+
+bool OutputFile::commit() {
+  if (fd_ < 0) {
+    if (error_.empty()) error_ = path_ + ": not open";
+    return false;
+  }
+  flush();
+  if (::close(fd_) != 0) fail("close failed", errno);
+  fd_ = -1;
+  if (!error_.empty()) {
+    abandon();
+    return false;
+  }
+  if (!temp_path_.empty()) {
+    if (rename(temp_path_.c_str(), target_.c_str()) != 0) {
+      fail("cannot rename into place", errno);
+      abandon();
+      return false;
+    }
+    unregister_temp(temp_slot_);
+    temp_path_.clear();
+  }
+  return true;
+}
+
+void OutputFile::abandon() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!temp_path_.empty()) {
+    unlink(temp_path_.c_str());
+    unregister_temp(temp_slot_);
+    temp_path_.clear();
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (stat(a.c_str(), &sa) != 0 || stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace ppt

@@ -1,0 +1,394 @@
+// The JSON of `stats --json` and `diff --json`, and reading the former back.
+// Key names are documented in docs/stats.md; renaming one is a schema change.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "output/stats_writers.h"
+
+namespace ppt {
+namespace {
+
+using nlohmann::json;
+
+// Durations are integer nanoseconds inside and microseconds in the JSON.
+double us(double ns) { return ns / 1000.0; }
+int64_t ns_from_us(double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); }
+// Ratios and percentages rounded so the JSON stays readable.
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+double round3(double v) { return std::round(v * 1e3) / 1e3; }
+
+json types_json(const std::vector<TypeDurations>& types) {
+  json arr = json::array();
+  for (const TypeDurations& t : types) {
+    arr.push_back({{"type", t.type},
+                   {"count", t.count},
+                   {"mean_us", round3(us(t.mean_ns))},
+                   {"p50_us", us(t.p50_ns)},
+                   {"p95_us", us(t.p95_ns)},
+                   {"max_us", us(t.max_ns)},
+                   {"total_us", us(t.total_ns)}});
+  }
+  return arr;
+}
+
+json straggler_json(const Straggler& s) {
+  return {{"rank", s.rank},
+          {"stage", s.stage},
+          {"type", s.type},
+          {"median_us", us(s.median_ns)},
+          {"others_median_us", us(s.others_median_ns)},
+          {"margin", round6(s.margin)},
+          {"consistency", round6(s.consistency)},
+          {"jobs", s.jobs}};
+}
+
+json nullable_ratio(double v) { return v < 0 ? json(nullptr) : json(round6(v)); }
+
+}  // namespace
+
+bool looks_like_json(std::string_view head) {
+  for (char c : head) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{';
+  }
+  return false;
+}
+
+std::string format_stats_json(const Stats& st, int64_t origin) {
+  json doc;
+  doc["schema"] = std::string(kStatsSchema);
+  doc["source"] = st.source;
+  if (!st.partial.empty()) doc["partial"] = st.partial;
+  doc["jobs"] = st.jobs;
+  doc["runs"] = st.runs;
+  doc["time_origin_epoch_ns"] = origin;
+  const ScheduleInfo& s = st.schedule;
+  doc["schedule"] = {{"name", std::string(schedule_name(s.kind))},
+                     {"variant", s.variant},
+                     {"pp_degree", s.pp_degree},
+                     {"pp_degree_source", s.pp_degree_source},
+                     {"replicas", s.replicas},
+                     {"micro_batches", s.micro_batches},
+                     {"chunks", s.chunks},
+                     {"ideal_bubble_ratio", nullable_ratio(s.ideal_bubble_ratio)},
+                     {"ideal_formula", s.ideal_formula},
+                     {"measured_bubble_ratio", round6(st.bubble_ratio)},
+                     {"evidence", s.evidence}};
+  doc["bubble_ratio"] = round6(st.bubble_ratio);
+  const StepTimeSummary& t = st.step_time;
+  doc["step_time"] = {{"count", t.count},
+                      {"mean_us", round3(us(t.mean_ns))},
+                      {"median_us", us(t.median_ns)},
+                      {"min_us", us(t.min_ns)},
+                      {"max_us", us(t.max_ns)},
+                      {"stdev_us", round3(us(t.stdev_ns))}};
+  json steps = json::array();
+  for (const StepStats& ss : st.steps) {
+    json step = {{"run", ss.run},
+                 {"step", ss.step},
+                 {"time_us", us(ss.time_ns())},
+                 {"start_us", us(ss.start_ns - origin)},
+                 {"end_us", us(ss.end_ns - origin)},
+                 {"ranks", ss.ranks},
+                 {"busy_us", us(ss.busy_ns)},
+                 {"idle_us", us(ss.idle_ns)},
+                 {"bubble_ratio", round6(ss.bubble_ratio)}};
+    const CriticalPath& cp = ss.critical_path;
+    if (!cp.hops.empty()) {
+      json hops = json::array();
+      for (const CriticalHop& h : cp.hops) {
+        hops.push_back({{"rank", h.rank},
+                        {"type", h.type},
+                        {"micro_batch", h.micro_batch},
+                        {"start_us", us(h.start_ns - origin)},
+                        {"dur_us", us(h.end_ns - h.start_ns)},
+                        {"wait_us", us(h.wait_ns)},
+                        {"from_other_rank", h.from_other_rank}});
+      }
+      step["critical_path"] = {{"share", round6(cp.share)},
+                               {"job_us", us(cp.job_ns)},
+                               {"wait_us", us(cp.wait_ns)},
+                               {"hops", std::move(hops)}};
+    }
+    steps.push_back(std::move(step));
+  }
+  doc["steps"] = std::move(steps);
+  json ranks = json::array();
+  for (const RankStats& r : st.ranks) {
+    ranks.push_back({{"rank", r.rank},
+                     {"stage", r.stage},
+                     {"replica", r.replica},
+                     {"machine", r.machine},
+                     {"steps", r.steps},
+                     {"jobs", r.jobs},
+                     {"span_us", us(r.span_ns)},
+                     {"busy_us", us(r.busy_ns)},
+                     {"idle_us", us(r.idle_ns)},
+                     {"bubble_ratio", round6(r.bubble_ratio)},
+                     {"warmup_us", us(r.warmup_ns)},
+                     {"cooldown_us", us(r.cooldown_ns)},
+                     {"gaps_us", us(r.gaps_ns)},
+                     {"types", types_json(r.types)},
+                     {"job_order", r.job_order},
+                     {"steps_like_order", r.steps_like_order}});
+  }
+  doc["ranks"] = std::move(ranks);
+  json stages = json::array();
+  for (const StageStats& sg : st.stages) {
+    stages.push_back({{"stage", sg.stage},
+                      {"ranks", sg.ranks},
+                      {"span_us", us(sg.span_ns)},
+                      {"busy_us", us(sg.busy_ns)},
+                      {"idle_us", us(sg.idle_ns)},
+                      {"bubble_ratio", round6(sg.bubble_ratio)}});
+  }
+  doc["stages"] = std::move(stages);
+  doc["types"] = types_json(st.types);
+  doc["straggler_margin"] = round6(st.straggler_margin);
+  json stragglers = json::array();
+  for (const Straggler& s2 : st.stragglers) stragglers.push_back(straggler_json(s2));
+  doc["stragglers"] = std::move(stragglers);
+  return doc.dump(1) + "\n";
+}
+
+namespace {
+
+// Reading: a missing key keeps the default; a key of the wrong type is an error.
+template <typename T>
+void get(const json& obj, const char* key, T& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return;
+  out = it->get<T>();
+}
+
+int64_t get_us(const json& obj, const char* key) {
+  double v = 0;
+  get(obj, key, v);
+  return ns_from_us(v);
+}
+
+std::vector<TypeDurations> read_types(const json& arr) {
+  std::vector<TypeDurations> out;
+  if (!arr.is_array()) return out;
+  for (const json& t : arr) {
+    TypeDurations d;
+    get(t, "type", d.type);
+    get(t, "count", d.count);
+    double mean = 0;
+    get(t, "mean_us", mean);
+    d.mean_ns = mean * 1000.0;
+    d.p50_ns = get_us(t, "p50_us");
+    d.p95_ns = get_us(t, "p95_us");
+    d.max_ns = get_us(t, "max_us");
+    d.total_ns = get_us(t, "total_us");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Stats> parse_stats_json(std::string_view text, std::string* error) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    *error = fmt::format("not JSON: {}", e.what());
+    return std::nullopt;
+  }
+  try {
+    std::string schema;
+    if (doc.is_object()) get(doc, "schema", schema);
+    if (schema.rfind("pp-timeline-stats/", 0) != 0) {
+      *error = schema.empty() ? "not a `pp-timeline stats --json` file (no \"schema\" key)"
+                              : fmt::format("schema \"{}\" is not a stats file", schema);
+      return std::nullopt;
+    }
+    if (schema != kStatsSchema) {
+      *error = fmt::format("schema \"{}\" is newer than this pp-timeline reads ({})", schema, kStatsSchema);
+      return std::nullopt;
+    }
+    Stats st;
+    int64_t origin = 0;
+    get(doc, "source", st.source);
+    get(doc, "partial", st.partial);
+    get(doc, "jobs", st.jobs);
+    get(doc, "runs", st.runs);
+    get(doc, "time_origin_epoch_ns", origin);
+    get(doc, "bubble_ratio", st.bubble_ratio);
+    get(doc, "straggler_margin", st.straggler_margin);
+    if (auto it = doc.find("schedule"); it != doc.end() && it->is_object()) {
+      const json& s = *it;
+      ScheduleInfo& si = st.schedule;
+      std::string name;
+      get(s, "name", name);
+      si.kind = schedule_from_name(name).value_or(ScheduleKind::kUnknown);
+      get(s, "variant", si.variant);
+      get(s, "pp_degree", si.pp_degree);
+      get(s, "pp_degree_source", si.pp_degree_source);
+      get(s, "replicas", si.replicas);
+      get(s, "micro_batches", si.micro_batches);
+      get(s, "chunks", si.chunks);
+      get(s, "ideal_bubble_ratio", si.ideal_bubble_ratio);
+      get(s, "ideal_formula", si.ideal_formula);
+      get(s, "evidence", si.evidence);
+    }
+    if (auto it = doc.find("step_time"); it != doc.end() && it->is_object()) {
+      const json& t = *it;
+      StepTimeSummary& sum = st.step_time;
+      get(t, "count", sum.count);
+      double v = 0;
+      get(t, "mean_us", v);
+      sum.mean_ns = v * 1000.0;
+      sum.median_ns = get_us(t, "median_us");
+      sum.min_ns = get_us(t, "min_us");
+      sum.max_ns = get_us(t, "max_us");
+      v = 0;
+      get(t, "stdev_us", v);
+      sum.stdev_ns = v * 1000.0;
+    }
+    if (auto it = doc.find("steps"); it != doc.end() && it->is_array()) {
+      for (const json& s : *it) {
+        StepStats ss;
+        get(s, "run", ss.run);
+        get(s, "step", ss.step);
+        ss.start_ns = get_us(s, "start_us") + origin;
+        ss.end_ns = ss.start_ns + get_us(s, "time_us");
+        get(s, "ranks", ss.ranks);
+        ss.busy_ns = get_us(s, "busy_us");
+        ss.idle_ns = get_us(s, "idle_us");
+        get(s, "bubble_ratio", ss.bubble_ratio);
+        st.steps.push_back(std::move(ss));
+      }
+    }
+    if (auto it = doc.find("ranks"); it != doc.end() && it->is_array()) {
+      for (const json& r : *it) {
+        RankStats rs;
+        get(r, "rank", rs.rank);
+        get(r, "stage", rs.stage);
+        get(r, "replica", rs.replica);
+        get(r, "machine", rs.machine);
+        get(r, "steps", rs.steps);
+        get(r, "jobs", rs.jobs);
+        rs.span_ns = get_us(r, "span_us");
+        rs.busy_ns = get_us(r, "busy_us");
+        rs.idle_ns = get_us(r, "idle_us");
+        get(r, "bubble_ratio", rs.bubble_ratio);
+        rs.warmup_ns = get_us(r, "warmup_us");
+        rs.cooldown_ns = get_us(r, "cooldown_us");
+        rs.gaps_ns = get_us(r, "gaps_us");
+        if (auto t = r.find("types"); t != r.end()) rs.types = read_types(*t);
+        get(r, "job_order", rs.job_order);
+        get(r, "steps_like_order", rs.steps_like_order);
+        st.ranks.push_back(std::move(rs));
+      }
+    }
+    if (auto it = doc.find("stages"); it != doc.end() && it->is_array()) {
+      for (const json& s : *it) {
+        StageStats sg;
+        get(s, "stage", sg.stage);
+        get(s, "ranks", sg.ranks);
+        sg.span_ns = get_us(s, "span_us");
+        sg.busy_ns = get_us(s, "busy_us");
+        sg.idle_ns = get_us(s, "idle_us");
+        get(s, "bubble_ratio", sg.bubble_ratio);
+        st.stages.push_back(sg);
+      }
+    }
+    if (auto it = doc.find("types"); it != doc.end()) st.types = read_types(*it);
+    if (auto it = doc.find("stragglers"); it != doc.end() && it->is_array()) {
+      for (const json& s : *it) {
+        Straggler sg;
+        get(s, "rank", sg.rank);
+        get(s, "stage", sg.stage);
+        get(s, "type", sg.type);
+        sg.median_ns = get_us(s, "median_us");
+        sg.others_median_ns = get_us(s, "others_median_us");
+        get(s, "margin", sg.margin);
+        get(s, "consistency", sg.consistency);
+        get(s, "jobs", sg.jobs);
+        st.stragglers.push_back(std::move(sg));
+      }
+    }
+    return st;
+  } catch (const json::exception& e) {
+    *error = fmt::format("not a valid stats file: {}", e.what());
+    return std::nullopt;
+  }
+}
+
+std::string format_diff_json(const Diff& d) {
+  json doc;
+  doc["schema"] = std::string(kDiffSchema);
+  doc["a"] = {{"source", d.a_source}, {"schedule", d.a_schedule}, {"bubble_ratio", round6(d.bubble_a)},
+              {"steps", d.step_time.a_steps}};
+  doc["b"] = {{"source", d.b_source}, {"schedule", d.b_schedule}, {"bubble_ratio", round6(d.bubble_b)},
+              {"steps", d.step_time.b_steps}};
+  doc["verdict"] = std::string(verdict_name(d.verdict));
+  const StepTimeDelta& t = d.step_time;
+  doc["step_time"] = {{"a_us", round3(us(t.a_ns))},
+                      {"b_us", round3(us(t.b_ns))},
+                      {"delta_pct", round3(t.delta_pct)},
+                      {"a_median_us", us(t.a_median_ns)},
+                      {"b_median_us", us(t.b_median_ns)},
+                      {"a_steps", t.a_steps},
+                      {"b_steps", t.b_steps},
+                      {"noise_pct", round3(t.noise_pct)}};
+  doc["bubble"] = {{"a", round6(d.bubble_a)}, {"b", round6(d.bubble_b)}, {"delta", round6(d.bubble_b - d.bubble_a)}};
+  if (d.fail_if_slower_pct >= 0) {
+    doc["gate"] = {{"fail_if_slower_pct", d.fail_if_slower_pct}, {"failed", d.gate_failed}};
+  } else {
+    doc["gate"] = nullptr;
+  }
+  doc["changed_ranks"] = d.changed_ranks;
+  auto type_json = [](const TypeDelta& td) {
+    return json{{"type", td.type},
+                {"count_a", td.count_a},
+                {"count_b", td.count_b},
+                {"mean_a_us", round3(us(td.mean_a_ns))},
+                {"mean_b_us", round3(us(td.mean_b_ns))},
+                {"delta_pct", round3(td.delta_pct)},
+                {"p50_a_us", us(td.p50_a_ns)},
+                {"p50_b_us", us(td.p50_b_ns)},
+                {"p95_a_us", us(td.p95_a_ns)},
+                {"p95_b_us", us(td.p95_b_ns)}};
+  };
+  json ranks = json::array();
+  for (const RankDelta& r : d.ranks) {
+    json types = json::array();
+    for (const TypeDelta& td : r.types) types.push_back(type_json(td));
+    ranks.push_back({{"rank", r.rank},
+                     {"stage", r.stage},
+                     {"in_a", r.in_a},
+                     {"in_b", r.in_b},
+                     {"busy_a_us", round3(us(r.busy_a_ns))},
+                     {"busy_b_us", round3(us(r.busy_b_ns))},
+                     {"busy_delta_pct", round3(r.busy_delta_pct)},
+                     {"idle_a_us", round3(us(r.idle_a_ns))},
+                     {"idle_b_us", round3(us(r.idle_b_ns))},
+                     {"idle_delta_pct", round3(r.idle_delta_pct)},
+                     {"bubble_a", round6(r.bubble_a)},
+                     {"bubble_b", round6(r.bubble_b)},
+                     {"bubble_delta", round6(r.bubble_delta)},
+                     {"types", std::move(types)}});
+  }
+  doc["ranks"] = std::move(ranks);
+  json types = json::array();
+  for (const TypeDelta& td : d.types) types.push_back(type_json(td));
+  doc["types"] = std::move(types);
+  json changes = json::array();
+  for (const ScheduleChange& c : d.schedule_changes) {
+    changes.push_back({{"rank", c.rank}, {"index", c.index}, {"a", c.a}, {"b", c.b}, {"a_jobs", c.a_jobs},
+                       {"b_jobs", c.b_jobs}});
+  }
+  doc["schedule_changes"] = std::move(changes);
+  json stragglers = json::array();
+  for (const Straggler& s : d.new_stragglers) stragglers.push_back(straggler_json(s));
+  doc["new_stragglers"] = std::move(stragglers);
+  doc["notes"] = d.notes;
+  return doc.dump(1) + "\n";
+}
+
+}  // namespace ppt

@@ -1,0 +1,653 @@
+// The terminal and Markdown reports of `stats` and `diff`.
+#include "output/stats_writers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "output/summary.h"
+#include "output/svg_writer.h"
+
+namespace ppt {
+namespace {
+
+// ---------------------------------------------------------------- tables --
+
+enum class Tone { kPlain, kGood, kWarn, kBad, kDim };
+
+struct Cell {
+  std::string text;
+  Tone tone = Tone::kPlain;
+};
+
+// A table rendered either aligned (terminal) or as Markdown. Columns after
+// the first `left` are right-aligned (numbers).
+struct Table {
+  std::vector<std::string> header;
+  size_t left = 1;
+  std::vector<std::vector<Cell>> rows;
+
+  void add(std::vector<Cell> row) { rows.push_back(std::move(row)); }
+};
+
+const char* ansi(Tone t) {
+  switch (t) {
+    case Tone::kGood: return "\x1b[32m";
+    case Tone::kWarn: return "\x1b[33m";
+    case Tone::kBad: return "\x1b[31m";
+    case Tone::kDim: return "\x1b[2m";
+    case Tone::kPlain: break;
+  }
+  return "";
+}
+
+// Display width: bytes that do not continue a UTF-8 sequence.
+size_t width(std::string_view s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xc0) != 0x80 ? 1 : 0;
+  return w;
+}
+
+std::string pad(const std::string& s, size_t w, bool right) {
+  size_t n = width(s);
+  if (n >= w) return s;
+  return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
+}
+
+std::string render_text(const Table& t, bool color) {
+  std::vector<size_t> w(t.header.size(), 0);
+  for (size_t c = 0; c < t.header.size(); ++c) w[c] = width(t.header[c]);
+  for (const auto& row : t.rows) {
+    for (size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], width(row[c].text));
+  }
+  std::string out;
+  auto line = [&](const std::vector<Cell>& cells, bool header) {
+    std::string l = " ";
+    for (size_t c = 0; c < w.size(); ++c) {
+      const Cell empty;
+      const Cell& cell = c < cells.size() ? cells[c] : empty;
+      std::string text = pad(cell.text, w[c], c >= t.left);
+      if (c + 1 == w.size() && c < t.left) text = cell.text;  // no trailing blanks
+      l += c == 0 ? " " : "  ";
+      if (color && header) {
+        l += "\x1b[1m" + text + "\x1b[0m";
+      } else if (color && cell.tone != Tone::kPlain) {
+        l += std::string(ansi(cell.tone)) + text + "\x1b[0m";
+      } else {
+        l += text;
+      }
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  std::vector<Cell> head;
+  for (const std::string& h : t.header) head.push_back({h});
+  line(head, true);
+  for (const auto& row : t.rows) line(row, false);
+  return out;
+}
+
+std::string md_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string render_markdown(const Table& t) {
+  std::string out = "|";
+  for (const std::string& h : t.header) out += " " + md_escape(h) + " |";
+  out += "\n|";
+  for (size_t c = 0; c < t.header.size(); ++c) out += c >= t.left ? " ---: |" : " --- |";
+  out += "\n";
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (size_t c = 0; c < t.header.size(); ++c) out += " " + (c < row.size() ? md_escape(row[c].text) : "") + " |";
+    out += "\n";
+  }
+  return out;
+}
+
+// ------------------------------------------------------------ formatting --
+
+std::string ms(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
+std::string ms_unit(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string percent(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
+std::string signed_pct(double pct) { return fmt::format("{:+.1f}%", pct); }
+std::string points(double ratio_delta) { return fmt::format("{:+.1f} pt", ratio_delta * 100.0); }
+
+std::string paint(const std::string& s, Tone tone, bool color) {
+  if (!color || tone == Tone::kPlain) return s;
+  return std::string(ansi(tone)) + s + "\x1b[0m";
+}
+
+std::string bold(const std::string& s, bool color) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; }
+
+// How a bubble ratio compares with the schedule's promise.
+Tone bubble_tone(double measured, double ideal) {
+  if (ideal < 0) return Tone::kPlain;
+  double over = measured - ideal;
+  if (over <= 0.02) return Tone::kGood;
+  if (over <= 0.10) return Tone::kWarn;
+  return Tone::kBad;
+}
+
+// A positive change of a cost (time, idle) is bad.
+Tone delta_tone(double pct, double noise) {
+  if (pct > noise) return Tone::kBad;
+  if (pct < -noise) return Tone::kGood;
+  return Tone::kPlain;
+}
+
+std::string order_label(const CriticalHop& h) {
+  return h.micro_batch >= 0 ? fmt::format("{}:{}", h.type, h.micro_batch) : h.type;
+}
+
+// ------------------------------------------------------------ stats parts --
+
+struct StatsParts {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> summary;  // label, text
+  Table steps, ranks, stages, types, stragglers, path;
+  std::string steps_note, ranks_note, stragglers_note, path_title, path_note;
+  bool show_stages = false;
+};
+
+const StepStats* slowest_step(const Stats& st) {
+  const StepStats* worst = nullptr;
+  for (const StepStats& s : st.steps) {
+    if (!worst || s.time_ns() > worst->time_ns()) worst = &s;
+  }
+  return worst;
+}
+
+// "3", or "3 of run 2" when the logs hold several runs.
+std::string step_label(const Stats& st, const StepStats& s) {
+  return st.runs > 1 ? fmt::format("{} of run {}", s.step, s.run + 1) : std::to_string(s.step);
+}
+
+StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
+  StatsParts p;
+  size_t ranks = st.ranks.size();
+  p.title = fmt::format("pp-timeline stats: {} ({} rank{}, {} run{}, {} step{}, {} jobs)", st.source, ranks,
+                        ranks == 1 ? "" : "s", st.runs, st.runs == 1 ? "" : "s", st.steps.size(),
+                        st.steps.size() == 1 ? "" : "s", with_commas(st.jobs));
+  const ScheduleInfo& s = st.schedule;
+  std::string sched(schedule_name(s.kind));
+  if (!s.variant.empty()) sched += fmt::format(" ({})", s.variant);
+  if (s.kind != ScheduleKind::kNoPipeline) {
+    sched += fmt::format(", P={} (from {}), M={}", s.pp_degree, s.pp_degree_source, s.micro_batches);
+    if (s.chunks > 1) sched += fmt::format(", V={}", s.chunks);
+    if (s.replicas > 1) sched += fmt::format(", {} data-parallel replicas", s.replicas);
+  }
+  if (!st.partial.empty()) {
+    p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
+  }
+  p.summary.emplace_back("schedule", sched);
+  if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
+  std::string bubble = "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  if (s.ideal_bubble_ratio >= 0) {
+    double over = st.bubble_ratio - s.ideal_bubble_ratio;
+    bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
+                          percent(s.ideal_bubble_ratio), s.ideal_formula, fmt::format("{:.1f} points", std::fabs(over) * 100),
+                          over >= 0 ? "above" : "below");
+  } else {
+    bubble += " (no ideal: the schedule is not recognised)";
+  }
+  p.summary.emplace_back("bubble", bubble);
+  const StepTimeSummary& t = st.step_time;
+  const StepStats* worst = slowest_step(st);
+  if (t.count > 0) {
+    p.summary.emplace_back(
+        "step time", fmt::format("mean {}, median {}, min {}, max {}{}", ms_unit(t.mean_ns), ms_unit(t.median_ns),
+                                 ms_unit(t.min_ns), ms_unit(t.max_ns),
+                                 worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
+  } else {
+    p.summary.emplace_back("step time", "no step");
+  }
+
+  // Steps.
+  bool runs = st.runs > 1;
+  p.steps.header = runs ? std::vector<std::string>{"run", "step", "time ms", "ranks", "bubble"}
+                        : std::vector<std::string>{"step", "time ms", "ranks", "bubble"};
+  p.steps.left = 0;
+  std::vector<const StepStats*> steps;
+  for (const StepStats& ss : st.steps) steps.push_back(&ss);
+  if (steps.size() > style.max_step_rows) {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const StepStats* a, const StepStats* b) { return a->time_ns() > b->time_ns(); });
+    steps.resize(style.max_step_rows);
+    p.steps_note = fmt::format("the {} slowest of {} steps; --json lists all", style.max_step_rows, st.steps.size());
+  }
+  for (const StepStats* ss : steps) {
+    std::vector<Cell> row;
+    if (runs) row.push_back({std::to_string(ss->run + 1)});
+    row.push_back({std::to_string(ss->step)});
+    row.push_back({ms(ss->time_ns()), ss == worst && st.steps.size() > 1 ? Tone::kWarn : Tone::kPlain});
+    row.push_back({std::to_string(ss->ranks)});
+    row.push_back({percent(ss->bubble_ratio), bubble_tone(ss->bubble_ratio, s.ideal_bubble_ratio)});
+    p.steps.add(std::move(row));
+  }
+
+  // Ranks, per step.
+  p.ranks.header = {"rank", "stage", "steps", "busy ms", "idle ms", "bubble", "warm-up ms", "gaps ms", "cool-down ms"};
+  p.ranks.left = 0;
+  std::vector<const RankStats*> rs;
+  for (const RankStats& r : st.ranks) rs.push_back(&r);
+  if (rs.size() > style.max_rank_rows) {
+    std::stable_sort(rs.begin(), rs.end(),
+                     [](const RankStats* a, const RankStats* b) { return a->bubble_ratio > b->bubble_ratio; });
+    rs.resize(style.max_rank_rows);
+    p.ranks_note = fmt::format("the {} ranks with the largest bubbles of {}; --json lists all",
+                               style.max_rank_rows, st.ranks.size());
+  }
+  for (const RankStats* r : rs) {
+    double n = std::max<uint32_t>(r->steps, 1);
+    p.ranks.add({{std::to_string(r->rank)},
+                 {std::to_string(r->stage)},
+                 {std::to_string(r->steps)},
+                 {ms(r->busy_ns / n)},
+                 {ms(r->idle_ns / n)},
+                 {percent(r->bubble_ratio), bubble_tone(r->bubble_ratio, s.ideal_bubble_ratio)},
+                 {ms(r->warmup_ns / n)},
+                 {ms(r->gaps_ns / n)},
+                 {ms(r->cooldown_ns / n)}});
+  }
+
+  p.show_stages = s.replicas > 1 && st.stages.size() > 1;
+  p.stages.header = {"stage", "ranks", "busy ms", "idle ms", "bubble"};
+  p.stages.left = 0;
+  for (const StageStats& sg : st.stages) {
+    double n = 0;
+    for (const RankStats& r : st.ranks) n += r.stage == sg.stage ? r.steps : 0;
+    n = std::max(n, 1.0);
+    p.stages.add({{std::to_string(sg.stage)},
+                  {std::to_string(sg.ranks)},
+                  {ms(sg.busy_ns / n)},
+                  {ms(sg.idle_ns / n)},
+                  {percent(sg.bubble_ratio), bubble_tone(sg.bubble_ratio, s.ideal_bubble_ratio)}});
+  }
+
+  p.types.header = {"type", "count", "mean ms", "p50 ms", "p95 ms", "max ms"};
+  for (const TypeDurations& td : st.types) {
+    p.types.add({{td.type}, {with_commas(td.count)}, {ms(td.mean_ns)}, {ms(td.p50_ns)}, {ms(td.p95_ns)}, {ms(td.max_ns)}});
+  }
+
+  p.stragglers.header = {"rank", "stage", "type", "median ms", "others ms", "margin", "jobs above"};
+  p.stragglers.left = 3;
+  for (const Straggler& sg : st.stragglers) {
+    p.stragglers.add({{std::to_string(sg.rank)},
+                      {std::to_string(sg.stage)},
+                      {sg.type},
+                      {ms(sg.median_ns)},
+                      {ms(sg.others_median_ns)},
+                      {signed_pct(sg.margin * 100), Tone::kBad},
+                      {fmt::format("{:.0f}% of {}", sg.consistency * 100, sg.jobs)}});
+  }
+  p.stragglers_note =
+      st.stragglers.empty()
+          ? fmt::format("none: no rank's jobs of a type are consistently more than {:.0f}% above the other ranks' median",
+                        st.straggler_margin * 100)
+          : fmt::format("jobs of a type consistently more than {:.0f}% above the other ranks' median",
+                        st.straggler_margin * 100);
+
+  // The critical path of the slowest step, one row per stretch on one rank.
+  if (worst && !worst->critical_path.hops.empty()) {
+    const CriticalPath& cp = worst->critical_path;
+    int64_t cross = 0;
+    for (const CriticalHop& h : cp.hops) cross += h.from_other_rank ? h.wait_ns : 0;
+    p.path_title = fmt::format(
+        "critical path of step {} ({}, {}): {} hops cover {} of it: {} in jobs, {} waiting ({} for other ranks)",
+        step_label(st, *worst), st.steps.size() > 1 ? "the slowest" : "the only step", ms_unit(worst->time_ns()),
+        cp.hops.size(), percent(cp.share), ms_unit(cp.job_ns), ms_unit(cp.wait_ns), ms_unit(cross));
+    p.path.header = {"rank", "from", "to", "jobs", "busy ms", "waited ms before"};
+    p.path.left = 3;
+    for (size_t i = 0; i < cp.hops.size();) {
+      size_t k = i;
+      int64_t busy = 0;
+      while (k < cp.hops.size() && cp.hops[k].rank == cp.hops[i].rank) busy += cp.hops[k].end_ns - cp.hops[k].start_ns, ++k;
+      int64_t waited = 0;
+      for (size_t x = i; x < k; ++x) waited += cp.hops[x].wait_ns;
+      p.path.add({{std::to_string(cp.hops[i].rank)},
+                  {order_label(cp.hops[i])},
+                  {order_label(cp.hops[k - 1])},
+                  {std::to_string(k - i)},
+                  {ms(busy)},
+                  {ms(waited)}});
+      i = k;
+    }
+    // A long path keeps its first and last stretches; --json has every hop.
+    constexpr size_t kEnds = 20;
+    size_t stretches = p.path.rows.size();
+    if (stretches > 2 * kEnds + 1) {
+      std::vector<Cell> gap(p.path.header.size());
+      gap[0].text = "...";
+      gap[1].text = fmt::format("({} more)", stretches - 2 * kEnds);
+      p.path.rows.erase(p.path.rows.begin() + kEnds, p.path.rows.end() - kEnds);
+      p.path.rows.insert(p.path.rows.begin() + kEnds, std::move(gap));
+      p.path_title += fmt::format("; the first and last {} of {} stretches on one rank (--json has every hop)",
+                                  kEnds, stretches);
+    }
+    // Where the critical path spends its time over all steps, by rank.
+    std::map<int32_t, int64_t> by_rank;
+    int64_t total = 0;
+    for (const StepStats& ss : st.steps) {
+      for (const CriticalHop& h : ss.critical_path.hops) {
+        by_rank[h.rank] += h.end_ns - h.start_ns;
+        total += h.end_ns - h.start_ns;
+      }
+    }
+    std::vector<std::pair<int64_t, int32_t>> share;
+    for (auto [r, v] : by_rank) share.emplace_back(v, r);
+    std::stable_sort(share.begin(), share.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string note = "job time on the critical paths of all steps, by rank:";
+    for (size_t i = 0; i < share.size() && i < 8; ++i) {
+      note += fmt::format("{}rank {} {}", i ? ", " : " ", share[i].second,
+                          percent(total > 0 ? static_cast<double>(share[i].first) / total : 0));
+    }
+    if (share.size() > 8) note += ", ...";
+    p.path_note = note;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string format_stats_text(const Stats& st, const TextStyle& style) {
+  bool color = style.color;
+  StatsParts p = build_stats_parts(st, style, color);
+  std::string out = bold(p.title, color) + "\n\n";
+  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, text);
+  auto section = [&](const std::string& title, const Table& table, const std::string& note) {
+    out += "\n" + bold(title, color) + (note.empty() ? "" : "  (" + note + ")") + "\n";
+    out += render_text(table, color);
+  };
+  section("steps", p.steps, p.steps_note);
+  section("ranks, per step", p.ranks, p.ranks_note);
+  if (p.show_stages) section("stages, per step and rank", p.stages, "");
+  section("job types", p.types, "");
+  if (st.stragglers.empty()) {
+    out += "\n" + bold("stragglers", color) + "  " + p.stragglers_note + "\n";
+  } else {
+    section("stragglers", p.stragglers, p.stragglers_note);
+  }
+  if (!p.path_title.empty()) {
+    out += "\n" + bold(p.path_title, color) + "\n";
+    out += render_text(p.path, color);
+    out += "  " + p.path_note + "\n";
+  }
+  return out;
+}
+
+std::string format_stats_markdown(const Stats& st) {
+  TextStyle style;
+  StatsParts p = build_stats_parts(st, style, false);
+  std::string out = "### " + md_escape(p.title) + "\n\n";
+  for (const auto& [label, text] : p.summary) {
+    out += label.empty() ? "  " + md_escape(text) + "\n" : "- **" + label + "**: " + md_escape(text) + "\n";
+  }
+  auto section = [&](const std::string& title, const Table& table, const std::string& note, bool fold) {
+    std::string head = title + (note.empty() ? "" : " (" + note + ")");
+    if (fold) {
+      out += "\n<details><summary>" + md_escape(head) + "</summary>\n\n" + render_markdown(table) + "\n</details>\n";
+    } else {
+      out += "\n**" + md_escape(head) + "**\n\n" + render_markdown(table);
+    }
+  };
+  section("Steps", p.steps, p.steps_note, p.steps.rows.size() > 10);
+  section("Ranks, per step", p.ranks, p.ranks_note, p.ranks.rows.size() > 16);
+  if (p.show_stages) section("Stages, per step and rank", p.stages, "", false);
+  section("Job types", p.types, "", false);
+  if (st.stragglers.empty()) {
+    out += "\n**Stragglers**: " + md_escape(p.stragglers_note) + "\n";
+  } else {
+    section("Stragglers", p.stragglers, p.stragglers_note, false);
+  }
+  if (!p.path_title.empty()) {
+    section(p.path_title, p.path, "", true);
+    out += "\n" + md_escape(p.path_note) + "\n";
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ diff --
+
+namespace {
+
+struct DiffParts {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> summary;
+  Table ranks, types, changes, stragglers;
+};
+
+DiffParts build_diff_parts(const Diff& d, bool color) {
+  DiffParts p;
+  p.title = fmt::format("pp-timeline diff: A = {} ({}), B = {} ({})", d.a_source, d.a_schedule, d.b_source, d.b_schedule);
+  const StepTimeDelta& t = d.step_time;
+  Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
+  std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
+  p.summary.emplace_back("verdict", fmt::format("{}: mean step time {} (noise {:.1f}%)", verdict,
+                                                signed_pct(t.delta_pct), t.noise_pct));
+  p.summary.emplace_back("step time", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {})",
+                                                  ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
+                                                  t.b_steps, ms_unit(t.b_median_ns)));
+  p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
+                                               points(d.bubble_b - d.bubble_a)));
+  if (d.fail_if_slower_pct >= 0) {
+    p.summary.emplace_back(
+        "gate", d.gate_failed
+                    ? paint(fmt::format("FAILED: B is {} slower, more than --fail-if-slower {:g}%",
+                                        signed_pct(t.delta_pct), d.fail_if_slower_pct),
+                            Tone::kBad, color)
+                    : fmt::format("passed: {} is within --fail-if-slower {:g}%", signed_pct(t.delta_pct),
+                                  d.fail_if_slower_pct));
+  }
+  // Where: the ranks whose own work changed, with their job types.
+  std::string where;
+  for (size_t i = 0; i < d.changed_ranks.size() && i < 4; ++i) {
+    for (const RankDelta& r : d.ranks) {
+      if (r.rank != d.changed_ranks[i]) continue;
+      std::string types;
+      for (const TypeDelta& td : r.types) {
+        if (td.count_a > 0 && td.count_b > 0 && std::fabs(td.delta_pct) >= 1.0) {
+          types += fmt::format("{}{} {}", types.empty() ? "" : ", ", td.type, signed_pct(td.delta_pct));
+        }
+      }
+      where += fmt::format("{}rank {} (stage {}) busy {} per step{}", where.empty() ? "" : "; ", r.rank, r.stage,
+                           signed_pct(r.busy_delta_pct), types.empty() ? "" : " (" + types + ")");
+    }
+  }
+  if (d.changed_ranks.size() > 4) where += fmt::format("; {} more", d.changed_ranks.size() - 4);
+  p.summary.emplace_back("where", where.empty() ? "no rank's busy time changed by more than the threshold" : where);
+  for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
+
+  double noise = t.noise_pct;
+  p.ranks.header = {"rank", "stage", "busy A ms", "busy B ms", "busy", "idle A ms", "idle B ms", "idle", "bubble A",
+                    "bubble B", "bubble"};
+  p.ranks.left = 0;
+  for (const RankDelta& r : d.ranks) {
+    p.ranks.add({{std::to_string(r.rank)},
+                 {std::to_string(r.stage)},
+                 {r.in_a ? ms(r.busy_a_ns) : "-"},
+                 {r.in_b ? ms(r.busy_b_ns) : "-"},
+                 {signed_pct(r.busy_delta_pct), delta_tone(r.busy_delta_pct, noise)},
+                 {r.in_a ? ms(r.idle_a_ns) : "-"},
+                 {r.in_b ? ms(r.idle_b_ns) : "-"},
+                 {signed_pct(r.idle_delta_pct), delta_tone(r.idle_delta_pct, noise)},
+                 {percent(r.bubble_a)},
+                 {percent(r.bubble_b)},
+                 {points(r.bubble_delta), delta_tone(r.bubble_delta * 100, noise)}});
+  }
+  p.types.header = {"type", "count A", "count B", "mean A ms", "mean B ms", "mean", "p95 A ms", "p95 B ms"};
+  for (const TypeDelta& td : d.types) {
+    p.types.add({{td.type},
+                 {with_commas(td.count_a)},
+                 {with_commas(td.count_b)},
+                 {td.count_a ? ms(td.mean_a_ns) : "-"},
+                 {td.count_b ? ms(td.mean_b_ns) : "-"},
+                 {td.count_a && td.count_b ? signed_pct(td.delta_pct) : "-", delta_tone(td.delta_pct, noise)},
+                 {td.count_a ? ms(td.p95_a_ns) : "-"},
+                 {td.count_b ? ms(td.p95_b_ns) : "-"}});
+  }
+  p.changes.header = {"rank", "position", "A", "B", "jobs A", "jobs B"};
+  p.changes.left = 0;
+  for (const ScheduleChange& c : d.schedule_changes) {
+    p.changes.add({{std::to_string(c.rank)},
+                   {std::to_string(c.index + 1)},
+                   {c.a.empty() ? "(end)" : c.a},
+                   {c.b.empty() ? "(end)" : c.b},
+                   {std::to_string(c.a_jobs)},
+                   {std::to_string(c.b_jobs)}});
+  }
+  p.stragglers.header = {"rank", "stage", "type", "median ms", "others ms", "margin"};
+  p.stragglers.left = 3;
+  for (const Straggler& s : d.new_stragglers) {
+    p.stragglers.add({{std::to_string(s.rank)},
+                      {std::to_string(s.stage)},
+                      {s.type},
+                      {ms(s.median_ns)},
+                      {ms(s.others_median_ns)},
+                      {signed_pct(s.margin * 100), Tone::kBad}});
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string format_diff_text(const Diff& d, const TextStyle& style) {
+  bool color = style.color;
+  DiffParts p = build_diff_parts(d, color);
+  std::string out = bold(p.title, color) + "\n\n";
+  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, text);
+  auto section = [&](const std::string& title, const Table& t, const std::string& none) {
+    if (t.rows.empty()) {
+      out += "\n" + bold(title, color) + "  " + none + "\n";
+      return;
+    }
+    out += "\n" + bold(title, color) + "\n" + render_text(t, color);
+  };
+  section("ranks, per step (B against A)", p.ranks, "none");
+  section("job types", p.types, "none");
+  section("schedule changes (first position where B's job order differs from A's)", p.changes,
+          "none: every rank runs the same job order");
+  section("new stragglers in B", p.stragglers, "none");
+  return out;
+}
+
+std::string format_diff_markdown(const Diff& d) {
+  DiffParts p = build_diff_parts(d, false);
+  std::string out = "### " + md_escape(p.title) + "\n\n";
+  for (const auto& [label, text] : p.summary) out += "- **" + label + "**: " + md_escape(text) + "\n";
+  auto section = [&](const std::string& title, const Table& t, const std::string& none, bool fold) {
+    if (t.rows.empty()) {
+      out += "\n**" + md_escape(title) + "**: " + md_escape(none) + "\n";
+      return;
+    }
+    if (fold) {
+      out += "\n<details><summary>" + md_escape(title) + "</summary>\n\n" + render_markdown(t) + "\n</details>\n";
+    } else {
+      out += "\n**" + md_escape(title) + "**\n\n" + render_markdown(t);
+    }
+  };
+  section("Ranks, per step (B against A)", p.ranks, "none", p.ranks.rows.size() > 16);
+  section("Job types", p.types, "none", false);
+  section("Schedule changes", p.changes, "none: every rank runs the same job order", p.changes.rows.size() > 16);
+  section("New stragglers in B", p.stragglers, "none", false);
+  return out;
+}
+
+
+// ------------------------------------------------------------------- html --
+// The same parts as HTML fragments for the report page (html_report.h). All
+// text is escaped; tones become classes (good, warn, bad, dim).
+
+namespace {
+
+const char* tone_class(Tone t) {
+  switch (t) {
+    case Tone::kGood: return "good";
+    case Tone::kWarn: return "warn";
+    case Tone::kBad: return "bad";
+    case Tone::kDim: return "dim";
+    case Tone::kPlain: break;
+  }
+  return "";
+}
+
+std::string render_html(const Table& t) {
+  std::string out = "<table>\n<thead><tr>";
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    out += c < t.left ? "<th class=\"text\">" : "<th>";
+    out += xml_escaped(t.header[c]) + "</th>";
+  }
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : t.rows) {
+    out += "<tr>";
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      const Cell empty;
+      const Cell& cell = c < row.size() ? row[c] : empty;
+      std::string cls = c < t.left ? "text" : "";
+      if (cell.tone != Tone::kPlain) cls += std::string(cls.empty() ? "" : " ") + tone_class(cell.tone);
+      out += cls.empty() ? "<td>" : "<td class=\"" + cls + "\">";
+      out += xml_escaped(cell.text) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  return out;
+}
+
+std::string html_summary(const std::vector<std::pair<std::string, std::string>>& summary) {
+  std::string out = "<dl class=\"summary\">\n";
+  for (const auto& [label, text] : summary) {
+    out += "<dt>" + xml_escaped(label) + "</dt><dd>" + xml_escaped(text) + "</dd>\n";
+  }
+  return out + "</dl>\n";
+}
+
+std::string html_section(const std::string& title, const std::string& note, const Table& t, bool fold,
+                         const std::string& none = "") {
+  std::string head = xml_escaped(title);
+  if (!note.empty()) head += " <span class=\"note\">(" + xml_escaped(note) + ")</span>";
+  if (t.rows.empty()) return "<h3>" + head + "</h3>\n<p>" + xml_escaped(none.empty() ? "none" : none) + "</p>\n";
+  if (fold) return "<details><summary><h3>" + head + "</h3></summary>\n" + render_html(t) + "</details>\n";
+  return "<h3>" + head + "</h3>\n" + render_html(t);
+}
+
+}  // namespace
+
+std::string format_stats_html(const Stats& st) {
+  TextStyle style;
+  StatsParts p = build_stats_parts(st, style, false);
+  std::string out = "<section class=\"stats\" id=\"stats\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
+  out += html_summary(p.summary);
+  out += html_section("Steps", p.steps_note, p.steps, p.steps.rows.size() > 20);
+  out += html_section("Ranks, per step", p.ranks_note, p.ranks, p.ranks.rows.size() > 32);
+  if (p.show_stages) out += html_section("Stages, per step and rank", "", p.stages, false);
+  out += html_section("Job types", "", p.types, false);
+  out += html_section("Stragglers", st.stragglers.empty() ? "" : p.stragglers_note, p.stragglers, false,
+                      p.stragglers_note);
+  if (!p.path_title.empty()) {
+    out += html_section(p.path_title, "", p.path, true);
+    out += "<p>" + xml_escaped(p.path_note) + "</p>\n";
+  }
+  return out + "</section>\n";
+}
+
+std::string format_diff_html(const Diff& d) {
+  DiffParts p = build_diff_parts(d, false);
+  std::string out = "<section class=\"stats diff\" id=\"diff\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
+  out += html_summary(p.summary);
+  out += html_section("Ranks, per step (B against A)", "", p.ranks, p.ranks.rows.size() > 32);
+  out += html_section("Job types", "", p.types, false);
+  out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,
+                      "none: every rank runs the same job order");
+  out += html_section("New stragglers in B", "", p.stragglers, false);
+  return out + "</section>\n";
+}
+
+}  // namespace ppt

@@ -1,0 +1,51 @@
+// The reports of `stats` and `diff`: an aligned table for a terminal, a
+// Markdown document for a CI comment, and JSON with stable keys (documented in
+// docs/stats.md). Writers take a const Stats& or const Diff& and decide
+// nothing: every number comes from stats.h / diff.h.
+//
+// The stats JSON is also an input: parse_stats_json() reads it back (what
+// `diff` does with a stored baseline), so the writer and the reader live here
+// together and share their key names.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "analysis/diff.h"
+#include "analysis/stats.h"
+
+namespace ppt {
+
+struct TextStyle {
+  bool color = false;          // ANSI colours (the CLI sets it on a TTY)
+  size_t max_step_rows = 50;   // more steps: the slowest ones only
+  size_t max_rank_rows = 128;  // more ranks: the ones with the largest bubbles
+};
+
+// `time_origin_ns` is subtracted from the absolute times in the JSON (the
+// same origin as the trace: Timeline::origin_ns).
+std::string format_stats_text(const Stats& stats, const TextStyle& style = {});
+std::string format_stats_markdown(const Stats& stats);
+std::string format_stats_json(const Stats& stats, int64_t time_origin_ns = 0);
+
+// Reads what format_stats_json() wrote. On failure returns nullopt and sets
+// `error` to one line (without the file name).
+std::optional<Stats> parse_stats_json(std::string_view text, std::string* error);
+
+// The first bytes of a file tell a stats JSON from a log.
+bool looks_like_json(std::string_view head);
+
+std::string format_diff_text(const Diff& diff, const TextStyle& style = {});
+std::string format_diff_markdown(const Diff& diff);
+std::string format_diff_json(const Diff& diff);
+
+// The same sections as the Markdown, as escaped HTML fragments (a <section>)
+// for the report page (html_report.h).
+std::string format_stats_html(const Stats& stats);
+std::string format_diff_html(const Diff& diff);
+
+inline constexpr std::string_view kStatsSchema = "pp-timeline-stats/1";
+inline constexpr std::string_view kDiffSchema = "pp-timeline-diff/1";
+
+}  // namespace ppt

@@ -1,0 +1,76 @@
+#include "output/summary.h"
+
+#include <fmt/format.h>
+
+namespace ppt {
+
+std::string with_commas(uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  int count = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+    if (count > 0 && count % 3 == 0) out.push_back(',');
+    out.push_back(*it);
+    ++count;
+  }
+  return std::string(out.rbegin(), out.rend());
+}
+
+std::vector<std::string> format_diagnostics(const Timeline& tl) {
+  std::vector<std::string> lines;
+  const Diagnostics& d = tl.diagnostics;
+  for (const Diagnostic& e : d.examples()) {
+    const IssueInfo& info = issue_info(e.kind);
+    if (e.kind == IssueKind::kZeroTimes) continue;  // expected in bulk; counted below
+    std::string where = e.file < tl.files.size() ? tl.files[e.file].path : std::string("?");
+    if (e.line > 0) where += ":" + std::to_string(e.line);
+    std::string sev = info.severity == Severity::kError ? "error" : info.severity == Severity::kWarning ? "warning" : "note";
+    std::string line = fmt::format("{}: {}: {}", where, sev, e.detail);
+    if (!e.text.empty()) line += fmt::format("\n    {}", e.text);
+    lines.push_back(std::move(line));
+  }
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    IssueKind kind = static_cast<IssueKind>(k);
+    uint64_t n = d.count_of(kind);
+    if (n == 0) continue;
+    const IssueInfo& info = issue_info(kind);
+    lines.push_back(fmt::format("  {} x {}: {}", with_commas(n), info.name, info.explanation));
+  }
+  return lines;
+}
+
+std::string format_summary(const Timeline& tl) {
+  const InputCounts& c = tl.counts;
+  uint64_t rejected = tl.diagnostics.rejected_jobs();
+  std::string s = fmt::format("pp-timeline: {} files, {} lines, {} profiler lines: {} jobs written, {} rejected",
+                              with_commas(c.files), with_commas(c.lines), with_commas(c.profiler_lines),
+                              with_commas(tl.job_count()), with_commas(rejected));
+  if (rejected > 0) {
+    std::string parts;
+    for (size_t k = 0; k < kIssueKindCount; ++k) {
+      IssueKind kind = static_cast<IssueKind>(k);
+      if (!issue_info(kind).rejects_job || tl.diagnostics.count_of(kind) == 0) continue;
+      if (!parts.empty()) parts += ", ";
+      parts += fmt::format("{} {}", with_commas(tl.diagnostics.count_of(kind)), issue_info(kind).name);
+    }
+    s += " (" + parts + ")";
+  }
+  size_t steps = 0;
+  for (const Run& r : tl.runs) steps += r.steps.size();
+  s += fmt::format("; {} ranks, {} steps", tl.files.size(), steps);
+  if (tl.runs.size() > 1) s += fmt::format(", {} runs", tl.runs.size());
+  uint64_t overlapping = tl.diagnostics.count_of(IssueKind::kOverlap);
+  if (overlapping > 0) s += fmt::format(", {} overlapping jobs on extra lanes", with_commas(overlapping));
+  if (!tl.partial.empty()) s += "; " + tl.partial;
+  return s;
+}
+
+bool has_input_errors(const Timeline& tl) {
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    IssueKind kind = static_cast<IssueKind>(k);
+    if (issue_info(kind).severity == Severity::kError && tl.diagnostics.count_of(kind) > 0) return true;
+  }
+  return false;
+}
+
+}  // namespace ppt

@@ -1,0 +1,84 @@
+#include "output/trace_naming.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace ppt {
+
+TraceNaming::TraceNaming(const Timeline& tl) : tl_(tl) {
+  machines_ = static_cast<uint32_t>(std::max<size_t>(1, tl.machines.size()));
+  // The run's ranks, not the loaded ones: a subset keeps its rank numbers.
+  ranks_ = static_cast<uint32_t>(std::max<int32_t>(1, tl.rank_count()));
+  runs_ = static_cast<uint32_t>(std::max<size_t>(1, tl.runs.size()));
+  for (const Track& t : tl.tracks) lane_stride_ = std::max(lane_stride_, t.lanes);
+  multi_machine_ = tl.machines.size() > 1 || (!tl.machines.empty() && !tl.machines[0].empty());
+}
+
+std::string TraceNaming::process_name(uint32_t run, int32_t machine) const {
+  std::string name;
+  if (multi_machine_ && machine >= 0 && static_cast<size_t>(machine) < tl_.machines.size()) {
+    name = tl_.machines[machine].empty() ? fmt::format("machine{}", machine) : tl_.machines[machine];
+  } else {
+    name = "pipeline";
+  }
+  if (runs_ > 1) name = fmt::format("run {}/{}: {}", run + 1, runs_, name);
+  return name;
+}
+
+std::string TraceNaming::steps_process_name(uint32_t run) const {
+  return runs_ > 1 ? fmt::format("run {}/{}: steps", run + 1, runs_) : std::string("steps");
+}
+
+std::string TraceNaming::thread_name(const Track& t, uint32_t lane) const {
+  std::string name = fmt::format("GPU:{}", t.rank);
+  if (multi_machine_) {
+    const std::string& m = tl_.machines[t.machine];
+    name += fmt::format("(machine:{} local:{})", m.empty() ? std::to_string(t.machine) : m, t.local_index);
+  }
+  if (lane > 0) name += fmt::format(" overlap {}", lane);
+  return name;
+}
+
+std::string TraceNaming::source(const Track& t, const Job& j) const {
+  return fmt::format("{}:{}", tl_.files[t.file].path, j.line);
+}
+
+void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id) {
+  out += type;
+  char buf[16];
+  if (micro_batch >= 0) {
+    out += " mb";
+    auto r = std::to_chars(buf, buf + sizeof buf, micro_batch);
+    out.append(buf, r.ptr);
+  } else {
+    out += " (Job ";
+    auto r = std::to_chars(buf, buf + sizeof buf, job_id);
+    out.append(buf, r.ptr);
+    out += ')';
+  }
+}
+
+std::string job_name(std::string_view type, const Job& job) {
+  std::string out;
+  append_job_name(out, type, job.micro_batch, job.job_id);
+  return out;
+}
+
+const char* chrome_color_name(std::string_view type) {
+  TypeParts p = split_type(type);
+  if (p.base == "forward") return "thread_state_running";
+  if (p.base == "backward") {
+    if (p.suffix.rfind('w', 0) == 0) return "rail_animation";  // weight-gradient half
+    return "rail_idle";
+  }
+  if (p.base == "optimizer") return "rail_response";
+  if (p.base == "lr") return "rail_load";
+  if (p.base.find("send") != std::string::npos || p.base.find("recv") != std::string::npos) {
+    return "thread_state_iowait";
+  }
+  return "thread_state_unknown";
+}
+
+}  // namespace ppt

@@ -1,0 +1,318 @@
+#include "passes/dependencies.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "util/parallel.h"
+#include "passes/pipeline_stage.h"
+
+namespace ppt {
+namespace {
+
+// A job's place in the pipeline, packed so that a rank's jobs can be sorted
+// and searched: (step, direction, chunk, micro-batch).
+constexpr int64_t kStepBias = int64_t{1} << 23;  // steps in [-2^23, 2^23)
+constexpr int32_t kMaxChunk = 127;
+
+uint64_t pack_key(int32_t step, int dir, int32_t chunk, int32_t micro_batch) {
+  uint64_t s = static_cast<uint64_t>(static_cast<int64_t>(step) + kStepBias) & 0xffffff;
+  return (s << 40) | (uint64_t(dir & 1) << 39) | (uint64_t(chunk & 0x7f) << 32) | static_cast<uint32_t>(micro_batch);
+}
+
+bool packable(int32_t step, int32_t chunk) {
+  return step >= -kStepBias && step < kStepBias && chunk >= 0 && chunk <= kMaxChunk;
+}
+
+// The jobs of one rank that take part in dependencies, grouped by key. A group
+// holds more than one job only for the pieces of an overlapped job.
+struct Group {
+  uint64_t key;
+  uint32_t first;  // the job that starts first: it consumes
+  uint32_t last;   // the job that ends last: it produces
+};
+
+struct TrackGroups {
+  std::vector<Group> groups;  // sorted by key
+  // `*hint` is where the last search in this track ended: a consumer's groups
+  // are walked in key order, so the next key wanted is mostly the next group.
+  const Group* find(uint64_t key, size_t* hint) const {
+    size_t h = *hint;
+    if (h < groups.size() && groups[h].key == key) {
+      *hint = h + 1;
+      return &groups[h];
+    }
+    auto it = std::lower_bound(groups.begin(), groups.end(), key,
+                               [](const Group& g, uint64_t k) { return g.key < k; });
+    *hint = static_cast<size_t>(it - groups.begin()) + 1;
+    return it != groups.end() && it->key == key ? &*it : nullptr;
+  }
+};
+
+struct Keyed {
+  uint64_t key;
+  uint32_t job;
+};
+
+TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, uint64_t* without_mb) {
+  std::vector<Keyed> keyed;
+  keyed.reserve(t.jobs.size());
+  for (uint32_t i = 0; i < t.jobs.size(); ++i) {
+    const Job& j = t.jobs[i];
+    const JobClass& c = classes[j.type];
+    if (c.role != JobRole::kForward && c.role != JobRole::kBackward) continue;
+    if (j.micro_batch < 0) {
+      ++*without_mb;
+      continue;
+    }
+    int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
+    if (!packable(j.step, chunk)) continue;
+    keyed.push_back({pack_key(j.step, c.role == JobRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
+  }
+  // Jobs are in (start, line) order, so ordering ties by job keeps each
+  // group's pieces in start order.
+  std::sort(keyed.begin(), keyed.end(),
+            [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.job < b.job; });
+  TrackGroups out;
+  for (size_t i = 0; i < keyed.size();) {
+    Group g{keyed[i].key, keyed[i].job, keyed[i].job};
+    size_t k = i + 1;
+    for (; k < keyed.size() && keyed[k].key == g.key; ++k) {
+      if (t.jobs[keyed[k].job].end_ns > t.jobs[g.last].end_ns) g.last = keyed[k].job;
+    }
+    out.groups.push_back(g);
+    i = k;
+  }
+  return out;
+}
+
+struct Position {
+  int32_t stage;
+  int32_t chunk;
+};
+
+// Inverse of virtual_stage() (schedule.h).
+Position position_of(ScheduleKind kind, int32_t p, int32_t v) {
+  int32_t chunk = v / p;
+  int32_t k = v % p;
+  int32_t stage = (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) ? p - 1 - k : k;
+  return {stage, chunk};
+}
+
+std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+
+}  // namespace
+
+const char* dependency_kind_name(DependencyKind kind) {
+  return kind == DependencyKind::kForward ? "forward" : "backward";
+}
+
+size_t Dependencies::count(DependencyKind kind) const {
+  size_t n = 0;
+  for (const Dependency& e : edges) n += e.kind == kind ? 1 : 0;
+  return n;
+}
+
+Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& options) {
+  Dependencies deps;
+  std::vector<JobClass> classes = classify_types(tl.types);
+  std::vector<RankOrder> orders = rank_orders(tl, options.threads);
+  PipelineShape shape = infer_pipeline_shape(tl, orders, classes, options.pp_degree);
+  ScheduleInfo schedule = recognize_schedule(tl, orders, classes, shape);
+  const int32_t p = std::max(1, shape.pp_degree);
+  deps.pp_degree = p;
+  deps.pp_degree_source = shape.source;
+  deps.schedule = schedule.kind;
+
+  int32_t chunks = 1;
+  for (const JobClass& c : classes) {
+    if ((c.role == JobRole::kForward || c.role == JobRole::kBackward) && c.chunk >= 0 && c.chunk <= kMaxChunk) {
+      chunks = std::max(chunks, c.chunk + 1);
+    }
+  }
+  deps.chunks = chunks;
+  const int32_t stages = p * chunks;  // virtual stages
+
+  // Each track's groups, then each track's incoming edges, are independent:
+  // computed in parallel, stored by index and merged in order.
+  std::vector<TrackGroups> groups(tl.tracks.size());
+  std::vector<uint64_t> without_mb(tl.tracks.size(), 0);
+  parallel_for(tl.tracks.size(), options.threads,
+               [&](size_t i) { groups[i] = group_track(tl.tracks[i], classes, &without_mb[i]); });
+  for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
+
+  for (const Run& run : tl.runs) {
+    // rank -> track index within this run.
+    int32_t max_rank = -1;
+    for (uint32_t ti : run.tracks) max_rank = std::max(max_rank, tl.tracks[ti].rank);
+    std::vector<int64_t> track_of_rank(static_cast<size_t>(max_rank + 1), -1);
+    for (uint32_t ti : run.tracks) {
+      if (tl.tracks[ti].rank >= 0) track_of_rank[tl.tracks[ti].rank] = ti;
+    }
+    auto track_at = [&](int32_t replica, int32_t stage) -> int64_t {
+      int64_t rank = int64_t{replica} * p + stage;
+      return rank >= 0 && rank <= max_rank ? track_of_rank[rank] : -1;
+    };
+
+    // The incoming edges of one track, sorted by consumer job.
+    auto search = [&](uint32_t ti, std::vector<Dependency>& mine) {
+      const Track& t = tl.tracks[ti];
+      if (t.rank < 0) return;
+      const int32_t stage = pipeline_stage(t.rank, p);
+      const int32_t replica = pipeline_replica(t.rank, p);
+      mine.reserve(groups[ti].groups.size());
+      // Search hints by producer track: a handful of tracks feed one track.
+      std::vector<std::pair<int64_t, size_t>> hints;
+      for (const Group& g : groups[ti].groups) {
+        const int dir = static_cast<int>((g.key >> 39) & 1);
+        const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
+        const int32_t v = virtual_stage(schedule.kind, p, stage, chunk);
+        const int32_t from = dir == 0 ? v - 1 : v + 1;
+        if (from < 0 || from >= stages) continue;
+        Position src = position_of(schedule.kind, p, from);
+        int64_t pt = track_at(replica, src.stage);
+        if (pt < 0) continue;
+        uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);
+        size_t* hint = nullptr;
+        for (auto& [track, pos] : hints) {
+          if (track == pt) hint = &pos;
+        }
+        if (!hint) hint = &hints.emplace_back(pt, 0).second;
+        const Group* prod = groups[pt].find(want, hint);
+        if (!prod) continue;
+        Dependency e;
+        e.producer = {static_cast<uint32_t>(pt), prod->last};
+        e.consumer = {ti, g.first};
+        e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
+        mine.push_back(e);
+      }
+      // By consumer job. A job is the first of at most one group, so it
+      // consumes at most one edge: a scatter by job orders them.
+      std::vector<uint32_t> at_job(t.jobs.size(), UINT32_MAX);
+      for (uint32_t e = 0; e < mine.size(); ++e) at_job[mine[e].consumer.job] = e;
+      std::vector<Dependency> sorted;
+      sorted.reserve(mine.size());
+      for (uint32_t e : at_job) {
+        if (e != UINT32_MAX) sorted.push_back(mine[e]);
+      }
+      mine.swap(sorted);
+    };
+    // Tracks in parallel, a window at a time, so that the edges being found
+    // besides those kept stay few (20 bytes an edge, about one per job).
+    const size_t window = size_t{resolve_threads(options.threads)} * 8;
+    // At most one edge per group: room for all at once, not by doubling.
+    size_t most = deps.edges.size();
+    for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
+    deps.edges.reserve(most);
+    std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
+    for (size_t at = 0; at < run.tracks.size(); at += window) {
+      const size_t count = std::min(window, run.tracks.size() - at);
+      parallel_for(count, options.threads, [&](size_t k) { search(run.tracks[at + k], incoming[k]); });
+      for (size_t k = 0; k < count; ++k) {
+        deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
+        incoming[k].clear();
+      }
+    }
+  }
+  check_dependencies(tl, deps, options.threads);
+  return deps;
+}
+
+int64_t dependency_slack_ns(const Timeline& tl, const Dependency& e) {
+  const Job& p = tl.tracks[e.producer.track].jobs[e.producer.job];
+  const Job& c = tl.tracks[e.consumer.track].jobs[e.consumer.job];
+  return c.start_ns - p.end_ns;
+}
+
+uint64_t check_dependencies(const Timeline& tl, Dependencies& deps, unsigned threads) {
+  // In slices, in parallel: the count is a sum, the same for any split.
+  constexpr size_t kSlice = size_t{1} << 16;
+  const size_t slices = (deps.edges.size() + kSlice - 1) / kSlice;
+  std::vector<uint64_t> counts(slices, 0);
+  parallel_for(slices, threads, [&](size_t s) {
+    const size_t end = std::min(deps.edges.size(), (s + 1) * kSlice);
+    for (size_t i = s * kSlice; i < end; ++i) {
+      Dependency& e = deps.edges[i];
+      e.contradicted = dependency_slack_ns(tl, e) < 0;
+      counts[s] += e.contradicted ? 1 : 0;
+    }
+  });
+  uint64_t n = 0;
+  for (uint64_t c : counts) n += c;
+  deps.contradicted = n;
+  return n;
+}
+
+std::string describe_job(const Timeline& tl, JobRef ref) {
+  const Track& t = tl.tracks[ref.track];
+  const Job& j = t.jobs[ref.job];
+  std::string s = fmt::format("rank {} {}", t.rank, tl.types[j.type]);
+  if (j.micro_batch >= 0) s += fmt::format(" micro-batch {}", j.micro_batch);
+  s += fmt::format(" (step {})", j.step);
+  return s;
+}
+
+void report_dependencies(Timeline& tl, const Dependencies& deps) {
+  if (deps.jobs_without_micro_batch > 0) {
+    std::vector<JobClass> classes = classify_types(tl.types);
+    for (const Track& t : tl.tracks) {
+      uint64_t n = 0;
+      uint32_t first_line = 0;
+      for (const Job& j : t.jobs) {
+        JobRole r = classes[j.type].role;
+        if ((r == JobRole::kForward || r == JobRole::kBackward) && j.micro_batch < 0) {
+          if (n == 0) first_line = j.line;
+          ++n;
+        }
+      }
+      if (n == 0) continue;
+      tl.diagnostics.add(IssueKind::kNoMicroBatch, t.file, first_line,
+                         fmt::format("{} forward/backward jobs of rank {} have no micro_batch_id: no flow arrows "
+                                     "for them, and they take no part in clock alignment",
+                                     n, t.rank));
+      if (n > 1) tl.diagnostics.count(IssueKind::kNoMicroBatch, n - 1);
+    }
+  }
+  size_t kept = 0;
+  for (const Dependency& e : deps.edges) {
+    if (!e.contradicted) continue;
+    if (kept >= Diagnostics::kKeepPerKind) {
+      tl.diagnostics.count(IssueKind::kContradictedDependency);
+      continue;
+    }
+    ++kept;
+    const Track& pt = tl.tracks[e.producer.track];
+    const Track& ct = tl.tracks[e.consumer.track];
+    const Job& pj = pt.jobs[e.producer.job];
+    const Job& cj = ct.jobs[e.consumer.job];
+    tl.diagnostics.add(IssueKind::kContradictedDependency, ct.file, cj.line,
+                       fmt::format("{} starts {} before its input, {}, ends ({}:{})", describe_job(tl, e.consumer),
+                                   format_ms(pj.end_ns - cj.start_ns), describe_job(tl, e.producer),
+                                   tl.files[pt.file].path, pj.line));
+  }
+}
+
+DependencyIndex::DependencyIndex(const Timeline& tl, const Dependencies& deps) {
+  track_base_.resize(tl.tracks.size() + 1, 0);
+  for (size_t i = 0; i < tl.tracks.size(); ++i) track_base_[i + 1] = track_base_[i] + tl.tracks[i].jobs.size();
+  const size_t jobs = track_base_.back();
+  auto build = [&](Csr& csr, bool incoming) {
+    csr.offsets.assign(jobs + 1, 0);
+    for (const Dependency& e : deps.edges) {
+      JobRef r = incoming ? e.consumer : e.producer;
+      ++csr.offsets[track_base_[r.track] + r.job + 1];
+    }
+    for (size_t k = 0; k < jobs; ++k) csr.offsets[k + 1] += csr.offsets[k];
+    csr.edges.resize(deps.edges.size());
+    std::vector<uint32_t> fill(csr.offsets.begin(), csr.offsets.end() - 1);
+    for (uint32_t i = 0; i < deps.edges.size(); ++i) {
+      JobRef r = incoming ? deps.edges[i].consumer : deps.edges[i].producer;
+      csr.edges[fill[track_base_[r.track] + r.job]++] = i;
+    }
+  };
+  build(in_, true);
+  build(out_, false);
+}
+
+}  // namespace ppt

@@ -1,0 +1,120 @@
+// Which job feeds which: the data dependencies between the stages of a
+// pipeline, decided once, in a pass over the Timeline, and shared by the clock
+// alignment (clock_align.h), the writers' flow arrows and path analyses.
+//
+// A dependency is an edge from a producer job to a consumer job of the same
+// run, step and micro-batch, within one data-parallel replica
+// (rank = replica * P + stage, pipeline_stage.h):
+//  - forward: the forward on virtual stage v feeds the forward on v + 1;
+//  - backward: the backward (or backward_b, the input-gradient half of a split
+//    backward) on virtual stage v + 1 feeds the one on v. backward_w computes
+//    weight gradients only and feeds no other stage.
+// Virtual stages come from schedule.h: chunk c of stage s is c * P + s
+// (VPP: the last stage's chunk c feeds stage 0's chunk c + 1), or V-shaped for
+// ZBVPP. Micro-batch ids restart per chunk; types carry the chunk
+// (forward1, backward_b0). The pieces of an overlapped job (`forward(chunk0)`,
+// `forward(chunk1)`) are one job here: the piece that ends last produces, the
+// piece that starts first consumes.
+//
+// Jobs without a micro_batch_id cannot be matched and get no edge; they are
+// counted. The stages' order is the ranks' order unless --pp-degree (or the
+// job order, see schedule.h's infer_pipeline_shape) says there are replicas.
+//
+// A dependency is contradicted when its consumer starts before its producer
+// ends. That is never hidden: check_dependencies() marks it, and
+// report_dependencies() counts it as a diagnostic.
+//
+// Everything here is a pure function of the Timeline, deterministic and
+// independent of the thread count.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "passes/schedule.h"
+#include "model/timeline.h"
+
+namespace ppt {
+
+enum class DependencyKind : uint8_t { kForward, kBackward };
+
+// "forward" / "backward"
+const char* dependency_kind_name(DependencyKind kind);
+
+// A job by position: Timeline::tracks[track].jobs[job]. Stable across the
+// clock alignment, which shifts whole tracks and never reorders jobs.
+struct JobRef {
+  uint32_t track = 0;
+  uint32_t job = 0;
+  bool operator==(const JobRef&) const = default;
+};
+
+struct Dependency {
+  JobRef producer;
+  JobRef consumer;
+  DependencyKind kind = DependencyKind::kForward;
+  bool contradicted = false;  // consumer.start < producer.end, as of the last check
+};
+
+struct DependencyOptions {
+  int32_t pp_degree = 0;  // P; 0: inferred from the job order (schedule.h), else all ranks
+  unsigned threads = 0;   // tracks searched in parallel (0: one per core); the result does not depend on it
+};
+
+struct Dependencies {
+  std::vector<Dependency> edges;  // by (consumer track, consumer job): tracks in (run, rank) order
+  int32_t pp_degree = 1;          // P used
+  std::string pp_degree_source;   // "--pp-degree", "job order", "start times", "all ranks", ...
+  ScheduleKind schedule = ScheduleKind::kUnknown;
+  int32_t chunks = 1;             // V (model chunks per stage)
+  uint64_t jobs_without_micro_batch = 0;  // forward/backward jobs that could not be matched
+  uint64_t contradicted = 0;      // edges with `contradicted` set
+
+  size_t count(DependencyKind kind) const;
+};
+
+// Finds every dependency of every run. `options.pp_degree` must have passed
+// check_pp_degree() (pipeline_stage.h) when given.
+Dependencies find_dependencies(const Timeline& timeline, const DependencyOptions& options = {});
+
+// Consumer start minus producer end, in the timeline's current times
+// (negative: contradicted).
+int64_t dependency_slack_ns(const Timeline& timeline, const Dependency& edge);
+
+// Recomputes every edge's `contradicted` flag and the count from the current
+// times; returns the count. `threads`: 0 for one per core.
+uint64_t check_dependencies(const Timeline& timeline, Dependencies& deps, unsigned threads = 0);
+
+// Records what the user should know as diagnostics: jobs left without arrows
+// for lack of a micro_batch_id, and every contradicted dependency (the first
+// few with `path:line` of the consumer and of the producer).
+void report_dependencies(Timeline& timeline, const Dependencies& deps);
+
+// "rank 5 forward1 micro-batch 3 (step 2)"
+std::string describe_job(const Timeline& timeline, JobRef job);
+
+// The edges that touch each job, for writers (flow ids) and path walks.
+class DependencyIndex {
+ public:
+  DependencyIndex(const Timeline& timeline, const Dependencies& deps);
+  // Indices into Dependencies::edges, ascending.
+  std::span<const uint32_t> incoming(JobRef job) const { return slice(in_, job); }
+  std::span<const uint32_t> outgoing(JobRef job) const { return slice(out_, job); }
+
+ private:
+  struct Csr {
+    std::vector<uint32_t> offsets;  // per job (flattened over tracks), plus one
+    std::vector<uint32_t> edges;
+  };
+  std::span<const uint32_t> slice(const Csr& csr, JobRef job) const {
+    size_t k = track_base_[job.track] + job.job;
+    return {csr.edges.data() + csr.offsets[k], csr.offsets[k + 1] - csr.offsets[k]};
+  }
+  std::vector<size_t> track_base_;
+  Csr in_;
+  Csr out_;
+};
+
+}  // namespace ppt

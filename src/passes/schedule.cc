@@ -1,0 +1,474 @@
+#include "passes/schedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "util/parallel.h"
+#include "passes/pipeline_stage.h"
+
+namespace ppt {
+
+std::string_view schedule_name(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kNoPipeline: return "none";
+    case ScheduleKind::kFThenB: return "FThenB";
+    case ScheduleKind::k1F1B: return "1F1B";
+    case ScheduleKind::kEager1F1B: return "Eager1F1B";
+    case ScheduleKind::kVPP: return "VPP";
+    case ScheduleKind::kZBH1: return "ZBH1";
+    case ScheduleKind::kZBVPP: return "ZBVPP";
+    case ScheduleKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+std::optional<ScheduleKind> schedule_from_name(std::string_view name) {
+  for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB,
+                         ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
+                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+    if (schedule_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
+  std::vector<JobClass> out;
+  out.reserve(types.size());
+  for (const std::string& t : types) {
+    TypeParts p = split_type(t);
+    JobClass c;
+    c.piece = t.find('(') != std::string::npos;
+    c.chunk = c.piece ? -1 : p.chunk;
+    if (p.base == "forward") {
+      c.role = JobRole::kForward;
+    } else if (p.base == "backward") {
+      if (p.suffix.rfind('w', 0) == 0) {
+        c.role = JobRole::kBackwardWeight;
+        c.split = true;
+      } else {
+        c.role = JobRole::kBackward;
+        c.split = p.suffix == "b";
+      }
+    } else {
+      c.no_pipeline = p.base == "default";
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (v >> (8 * i)) & 0xff;
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+uint64_t order_hash(const std::vector<OrderItem>& order) {
+  uint64_t h = kFnvOffset;
+  for (const OrderItem& it : order) h = mix(h, (uint64_t{it.type} << 32) ^ static_cast<uint32_t>(it.micro_batch));
+  return h;
+}
+
+bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
+  return type < classes.size() && classes[type].role != JobRole::kOther;
+}
+
+}  // namespace
+
+std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
+  struct Candidate {
+    uint64_t hash;
+    uint32_t count;
+    std::vector<OrderItem> order;
+  };
+  // The distinct step orders of a set of steps, in order of first appearance.
+  struct Candidates {
+    std::vector<Candidate> candidates;
+    std::unordered_multimap<uint64_t, size_t> by_hash;  // into candidates
+    uint32_t steps = 0;
+    void add(uint64_t h, uint32_t count, const std::vector<OrderItem>& order) {
+      for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
+        Candidate& c = candidates[it->second];
+        if (c.order == order) {
+          c.count += count;
+          return;
+        }
+      }
+      by_hash.emplace(h, candidates.size());
+      candidates.push_back({h, count, order});
+    }
+  };
+  // Each track's orders on their own (in parallel), then merged by rank in
+  // track order, which keeps the order of first appearance.
+  std::vector<Candidates> of_track(tl.tracks.size());
+  parallel_for(tl.tracks.size(), threads, [&](size_t ti) {
+    const Track& t = tl.tracks[ti];
+    Candidates& tc = of_track[ti];
+    std::vector<uint32_t> idx(t.jobs.size());
+    std::iota(idx.begin(), idx.end(), 0u);
+    auto by_step_line = [&](uint32_t a, uint32_t b) {
+      const Job& x = t.jobs[a];
+      const Job& y = t.jobs[b];
+      return x.step != y.step ? x.step < y.step : x.line < y.line;
+    };
+    // Jobs in start order are mostly in (step, line) order already.
+    if (!std::is_sorted(idx.begin(), idx.end(), by_step_line)) std::stable_sort(idx.begin(), idx.end(), by_step_line);
+    std::vector<OrderItem> order;
+    for (size_t i = 0; i < idx.size();) {
+      int32_t step = t.jobs[idx[i]].step;
+      order.clear();
+      size_t k = i;
+      for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
+        const Job& j = t.jobs[idx[k]];
+        order.push_back({j.type, j.micro_batch});
+      }
+      i = k;
+      if (step < 0) continue;
+      ++tc.steps;
+      tc.add(order_hash(order), 1, order);
+    }
+  });
+  std::map<int32_t, Candidates> by_rank;
+  for (const Run& run : tl.runs) {
+    for (uint32_t ti : run.tracks) {
+      Candidates& pr = by_rank[tl.tracks[ti].rank];
+      pr.steps += of_track[ti].steps;
+      for (const Candidate& c : of_track[ti].candidates) pr.add(c.hash, c.count, c.order);
+      of_track[ti] = Candidates();
+    }
+  }
+  std::vector<RankOrder> out;
+  out.reserve(by_rank.size());
+  for (auto& [rank, pr] : by_rank) {
+    RankOrder ro;
+    ro.rank = rank;
+    ro.steps = pr.steps;
+    const Candidate* best = nullptr;
+    for (const Candidate& c : pr.candidates) {
+      if (!best || c.count > best->count) best = &c;
+    }
+    if (best) {
+      ro.order = best->order;
+      ro.steps_like_order = best->count;
+    }
+    out.push_back(std::move(ro));
+  }
+  return out;
+}
+
+std::string order_item_text(const Timeline& tl, const OrderItem& item) {
+  std::string_view type = item.type < tl.types.size() ? std::string_view(tl.types[item.type]) : "?";
+  if (item.micro_batch < 0) return std::string(type);
+  return fmt::format("{}:{}", type, item.micro_batch);
+}
+
+PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrder>& orders,
+                                   const std::vector<JobClass>& classes, int32_t pp_degree_option) {
+  // Ranks are the whole run's (log_layout.h): with a subset loaded (--devices)
+  // P and the stages are still those of the run, never of a smaller pipeline.
+  const int32_t world = std::max<int32_t>(tl.rank_count(), static_cast<int32_t>(orders.size()));
+  const int32_t loaded = static_cast<int32_t>(orders.size());
+  if (pp_degree_option > 0) {
+    return {pp_degree_option, std::max(1, world / pp_degree_option), "--pp-degree"};
+  }
+  if (world <= 1) return {1, 1, "all ranks"};
+  if (loaded <= 1) return {world, 1, "all ranks"};
+  bool any_compute = false;
+  for (const RankOrder& ro : orders) {
+    for (const OrderItem& it : ro.order) any_compute = any_compute || is_compute(classes, it.type);
+  }
+  if (!any_compute) return {1, world, "no pipeline"};
+
+  // The plans repeat with period P over rank = replica*P + stage: the
+  // smallest P that divides the run's ranks such that the loaded ranks of each
+  // stage have the same plan. Each stage seen must be seen on two ranks at
+  // least, or nothing supports the period (always so when every rank is
+  // loaded; a subset with one rank per stage falls back to all ranks).
+  std::vector<uint64_t> sig(loaded);
+  for (int32_t i = 0; i < loaded; ++i) sig[i] = order_hash(orders[i].order);
+  int32_t period = world;
+  std::vector<int32_t> first_of(world, -1), seen(world, 0);
+  for (int32_t p = 1; p < world; ++p) {
+    if (world % p != 0) continue;
+    std::fill(first_of.begin(), first_of.begin() + p, -1);
+    std::fill(seen.begin(), seen.begin() + p, 0);
+    bool periodic = true;
+    for (int32_t i = 0; i < loaded && periodic; ++i) {
+      int32_t s = pipeline_stage(orders[i].rank, p);
+      if (s < 0 || s >= p) {
+        periodic = false;
+        break;
+      }
+      ++seen[s];
+      if (first_of[s] < 0) {
+        first_of[s] = i;
+        continue;
+      }
+      int32_t f = first_of[s];
+      periodic = sig[i] == sig[f] && orders[i].order == orders[f].order;
+    }
+    for (int32_t s = 0; s < p && periodic; ++s) periodic = seen[s] != 1;
+    if (periodic) {
+      period = p;
+      break;
+    }
+  }
+  if (period > 1) {
+    // A subset without a period shown is taken as one pipeline of the run's ranks.
+    return {period, world / period, period == world && loaded != world ? "all ranks" : "job order"};
+  }
+
+  // Every rank has the same plan (FThenB, or one micro-batch): the ranks that
+  // start the first complete step together (within half the median length of
+  // a rank's first job) are the first stages of the replicas. Needs every
+  // rank of the run.
+  const int32_t n = world;
+  if (loaded != world) return {n, 1, "all ranks"};
+  for (const Run& run : tl.runs) {
+    for (const StepSpan& span : run.steps) {
+      if (span.ranks != run.tracks.size() || run.tracks.size() != static_cast<size_t>(n)) continue;
+      std::vector<int64_t> first_start(n, INT64_MAX), first_len(n, 0);
+      for (int32_t pos = 0; pos < n; ++pos) {
+        const Track& t = tl.tracks[run.tracks[pos]];
+        for (const Job& j : t.jobs) {
+          if (j.step == span.number && j.start_ns < first_start[pos]) {
+            first_start[pos] = j.start_ns;
+            first_len[pos] = j.end_ns - j.start_ns;
+          }
+        }
+      }
+      int64_t t0 = *std::min_element(first_start.begin(), first_start.end());
+      std::vector<int64_t> lens = first_len;
+      std::nth_element(lens.begin(), lens.begin() + n / 2, lens.end());
+      int64_t tolerance = lens[n / 2] / 2;
+      int32_t together = 0;
+      for (int32_t pos = 0; pos < n; ++pos) together += first_start[pos] - t0 <= tolerance ? 1 : 0;
+      if (together > 1 && n % together == 0) {
+        int32_t p = n / together;
+        bool staged = true;
+        for (int32_t pos = 0; pos < n && staged; ++pos) {
+          staged = (first_start[pos] - t0 <= tolerance) == (pos % p == 0);
+        }
+        if (staged) return {p, together, "start times"};
+      }
+      return {n, 1, "all ranks"};
+    }
+  }
+  return {n, 1, "all ranks"};
+}
+
+double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, std::string* formula) {
+  auto set = [&](std::string text, double value) {
+    if (formula) *formula = std::move(text);
+    return value;
+  };
+  if (kind == ScheduleKind::kNoPipeline) return set("0 (no pipeline)", 0.0);
+  if (p <= 0 || m <= 0) return set("", -1.0);
+  double pm1 = p - 1;
+  switch (kind) {
+    case ScheduleKind::kFThenB:
+    case ScheduleKind::k1F1B:
+    case ScheduleKind::kEager1F1B:
+      return set("(P-1)/(M+P-1)", pm1 / (m + pm1));
+    case ScheduleKind::kVPP:
+      return set("(P-1)/(V*M+P-1)", pm1 / (std::max(v, 1) * double{1} * m + pm1));
+    case ScheduleKind::kZBH1:
+      // Bubble (P-1)(F+B-W) over M(F+B+W) of work, with F = B = W.
+      return set("(P-1)/(3*M+P-1)", pm1 / (3.0 * m + pm1));
+    case ScheduleKind::kZBVPP:
+      // ZB-V's bubble (P-1)(F+B-2W) vanishes with F = B = W.
+      return set("0 (ZB-V with F = B = W)", 0.0);
+    default:
+      return set("", -1.0);
+  }
+}
+
+int32_t virtual_stage(ScheduleKind kind, int32_t p, int32_t stage, int32_t chunk) {
+  if (chunk < 0) return stage;
+  if (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) return chunk * p + (p - 1 - stage);
+  return chunk * p + stage;
+}
+
+namespace {
+
+std::string join_ints(const std::vector<int32_t>& v, size_t max_items = 12) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < max_items; ++i) s += fmt::format("{}{}", i ? ", " : "", v[i]);
+  if (v.size() > max_items) s += ", ...";
+  return s;
+}
+
+}  // namespace
+
+ScheduleInfo recognize_schedule(const Timeline& tl, const std::vector<RankOrder>& orders,
+                                const std::vector<JobClass>& classes, const PipelineShape& shape) {
+  (void)tl;
+  ScheduleInfo info;
+  info.pp_degree = shape.pp_degree;
+  info.pp_degree_source = shape.source;
+  info.replicas = shape.replicas;
+  const int32_t p = std::max(1, shape.pp_degree);
+
+  // Each rank's plan, forward/backward jobs only.
+  struct Plan {
+    int32_t rank;
+    std::vector<OrderItem> items;
+  };
+  std::vector<Plan> plans;
+  bool any_default = false, has_split = false, has_piece = false;
+  std::set<int32_t> chunks;
+  for (const RankOrder& ro : orders) {
+    Plan plan{ro.rank, {}};
+    for (const OrderItem& it : ro.order) {
+      if (it.type >= classes.size()) continue;
+      const JobClass& c = classes[it.type];
+      any_default = any_default || c.no_pipeline;
+      if (c.role == JobRole::kOther) continue;
+      has_split = has_split || c.split;
+      has_piece = has_piece || c.piece;
+      if (c.chunk >= 0) chunks.insert(c.chunk);
+      plan.items.push_back(it);
+    }
+    if (!plan.items.empty()) plans.push_back(std::move(plan));
+  }
+  if (plans.empty()) {
+    info.kind = any_default ? ScheduleKind::kNoPipeline : ScheduleKind::kUnknown;
+    info.evidence = any_default ? "only `default` jobs: no pipeline parallelism"
+                                : "no forward or backward jobs to recognise a schedule from";
+    info.ideal_bubble_ratio = ideal_bubble_ratio(info.kind, p, 0, 1, &info.ideal_formula);
+    return info;
+  }
+  info.chunks = chunks.size() > 1 ? static_cast<int32_t>(chunks.size()) : 1;
+
+  // M: the distinct micro-batches a rank runs forwards for (ids restart per
+  // chunk); the most common value over the ranks.
+  std::map<int32_t, int32_t> m_votes;
+  for (const Plan& plan : plans) {
+    std::set<int32_t> mbs;
+    int32_t forwards = 0;
+    for (const OrderItem& it : plan.items) {
+      if (classes[it.type].role != JobRole::kForward) continue;
+      ++forwards;
+      if (it.micro_batch >= 0) mbs.insert(it.micro_batch);
+    }
+    int32_t m = !mbs.empty() ? static_cast<int32_t>(mbs.size()) : forwards / info.chunks;
+    ++m_votes[m];
+  }
+  int32_t m = 0, best = 0;
+  for (auto [value, votes] : m_votes) {
+    if (votes >= best) {
+      best = votes;
+      m = value;
+    }
+  }
+  info.micro_batches = m;
+
+  auto finish = [&](ScheduleKind kind, std::string variant, std::string evidence) {
+    info.kind = kind;
+    info.variant = std::move(variant);
+    info.evidence = std::move(evidence);
+    info.ideal_bubble_ratio = ideal_bubble_ratio(kind, p, m, info.chunks, &info.ideal_formula);
+    return info;
+  };
+
+  if (has_split && info.chunks > 1) {
+    // V shape: on the last stage, chunk 1 of a micro-batch follows chunk 0 at once.
+    bool v_shape = false;
+    for (const Plan& plan : plans) {
+      if (pipeline_stage(plan.rank, p) != p - 1) continue;
+      int32_t chunk0_before = 0;
+      for (const OrderItem& it : plan.items) {
+        const JobClass& c = classes[it.type];
+        if (c.role != JobRole::kForward) continue;
+        if (c.chunk == 1) break;
+        if (c.chunk == 0) ++chunk0_before;
+      }
+      v_shape = v_shape || (chunk0_before == 1 && p > 1);
+    }
+    if (v_shape) {
+      return finish(ScheduleKind::kZBVPP, "",
+                    fmt::format("backward split into backward_b/backward_w over {} chunks; the last stage runs "
+                                "chunk 1 of a micro-batch right after its chunk 0 (V shape)",
+                                info.chunks));
+    }
+    return finish(ScheduleKind::kVPP, "split backward",
+                  fmt::format("forward/backward types over {} model chunks, backward split into "
+                              "backward_b/backward_w, chunks interleaved in groups",
+                              info.chunks));
+  }
+  if (has_split) {
+    return finish(ScheduleKind::kZBH1, "", "backward split into backward_b/backward_w, one model chunk");
+  }
+  if (has_piece) {
+    return finish(ScheduleKind::k1F1B, "backward/forward overlap",
+                  "types like forward(chunk0): 1F1B with the steady phase's backward and forward overlapped");
+  }
+  if (info.chunks > 1) {
+    return finish(ScheduleKind::kVPP, "",
+                  fmt::format("forward/backward types over {} model chunks, interleaved", info.chunks));
+  }
+
+  // One chunk, whole backwards: the number of warm-up forwards per stage.
+  std::vector<int32_t> warmup_of_stage(p, -1);
+  bool fthenb = true, one_f1b = true, eager = true, consistent = true;
+  for (const Plan& plan : plans) {
+    int32_t forwards = 0, warmup = -1;
+    for (const OrderItem& it : plan.items) {
+      JobRole r = classes[it.type].role;
+      if (r == JobRole::kBackward && warmup < 0) warmup = forwards;
+      if (r == JobRole::kForward) ++forwards;
+    }
+    if (warmup < 0) warmup = forwards;
+    int32_t s = pipeline_stage(plan.rank, p);
+    if (warmup_of_stage[s] < 0) warmup_of_stage[s] = warmup;
+    consistent = consistent && warmup_of_stage[s] == warmup;
+    fthenb = fthenb && warmup == forwards;
+    one_f1b = one_f1b && warmup == std::min(p - s, forwards);
+    eager = eager && warmup == std::min(2 * (p - s) - 1, forwards);
+  }
+  std::vector<int32_t> want_1f1b, want_eager;
+  for (int32_t s = 0; s < p; ++s) {
+    want_1f1b.push_back(std::min(p - s, m));
+    want_eager.push_back(std::min(2 * (p - s) - 1, m));
+  }
+  // A stage none of whose ranks was loaded (--devices) shows as "-".
+  std::string seen;
+  for (size_t i = 0; i < warmup_of_stage.size() && i < 12; ++i) {
+    seen += i ? ", " : "";
+    seen += warmup_of_stage[i] < 0 ? std::string("-") : std::to_string(warmup_of_stage[i]);
+  }
+  if (warmup_of_stage.size() > 12) seen += ", ...";
+  if (fthenb) {
+    return finish(ScheduleKind::kFThenB, "",
+                  fmt::format("every rank runs all {} forwards before its first backward", m));
+  }
+  if (one_f1b) {
+    return finish(ScheduleKind::k1F1B, "",
+                  fmt::format("stage s runs min(P-s, M) forwards before its first backward: {}", seen));
+  }
+  if (eager) {
+    return finish(ScheduleKind::kEager1F1B, "",
+                  fmt::format("stage s runs min(2(P-s)-1, M) forwards before its first backward: {}", seen));
+  }
+  info.kind = ScheduleKind::kUnknown;
+  info.evidence = fmt::format(
+      "warm-up forwards per stage ({}) match neither 1F1B ({}) nor Eager1F1B ({}) with P={} ({}){}", seen,
+      join_ints(want_1f1b), join_ints(want_eager), p, shape.source,
+      consistent ? "" : "; replicas of a stage disagree");
+  info.ideal_bubble_ratio = -1;
+  return info;
+}
+
+}  // namespace ppt

@@ -1,0 +1,360 @@
+#include "passes/steps.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ppt {
+
+StepSplitter::StepSplitter(const std::vector<std::string>& types) {
+  is_optimizer_.reserve(types.size());
+  for (const std::string& t : types) {
+    is_optimizer_.push_back(split_type(t).base == "optimizer" ? 1 : 0);
+  }
+}
+
+void StepSplitter::reset() {
+  clear_seen();
+  first_ = true;
+  after_optimizer_ = false;
+}
+
+bool StepSplitter::seen(uint32_t type, int64_t micro_batch, uint64_t key) const {
+  if (micro_batch >= 0 && micro_batch < kDirectIds) {
+    return type < stamps_.size() && static_cast<size_t>(micro_batch) < stamps_[type].size() &&
+           stamps_[type][micro_batch] == generation_;
+  }
+  return seen_.count(key) > 0;
+}
+
+void StepSplitter::mark(uint32_t type, int64_t micro_batch, uint64_t key) {
+  if (micro_batch >= 0 && micro_batch < kDirectIds) {
+    if (type >= stamps_.size()) stamps_.resize(type + 1);
+    std::vector<uint32_t>& v = stamps_[type];
+    if (static_cast<size_t>(micro_batch) >= v.size()) v.resize(micro_batch + 1, 0);
+    v[micro_batch] = generation_;
+  } else {
+    seen_.insert(key);
+  }
+}
+
+void StepSplitter::clear_seen() {
+  if (++generation_ == 0) {  // wrapped: old stamps could match again
+    for (auto& v : stamps_) std::fill(v.begin(), v.end(), 0);
+    generation_ = 1;
+  }
+  if (!seen_.empty()) seen_.clear();
+}
+
+bool StepSplitter::starts_new_step(const Job& job) {
+  bool optimizer = job.type < is_optimizer_.size() && is_optimizer_[job.type];
+  int64_t mb = job.micro_batch;
+  int64_t id = mb >= 0 ? mb : (int64_t{1} << 33) + job.job_id;
+  uint64_t key = (static_cast<uint64_t>(job.type) << 40) ^ static_cast<uint64_t>(id);
+  bool fresh = first_ || (after_optimizer_ && !optimizer) || seen(job.type, mb, key);
+  if (fresh) clear_seen();
+  first_ = false;
+  mark(job.type, mb, key);
+  after_optimizer_ = optimizer;
+  return fresh;
+}
+
+void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types) {
+  StepSplitter splitter(types);
+  int32_t step = -1;
+  for (Job& j : jobs) {
+    if (splitter.starts_new_step(j)) ++step;
+    j.step = step;
+  }
+}
+
+namespace {
+
+struct LocalStep {
+  int64_t start = std::numeric_limits<int64_t>::max();
+  int64_t end = std::numeric_limits<int64_t>::min();
+};
+
+// One rank-local step: its span and where it belongs.
+struct Entry {
+  int64_t start, end;
+  uint32_t track_pos;  // position in run.tracks
+  int32_t local;
+};
+
+bool by_start(const Entry& a, const Entry& b) {
+  return a.start != b.start ? a.start < b.start : a.track_pos != b.track_pos ? a.track_pos < b.track_pos : a.local < b.local;
+}
+
+// Greedy clustering of entries sorted by start: ranks work on one step at a
+// time and every rank's step overlaps the others' (stage 0 feeds them and
+// finishes last), so a step that begins after everything in the current
+// cluster ended, or on a rank already in the cluster, begins the next step.
+// Calls emit(entry, cluster) in order; returns the number of clusters.
+template <typename Emit>
+int32_t cluster_by_time(const std::vector<Entry>& sorted, size_t tracks, Emit emit) {
+  int32_t cluster = -1;
+  int64_t cluster_end = 0;
+  std::vector<int32_t> last_cluster_of_track(tracks, -1);
+  for (const Entry& e : sorted) {
+    bool fresh = cluster < 0 || e.start >= cluster_end || last_cluster_of_track[e.track_pos] == cluster;
+    if (fresh) {
+      ++cluster;
+      cluster_end = e.end;
+    }
+    cluster_end = std::max(cluster_end, e.end);
+    last_cluster_of_track[e.track_pos] = cluster;
+    emit(e, cluster);
+  }
+  return cluster + 1;
+}
+
+// A candidate shift of one machine's step starts onto the reference's.
+struct Fit {
+  int64_t shift = 0;
+  size_t matched = 0;
+  int64_t index_shift = 0;  // reference index minus own index of the first matched step
+};
+
+// How many of `mine` (sorted), shifted by `d`, land within `tol` of a time
+// of `ref` (sorted), each reference step taken at most once. `gaps`, when
+// given, receives ref - mine of every matched pair.
+Fit evaluate_shift(const std::vector<int64_t>& ref, const std::vector<int64_t>& mine, int64_t d, int64_t tol,
+                   std::vector<int64_t>* gaps = nullptr) {
+  Fit f;
+  f.shift = d;
+  bool first = true;
+  size_t k = 0;
+  // In 128 bits: times are anywhere in [0, 2^63) and a shift spans that too.
+  auto distance = [&](size_t k, __int128 x) {
+    __int128 v = static_cast<__int128>(ref[k]) - x;
+    return v < 0 ? -v : v;
+  };
+  for (size_t i = 0; i < mine.size(); ++i) {
+    __int128 x = static_cast<__int128>(mine[i]) + d;
+    while (k + 1 < ref.size() && distance(k + 1, x) <= distance(k, x)) ++k;
+    if (k < ref.size() && distance(k, x) <= tol) {
+      ++f.matched;
+      if (first) f.index_shift = static_cast<int64_t>(k) - static_cast<int64_t>(i);
+      first = false;
+      if (gaps) gaps->push_back(ref[k] - mine[i]);
+      ++k;  // taken
+      if (k >= ref.size()) break;
+    }
+  }
+  return f;
+}
+
+int64_t median(std::vector<int64_t> v) {
+  if (v.empty()) return std::numeric_limits<int64_t>::max();
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// A machine's steps, clustered on its own clock.
+struct MachineSteps {
+  std::vector<int64_t> starts, ends;
+  // The middle of each step: later stages start a step later than stage 0
+  // and end it earlier, so the middles agree better than the starts do.
+  std::vector<int64_t> middles() const {
+    std::vector<int64_t> out(starts.size());
+    for (size_t i = 0; i < starts.size(); ++i) out[i] = starts[i] + (ends[i] - starts[i]) / 2;
+    return out;
+  }
+  // The median time from one step's start to the next, and of a step's length.
+  int64_t scale() const {
+    std::vector<int64_t> periods, lengths;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      lengths.push_back(ends[i] - starts[i]);
+      if (i > 0) periods.push_back(starts[i] - starts[i - 1]);
+    }
+    return std::min(median(periods), median(lengths));
+  }
+};
+
+// The shift that brings a machine's steps (its own clock) onto the reference
+// machine's: the pairing that matches the most step middles within half a
+// step (length or period, the shorter); ties go to no shift at all, then to
+// the pairing of the first steps, then to the smallest shift. Candidates pair
+// one of the first two steps of either machine with any of the other's first
+// 64. The shift is the median difference of the matched pairs.
+int64_t coarse_shift(const MachineSteps& reference, const MachineSteps& own) {
+  const std::vector<int64_t> ref = reference.middles();
+  const std::vector<int64_t> mine = own.middles();
+  if (ref.empty() || mine.empty()) return 0;
+  int64_t tol = std::max<int64_t>(std::min(reference.scale(), own.scale()) / 2, 1);
+  constexpr size_t kFirst = 2, kAny = 64;
+  std::vector<int64_t> candidates;
+  for (size_t i = 0; i < std::min(kFirst, mine.size()); ++i) {
+    for (size_t j = 0; j < std::min(kAny, ref.size()); ++j) candidates.push_back(ref[j] - mine[i]);
+  }
+  for (size_t j = 0; j < std::min(kFirst, ref.size()); ++j) {
+    for (size_t i = 0; i < std::min(kAny, mine.size()); ++i) candidates.push_back(ref[j] - mine[i]);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  Fit best = evaluate_shift(ref, mine, 0, tol);
+  for (int64_t d : candidates) {
+    Fit f = evaluate_shift(ref, mine, d, tol);
+    if (f.matched < best.matched) continue;
+    if (f.matched == best.matched) {
+      if (best.shift == 0) continue;
+      if (std::llabs(f.index_shift) > std::llabs(best.index_shift)) continue;
+      if (std::llabs(f.index_shift) == std::llabs(best.index_shift) && std::llabs(f.shift) >= std::llabs(best.shift)) {
+        continue;
+      }
+    }
+    best = f;
+  }
+  if (best.shift == 0) return 0;
+  std::vector<int64_t> gaps;
+  evaluate_shift(ref, mine, best.shift, tol, &gaps);
+  return median(gaps);
+}
+
+}  // namespace
+
+void settle_step_spans(std::vector<StepSpan>& steps) {
+  for (size_t i = 1; i < steps.size(); ++i) {
+    StepSpan& s = steps[i];
+    s.start_ns = std::max(s.start_ns, steps[i - 1].end_ns);
+    // A step whose jobs all ended before the previous step's did (clocks that
+    // disagree) becomes an instant where the previous one ends: moving its
+    // start back would overlap the steps on their track.
+    s.end_ns = std::max(s.end_ns, s.start_ns);
+  }
+}
+
+void number_steps(Timeline& timeline, Run& run) {
+  // Each track's local steps, with their spans.
+  std::vector<std::vector<LocalStep>> locals(run.tracks.size());
+  std::vector<Entry> entries;
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    Track& t = timeline.tracks[run.tracks[p]];
+    for (const Job& j : t.jobs) {
+      if (j.step < 0) continue;
+      if (static_cast<size_t>(j.step) >= locals[p].size()) locals[p].resize(j.step + 1);
+      LocalStep& s = locals[p][j.step];
+      s.start = std::min(s.start, j.start_ns);
+      s.end = std::max(s.end, j.end_ns);
+    }
+    for (int32_t k = 0; k < static_cast<int32_t>(locals[p].size()); ++k) {
+      const LocalStep& s = locals[p][k];
+      if (s.end < s.start) continue;  // no job had this index (cannot happen)
+      entries.push_back({s.start, s.end, p, k});
+    }
+  }
+  run.steps.clear();
+  if (entries.empty()) return;
+  std::sort(entries.begin(), entries.end(), by_start);
+
+  // Machines' clocks can be any amount apart (never synchronised: seconds),
+  // while the ranks of one machine share a clock. So the steps are clustered
+  // by time within each machine first; each machine's step starts are then
+  // matched to the reference machine's (the one with the most steps) to find
+  // the shift that lines them up, and all ranks are clustered together on
+  // the shifted times. The shift serves the matching only; the times stay as
+  // logged (clock_align.h moves them, from the dependencies).
+  std::vector<int32_t> machine_of(run.tracks.size());
+  std::vector<int32_t> machines;
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    machine_of[p] = timeline.tracks[run.tracks[p]].machine;
+    machines.push_back(machine_of[p]);
+  }
+  std::sort(machines.begin(), machines.end());
+  machines.erase(std::unique(machines.begin(), machines.end()), machines.end());
+  if (machines.size() > 1) {
+    auto slot = [&](int32_t m) { return std::lower_bound(machines.begin(), machines.end(), m) - machines.begin(); };
+    std::vector<MachineSteps> steps(machines.size());
+    for (size_t mi = 0; mi < machines.size(); ++mi) {
+      std::vector<Entry> own;
+      for (const Entry& e : entries) {
+        if (machine_of[e.track_pos] == machines[mi]) own.push_back(e);
+      }
+      MachineSteps& ms = steps[mi];
+      cluster_by_time(own, run.tracks.size(), [&](const Entry& e, int32_t c) {
+        if (static_cast<size_t>(c) >= ms.starts.size()) {  // sorted: the first entry starts earliest
+          ms.starts.push_back(e.start);
+          ms.ends.push_back(e.end);
+        }
+        ms.ends.back() = std::max(ms.ends.back(), e.end);
+      });
+    }
+    size_t ref = 0;
+    for (size_t mi = 1; mi < machines.size(); ++mi) {
+      if (steps[mi].starts.size() > steps[ref].starts.size()) ref = mi;
+    }
+    std::vector<int64_t> shift(machines.size(), 0);
+    bool any = false;
+    for (size_t mi = 0; mi < machines.size(); ++mi) {
+      if (mi != ref) shift[mi] = coarse_shift(steps[ref], steps[mi]);
+      any = any || shift[mi] != 0;
+    }
+    if (any) {
+      auto shifted = [](int64_t t, int64_t d) {
+        int64_t out;
+        if (__builtin_add_overflow(t, d, &out)) out = d > 0 ? std::numeric_limits<int64_t>::max() : 0;
+        return out;
+      };
+      for (Entry& e : entries) {
+        int64_t d = shift[slot(machine_of[e.track_pos])];
+        e.start = shifted(e.start, d);
+        e.end = shifted(e.end, d);
+      }
+      std::sort(entries.begin(), entries.end(), by_start);
+    }
+  }
+
+  std::vector<std::vector<int32_t>> cluster_of(run.tracks.size());
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) cluster_of[p].assign(locals[p].size(), -1);
+  int32_t clusters = cluster_by_time(entries, run.tracks.size(),
+                                     [&](const Entry& e, int32_t c) { cluster_of[e.track_pos][e.local] = c; });
+  // A rank's steps must keep their order; if clock noise broke that, fall back
+  // to the rank's own order from its first cluster.
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    std::vector<int32_t>& c = cluster_of[p];
+    for (size_t k = 1; k < c.size(); ++k) {
+      if (c[k] >= 0 && c[k - 1] >= 0 && c[k] <= c[k - 1]) c[k] = c[k - 1] + 1;
+    }
+    for (int32_t v : c) clusters = std::max(clusters, v + 1);
+  }
+
+  int32_t base = run.has_marker ? run.marker_start_step : 0;
+  run.steps.assign(clusters, StepSpan{});
+  for (int32_t i = 0; i < clusters; ++i) {
+    run.steps[i].number = base + i;
+    run.steps[i].start_ns = std::numeric_limits<int64_t>::max();
+    run.steps[i].end_ns = std::numeric_limits<int64_t>::min();
+  }
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    Track& t = timeline.tracks[run.tracks[p]];
+    std::vector<uint8_t> present(clusters, 0);
+    for (Job& j : t.jobs) {
+      if (j.step < 0) continue;
+      int32_t c = cluster_of[p][j.step];
+      j.step = base + c;
+      StepSpan& s = run.steps[c];
+      s.start_ns = std::min(s.start_ns, j.start_ns);
+      s.end_ns = std::max(s.end_ns, j.end_ns);
+      present[c] = 1;
+    }
+    for (int32_t c = 0; c < clusters; ++c) {
+      run.steps[c].ranks += present[c];
+      if (!present[c] && !t.jobs.empty()) {
+        timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
+                                 "rank " + std::to_string(t.rank) + " has no job in step " +
+                                     std::to_string(base + c));
+      }
+    }
+  }
+  // Drop clusters that ended up empty (only possible after the order fix-up)
+  // and never let a step start before the previous one ended.
+  std::vector<StepSpan> kept;
+  kept.reserve(run.steps.size());
+  for (const StepSpan& s : run.steps) {
+    if (s.ranks > 0) kept.push_back(s);
+  }
+  settle_step_spans(kept);
+  run.steps = std::move(kept);
+}
+
+}  // namespace ppt

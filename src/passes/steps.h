@@ -1,0 +1,71 @@
+// Splitting a rank's job stream into steps, and numbering steps across ranks.
+//
+// Within one rank, Paddle prints every job of a step together, in the plan's
+// job order. A step therefore begins
+//  - after an optimizer job (unless another optimizer job follows), or
+//  - at a job whose (type, micro-batch) was already seen in the current step
+//    (micro-batch ids restart per chunk, but chunked types carry the chunk, so
+//    `forward0`/mb 0 and `forward1`/mb 0 are different keys). Without a
+//    micro_batch_id the job id is used instead.
+// This holds for FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP and the
+// overlapping schedules without naming any of them.
+//
+// Across ranks, the same step is recognised by time, not by counting, so a
+// rank that lacks a step does not shift the others: each rank's steps are
+// clustered by time (all ranks work on one step at a time). Only ranks of one
+// machine share a clock: each machine's steps are clustered on their own and
+// matched to the other machines' by the shift that lines up the most step
+// middles, so machines whose clocks are seconds apart share step numbers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "model/timeline.h"
+
+namespace ppt {
+
+class StepSplitter {
+ public:
+  // `types` are the job types the jobs' `type` fields index.
+  explicit StepSplitter(const std::vector<std::string>& types);
+
+  // Feeds the next job of the stream; true when it begins a new step (the
+  // first job always does).
+  bool starts_new_step(const Job& job);
+  void reset();
+
+ private:
+  // The (type, micro-batch or job id) keys seen in the current step. Small
+  // micro-batch ids, the common case, are stamped with the step's generation
+  // in a table by type (clearing it is a new generation); other keys go to
+  // the set.
+  static constexpr int64_t kDirectIds = 4096;
+  bool seen(uint32_t type, int64_t micro_batch, uint64_t key) const;
+  void mark(uint32_t type, int64_t micro_batch, uint64_t key);
+  void clear_seen();
+
+  std::vector<uint8_t> is_optimizer_;
+  std::vector<std::vector<uint32_t>> stamps_;  // by type, by micro-batch id
+  uint32_t generation_ = 1;                    // stamps_ entries equal to it are seen
+  std::unordered_set<uint64_t> seen_;
+  bool first_ = true;
+  bool after_optimizer_ = false;
+};
+
+// Sets Job::step of each job to its rank-local step index (0, 1, ...).
+void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types);
+
+// Turns the rank-local step indices of every track of `run` into step numbers
+// shared by all ranks (from the run's schedule marker when it has one), and
+// computes the run's step spans.
+void number_steps(Timeline& timeline, Run& run);
+
+// Makes a run's step spans (sorted by number, each the earliest start to the
+// latest end of its jobs) disjoint: a step starts no earlier than the
+// previous one ended, and ends no earlier than it starts.
+void settle_step_spans(std::vector<StepSpan>& steps);
+
+}  // namespace ppt

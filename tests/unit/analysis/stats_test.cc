@@ -1,0 +1,217 @@
+// Busy, idle and bubble ratios against answers computed by hand.
+#include <catch2/catch.hpp>
+
+#include "analysis/stats.h"
+#include "stats_test_support.h"
+
+namespace ppt {
+namespace {
+
+using testing::HandJob;
+using testing::rank_of;
+
+constexpr int64_t kUs = 1000;
+
+// Two stages, two micro-batches, forward 10 us and backward 20 us, FThenB,
+// each rank ending with a 5 us optimizer; step 1 is step 0 moved by 200 us.
+std::vector<HandJob> two_stage_fthenb() {
+  std::vector<HandJob> one = {
+      {0, "forward", 0, 0, 10},    {0, "forward", 1, 10, 20},  {0, "backward", 0, 50, 70},
+      {0, "backward", 1, 70, 90},  {0, "optimizer", 0, 90, 95}, {1, "forward", 0, 10, 20},
+      {1, "forward", 1, 20, 30},   {1, "backward", 0, 30, 50}, {1, "backward", 1, 50, 70},
+      {1, "optimizer", 0, 70, 75},
+  };
+  std::vector<HandJob> all;
+  for (int step = 0; step < 2; ++step) {
+    for (HandJob j : one) {
+      j.start_us += 200 * step;
+      j.end_us += 200 * step;
+      all.push_back(j);
+    }
+  }
+  return all;
+}
+
+TEST_CASE("bubble ratios of a hand-timed two-stage FThenB run match the hand computation", "[stats]") {
+  testing::TempDir dir;
+  Timeline tl = testing::load_hand_run(dir, "run", two_stage_fthenb());
+  Stats st = compute_stats(tl);
+
+  // Each step spans from rank 0's first forward (0) to its optimizer's end (95).
+  REQUIRE(st.steps.size() == 2);
+  CHECK(st.steps[0].time_ns() == 95 * kUs);
+  CHECK(st.steps[1].time_ns() == 95 * kUs);
+  CHECK(st.steps[1].start_ns - st.steps[0].start_ns == 200 * kUs);
+  CHECK(st.step_time.mean_ns == Approx(95.0 * kUs));
+
+  // Rank 0: 20 us of forwards, 40 of backwards, 5 of optimizer; the 30 us
+  // between its last forward (20) and first backward (50) are a gap.
+  const RankStats& r0 = rank_of(st, 0);
+  CHECK(r0.steps == 2);
+  CHECK(r0.span_ns == 2 * 95 * kUs);
+  CHECK(r0.busy_ns == 2 * 65 * kUs);
+  CHECK(r0.idle_ns == 2 * 30 * kUs);
+  CHECK(r0.warmup_ns == 0);
+  CHECK(r0.gaps_ns == 2 * 30 * kUs);
+  CHECK(r0.cooldown_ns == 0);
+  CHECK(r0.bubble_ratio == Approx(30.0 / 95.0));
+
+  // Rank 1 waits 10 us for its first forward and 20 us after its optimizer
+  // (75) for rank 0 to finish (95), and never in between.
+  const RankStats& r1 = rank_of(st, 1);
+  CHECK(r1.busy_ns == 2 * 65 * kUs);
+  CHECK(r1.warmup_ns == 2 * 10 * kUs);
+  CHECK(r1.cooldown_ns == 2 * 20 * kUs);
+  CHECK(r1.gaps_ns == 0);
+  CHECK(r1.bubble_ratio == Approx(30.0 / 95.0));
+
+  CHECK(st.bubble_ratio == Approx(30.0 / 95.0));
+  CHECK(st.steps[0].bubble_ratio == Approx(60.0 / 190.0));
+
+  // The same plan on both ranks: FThenB over all ranks, with its ideal
+  // (P-1)/(M+P-1) = 1/3.
+  CHECK(st.schedule.kind == ScheduleKind::kFThenB);
+  CHECK(st.schedule.pp_degree == 2);
+  CHECK(st.schedule.micro_batches == 2);
+  CHECK(st.schedule.ideal_bubble_ratio == Approx(1.0 / 3.0));
+
+  // Job types over both ranks and steps.
+  REQUIRE(st.types.size() == 3);
+  CHECK(st.types[0].type == "backward");
+  CHECK(st.types[0].count == 8);
+  CHECK(st.types[0].mean_ns == Approx(20.0 * kUs));
+  CHECK(st.types[1].type == "forward");
+  CHECK(st.types[1].p95_ns == 10 * kUs);
+  CHECK(st.types[2].type == "optimizer");
+  CHECK(st.types[2].max_ns == 5 * kUs);
+}
+
+TEST_CASE("overlapping jobs count once in busy time", "[stats]") {
+  testing::TempDir dir;
+  // One rank: two forwards that overlap by 5 us, a backward after a 5 us gap.
+  Timeline tl = testing::load_hand_run(dir, "run",
+                                       {{0, "forward", 0, 0, 10}, {0, "forward", 1, 5, 15}, {0, "backward", 0, 20, 30}});
+  REQUIRE(tl.tracks.size() == 1);
+  REQUIRE(tl.tracks[0].lanes == 2);  // the overlap is really there
+  Stats st = compute_stats(tl);
+  const RankStats& r = rank_of(st, 0);
+  CHECK(r.span_ns == 30 * kUs);
+  CHECK(r.busy_ns == 25 * kUs);  // [0, 15) and [20, 30), not 10 + 10 + 10
+  CHECK(r.idle_ns == 5 * kUs);
+  CHECK(r.gaps_ns == 5 * kUs);
+  CHECK(r.bubble_ratio == Approx(5.0 / 30.0));
+}
+
+TEST_CASE("a job inside another adds nothing to busy time", "[stats]") {
+  testing::TempDir dir;
+  Timeline tl = testing::load_hand_run(dir, "run",
+                                       {{0, "forward", 0, 0, 20}, {0, "forward", 1, 5, 10}, {0, "backward", 0, 30, 40}});
+  Stats st = compute_stats(tl);
+  const RankStats& r = rank_of(st, 0);
+  CHECK(r.busy_ns == 30 * kUs);
+  CHECK(r.idle_ns == 10 * kUs);
+}
+
+TEST_CASE("union_length merges, clips and skips empty intervals", "[stats]") {
+  using V = std::vector<std::pair<int64_t, int64_t>>;
+  struct Case {
+    V intervals;
+    int64_t lo, hi, want;
+  };
+  const std::vector<Case> cases = {
+      {{}, 0, 10, 0},
+      {{{0, 10}}, 0, 10, 10},
+      {{{0, 10}, {5, 15}}, 0, 100, 15},
+      {{{0, 10}, {5, 15}}, 3, 12, 9},
+      {{{0, 5}, {5, 10}}, 0, 100, 10},                 // touching
+      {{{0, 10}, {2, 3}, {4, 12}}, 0, 100, 12},        // nested, then extended
+      {{{0, 2}, {4, 6}}, 1, 5, 2},                     // clipped at both ends
+      {{{0, 2}, {4, 6}}, 2, 4, 0},                     // only the hole
+      {{{5, 5}, {7, 6}}, 0, 10, 0},                    // empty and reversed
+      {{{-10, -5}, {0, 3}}, -8, 1, 4},
+  };
+  for (const Case& c : cases) {
+    INFO("lo " << c.lo << " hi " << c.hi << " n " << c.intervals.size());
+    CHECK(union_length(c.intervals, c.lo, c.hi) == c.want);
+  }
+}
+
+TEST_CASE("percentiles are nearest-rank", "[stats]") {
+  std::vector<int64_t> v;
+  for (int i = 20; i >= 1; --i) v.push_back(i);
+  CHECK(percentile(v, 0.5) == 10);
+  CHECK(percentile(v, 0.95) == 19);
+  CHECK(percentile(v, 1.0) == 20);
+  CHECK(percentile(v, 0.01) == 1);
+  std::vector<int64_t> one = {7};
+  CHECK(percentile(one, 0.95) == 7);
+  std::vector<int64_t> none;
+  CHECK(percentile(none, 0.5) == 0);
+}
+
+TEST_CASE("a simulated 1F1B run with equal stage times has the textbook bubble plus the optimizer", "[stats]") {
+  testing::TempDir dir;
+  // P=4, M=8, forward 1 ms, backward 2 ms, optimizer 0.5 ms, no jitter or latency.
+  std::string logs = testing::generate_logs(
+      dir, "eq", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2 --jitter 0 --comm-us 0 --seed 3");
+  Stats st = compute_stats(testing::load_dir(logs));
+  const int p = 4, m = 8;
+  const double f = 1.0, b = 2.0, opt = 0.5;
+  // Stage 0's last backward ends after (M+P-1)(F+B); its optimizer follows.
+  double step_ms = (m + p - 1) * (f + b) + opt;
+  double busy_ms = m * (f + b) + opt;
+  REQUIRE(st.steps.size() == 2);
+  for (const StepStats& s : st.steps) CHECK(s.time_ns() == static_cast<int64_t>(step_ms * 1e6));
+  for (const RankStats& r : st.ranks) {
+    INFO("rank " << r.rank);
+    CHECK(r.busy_ns == static_cast<int64_t>(2 * busy_ms * 1e6));
+    CHECK(r.bubble_ratio == Approx((step_ms - busy_ms) / step_ms));
+    // Stage s waits s forwards before it starts and 2s ms of backwards at the end.
+    CHECK(r.warmup_ns == static_cast<int64_t>(2 * r.stage * f * 1e6));
+    CHECK(r.cooldown_ns == static_cast<int64_t>(2 * r.stage * b * 1e6));
+    CHECK(r.warmup_ns + r.gaps_ns + r.cooldown_ns == r.idle_ns);
+  }
+  CHECK(st.schedule.kind == ScheduleKind::k1F1B);
+  CHECK(st.schedule.ideal_bubble_ratio == Approx(double(p - 1) / (m + p - 1)));
+  CHECK(st.bubble_ratio == Approx((p - 1) * (f + b) / step_ms));
+}
+
+TEST_CASE("idle time splits exactly into warm-up, gaps and cool-down on a noisy run", "[stats]") {
+  testing::TempDir dir;
+  std::string logs = testing::generate_logs(
+      dir, "noisy", "--schedule vpp --stages 4 --dp 2 --micro-batches 8 --steps 3 --jitter 0.2 --seed 7");
+  Stats st = compute_stats(testing::load_dir(logs));
+  REQUIRE(st.ranks.size() == 8);
+  int64_t idle = 0, span = 0;
+  for (const RankStats& r : st.ranks) {
+    INFO("rank " << r.rank);
+    CHECK(r.busy_ns + r.idle_ns == r.span_ns);
+    CHECK(r.warmup_ns + r.gaps_ns + r.cooldown_ns == r.idle_ns);
+    CHECK(r.warmup_ns >= 0);
+    CHECK(r.gaps_ns >= 0);
+    CHECK(r.cooldown_ns >= 0);
+    CHECK(r.steps == 3);
+    idle += r.idle_ns;
+    span += r.span_ns;
+  }
+  CHECK(st.bubble_ratio == Approx(static_cast<double>(idle) / span));
+  for (const StepStats& s : st.steps) CHECK(s.busy_ns + s.idle_ns == s.time_ns() * s.ranks);
+}
+
+TEST_CASE("a log with thousands of job types is measured per type and rank", "[stats]") {
+  testing::TempDir dir;
+  std::vector<HandJob> jobs;
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 3000; ++k) jobs.push_back({r, "job" + std::to_string(k * 3 + r) + "x", 0, k * 10, k * 10 + 5});
+  }
+  Stats st = compute_stats(testing::load_hand_run(dir, "many", jobs));
+  CHECK(st.types.size() == 9000);
+  for (const RankStats& r : st.ranks) {
+    CHECK(r.types.size() == 3000);
+    CHECK(r.busy_ns == 3000 * 5 * kUs);
+  }
+  CHECK(st.stragglers.empty());
+}
+
+}  // namespace
+}  // namespace ppt

@@ -1,0 +1,252 @@
+// Batch conversion: finding runs in folders and archives, one bad artifact
+// among good ones, the index files, and gzipped logs found by the layout.
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "app/batch.h"
+#include "input/log_layout.h"
+#include "input/timeline_builder.h"
+#include "test_logs.h"
+
+using namespace ppt;
+using ppt::testing::job_line;
+using ppt::testing::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A rank's log: `steps` steps of F B optimizer, 1000 us apart.
+std::string rank_log(int rank, int steps) {
+  std::string log = "I1020 09:15:00.000000  4242 launch.py:1] starting\n";
+  for (int s = 0; s < steps; ++s) {
+    int64_t t = s * 1000 + rank * 10;
+    log += job_line("forward", 0, t, t + 100) + job_line("backward", 0, t + 200, t + 400) +
+           job_line("optimizer", 0, t + 500, t + 520);
+  }
+  return log;
+}
+
+void write_gz(const fs::path& p, const std::string& data) {
+  fs::create_directories(p.parent_path());
+  gzFile f = gzopen(p.c_str(), "wb");
+  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
+  gzclose(f);
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int sh(const std::string& cmd) { return std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()); }
+
+}  // namespace
+
+TEST_CASE("gzipped workerlog files are found by the layout and read", "[batch]") {
+  TempDir t;
+  t.write("logs/workerlog.0", rank_log(0, 2));
+  write_gz(fs::path(t.path()) / "logs/workerlog.1.gz", rank_log(1, 2));
+  LoadResult r = load_timeline({t.path() + "/logs", {}, {}});
+  REQUIRE(r.timeline);
+  REQUIRE(r.timeline->files.size() == 2);
+  CHECK(r.timeline->files[1].path == t.path() + "/logs/workerlog.1.gz");
+  CHECK(r.timeline->job_count() == 12);
+  for (const Track& tr : r.timeline->tracks) CHECK(tr.jobs.size() == 6);
+}
+
+TEST_CASE("log directories are found below a folder, in natural order, without following links", "[batch]") {
+  TempDir t;
+  fs::path root(t.path());
+  t.write("runs/job10/logs/workerlog.0", "x");
+  t.write("runs/job9/logs/workerlog.0", "x");
+  t.write("runs/multi/machine0/workerlog.0", "x");
+  t.write("runs/multi/machine1/workerlog.0", "x");
+  t.write("runs/multi/unrelated/workerlog.0", "x");  // inside a log directory: part of it, not a run
+  t.write("runs/gz/workerlog.3.gz", "x");
+  t.write("runs/notes/readme.txt", "x");
+  t.write("runs/machine_empty/machine0/other.txt", "x");
+  t.write("elsewhere/logs/workerlog.0", "x");
+  fs::create_directory_symlink(root / "elsewhere", root / "runs" / "link");
+  t.write("runs/a/b/c/d/workerlog.0", "x");
+  CHECK(find_log_dirs((root / "runs").string()) ==
+        std::vector<std::string>{"a/b/c/d", "gz", "job9/logs", "job10/logs", "multi"});
+  CHECK(find_log_dirs((root / "runs").string(), 2) == std::vector<std::string>{"gz", "job9/logs", "job10/logs", "multi"});
+  CHECK(find_log_dirs((root / "runs/multi").string()) == std::vector<std::string>{"."});
+  CHECK(find_log_dirs((root / "runs/notes").string()).empty());
+}
+
+TEST_CASE("folders named by IP address are the machines of one run, not runs", "[batch]") {
+  TempDir t;
+  fs::path root(t.path());
+  t.write("runs/ipmulti/10.0.0.2/workerlog.0", "x");
+  t.write("runs/ipmulti/10.0.0.10/workerlog.0", "x");
+  t.write("runs/ipmulti/10.0.0.10/envlog.0", "x");
+  t.write("runs/base/workerlog.0", "x");
+  t.write("runs/node-a/workerlog.0", "x");  // a host name: a run of its own in a batch
+  CHECK(find_log_dirs((root / "runs").string()) == std::vector<std::string>{"base", "ipmulti", "node-a"});
+  CHECK(find_log_dirs((root / "runs/ipmulti").string()) == std::vector<std::string>{"."});
+}
+
+TEST_CASE("run folder names are safe", "[batch]") {
+  struct Row {
+    const char* in;
+    const char* out;
+  };
+  const Row rows[] = {{"nightly-42", "nightly-42"},     {"a/b c", "a_b_c"},         {"../../etc", "etc"},
+                      {".hidden", "hidden"},            {"", "run"},                {"<script>", "script"},
+                      {"x\xC3\xA9y", "x_y"},            {"ok_.", "ok"}};
+  for (const Row& r : rows) CHECK(safe_run_name(r.in) == r.out);
+  CHECK(safe_run_name(std::string(300, 'a')).size() == 96);
+}
+
+TEST_CASE("a batch converts directories, archives and folders of runs; bad artifacts do not stop it", "[batch]") {
+  TempDir t;
+  fs::path in = fs::path(t.path()) / "in";
+  // 1. a log directory
+  t.write("in/plain/workerlog.0", rank_log(0, 3));
+  t.write("in/plain/workerlog.1", rank_log(1, 3));
+  // 2. a .tar.gz of a log directory whose logs are gzipped
+  write_gz(in / "src/logs/workerlog.0.gz", rank_log(0, 2));
+  write_gz(in / "src/logs/workerlog.1.gz", rank_log(1, 2));
+  REQUIRE(sh("cd '" + (in / "src").string() + "' && tar -czf ../ci-123.tar.gz logs") == 0);
+  // 3. a folder holding two runs (one of them across two machines)
+  t.write("in/many/jobA/logs/workerlog.0", rank_log(0, 4));
+  t.write("in/many/jobB/machine0/workerlog.0", rank_log(0, 1));
+  t.write("in/many/jobB/machine1/workerlog.0", rank_log(1, 1));
+  // 4. bad ones: missing, corrupt archive, no logs, logs without job lines, a plain file
+  t.write("in/broken.tar.gz", "\x1f\x8b this is not gzip data at all");
+  t.write("in/empty/readme.txt", "nothing here");
+  t.write("in/quiet/workerlog.0", "I1020 09:15:00.000000  4242 launch.py:1] no profiler here\n");
+  t.write("in/notes.txt", "hello");
+
+  std::vector<std::string> artifacts = {(in / "plain").string(),   (in / "ci-123.tar.gz").string(),
+                                        (in / "many").string(),    (in / "missing").string(),
+                                        (in / "broken.tar.gz").string(), (in / "empty").string(),
+                                        (in / "quiet").string(),   (in / "notes.txt").string()};
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 2;
+  std::vector<std::string> progress;
+  opt.progress = [&](const BatchProgress& p) {
+    progress.push_back(std::to_string(p.done) + "/" + std::to_string(p.total));
+  };
+  BatchResult r = run_batch(artifacts, opt);
+  CHECK(r.error.empty());
+  CHECK(r.any_failed());
+  REQUIRE(r.runs.size() == 9);
+  CHECK(progress.size() == 9);
+  CHECK(progress.back() == "9/9");
+
+  struct Want {
+    const char* name;
+    BatchStatus status;
+    uint32_t steps;
+  };
+  const Want want[] = {
+      {"plain", BatchStatus::kOk, 3},         {"ci-123_logs", BatchStatus::kOk, 2},
+      {"many_jobA_logs", BatchStatus::kOk, 4}, {"many_jobB", BatchStatus::kOk, 1},
+      {"", BatchStatus::kBadArtifact, 0},      {"", BatchStatus::kBadArtifact, 0},
+      {"", BatchStatus::kNoLogs, 0},           {"quiet", BatchStatus::kNoJobs, 0},
+      {"", BatchStatus::kBadArtifact, 0},
+  };
+  for (size_t i = 0; i < r.runs.size(); ++i) {
+    INFO(i << " " << r.runs[i].source << ": " << r.runs[i].error);
+    CHECK(r.runs[i].name == want[i].name);
+    CHECK(r.runs[i].status == want[i].status);
+    CHECK(r.runs[i].steps == want[i].steps);
+    CHECK(r.runs[i].error.empty() == (want[i].status == BatchStatus::kOk));
+  }
+  CHECK(r.runs[1].source == (in / "ci-123.tar.gz").string() + ":logs");
+  CHECK(r.runs[3].ranks == 2);
+  CHECK(r.runs[4].error == (in / "missing").string() + ": no such file or directory");
+  CHECK(r.runs[5].error.rfind((in / "broken.tar.gz").string() + ": ", 0) == 0);
+  CHECK(r.runs[6].error.find("no workerlog.<i> files") != std::string::npos);
+  CHECK(r.runs[8].error.find("neither a directory nor a .tar / .tar.gz archive") != std::string::npos);
+  CHECK(r.runs[0].step_time_us > 0);
+  CHECK(r.runs[0].bubble_ratio > 0);
+  CHECK(r.runs[0].bubble_ratio < 1);
+
+  // Per run: report, picture and traces; for the batch: the index files.
+  fs::path out(opt.out_dir);
+  for (const char* name : {"plain", "ci-123_logs", "many_jobA_logs", "many_jobB"}) {
+    for (const char* file : {"report.html", "timeline.svg", "trace.json", "trace.pftrace"}) {
+      INFO(name << "/" << file);
+      CHECK(fs::file_size(out / name / file) > 0);
+    }
+  }
+  CHECK(r.runs[0].outputs.at("report") == "plain/report.html");
+  // Archives were extracted under the output directory and removed after.
+  for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string().rfind(".extract", 0) != 0);
+
+  auto index = nlohmann::json::parse(read_all(out / "index.json"));
+  REQUIRE(index["runs"].size() == 9);
+  CHECK(index["ok"] == 4);
+  CHECK(index["failed"] == 5);
+  const auto& first = index["runs"][0];
+  for (const char* key : {"name", "source", "status", "error", "steps", "step_time_us", "bubble_ratio", "outputs"}) {
+    CHECK(first.contains(key));
+  }
+  CHECK(first["status"] == "ok");
+  CHECK(first["error"].is_null());
+  CHECK(first["steps"] == 3);
+  CHECK(first["outputs"]["svg"] == "plain/timeline.svg");
+  CHECK(index["runs"][4]["status"] == "bad_artifact");
+  CHECK(index["runs"][4]["error"] == (in / "missing").string() + ": no such file or directory");
+  CHECK(index["runs"][7]["status"] == "no_jobs");
+
+  std::string md = read_all(out / "summary.md");
+  CHECK(md.rfind("## pp-timeline batch: 9 runs, 4 ok, 5 failed", 0) == 0);
+  CHECK(md.find("[plain](plain/report.html)") != std::string::npos);
+  CHECK(md.find("### Failed") != std::string::npos);
+  std::string html = read_all(out / "index.html");
+  CHECK(html.find("<a href=\"plain/report.html\">plain</a>") != std::string::npos);
+  CHECK(html.find("data-status=\"no_logs\"") != std::string::npos);
+}
+
+TEST_CASE("the batch index does not depend on the number of threads", "[batch]") {
+  TempDir t;
+  for (int run = 0; run < 5; ++run) {
+    for (int r = 0; r < 2; ++r) {
+      t.write("in/run" + std::to_string(run) + "/workerlog." + std::to_string(r), rank_log(r, 2 + run));
+    }
+  }
+  std::string first;
+  for (unsigned threads : {1u, 4u}) {
+    BatchOptions opt;
+    opt.out_dir = t.path() + "/out" + std::to_string(threads);
+    opt.threads = threads;
+    BatchResult r = run_batch({t.path() + "/in", t.path() + "/in/run3"}, opt);
+    CHECK_FALSE(r.any_failed());
+    REQUIRE(r.runs.size() == 6);
+    CHECK(r.runs[5].name == "run3");
+    CHECK(r.runs[3].name == "in_run3");
+    std::string index = read_all(fs::path(opt.out_dir) / "index.json");
+    if (first.empty()) first = index;
+    else CHECK(index == first);
+  }
+}
+
+TEST_CASE("the summary escapes what a source path could smuggle into Markdown", "[batch]") {
+  BatchResult r;
+  BatchRun run;
+  run.name = "x";
+  run.source = "ci/a|b <img src=x> *bold*";
+  run.status = BatchStatus::kNoLogs;
+  run.error = "line1\nline2 | `code`";
+  r.runs.push_back(run);
+  std::string md = batch_summary_markdown(r);
+  CHECK(md.find("<img") == std::string::npos);
+  CHECK(md.find("a\\|b &lt;img src=x&gt; \\*bold\\*") != std::string::npos);
+  CHECK(md.find("line1 line2 \\| \\`code\\`") != std::string::npos);
+  std::string html = batch_index_html(r);
+  CHECK(html.find("<img") == std::string::npos);
+  auto j = nlohmann::json::parse(batch_index_json(r));
+  CHECK(j["runs"][0]["source"] == run.source);
+}

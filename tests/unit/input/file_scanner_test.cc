@@ -1,0 +1,225 @@
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "input/file_scanner.h"
+#include "test_logs.h"
+
+using namespace ppt;
+using ppt::testing::job_line;
+
+namespace {
+const LineParser& parser() {
+  static LineParser p;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("jobs keep their exact line numbers among other threads' lines", "[scanner]") {
+  std::string log = "noise 1\n" + job_line("forward", 0, 0, 10) + "I1020 other.cc:1] Profiler summary\n\n" +
+                    job_line("backward", 0, 20, 40) + "tail\n";
+  for (size_t buffer : {256u, 333u, 1u << 20}) {
+    INFO("buffer " << buffer);
+    ScanOptions opt;
+    opt.buffer_bytes = buffer;
+    FileScan s = scan_buffer(log, 0, parser(), opt);
+    REQUIRE(s.jobs.size() == 2);
+    CHECK(s.jobs[0].line == 2);
+    CHECK(s.jobs[1].line == 5);
+    CHECK(s.counts.lines == 6);
+    CHECK(s.counts.profiler_lines == 2);
+    CHECK(s.types == std::vector<std::string>{"forward", "backward"});
+  }
+}
+
+TEST_CASE("CRLF, NUL bytes and binary junk around jobs lose nothing", "[scanner]") {
+  std::string junk("\x00\xff\xfe garbage\r\n", 14);
+  std::string line = job_line("forward", 1, 0, 5);
+  line.insert(line.size() - 1, "\r");
+  std::string log = junk + line + std::string(1000, '\0') + "\n" + job_line("forward", 2, 5, 9);
+  FileScan s = scan_buffer(log, 0, parser());
+  REQUIRE(s.jobs.size() == 2);
+  CHECK(s.jobs[0].micro_batch == 1);
+  CHECK(s.jobs[1].line == 4);
+  CHECK(s.diagnostics.rejected_jobs() == 0);
+}
+
+TEST_CASE("a cut-off last line is reported as truncated", "[scanner]") {
+  std::string full = job_line("forward", 0, 0, 10);
+  std::string log = full + full.substr(0, full.size() / 2);
+  FileScan s = scan_buffer(log, 3, parser());
+  CHECK(s.jobs.size() == 1);
+  CHECK(s.counts.profiler_lines == 2);
+  CHECK(s.diagnostics.count_of(IssueKind::kTruncatedJobLine) == 1);
+  REQUIRE(s.diagnostics.examples().size() == 1);
+  CHECK(s.diagnostics.examples()[0].line == 2);
+  CHECK(s.diagnostics.examples()[0].file == 3);
+  // A complete last line without a newline is still a job.
+  FileScan ok = scan_buffer(full.substr(0, full.size() - 1), 0, parser());
+  CHECK(ok.jobs.size() == 1);
+}
+
+TEST_CASE("a job line cut short is a truncated line, wherever the cut falls", "[scanner]") {
+  // start 213.760986 ms, end 254.006104 ms after the epoch second.
+  const std::string full =
+      "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (3), type = forward, "
+      "micro_batch_id = 2, job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
+  const std::string before = job_line("forward", 0, 0, 10);
+  auto check_truncated = [&](const std::string& log, size_t jobs, const std::string& tail) {
+    INFO(log);
+    FileScan s = scan_buffer(log, 0, parser());
+    CHECK(s.jobs.size() == jobs);
+    CHECK(s.diagnostics.count_of(IssueKind::kTruncatedJobLine) == 1);
+    CHECK(s.diagnostics.count_of(IssueKind::kEndBeforeStart) == 0);
+    CHECK(s.diagnostics.count_of(IssueKind::kMalformedJobLine) == 0);
+    CHECK(s.diagnostics.count_of(IssueKind::kBadTime) == 0);
+    CHECK(s.counts.jobs + s.diagnostics.rejected_jobs() == s.counts.profiler_lines);
+    for (const Diagnostic& d : s.diagnostics.examples()) {
+      if (d.kind != IssueKind::kTruncatedJobLine) continue;
+      CHECK(d.line == 2);
+      CHECK(d.detail.find(tail) != std::string::npos);
+    }
+  };
+  SECTION("at the end of the file, inside a key") {
+    check_truncated(before + full.substr(0, full.find("job_end_time") + 10), 1, "job_end_ti");
+  }
+  SECTION("at the end of the file, inside the end time's whole milliseconds (a valid but wrong number)") {
+    check_truncated(before + full.substr(0, full.size() - 9), 1, "job_end_time = 16977933072");
+  }
+  SECTION("at the end of the file, inside the end time's decimals") {
+    check_truncated(before + full.substr(0, full.size() - 4), 1, "1697793307254.00");
+    check_truncated(before + full.substr(0, full.size() - 7), 1, "1697793307254");
+  }
+  SECTION("followed by the next process's first line") {
+    std::string cut = full.substr(0, full.size() - 9);
+    check_truncated(before + cut +
+                        "W1020 09:16:02.010258 21402 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute "
+                        "Capability: 9.0, Driver API Version: 12.4, Runtime API Version: 12.3\n" +
+                        job_line("forward", 0, 60'000'000, 60'000'010),
+                    2, "job_end_time = 16977933072");
+  }
+  SECTION("followed by the next job line: both lines' jobs are accounted for, the second is drawn") {
+    std::string cut = full.substr(0, full.size() - 9);
+    check_truncated(before + cut + job_line("forward", 1, 20, 30), 2, "job_end_time = 16977933072");
+  }
+  SECTION("followed by a Python logging line") {
+    std::string cut = full.substr(0, full.find("job_start_time") + 20);
+    check_truncated(before + cut + "[2023-10-20 09:16:02,010] [    INFO] - PaddleNLP version: 3.0.0b2\n", 1,
+                    "job_start_time = 1");
+  }
+  SECTION("a cut end time followed by a newline is not a job whose end precedes its start") {
+    check_truncated(before + full.substr(0, full.size() - 9) + "\n" + job_line("forward", 1, 20, 30), 2,
+                    "job_end_time = 16977933072");
+  }
+  SECTION("a whole last line without a newline is a job, with CR or without") {
+    FileScan a = scan_buffer(before + full, 0, parser());
+    CHECK(a.jobs.size() == 2);
+    CHECK(a.diagnostics.rejected_jobs() == 0);
+    FileScan b = scan_buffer(before + full + "\r", 0, parser());
+    CHECK(b.jobs.size() == 2);
+    CHECK(b.diagnostics.rejected_jobs() == 0);
+  }
+}
+
+TEST_CASE("a line longer than the buffer is skipped and reported, the rest is read", "[scanner]") {
+  ScanOptions opt;
+  opt.buffer_bytes = 256;
+  std::string huge = "Profiler Info: Job (1), type = " + std::string(5000, 'x') + "\n";
+  std::string plain_long = std::string(5000, 'y') + "\n";
+  std::string log = job_line("forward", 0, 0, 1) + huge + plain_long + job_line("forward", 1, 1, 2);
+  FileScan s = scan_buffer(log, 0, parser(), opt);
+  CHECK(s.jobs.size() == 2);
+  CHECK(s.jobs[1].line == 4);
+  CHECK(s.counts.profiler_lines == 3);
+  CHECK(s.diagnostics.count_of(IssueKind::kLineTooLong) == 1);
+  // The marker split across two reads of a long line is still seen.
+  std::string split = std::string(250, 'a') + "Profiler Info: Job (" + std::string(600, 'b') + "\n";
+  FileScan t = scan_buffer(split, 0, parser(), opt);
+  CHECK(t.diagnostics.count_of(IssueKind::kLineTooLong) == 1);
+}
+
+TEST_CASE("markers and thread changes are placed in the job stream", "[scanner]") {
+  std::string log = "Schedule Profiler start at step 7 and end at step 9\n" + job_line("forward", 0, 0, 1, -1, 11) +
+                    job_line("forward", 1, 1, 2, -1, 11) + job_line("forward", 0, 9, 10, -1, 12);
+  FileScan s = scan_buffer(log, 0, parser());
+  REQUIRE(s.markers.size() == 1);
+  CHECK(s.markers[0].job_index == 0);
+  CHECK(s.markers[0].start_step == 7);
+  REQUIRE(s.thread_changes.size() == 2);
+  CHECK(s.thread_changes[1].job_index == 2);
+  CHECK(s.thread_changes[1].thread_id == 12);
+}
+
+TEST_CASE("a file with no profiler line says how to turn the profiler on", "[scanner]") {
+  FileScan s = scan_buffer("just\nnoise\n", 0, parser());
+  CHECK(s.diagnostics.count_of(IssueKind::kNoProfilerLines) == 1);
+  CHECK(std::string(issue_info(IssueKind::kNoProfilerLines).explanation).find("FLAGS_auto_parallel_profiler") !=
+        std::string::npos);
+}
+
+TEST_CASE("gzip-compressed and plain logs read the same", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::string log = "x\n" + job_line("forward", 0, 0, 1) + job_line("backward", 0, 1, 3);
+  std::string plain = dir.write("workerlog.0", log);
+  std::string gz = dir.path() + "/workerlog.1.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, log.data(), static_cast<unsigned>(log.size()));
+  gzclose(f);
+  FileScan a = scan_file(plain, 0, parser());
+  FileScan b = scan_file(gz, 1, parser());
+  REQUIRE(a.jobs.size() == 2);
+  REQUIRE(b.jobs.size() == 2);
+  CHECK(a.jobs[1].line == b.jobs[1].line);
+  CHECK(a.jobs[1].end_ns == b.jobs[1].end_ns);
+}
+
+TEST_CASE("'-' reads standard input once, plain or gzip, through a pipe", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::string log = "x\n" + job_line("forward", 0, 0, 1) + "noise\n" + job_line("backward", 0, 1, 3);
+  std::string gz_path = dir.path() + "/log.gz";
+  gzFile f = gzopen(gz_path.c_str(), "wb");
+  gzwrite(f, log.data(), static_cast<unsigned>(log.size()));
+  gzclose(f);
+  std::string gz;
+  {
+    std::ifstream in(gz_path, std::ios::binary);
+    gz.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (const std::string* input : {&log, &gz}) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    // Small enough for the pipe's buffer: written whole before reading.
+    REQUIRE(write(fds[1], input->data(), input->size()) == static_cast<ssize_t>(input->size()));
+    close(fds[1]);
+    int saved = dup(STDIN_FILENO);
+    dup2(fds[0], STDIN_FILENO);
+    close(fds[0]);
+    FileScan s = scan_file("-", 0, parser());
+    dup2(saved, STDIN_FILENO);
+    close(saved);
+    CHECK(s.readable);
+    REQUIRE(s.jobs.size() == 2);
+    CHECK(s.jobs[1].line == 4);
+    CHECK(s.counts.lines == 4);
+    CHECK(s.counts.bytes == log.size());
+  }
+}
+
+TEST_CASE("what is not a regular file is refused without blocking", "[scanner]") {
+  ppt::testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() + "/workerlog.0");
+  FileScan d = scan_file(dir.path() + "/workerlog.0", 0, parser());
+  CHECK_FALSE(d.readable);
+  CHECK(d.diagnostics.count_of(IssueKind::kUnreadableFile) == 1);
+  std::string fifo = dir.path() + "/fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  FileScan f = scan_file(fifo, 0, parser());  // would hang if it waited for a writer
+  CHECK_FALSE(f.readable);
+  FileScan m = scan_file(dir.path() + "/missing", 0, parser());
+  CHECK_FALSE(m.readable);
+}

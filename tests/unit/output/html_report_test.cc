@@ -1,0 +1,189 @@
+// The HTML report: self-contained, its one script allowed by hash, log text
+// never turned into markup, the stats and diff sections present.
+#include <catch2/catch.hpp>
+
+#include <regex>
+
+#include "analysis/diff.h"
+#include "output/html_report.h"
+#include "analysis/stats.h"
+#include "input/timeline_builder.h"
+#include "test_logs.h"
+
+using namespace ppt;
+using ppt::testing::job_line;
+
+namespace {
+
+const LineParser& parser() {
+  static LineParser p;
+  return p;
+}
+
+Timeline pipeline(int ranks, int steps, const std::string& first_type = "forward", int64_t slow_us = 0) {
+  std::vector<SourceFile> files;
+  std::vector<FileScan> scans;
+  for (int r = 0; r < ranks; ++r) {
+    std::string log;
+    for (int s = 0; s < steps; ++s) {
+      int64_t t = s * 1000 + r * 5;
+      int64_t d = slow_us;  // the first job is longer and everything after it later
+      log += job_line(first_type, 0, t, t + 100 + d) + job_line("forward", 1, t + 200 + d, t + 300 + d) +
+             job_line("backward", 0, t + 350 + d, t + 550 + d) + job_line("backward", 1, t + 550 + d, t + 750 + d) +
+             job_line("optimizer", 0, t + 800 + d, t + 820 + d);
+    }
+    files.push_back({"logs/workerlog." + std::to_string(r), "", 0, r, r});
+    scans.push_back(scan_buffer(log, static_cast<uint32_t>(r), parser()));
+  }
+  return build_from_scans(files, {""}, std::move(scans));
+}
+
+std::string report_of(const Timeline& tl, const ReportOptions& opt = {}) {
+  StringSink sink;
+  write_html_report(tl, opt, sink);
+  return sink.data;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::string between(const std::string& s, const std::string& open, const std::string& close) {
+  size_t a = s.find(open);
+  if (a == std::string::npos) return "";
+  a += open.size();
+  size_t b = s.find(close, a);
+  return b == std::string::npos ? "" : s.substr(a, b - a);
+}
+
+}  // namespace
+
+TEST_CASE("SHA-256 and base64 match the standard's test vectors", "[html]") {
+  CHECK(base64(sha256("")) == "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=");
+  CHECK(base64(sha256("abc")) == "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0=");
+  CHECK(base64(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
+        "JI1qYdIGOLjlwCaTDD5gOaM85Flk/yFn9uzt1BnbBsE=");
+  CHECK(base64(sha256(std::string(1000, 'a'))) == "Qe3s5C1j6Nm/UVqbppMuHCDLyfWl0TRkWttdsblzfqM=");
+  CHECK(base64("f") == "Zg==");
+  CHECK(base64("fo") == "Zm8=");
+  CHECK(base64("foo") == "Zm9v");
+}
+
+TEST_CASE("the report is one self-contained page whose only script is allowed by its hash", "[html]") {
+  Timeline tl = pipeline(3, 2);
+  std::string page = report_of(tl);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  // Nothing is fetched: no external script, style sheet, font or image.
+  for (const char* bad : {"<link", "@import", "@font-face", " src=", "<img", "https://", "url(http", "<iframe", "<object"}) {
+    INFO(bad);
+    CHECK(page.find(bad) == std::string::npos);
+  }
+  std::string no_ns = std::regex_replace(page, std::regex("http://www\\.w3\\.org/2000/svg"), "");
+  CHECK(no_ns.find("http://") == std::string::npos);
+  CHECK(count(page, "<script") == 1);
+  std::string csp = between(page, "http-equiv=\"Content-Security-Policy\" content=\"", "\"");
+  CHECK(csp.find("default-src 'none'") != std::string::npos);
+  std::string script = between(page, "<script>", "</script>");
+  REQUIRE_FALSE(script.empty());
+  CHECK(script == report_script());
+  CHECK(csp.find("script-src 'sha256-" + base64(sha256(script)) + "'") != std::string::npos);
+  CHECK(csp.find("unsafe-inline'; img") != std::string::npos);  // only for style, never for script
+  CHECK(csp.find("script-src 'unsafe-inline'") == std::string::npos);
+  // The script writes text, never markup.
+  CHECK(script.find("innerHTML") == std::string::npos);
+  CHECK(script.find("outerHTML") == std::string::npos);
+  CHECK(script.find("insertAdjacentHTML") == std::string::npos);
+  CHECK(script.find("document.write") == std::string::npos);
+  CHECK(script.find("eval(") == std::string::npos);
+  // The picture, the hover card and the controls are there.
+  CHECK(count(page, "<svg ") == 1);
+  CHECK(count(page, "<g class=\"rank\"") == 3);
+  CHECK(count(page, "<rect class=\"job\"") == 30);
+  CHECK(page.find("id=\"ppt-card\"") != std::string::npos);
+  for (const char* f : {"job", "id", "type", "mb", "step", "start", "dur", "src"}) {
+    CHECK(page.find(std::string("data-field=\"") + f + "\"") != std::string::npos);
+  }
+  CHECK(page.find("data-zoom=\"in\"") != std::string::npos);
+  CHECK(page.find("<?xml") == std::string::npos);  // embedded: no prolog
+}
+
+TEST_CASE("the report carries the stats tables", "[html]") {
+  Timeline tl = pipeline(2, 3);
+  std::string page = report_of(tl);
+  std::string stats = between(page, "<section class=\"stats\" id=\"stats\">", "</section>");
+  REQUIRE_FALSE(stats.empty());
+  CHECK(stats.find("<h3>Steps") != std::string::npos);
+  CHECK(stats.find("<h3>Ranks, per step") != std::string::npos);
+  CHECK(stats.find("<h3>Job types") != std::string::npos);
+  CHECK(stats.find("<dt>bubble</dt>") != std::string::npos);
+  // The same numbers as compute_stats: 3 steps in the steps table, 2 ranks in the ranks table.
+  Stats st = compute_stats(tl);
+  CHECK(st.steps.size() == 3);
+  std::string steps_table = between(stats, "<h3>Steps", "</table>");
+  CHECK(count(steps_table, "<tr>") == 1 + 3);
+  std::string ranks_table = between(stats, "<h3>Ranks, per step", "</table>");
+  CHECK(count(ranks_table, "<tr>") == 1 + 2);
+  // Given stats are used as they are.
+  st.source = "given <source>";
+  ReportOptions opt;
+  opt.stats = &st;
+  page = report_of(tl, opt);
+  CHECK(page.find("given &lt;source&gt;") != std::string::npos);
+}
+
+TEST_CASE("text from the logs never becomes markup in the report", "[html]") {
+  const std::string hostile = "<img src=x onerror=document.title='PWNED'>";
+  Timeline tl = pipeline(2, 2, hostile);
+  tl.files[0].path = "logs/</script><script>alert(1)</script>/workerlog.0";
+  ReportOptions opt;
+  opt.source = "<b>source</b>";
+  opt.notes = {"note with <i>markup</i>"};
+  opt.title = "title </title><script>alert(2)</script>";
+  std::string page = report_of(tl, opt);
+  CHECK(count(page, "<script") == 1);
+  CHECK(page.find("<img") == std::string::npos);
+  CHECK(page.find("<b>") == std::string::npos);
+  CHECK(page.find("<i>") == std::string::npos);
+  CHECK(count(page, "</title>") == 2);  // the page's and the picture's, nothing injected
+  CHECK(page.find("&lt;img src=x onerror=document.title=&#39;PWNED&#39;&gt;") != std::string::npos);
+  CHECK(page.find("logs/&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;/workerlog.0") != std::string::npos);
+  // The stats tables escape the type too.
+  std::string stats = between(page, "<section class=\"stats\" id=\"stats\">", "</section>");
+  CHECK(stats.find("&lt;img src=x") != std::string::npos);
+}
+
+TEST_CASE("the diff report shows both runs on one scale, zoomed together, with the deltas", "[html]") {
+  Timeline a = pipeline(2, 3);
+  Timeline b = pipeline(2, 3, "forward", 150);  // B's first forward is slower
+  Stats sa = compute_stats(a), sb = compute_stats(b);
+  sa.source = "base";
+  sb.source = "new";
+  Diff d = diff_stats(sa, sb);
+  DiffReportInput in{&a, &b, "base/", "new/", &d};
+  StringSink sink;
+  write_diff_report(in, {}, sink);
+  const std::string& page = sink.data;
+  CHECK(count(page, "<svg ") == 2);
+  CHECK(page.find("id=\"ppt-a\"") != std::string::npos);
+  CHECK(page.find("id=\"ppt-b\"") != std::string::npos);
+  CHECK(count(page, "data-sync=\"diff\"") == 2);
+  // Distinct clip ids, one per picture.
+  CHECK(count(page, "<clipPath id=\"ppt-a-clip\"") == 1);
+  CHECK(count(page, "<clipPath id=\"ppt-b-clip\"") == 1);
+  std::smatch m;
+  std::vector<std::string> spans;
+  std::string rest = page;
+  std::regex re("data-span-us=\"([^\"]+)\"");
+  while (std::regex_search(rest, m, re)) {
+    spans.push_back(m[1]);
+    rest = m.suffix();
+  }
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[0] == spans[1]);
+  CHECK(page.find("<section class=\"stats diff\" id=\"diff\">") != std::string::npos);
+  INFO(between(page, "<dl class=\"summary\">", "</dl>"));
+  CHECK(page.find("<dt>verdict</dt><dd>slower") != std::string::npos);
+  CHECK(count(page, "<rect class=\"job\"") == a.job_count() + b.job_count());
+}

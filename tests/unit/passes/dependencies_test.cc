@@ -1,0 +1,230 @@
+#include "passes/dependencies.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "pipeline_logs.h"
+#include "passes/pipeline_stage.h"
+
+using namespace ppt;
+using ppt::testing::generate_logs;
+using ppt::testing::job_line;
+using ppt::testing::RankLines;
+using ppt::testing::timeline_from_lines;
+
+namespace {
+
+const Job& job_of(const Timeline& tl, JobRef r) { return tl.tracks[r.track].jobs[r.job]; }
+
+// The virtual stage of a job's group (schedule.h), for checking neighbours.
+int32_t vstage(const Timeline& tl, const Dependencies& deps, JobRef r) {
+  const Track& t = tl.tracks[r.track];
+  const JobClass c = classify_types(tl.types)[job_of(tl, r).type];
+  return virtual_stage(deps.schedule, deps.pp_degree, pipeline_stage(t.rank, deps.pp_degree),
+                       c.chunk < 0 ? 0 : c.chunk);
+}
+
+}  // namespace
+
+TEST_CASE("Every schedule's jobs feed the same micro-batch on the neighbouring virtual stage", "[dependencies]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  struct Case {
+    const char* schedule;
+    int chunks;  // V in the expected count
+    const char* extra;
+  };
+  const Case cases[] = {
+      {"fthenb", 1, ""},  {"1f1b", 1, ""},           {"eager1f1b", 1, ""},
+      {"pir1f1b", 1, ""}, {"vpp", 2, "--chunks 2"},  {"vpp", 3, "--chunks 3"},
+      {"zbh1", 1, ""},    {"zbvpp", 2, "--chunks 2"}, {"overlap", 1, "--chunks 2"},
+  };
+  const int p = 4, m = 8, steps = 2;
+  for (const Case& c : cases) {
+    SECTION(std::string(c.schedule) + " " + c.extra) {
+      auto g = generate_logs(fmt::format("--stages {} --micro-batches {} --steps {} --schedule {} {}", p, m, steps,
+                                         c.schedule, c.extra));
+      const Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl);
+      CHECK(deps.pp_degree == p);
+      CHECK(deps.chunks == c.chunks);
+      // Each micro-batch crosses P*V - 1 boundaries forwards and as many backwards.
+      const size_t per_direction = static_cast<size_t>(steps) * m * (p * c.chunks - 1);
+      CHECK(deps.count(DependencyKind::kForward) == per_direction);
+      CHECK(deps.count(DependencyKind::kBackward) == per_direction);
+      // The generator honours every dependency (plus a latency): none is contradicted.
+      CHECK(deps.contradicted == 0);
+      std::set<std::pair<uint32_t, uint32_t>> consumers;
+      for (const Dependency& e : deps.edges) {
+        const Job& pj = job_of(tl, e.producer);
+        const Job& cj = job_of(tl, e.consumer);
+        INFO(describe_job(tl, e.producer) << " -> " << describe_job(tl, e.consumer));
+        CHECK(pj.micro_batch == cj.micro_batch);
+        CHECK(pj.step == cj.step);
+        int32_t want = e.kind == DependencyKind::kForward ? vstage(tl, deps, e.consumer) - 1
+                                                          : vstage(tl, deps, e.consumer) + 1;
+        CHECK(vstage(tl, deps, e.producer) == want);
+        TypeParts pt = split_type(tl.types[pj.type]);
+        CHECK(pt.base == (e.kind == DependencyKind::kForward ? "forward" : "backward"));
+        CHECK(pt.suffix.rfind('w', 0) != 0);  // backward_w feeds no other stage
+        CHECK(consumers.insert({e.consumer.track, e.consumer.job}).second);  // one input per consumer
+      }
+    }
+  }
+}
+
+TEST_CASE("VPP's last stage feeds stage 0's next chunk; ZBVPP's chunks turn back at the last stage",
+          "[dependencies]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  const int p = 4;
+  for (const char* schedule : {"vpp", "zbvpp"}) {
+    SECTION(schedule) {
+      auto g = generate_logs(fmt::format("--stages {} --micro-batches 8 --steps 1 --schedule {} --chunks 2", p, schedule));
+      const Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl);
+      bool found = false;
+      for (const Dependency& e : deps.edges) {
+        if (e.kind != DependencyKind::kForward) continue;
+        const Job& cj = job_of(tl, e.consumer);
+        if (tl.types[cj.type] != "forward1" || cj.micro_batch != 0) continue;
+        int32_t consumer_rank = tl.tracks[e.consumer.track].rank;
+        if (std::string(schedule) == "vpp" && consumer_rank == 0) {
+          CHECK(tl.tracks[e.producer.track].rank == p - 1);
+          CHECK(tl.types[job_of(tl, e.producer).type] == "forward0");
+          found = true;
+        }
+        if (std::string(schedule) == "zbvpp" && consumer_rank == p - 1) {
+          CHECK(tl.tracks[e.producer.track].rank == p - 1);  // the same rank: the V turns there
+          CHECK(tl.types[job_of(tl, e.producer).type] == "forward0");
+          found = true;
+        }
+      }
+      CHECK(found);
+    }
+  }
+}
+
+TEST_CASE("Data-parallel replicas have no dependency between them", "[dependencies]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  auto g = generate_logs("--stages 4 --dp 3 --micro-batches 8 --steps 2 --schedule 1f1b");
+  const Timeline& tl = g->timeline;
+  for (int32_t given : {0, 4}) {
+    Dependencies deps = find_dependencies(tl, DependencyOptions{given});
+    CHECK(deps.pp_degree == 4);
+    CHECK(deps.pp_degree_source == (given ? "--pp-degree" : "job order"));
+    CHECK(deps.edges.size() == 3u * 2 * 2 * 8 * 3);  // replicas * directions * steps * M * (P-1)
+    CHECK(deps.contradicted == 0);
+    for (const Dependency& e : deps.edges) {
+      int32_t pr = tl.tracks[e.producer.track].rank, cr = tl.tracks[e.consumer.track].rank;
+      CHECK(pipeline_replica(pr, 4) == pipeline_replica(cr, 4));
+    }
+  }
+  // Taking all 12 ranks as one pipeline links replicas, and the times say so.
+  Dependencies wrong = find_dependencies(tl, DependencyOptions{12});
+  CHECK(wrong.contradicted > 0);
+}
+
+TEST_CASE("Jobs without micro_batch_id get no dependency, and the user is told", "[dependencies]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  auto g = generate_logs("--stages 2 --micro-batches 4 --steps 1 --schedule 1f1b --no-mb");
+  Timeline& tl = g->timeline;
+  Dependencies deps = find_dependencies(tl);
+  CHECK(deps.edges.empty());
+  CHECK(deps.jobs_without_micro_batch == 2u * 2 * 4);  // ranks * (F + B) * M
+  report_dependencies(tl, deps);
+  CHECK(tl.diagnostics.count_of(IssueKind::kNoMicroBatch) == 16);
+  CHECK(tl.diagnostics.count_of(IssueKind::kContradictedDependency) == 0);
+}
+
+TEST_CASE("A consumer that starts before its producer ends is marked and reported with both places",
+          "[dependencies]") {
+  // Two stages, two micro-batches; rank 1's forward of micro-batch 1 starts
+  // 300 us before rank 0's ends.
+  std::vector<RankLines> ranks(2);
+  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000), job_line(1, "forward", 1, 1000, 2000),
+                    job_line(0, "backward", 0, 4000, 6000), job_line(1, "backward", 1, 7000, 9000),
+                    job_line(0, "optimizer", 0, 9000, 9500)};
+  ranks[1].lines = {job_line(0, "forward", 0, 1100, 1600), job_line(1, "forward", 1, 1700, 2700),
+                    job_line(0, "backward", 0, 2700, 4000), job_line(1, "backward", 1, 4000, 6000),
+                    job_line(0, "optimizer", 0, 9000, 9500)};
+  Timeline tl = timeline_from_lines(ranks);
+  Dependencies deps = find_dependencies(tl);
+  REQUIRE(deps.pp_degree == 2);
+  CHECK(deps.edges.size() == 4);
+  CHECK(deps.contradicted == 1);
+  const Dependency* bad = nullptr;
+  for (const Dependency& e : deps.edges) {
+    if (e.contradicted) bad = &e;
+  }
+  REQUIRE(bad);
+  CHECK(bad->kind == DependencyKind::kForward);
+  CHECK(dependency_slack_ns(tl, *bad) == -300000);
+  CHECK(job_of(tl, bad->consumer).micro_batch == 1);
+  report_dependencies(tl, deps);
+  REQUIRE(tl.diagnostics.count_of(IssueKind::kContradictedDependency) == 1);
+  const Diagnostic& d = tl.diagnostics.examples().back();
+  CHECK(d.kind == IssueKind::kContradictedDependency);
+  CHECK(d.file == 1);
+  CHECK(d.line == 2);
+  CHECK_THAT(d.detail, Catch::Contains("0.300 ms before its input"));
+  CHECK_THAT(d.detail, Catch::Contains("logs/machine0/workerlog.0:2"));
+}
+
+TEST_CASE("The pieces of an overlapped job are one job: the last piece produces, the first consumes",
+          "[dependencies]") {
+  // Both ranks end the step with an optimizer at the same time, so that the
+  // step matcher sees one step on both.
+  std::vector<RankLines> ranks(2);
+  ranks[0].lines = {job_line(0, "forward(chunk0)", 0, 0, 500), job_line(0, "forward(chunk1)", 0, 500, 1000),
+                    job_line(0, "optimizer", 0, 3000, 3500)};
+  ranks[1].lines = {job_line(0, "forward(chunk0)", 0, 1100, 1600), job_line(0, "forward(chunk1)", 0, 1600, 2100),
+                    job_line(0, "optimizer", 0, 3000, 3500)};
+  Timeline tl = timeline_from_lines(ranks);
+  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  REQUIRE(deps.edges.size() == 1);
+  const Dependency& e = deps.edges[0];
+  CHECK(tl.types[job_of(tl, e.producer).type] == "forward(chunk1)");
+  CHECK(tl.types[job_of(tl, e.consumer).type] == "forward(chunk0)");
+  CHECK(dependency_slack_ns(tl, e) == 100000);
+}
+
+TEST_CASE("The dependency index lists each job's incoming and outgoing edges", "[dependencies]") {
+  std::vector<RankLines> ranks(3);
+  for (int r = 0; r < 3; ++r) {
+    ranks[r].lines = {job_line(0, "forward", 0, r * 1000, r * 1000 + 900),
+                      job_line(0, "backward", 0, 6000 - r * 1000, 6900 - r * 1000)};
+  }
+  Timeline tl = timeline_from_lines(ranks);
+  Dependencies deps = find_dependencies(tl, DependencyOptions{3});
+  REQUIRE(deps.edges.size() == 4);
+  CHECK(deps.contradicted == 0);
+  DependencyIndex index(tl, deps);
+  size_t in = 0, out = 0;
+  for (uint32_t t = 0; t < tl.tracks.size(); ++t) {
+    for (uint32_t j = 0; j < tl.tracks[t].jobs.size(); ++j) {
+      for (uint32_t e : index.incoming({t, j})) CHECK(deps.edges[e].consumer == (JobRef{t, j}));
+      for (uint32_t e : index.outgoing({t, j})) CHECK(deps.edges[e].producer == (JobRef{t, j}));
+      in += index.incoming({t, j}).size();
+      out += index.outgoing({t, j}).size();
+    }
+  }
+  CHECK(in == deps.edges.size());
+  CHECK(out == deps.edges.size());
+  // The middle rank's forward both consumes and produces.
+  const Track& middle = tl.tracks[1];
+  REQUIRE(middle.rank == 1);
+  CHECK(index.incoming({1, 0}).size() == 1);
+  CHECK(index.outgoing({1, 0}).size() == 1);
+}

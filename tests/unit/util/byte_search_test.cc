@@ -1,0 +1,80 @@
+// The scanner's hand-written byte loops against the standard library's plain
+// search, on seeded random text full of near-misses: every needle position,
+// including the last bytes of a buffer, where the 16-byte loads must stop.
+#include "util/byte_search.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+namespace {
+
+constexpr std::string_view kProfiler = "Profiler ";
+constexpr std::string_view kStartup = "Please NOTE: device: ";
+
+// Text made of the needles' own bytes, so that first-byte and probe-byte
+// candidates are everywhere, with whole needles planted at random places.
+std::string noisy_text(std::mt19937& rng, size_t size) {
+  const std::string alphabet = "PlearofiNOTE: dvc\n";
+  std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
+  std::string s(size, ' ');
+  for (char& c : s) c = alphabet[pick(rng)];
+  std::uniform_int_distribution<int> plant(0, 3);
+  for (std::string_view needle : {kProfiler, kStartup}) {
+    if (plant(rng) == 0 && size >= needle.size()) {
+      std::uniform_int_distribution<size_t> at(0, size - needle.size());
+      s.replace(at(rng), needle.size(), needle);
+    }
+  }
+  return s;
+}
+
+const char* expected_either(std::string_view text, size_t from) {
+  size_t a = text.find(kProfiler, from), b = text.find(kStartup, from);
+  size_t first = std::min(a, b);
+  return first == std::string_view::npos ? nullptr : text.data() + first;
+}
+
+}  // namespace
+
+TEST_CASE("find_literal finds what string_view::find finds, at every offset and buffer end", "[byte_search]") {
+  std::mt19937 rng(7);
+  for (size_t size = 0; size < 200; ++size) {
+    for (int rep = 0; rep < 20; ++rep) {
+      std::string text = noisy_text(rng, size);
+      std::string_view v(text);
+      for (size_t from = 0; from <= size; from += 7) {
+        size_t want = v.find(kProfiler, from);
+        const char* got = ppt::find_literal(text.data() + from, text.data() + size, kProfiler, 3);
+        REQUIRE(got == (want == std::string_view::npos ? nullptr : text.data() + want));
+      }
+    }
+  }
+}
+
+TEST_CASE("find_either_literal finds the earlier of two needles, at every offset and buffer end", "[byte_search]") {
+  std::mt19937 rng(11);
+  for (size_t size = 0; size < 200; ++size) {
+    for (int rep = 0; rep < 20; ++rep) {
+      std::string text = noisy_text(rng, size);
+      std::string_view v(text);
+      for (size_t from = 0; from <= size; from += 5) {
+        const char* got = ppt::find_either_literal(text.data() + from, text.data() + size, kProfiler, 3, kStartup, 7);
+        REQUIRE(got == expected_either(v, from));
+      }
+    }
+  }
+}
+
+TEST_CASE("count_newlines counts what std::count counts", "[byte_search]") {
+  std::mt19937 rng(3);
+  for (size_t size = 0; size < 300; ++size) {
+    std::string text = noisy_text(rng, size);
+    for (size_t from = 0; from <= size; from += 11) {
+      auto want = static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from), text.end(), '\n'));
+      REQUIRE(ppt::count_newlines(text.data() + from, text.data() + size) == want);
+    }
+  }
+}
