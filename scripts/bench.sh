@@ -4,7 +4,7 @@
 # and against the old Python helper.
 #
 #   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
-#                    [--only SECTION,...] [--scale-ranks N,...]
+#                    [--only SECTION,...] [--scale-ranks N,...] [--baseline BIN]
 #
 # The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
 # noise lines per step and rank, about 190 MB) is generated once into
@@ -40,6 +40,14 @@
 # (goal: report <= 1.5x it) and headless Chromium loading the page against an
 # empty page.
 #
+# The baseline section (with --baseline BIN, e.g. a pp-timeline built from an
+# earlier commit) times BIN and this build on the same conversions in the same
+# run, alternating the two: the default convert of the set, the set to
+# .pftrace, and the largest --scale-ranks set to .pftrace. It prints each pair
+# and their ratios (this build / BIN, time and peak RSS) and compares the
+# outputs byte for byte (a difference is printed, not a failure: a fix may
+# change output on purpose).
+#
 # Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
 # a `section_<name>` function that calls `row` for timings and `goal` for
 # ratios, and add <name> to SECTIONS below. Sections run in that order and
@@ -56,6 +64,7 @@ regen=0
 do_build=1
 only=
 scale_ranks_arg=64,128,256,512,1024
+baseline_bin=
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
@@ -72,6 +81,8 @@ while [[ $# -gt 0 ]]; do
     --only=*) only=${1#*=}; shift ;;
     --scale-ranks) scale_ranks_arg=$2; shift 2 ;;
     --scale-ranks=*) scale_ranks_arg=${1#*=}; shift ;;
+    --baseline) baseline_bin=$2; shift 2 ;;
+    --baseline=*) baseline_bin=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -80,6 +91,7 @@ done
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
 SECTIONS=(pp_timeline floor threads old pftrace scale stats report)
+[[ -n "$baseline_bin" ]] && SECTIONS+=(baseline)
 if [[ -n "$only" ]]; then
   IFS=, read -r -a SECTIONS <<<"$only"
   for s in "${SECTIONS[@]}"; do
@@ -485,6 +497,52 @@ section_report() {
   row "chromium: empty page" "${T_cr_empty:-0}" "" "baseline of the chromium rows" 0
   row "chromium: report.html" "${T_cr_report:-0}" "" "$jobs20 job rectangles" 0
   row "chromium: report --max-jobs 100000" "${T_cr_report100k:-0}" "" "$jobs100 job rectangles" 0
+}
+
+# ------------------------------------------------------------- baseline --
+# baseline_pair NAME LABEL OUT ARGS...: times BIN and this build alternately
+# ($runs each, after a warm-up of each) writing OUT (the new build's into
+# OUT, the baseline's into OUT with .base before its extension) and prints both rows and the ratios.
+baseline_pair() {
+  local name=$1 label=$2 o=$3 i t0 t1 tn=() tb=() rn=() rb=() tf=$out/.time.pair
+  shift 3
+  local ob="${o%.*}.base.${o##*.}"
+  local logf=$out/$name.stderr
+  : >"$logf"
+  "$bin" "$@" -o "$o" -q 2>>"$logf" && "$baseline_bin" "$@" -o "$ob" -q 2>>"$logf" ||
+    { skipped "$label" "FAILED (see $logf)"; status=1; return; }
+  for ((i = 0; i < runs; i++)); do
+    rm -f "$o"
+    t0=$(now_ns); /usr/bin/time -f '%e %M' -o "$tf" "$bin" "$@" -o "$o" -q 2>>"$logf"; t1=$(now_ns)
+    tn+=("$(calc '%.6f' "($t1 - $t0) / 1e9")"); rn+=("$(awk '{v=$2} END {print v}' "$tf")")
+    rm -f "$ob"
+    t0=$(now_ns); /usr/bin/time -f '%e %M' -o "$tf" "$baseline_bin" "$@" -o "$ob" -q 2>>"$logf"; t1=$(now_ns)
+    tb+=("$(calc '%.6f' "($t1 - $t0) / 1e9")"); rb+=("$(awk '{v=$2} END {print v}' "$tf")")
+  done
+  local mn mb rsn rsb same
+  mn=$(printf '%s\n' "${tn[@]}" | median); mb=$(printf '%s\n' "${tb[@]}" | median)
+  rsn=$(printf '%s\n' "${rn[@]}" | median); rsb=$(printf '%s\n' "${rb[@]}" | median)
+  same=$(cmp -s "$o" "$ob" && echo "identical output" || echo "output differs")
+  row "$label: this build" "$mn" "$rsn" "$(calc '%.1f' "$(file_size "$o") / 1e6") MB out"
+  row "$label: baseline" "$mb" "$rsb" "$same"
+  goal "$label: time this / baseline" "$(calc '%.2f' "$mn / $mb")x" "<= 1.05x" "$(awk -v a="$mn" -v b="$mb" 'BEGIN {print (a <= 1.05 * b) ? 1 : 0}')"
+  goal "$label: RSS this / baseline" "$(calc '%.2f' "$rsn / $rsb")x" "<= 1.05x" "$(awk -v a="$rsn" -v b="$rsb" 'BEGIN {print (a <= 1.05 * b) ? 1 : 0}')"
+  rm -f "$o" "$ob"
+}
+
+section_baseline() {
+  if [[ $have_bin == 0 ]]; then skipped "baseline" "not built"; return; fi
+  if [[ ! -x "$baseline_bin" ]]; then skipped "baseline" "$baseline_bin is not an executable"; status=1; return; fi
+  mkdir -p "$out/baseline"
+  [[ $set_files -gt 0 ]] || prepare_logs
+  baseline_pair basejson "set -> .json" "$out/baseline/trace.json" --log_dir "$logs"
+  baseline_pair basepf "set -> .pftrace" "$out/baseline/trace.pftrace" --log_dir "$logs"
+  local big=${scale_ranks[-1]}
+  if [[ -d "$bench/scale/r$big" ]]; then
+    baseline_pair "basescale$big" "$big ranks -> .pftrace" "$out/baseline/scale.pftrace" --log_dir "$bench/scale/r$big"
+  else
+    skipped "$big ranks vs baseline" "run the scale section first (--only scale,baseline)"
+  fi
 }
 
 # ------------------------------------------------------------------ main --
