@@ -316,6 +316,8 @@ def make_inputs(base, logs):
       logs/workerlog.0-2, logs/workerlog.3.gz   a log directory
       files/r0.json r1.html r2.svg r3.pftrace     the same ranks as files named
                                                   like outputs; link.json -> r0.json
+                                                  (and each case's hard.json, r0.json's
+                                                  second name)
       cwd/pipeline_profile.json, cwd/pipeline_profile_perfetto.json
                                                   two ranks named as the default outputs
       batch_index.json/index.json, batch_summary.md/summary.md,
@@ -358,6 +360,7 @@ def overwrite_cases(work):
         ("convert -o another spelling", None, f + ["-o", "./files/../files/r0.json"], "./files/../files/r0.json"),
         ("convert -o absolute path", None, f + ["-o", "{case}/files/r0.json"], "{case}/files/r0.json"),
         ("convert -o a link to an input", None, f + ["-o", "files/link.json"], "files/link.json"),
+        ("convert -o a hard link to an input", None, f + ["-o", "files/hard.json"], "files/hard.json"),
         ("convert -o ok -o FILE", None, f + ["-o", "new.json", "-o", "files/r0.json"], "files/r0.json"),
         ("convert --log_dir --perfetto-json LOG", None, ["--log_dir", "logs", "--perfetto-json", "logs/workerlog.0"],
          "logs/workerlog.0"),
@@ -382,6 +385,8 @@ def overwrite_cases(work):
 
 def no_overwrite(binary, pristine, case_dir, cwd, args, named):
     shutil.copytree(pristine, case_dir, symlinks=True)
+    # A second name of an input (a copy would not keep it).
+    os.link(os.path.join(case_dir, "files", "r0.json"), os.path.join(case_dir, "files", "hard.json"))
     args = [a.replace("{case}", case_dir) for a in args]
     named = named.replace("{case}", case_dir)
     before = snapshot(case_dir)
