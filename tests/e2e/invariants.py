@@ -22,7 +22,9 @@ runs in one file, the second logged earlier than the first ended).
      outputs, diff -o, batch --out where a batch file would land on an input
      archive) that names an input exits 2 with a message naming that path,
      leaves every input byte-identical (hashed before and after) and writes
-     no file at all (no temporary file left beside the inputs).
+     no file at all (no temporary file left beside the inputs); and
+     `batch root --out root/a`, where root/a is one of the runs, refuses or
+     converts that run, never drops it in silence.
 
 Each sub-check prints `ok` or `FAIL` with its name and what was wrong.
 
@@ -31,6 +33,7 @@ Each sub-check prints `ok` or `FAIL` with its name and what was wrong.
 
 import gzip
 import os
+import re
 import shutil
 import sys
 import tarfile
@@ -412,11 +415,45 @@ def no_overwrite(binary, pristine, case_dir, cwd, args, named):
     return problems
 
 
+def batch_into_a_run(binary, src, case_dir):
+    """batch root --out root/a, where root/a is one of the runs: refused
+    (exit 2 naming root/a, nothing written), or that run converted too and
+    listed in index.json; never dropped in silence. The logs stay as they were."""
+    for run_name in ("a", "b"):
+        shutil.copytree(src, os.path.join(case_dir, "root", run_name))
+    before = snapshot(case_dir)
+    p = run(binary, ["batch", "root", "--out", "root/a", "-q"], cwd=case_dir, timeout=120)
+    after = snapshot(case_dir)
+    problems = []
+    changed = [rel for rel, what in sorted(before.items()) if after.get(rel) != what]
+    if changed:
+        problems.append("inputs changed: %s" % ", ".join(changed))
+    new = sorted(set(after) - set(before))
+    if any(".tmp." in os.path.basename(n) for n in new):
+        problems.append("temporary files left: %s" % ", ".join(n for n in new if ".tmp." in n))
+    if p.returncode == 2:
+        if not any("root/a" in line for line in p.stderr.splitlines()):
+            problems.append("exit 2 without a message naming root/a")
+        if new:
+            problems.append("refused, yet wrote %s" % ", ".join(new))
+    else:
+        index = os.path.join(case_dir, "root", "a", "index.json")
+        sources = [r.get("source") for r in read_json(index)["runs"]] if os.path.exists(index) else []
+        if not any(x and re.split(r"[:/]", x.rstrip("/"))[-1] == "a" for x in sources):
+            problems.append("exit %d and the run in root/a is not among the runs converted (%s)" % (
+                p.returncode, ", ".join(map(str, sources)) or "no index.json"))
+    if problems:
+        problems.append("stderr: %s" % p.stderr.strip()[-400:])
+    return problems
+
+
 def check_d(binary, work, logs):
     pristine = os.path.join(work, "d_inputs")
     make_inputs(pristine, logs)
     for k, (name, cwd, args, named) in enumerate(overwrite_cases(work)):
         sub("d/%s" % name, no_overwrite, binary, pristine, os.path.join(work, "d%02d" % k), cwd, args, named)
+    sub("d/batch --out a run's own log directory: the run refused or converted, not dropped", batch_into_a_run,
+        binary, logs["replicas_2x2"], os.path.join(work, "d_batch_into_a_run"))
 
 
 def main():
