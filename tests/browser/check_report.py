@@ -13,7 +13,6 @@ Chromium ends up with (after the page's script ran) and from a screenshot:
 Exit 77 (skipped) when no Chromium is installed:
 PPT_WITH_BROWSER=1 scripts/setup.sh installs Debian's `chromium`.
 """
-import argparse
 import html.parser
 import json
 import os
@@ -24,6 +23,10 @@ import subprocess
 import sys
 import tempfile
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
+import ppt_test  # noqa: E402
+from ppt_test import JOB_LINE, arg_parser, ms, temp_dir  # noqa: E402
 
 SKIP = 77
 EPOCH_NS = 1697793307000000000
@@ -42,14 +45,9 @@ def check(cond, msg):
         fail(msg)
 
 
-def ms(ns):
-    return "%d.%06d" % (ns // 1000000, ns % 1000000)
-
-
 def job_line(job_id, typ, mb, start_us, end_us):
     s, e = EPOCH_NS + start_us * 1000, EPOCH_NS + end_us * 1000
-    return ("I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (%d), type = %s, "
-            "micro_batch_id = %d, job_start_time = %s, job_end_time = %s\n" % (job_id, typ, mb, ms(s), ms(e)))
+    return JOB_LINE % (job_id, typ, mb, ms(s), ms(e))
 
 
 def write_run(folder, ranks, steps, hostile, slow_us=0):
@@ -183,7 +181,7 @@ def check_report(binary, chromium, work):
     ranks, steps = 4, 3
     jobs = write_run(logs, ranks, steps, hostile=True)
     page = os.path.join(work, "report.html")
-    p = subprocess.run([binary, "report", "--log_dir", logs, "-o", page], capture_output=True, text=True)
+    p = ppt_test.run(binary, ["report", "--log_dir", logs, "-o", page])
     check(p.returncode == 0, "pp-timeline report failed: " + p.stderr)
     url = "file://" + page
 
@@ -256,7 +254,7 @@ def check_diff(binary, chromium, work):
     ja = write_run(a, 2, 2, hostile=False)
     jb = write_run(b, 2, 2, hostile=False, slow_us=300)
     page = os.path.join(work, "diff.html")
-    p = subprocess.run([binary, "diff", a, b, "-o", page], capture_output=True, text=True)
+    p = ppt_test.run(binary, ["diff", a, b, "-o", page])
     check(p.returncode == 0, "pp-timeline diff -o failed: " + p.stderr)
     dom, _ = dump_dom(chromium, "file://" + page)
     body = dom.find("body")[0]
@@ -272,8 +270,7 @@ def check_diff(binary, chromium, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--chromium", default=os.environ.get("PPT_CHROMIUM", ""))
     args = ap.parse_args()
     chromium = args.chromium or next(
@@ -281,7 +278,7 @@ def main():
     if not chromium:
         print("SKIP: no Chromium found; PPT_WITH_BROWSER=1 scripts/setup.sh installs Debian's chromium")
         return SKIP
-    with tempfile.TemporaryDirectory(prefix="ppt-browser-") as work:
+    with temp_dir("ppt-browser-") as work:
         jobs = check_report(args.binary, chromium, work)
         check_diff(args.binary, chromium, work)
     print("ok: report with %d jobs and a diff page checked in %s" % (jobs, chromium))

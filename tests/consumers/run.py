@@ -9,15 +9,16 @@ no error or warning, every slice one entry with its exact span, flows bound.
 Exits 77 (ctest: skipped) when node or tests/consumers/node_modules is
 missing: scripts/setup.sh installs them.
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+import ppt_test  # noqa: E402
+from ppt_test import arg_parser, gen_logs, temp_dir  # noqa: E402
+
 SKIP = 77
 
 CASES = {
@@ -34,8 +35,6 @@ CASES = {
     "big_rank": ["--schedule", "1f1b", "--stages", "2", "--micro-batches", "64", "--steps", "42", "--jitter", "0.3"],
 }
 EXTRA = {"machines_contradicted": ["--align-clocks", "off"]}
-LINE = ("I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (%d), type = %s, "
-        "micro_batch_id = %d, job_start_time = %d.%06d, job_end_time = %d.%06d\n")
 
 
 def write_fractional_logs(folder):
@@ -50,15 +49,14 @@ def write_fractional_logs(folder):
                 for mb in range(8):
                     for k, typ in enumerate(("forward", "backward")):
                         d = 900000 + (mb * 7919 + step * 104729 + r * 1299709 + k * 15485863) % 1200000 + 1 + mb
-                        f.write(LINE % (mb, typ, mb, t // 10**6, t % 10**6, (t + d) // 10**6, (t + d) % 10**6))
+                        f.write(ppt_test.JOB_LINE % (mb, typ, mb, ppt_test.ms(t), ppt_test.ms(t + d)))
                         t += d
-                f.write(LINE % (0, "optimizer", 0, t // 10**6, t % 10**6, (t + 500123) // 10**6, (t + 500123) % 10**6))
+                f.write(ppt_test.JOB_LINE % (0, "optimizer", 0, ppt_test.ms(t), ppt_test.ms(t + 500123)))
                 t += 500123 + 3000017
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--keep", help="write the traces here and keep them")
     a = ap.parse_args()
     node = shutil.which("node")
@@ -68,18 +66,15 @@ def main():
     if not os.path.isdir(os.path.join(HERE, "node_modules", "@paulirish", "trace_engine")):
         print("SKIP: tests/consumers/node_modules missing (scripts/setup.sh runs npm ci there)")
         return SKIP
-    work = a.keep or tempfile.mkdtemp(prefix="ppt-consumers-")
-    os.makedirs(work, exist_ok=True)
-    try:
+    with temp_dir("ppt-consumers-", keep=a.keep) as work:
         traces = []
         for name, gen in CASES.items():
             logs = os.path.join(work, name)
-            subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_logs.py"), "--out", logs, "--quiet",
-                            "--jobs", "1"] + gen, check=True)
+            gen_logs(logs, gen)
             chrome = os.path.join(work, name + ".json")
             perfetto = os.path.join(work, name + "_perfetto.json")
-            args = [a.binary, "--log_dir", logs, "-o", chrome, "--perfetto-json", perfetto, "-q"] + EXTRA.get(name, [])
-            p = subprocess.run(args, capture_output=True, text=True)
+            p = ppt_test.run(a.binary, ["--log_dir", logs, "-o", chrome, "--perfetto-json", perfetto, "-q"] +
+                             EXTRA.get(name, []))
             if p.returncode != 0:
                 print("FAIL %s: pp-timeline exited %d\n%s" % (name, p.returncode, p.stderr))
                 return 1
@@ -93,17 +88,13 @@ def main():
         subprocess.run([a.binary, "--log_dir", os.path.join(work, "vpp"), "-o", absolute, "--absolute", "-q"],
                        check=True)
         diff = os.path.join(work, "diff_1f1b_zbh1.json")
-        p = subprocess.run([a.binary, "diff", os.path.join(work, "1f1b"), os.path.join(work, "zbh1"), "-o", diff,
-                            "-q"], capture_output=True, text=True)
+        p = ppt_test.run(a.binary, ["diff", os.path.join(work, "1f1b"), os.path.join(work, "zbh1"), "-o", diff, "-q"])
         if p.returncode not in (0, 1) or not os.path.exists(diff):
             print("FAIL diff: exited %d\n%s" % (p.returncode, p.stderr))
             return 1
         traces += [absolute, diff]
         p = subprocess.run([node, os.path.join(HERE, "devtools_check.mjs")] + traces, cwd=HERE)
         return 0 if p.returncode == 0 else 1
-    finally:
-        if not a.keep:
-            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,12 @@ as <name>.actual, and the command to approve the new output is printed.
   golden.py --binary build/pp-timeline --approve CASE...   accept current output
 """
 
-import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CASES = os.path.join(ROOT, "testdata", "cases")
+from ppt_test import CASES, Failure, arg_parser, run
 
 
 def run_case(binary, case, approve):
@@ -43,14 +40,10 @@ def run_case(binary, case, approve):
             shutil.copytree(os.path.join(case_dir, "logs"), os.path.join(out, "logs"))
             for base, _, names in os.walk(out):
                 inputs.update(os.path.relpath(os.path.join(base, n), out) for n in names)
-        cmd = [binary] + [a.replace("{out}", out) for a in args]
+        args = [a.replace("{out}", out) for a in args]
         stdin_path = os.path.join(case_dir, "stdin")
-        stdin = open(stdin_path, "rb") if os.path.exists(stdin_path) else subprocess.DEVNULL
-        try:
-            p = subprocess.run(cmd, cwd=case_dir, stdin=stdin, capture_output=True, timeout=120)
-        finally:
-            if stdin is not subprocess.DEVNULL:
-                stdin.close()
+        with open(stdin_path if os.path.exists(stdin_path) else os.devnull, "rb") as stdin:
+            p = run(binary, args, cwd=case_dir, stdin=stdin, text=False, timeout=120)
         actual = {
             "exit_code": (str(p.returncode) + "\n").encode(),
             "stderr.txt": p.stderr.replace(out.encode(), b"{out}"),
@@ -104,14 +97,21 @@ def run_case(binary, case, approve):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--approve", action="store_true")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
-    binary = os.path.abspath(a.binary)
+    binary = a.binary
     cases = a.cases or sorted(d for d in os.listdir(CASES) if os.path.isfile(os.path.join(CASES, d, "args")))
-    failed = [c for c in cases if not run_case(binary, c, a.approve)]
+    failed = []
+    for c in cases:
+        try:
+            ok = run_case(binary, c, a.approve)
+        except Failure as e:
+            print("%s: %s" % (c, e))
+            ok = False
+        if not ok:
+            failed.append(c)
     print("%d passed, %d failed" % (len(cases) - len(failed), len(failed)))
     return 1 if failed else 0
 

@@ -54,9 +54,7 @@ instead.
   hostile.py --binary build/pp-timeline --accounting  the golden cases' summaries
 """
 
-import argparse
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -71,22 +69,11 @@ import threading
 import time
 import zlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BAD = os.path.join(ROOT, "testdata", "bad")
-CASES = os.path.join(ROOT, "testdata", "cases")
+from ppt_test import BAD, CASES, EXAMPLE, SUMMARY_RE, Failure, arg_parser, check, run, snapshot
+
 MARKER = b"Profiler Info: Job ("
 PREFIX = b"I1020 09:15:07.265326 22317 standalone_executor.cc:217] "
-SUMMARY_RE = re.compile(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected")
 SANITIZER_RE = re.compile(r"ERROR: AddressSanitizer|runtime error:|WARNING: ThreadSanitizer|ERROR: LeakSanitizer")
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def job_line(i, start_ms=1697793307000):
@@ -167,31 +154,6 @@ def do_setup(work, steps):
 
 
 # ---------------------------------------------------------------- inputs --
-
-def snapshot(work):
-    """Every entry under `work`: kind, and for regular files size and hash."""
-    snap = {}
-    for dirpath, dirnames, filenames in os.walk(work, followlinks=False):
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, work)
-            st = os.lstat(p)
-            if stat.S_ISREG(st.st_mode):
-                h = hashlib.sha1()
-                with open(p, "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        h.update(chunk)
-                snap[rel] = ("file", st.st_size, h.hexdigest(), st.st_mtime_ns)
-            elif stat.S_ISLNK(st.st_mode):
-                snap[rel] = ("link", os.readlink(p))
-            elif stat.S_ISDIR(st.st_mode):
-                snap[rel] = ("dir",)
-            elif stat.S_ISFIFO(st.st_mode):
-                snap[rel] = ("fifo",)
-            else:
-                snap[rel] = ("other", st.st_mode)
-    return snap
-
 
 def input_files(work, args, stdin_path=None):
     """The log files the binary reads (as found by the layout rules), or None
@@ -515,7 +477,7 @@ def run_case(binary, name, timeout, attempt=0):
 # Log sets checked by --accounting besides the golden cases: (name, folder
 # the arguments are relative to, arguments).
 EXTRA_ACCOUNTING = {
-    "example": (os.path.join(ROOT, "testdata", "example"), ["--log_dir", "logs", "-o", "{out}/trace.json"]),
+    "example": (EXAMPLE, ["--log_dir", "logs", "-o", "{out}/trace.json"]),
 }
 
 
@@ -534,7 +496,7 @@ def run_accounting(binary, name, timeout):
         stdin_path = os.path.join(case_dir, "stdin")
         stdin_path = stdin_path if os.path.exists(stdin_path) else None
         with open(stdin_path or os.devnull, "rb") as stdin:
-            p = subprocess.run([binary] + args, cwd=case_dir, stdin=stdin, capture_output=True, timeout=timeout)
+            p = run(binary, args, cwd=case_dir, stdin=stdin, text=False, timeout=timeout)
         err = p.stderr.decode("utf-8", "replace")
         check(0 <= p.returncode < 128, "exit status %d\n%s" % (p.returncode, err))
         inputs = input_files(case_dir, args, stdin_path)
@@ -550,13 +512,12 @@ def run_accounting(binary, name, timeout):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--accounting", action="store_true", help="check the golden cases' summaries instead")
     ap.add_argument("--timeout", type=int, default=60, help="seconds a case may take")
     ap.add_argument("cases", nargs="*")
     a = ap.parse_args()
-    binary = os.path.abspath(a.binary)
+    binary = a.binary
     base = CASES if a.accounting else BAD
     marker = "args" if a.accounting else "case.json"
     names = a.cases or sorted(d for d in os.listdir(base) if os.path.isfile(os.path.join(base, d, marker)))

@@ -20,18 +20,13 @@ logged.
   properties.py --binary build/pp-timeline [--only NAME]
 """
 
-import argparse
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from decimal import Decimal
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
+from ppt_test import Failure, arg_parser, check, gen_logs, read_json, run, summary_counts, temp_dir
 
 SCENARIOS = {
     "fthenb": ["--schedule", "fthenb", "--stages", "4", "--micro-batches", "6"],
@@ -97,33 +92,9 @@ CLOCK_SCENARIOS = {
 }
 
 
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def run(binary, args, cwd=None):
-    p = subprocess.run([binary] + args, capture_output=True, text=True, cwd=cwd, timeout=300)
-    return p
-
-
-def summary_counts(stderr):
-    m = re.search(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected", stderr)
-    check(m, "no summary line in stderr:\n" + stderr)
-    return [int(g.replace(",", "")) for g in m.groups()]
-
-
 def check_scenario(binary, name, gen_args, work):
     logs = os.path.join(work, "logs")
-    truth_path = os.path.join(work, "truth.json")
-    subprocess.run([sys.executable, GEN, "--out", logs, "--truth", truth_path, "--quiet", "--seed", "7"] + gen_args,
-                   check=True)
-    with open(truth_path) as f:
-        truth = json.load(f)
+    truth = gen_logs(logs, gen_args, truth=os.path.join(work, "truth.json"), seed=7, jobs=None)
     # Jobs whose timer never ran are counted, not drawn.
     zero = [j for j in truth["jobs"] if j["start_ns"] == 0 and j["end_ns"] == 0]
     truth["jobs"] = [j for j in truth["jobs"] if not (j["start_ns"] == 0 and j["end_ns"] == 0)]
@@ -150,10 +121,8 @@ def check_scenario(binary, name, gen_args, work):
     check(rejected == truth.get("zero_time_jobs", 0), "rejected %d, truth has %d zero-time jobs" %
           (rejected, truth.get("zero_time_jobs", 0)))
 
-    with open(out1) as f:
-        trace = json.load(f, parse_float=Decimal)
-    with open(outp) as f:
-        ptrace = json.load(f, parse_float=Decimal)
+    trace = read_json(out1, exact=True)
+    ptrace = read_json(outp, exact=True)
     events = trace["traceEvents"]
     origin = int(trace["metadata"]["time_origin_epoch_ns"])
 
@@ -241,8 +210,7 @@ def check_scenario(binary, name, gen_args, work):
 def drawn(trace_path):
     """The jobs of a Chrome JSON trace by source, each with its epoch ns times,
     step, machine and run; the step slices; the metadata."""
-    with open(trace_path) as f:
-        trace = json.load(f, parse_float=Decimal)
+    trace = read_json(trace_path, exact=True)
     origin = int(trace["metadata"]["time_origin_epoch_ns"])
     names = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
     jobs, steps = {}, []
@@ -264,11 +232,7 @@ def drawn(trace_path):
 
 def check_clock_scenario(binary, name, gen_args, work):
     logs = os.path.join(work, "logs")
-    truth_path = os.path.join(work, "truth.json")
-    subprocess.run([sys.executable, GEN, "--out", logs, "--truth", truth_path, "--quiet", "--seed", "7"] + gen_args,
-                   check=True)
-    with open(truth_path) as f:
-        truth = json.load(f)
+    truth = gen_logs(logs, gen_args, truth=os.path.join(work, "truth.json"), seed=7, jobs=None)
     files = {r["rank"]: r["file"] for r in truth["ranks"]}
     skew = {r["machine"]: r["skew_ns"] for r in truth["ranks"]}
     machine_of = {r["rank"]: r["machine"] for r in truth["ranks"]}
@@ -314,26 +278,23 @@ def check_clock_scenario(binary, name, gen_args, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--only")
     a = ap.parse_args()
-    binary = os.path.abspath(a.binary)
+    binary = a.binary
     failed = 0
     scenarios = {n: (check_scenario, args) for n, args in SCENARIOS.items()}
     scenarios.update({n: (check_clock_scenario, args) for n, args in CLOCK_SCENARIOS.items()})
     names = [n for n in scenarios if not a.only or n == a.only]
     for name in names:
-        work = tempfile.mkdtemp(prefix="ppt-prop-")
-        try:
-            fn, args = scenarios[name]
-            fn(binary, name, args, work)
-            print("ok   %s" % name)
-        except (Failure, subprocess.CalledProcessError) as e:
-            failed += 1
-            print("FAIL %s: %s" % (name, e))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        with temp_dir("ppt-prop-") as work:
+            try:
+                fn, args = scenarios[name]
+                fn(binary, name, args, work)
+                print("ok   %s" % name)
+            except (Failure, subprocess.CalledProcessError) as e:
+                failed += 1
+                print("FAIL %s: %s" % (name, e))
     print("%d passed, %d failed" % (len(names) - failed, failed))
     return 1 if failed else 0
 

@@ -6,40 +6,31 @@ two-run trace, and the usage errors.
   stats_cli.py --binary build/pp-timeline
 """
 
-import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
+import ppt_test
+from ppt_test import Checks, arg_parser, temp_dir
+
 RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "8", "--steps", "3", "--seed", "9"]
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what, file=sys.stderr)
+checks = Checks()
+check = checks.check
 
 
 def gen(out, *extra):
-    subprocess.run([sys.executable, GEN, "--quiet", "--jobs", "1", "--out", out] + RUN + list(extra), check=True)
+    ppt_test.gen_logs(out, RUN + list(extra))
 
 
 def run(binary, *args):
-    p = subprocess.run([binary] + list(args), capture_output=True, text=True, timeout=120)
+    p = ppt_test.run(binary, args, timeout=120)
     return p.returncode, p.stdout, p.stderr
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
-    binary = ap.parse_args().binary
-    with tempfile.TemporaryDirectory(prefix="ppt-stats-cli-") as tmp:
+    binary = arg_parser(__doc__).parse_args().binary
+    with temp_dir("ppt-stats-cli-") as tmp:
         a, same, slow = (os.path.join(tmp, n) for n in ("a", "same", "slow"))
         gen(a)
         gen(same)
@@ -165,11 +156,7 @@ def main():
         rc, _, err = run(binary, "diff", bad, a)
         check("bad.json" in err and "schema" in err, "a bad baseline is named with the reason")
 
-    if failures:
-        print(f"{len(failures)} failure(s)", file=sys.stderr)
-        return 1
-    print("stats/diff CLI: all checks passed")
-    return 0
+    return checks.exit_code("stats/diff CLI")
 
 
 if __name__ == "__main__":

@@ -8,29 +8,15 @@ needed): exit statuses, messages, what is written.
   - report: the page written, usage errors for a missing -o or bad --steps;
   - convert -o x.svg / x.html, --steps, and the note when a picture is capped.
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tarfile
-import tempfile
+
+import ppt_test
+from ppt_test import JOB_LINE, Failure, arg_parser, check, ms, temp_dir
 
 EPOCH_NS = 1697793307000000000
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def check(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def ms(ns):
-    return "%d.%06d" % (ns // 1000000, ns % 1000000)
 
 
 def write_run(folder, ranks=2, steps=3):
@@ -40,21 +26,16 @@ def write_run(folder, ranks=2, steps=3):
             for s in range(steps):
                 t = s * 2000 + r * 40
                 for (typ, mb, a, b) in [("forward", 0, 0, 200), ("backward", 0, 300, 700), ("optimizer", 0, 800, 850)]:
-                    f.write("I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (%d), "
-                            "type = %s, micro_batch_id = %d, job_start_time = %s, job_end_time = %s\n" %
-                            (mb, typ, mb, ms(EPOCH_NS + (t + a) * 1000), ms(EPOCH_NS + (t + b) * 1000)))
+                    f.write(JOB_LINE % (mb, typ, mb, ms(EPOCH_NS + (t + a) * 1000), ms(EPOCH_NS + (t + b) * 1000)))
     return ranks * steps * 3
 
 
 def run(binary, *args):
-    return subprocess.run([binary] + list(args), capture_output=True, text=True, timeout=300)
+    return ppt_test.run(binary, args)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
-    b = ap.parse_args().binary
-    with tempfile.TemporaryDirectory(prefix="ppt-cli-") as w:
+def check_all(b):
+    with temp_dir("ppt-report-batch-") as w:
         write_run(os.path.join(w, "good"))
         write_run(os.path.join(w, "src", "logs"))
         with tarfile.open(os.path.join(w, "ci-7.tar.gz"), "w:gz") as t:
@@ -124,6 +105,15 @@ def main():
         p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "--steps", "40:50")
         check(p.returncode == 0 and "no job in steps 40:50 (the timeline has steps 0 to 2)" in p.stderr,
               "steps out of range: %r" % p.stderr)
+
+
+def main():
+    b = arg_parser(__doc__).parse_args().binary
+    try:
+        check_all(b)
+    except Failure as e:
+        print("FAIL: %s" % e)
+        return 1
     print("ok: report, batch and .svg/.html outputs through the binary")
     return 0
 

@@ -2,7 +2,7 @@
 """End-to-end checks of the convert command's flows, clock alignment and
 .pftrace output, with the real binary on logs from scripts/gen_logs.py.
 
-  cli_e2e.py --binary build/pp-timeline [--protoc /usr/bin/protoc]
+  flows_clocks_pftrace.py --binary build/pp-timeline [--protoc /usr/bin/protoc]
 
 Checks:
   - 3 machines whose clocks are skewed by +4 ms and +8 ms: the summary names
@@ -16,49 +16,33 @@ Checks:
     --align-clocks value, an unknown extension (exit 2, one clear line).
 """
 
-import argparse
-import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
-PROTO_DIR = os.path.join(ROOT, "tests", "proto")
+import ppt_test
+from ppt_test import Checks, arg_parser, decode_pftrace, gen_logs, read_json, temp_dir
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL " + what)
+checks = Checks()
+check = checks.check
 
 
 def gen(work, name, args):
     out = os.path.join(work, name)
-    truth = out + ".truth.json"
-    subprocess.run([sys.executable, GEN, "--out", out, "--truth", truth, "--quiet", "--jobs", "1"] + args, check=True)
-    with open(truth) as f:
-        return out, json.load(f)
+    return out, gen_logs(out, args, truth=True)
 
 
 def run(binary, args):
-    p = subprocess.run([binary] + args, capture_output=True, text=True, timeout=300)
+    p = ppt_test.run(binary, args)
     return p.returncode, p.stderr
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
-    ap.add_argument("--protoc", default="")
+    ap = arg_parser(__doc__)
+    ap.add_argument("--protoc", default="", help="decode the .pftrace with this protoc (default: not decoded)")
     a = ap.parse_args()
-    binary = os.path.abspath(a.binary)
-    work = tempfile.mkdtemp(prefix="ppt-cli-e2e-")
-    try:
+    binary = a.binary
+    with temp_dir("ppt-flows-clocks-") as work:
         common = ["--stages", "6", "--machines", "3", "--schedule", "1f1b", "--micro-batches", "8", "--steps", "3"]
         skewed, truth = gen(work, "skewed", common + ["--skew", "1:4", "--skew", "2:8"])
         plain, _ = gen(work, "plain", common)
@@ -71,8 +55,7 @@ def main():
         check(m is not None, "skewed: the summary names the offsets:\n" + err)
         check("contradicted" not in err.splitlines()[-1], "skewed: contradictions left:\n" + err)
         check("clock_offset" in err, "skewed: the clock_offset diagnostic is shown")
-        with open(js) as f:
-            doc = json.load(f)
+        doc = read_json(js)
         skew = {r["machine"]: r["skew_ns"] for r in truth["ranks"]}
         offsets = {o["machine"]: o["offset_ns"] for o in doc["metadata"].get("clock_offsets", [])}
         for k in (1, 2):
@@ -84,16 +67,12 @@ def main():
         check(len(flows) == 2 * doc["metadata"].get("flows", -1), "skewed: one s/f pair per dependency")
         check(len(flows) > 0, "skewed: flows drawn")
         if a.protoc:
-            with open(pf, "rb") as f:
-                p = subprocess.run([a.protoc, "--decode=perfetto.protos.Trace", "-I", PROTO_DIR,
-                                    os.path.join(PROTO_DIR, "perfetto_trace_subset.proto")],
-                                   stdin=f, capture_output=True, text=True)
-            check(p.returncode == 0, "pftrace: protoc failed: " + p.stderr)
-            begins = p.stdout.count("type: 1\n")
+            text = decode_pftrace(pf, a.protoc)
+            begins = text.count("type: 1\n")
             steps = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "step")
             check(begins == doc["metadata"]["jobs"] + steps,
                   "pftrace: %d slices for %d jobs and %d steps" % (begins, doc["metadata"]["jobs"], steps))
-            check(p.stdout.count("flow_ids:") == len(flows), "pftrace: two flow ids per dependency")
+            check(text.count("flow_ids:") == len(flows), "pftrace: two flow ids per dependency")
 
         # Skewed, alignment off: times as logged, contradictions counted.
         js_off = os.path.join(work, "off.json")
@@ -102,8 +81,7 @@ def main():
         check(re.search(r"\d+ of \d+ dependencies contradicted by the times", err) is not None,
               "off: contradictions counted:\n" + err)
         check("clocks aligned" not in err, "off: nothing aligned")
-        with open(js_off) as f:
-            off = json.load(f)
+        off = read_json(js_off)
         check("clock_offsets" not in off["metadata"], "off: no offsets in the metadata")
         # Every arrow goes forward in time, also the contradicted ones (viewers
         # link a flow's events in time order; catapult drops an f before its s).
@@ -126,8 +104,7 @@ def main():
         # --no-flows.
         nf = os.path.join(work, "nf.json")
         code, err = run(binary, ["--log_dir", plain, "-o", nf, "--no-flows"])
-        with open(nf) as f:
-            d = json.load(f)
+        d = read_json(nf)
         check(not any(e.get("ph") in ("s", "f") for e in d["traceEvents"]), "--no-flows: flow events written")
 
         # Usage errors.
@@ -140,10 +117,7 @@ def main():
         code, err = run(binary, ["--log_dir", plain, "-o", os.path.join(work, "y.perfetto-trace"), "--pp-degree", "3"])
         check(code == 0 and os.path.getsize(os.path.join(work, "y.perfetto-trace")) > 0, "--pp-degree 3 .perfetto-trace")
         check("3 stages x 2 replicas (--pp-degree)" in err, "summary names the replicas:\n" + err)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print("cli_e2e: %s (%d failed checks)" % ("ok" if not failures else "FAILED", len(failures)))
-    return 1 if failures else 0
+    return checks.exit_code("flows, clocks, .pftrace")
 
 
 if __name__ == "__main__":

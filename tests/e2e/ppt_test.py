@@ -1,0 +1,338 @@
+"""What the tests that drive the pp-timeline binary share.
+
+The scripts beside this one (and tests/browser, tests/consumers) import it:
+
+  ROOT, GEN, CASES, BAD, PROTO_DIR    where things are in the source tree
+  arg_parser(doc)                     an ArgumentParser with --binary (made absolute)
+  run(binary, args, ...)              the binary with a timeout; a CompletedProcess
+                                      (returncode, stdout, stderr), text by default
+  gen_logs(out, args, truth=...)      logs (and the ground truth) from scripts/gen_logs.py
+  temp_dir(prefix)                    a scratch folder, removed afterwards
+  read_json(path)                     a trace or report, plain or gzip
+  find_protoc(), decode_pftrace()     a .pftrace through protoc and
+                                      tests/proto/perfetto_trace_subset.proto
+  parse_text_proto(), pftrace_slices()  protoc's text output as nested dicts; the
+                                      slices of each track, as a viewer pairs them
+  json_slices(), nesting_problems()   the slices of each (pid, tid) of a JSON trace;
+                                      where slices on one track partially overlap
+  snapshot(root)                      every entry under a folder, files hashed
+  summary_counts(stderr)              (seen, written, rejected) of the summary line
+  check(), Failure, Checks            a failed check: raise, or record and go on
+"""
+
+import argparse
+import codecs
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN = os.path.join(ROOT, "scripts", "gen_logs.py")
+CASES = os.path.join(ROOT, "testdata", "cases")
+BAD = os.path.join(ROOT, "testdata", "bad")
+EXAMPLE = os.path.join(ROOT, "testdata", "example")
+PROTO_DIR = os.path.join(ROOT, "tests", "proto")
+PROTO = os.path.join(PROTO_DIR, "perfetto_trace_subset.proto")
+
+SUMMARY_RE = re.compile(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected")
+# A job line as Paddle prints it (standalone_executor.cc), for hand-written logs.
+JOB_LINE = ("I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (%d), type = %s, "
+            "micro_batch_id = %d, job_start_time = %s, job_end_time = %s\n")
+
+
+# ---------------------------------------------------------------- checks --
+
+class Failure(Exception):
+    """A check that failed; the message says what and with which values."""
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+class Checks:
+    """Failed checks recorded one by one, for scripts that go on after one:
+    `c.check(cond, what)` prints `FAIL what` and remembers it."""
+
+    def __init__(self):
+        self.failures = []
+
+    def check(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+            print("FAIL " + what, flush=True)
+        return bool(cond)
+
+    def exit_code(self, name):
+        print("%s: %s (%d failed checks)" % (name, "ok" if not self.failures else "FAILED", len(self.failures)))
+        return 1 if self.failures else 0
+
+
+# ----------------------------------------------------------- the binary --
+
+def arg_parser(doc=None):
+    """An ArgumentParser with --binary; parse_args() makes the path absolute."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", required=True, type=os.path.abspath, help="the pp-timeline binary")
+    return ap
+
+
+def run(binary, args, cwd=None, stdin=None, input=None, timeout=300, text=True, env=None):
+    """The binary with `args`, its output captured; raises Failure when it
+    runs past `timeout` seconds (a hang). stdin: a file object, or DEVNULL
+    when neither it nor `input` is given."""
+    if stdin is None and input is None:
+        stdin = subprocess.DEVNULL
+    try:
+        return subprocess.run([binary] + list(args), cwd=cwd, stdin=stdin, input=input, capture_output=True,
+                              text=text, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise Failure("no exit within %d s: a hang: %s" % (timeout, " ".join([binary] + list(args))))
+
+
+def summary_counts(stderr):
+    """(seen, written, rejected) of the summary line."""
+    m = SUMMARY_RE.search(stderr)
+    check(m, "no summary line in stderr:\n" + stderr)
+    return tuple(int(g.replace(",", "")) for g in m.groups())
+
+
+# ----------------------------------------------------------------- input --
+
+def gen_logs(out, args, truth=False, seed=None, jobs=1):
+    """scripts/gen_logs.py --out OUT ARGS (`jobs` worker processes; None:
+    the generator's default, one per core); with truth, the ground truth
+    (written to OUT.truth.json, or to `truth` when it is a path) is returned."""
+    cmd = [sys.executable, GEN, "--out", out, "--quiet"]
+    if jobs is not None:
+        cmd += ["--jobs", str(jobs)]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    truth_path = None
+    if truth:
+        truth_path = truth if isinstance(truth, str) else out.rstrip("/") + ".truth.json"
+        cmd += ["--truth", truth_path]
+    subprocess.run(cmd + list(args), check=True)
+    if truth_path:
+        with open(truth_path) as f:
+            return json.load(f)
+    return None
+
+
+def ms(ns):
+    """Integer nanoseconds as Paddle prints a time: milliseconds, six decimals."""
+    return "%d.%06d" % (ns // 1000000, ns % 1000000)
+
+
+@contextlib.contextmanager
+def temp_dir(prefix="ppt-test-", keep=None):
+    """A fresh folder, removed afterwards; `keep`: use (and keep) this one."""
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        yield keep
+        return
+    path = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def snapshot(root):
+    """Every entry under `root` by relative path: ("file", size, sha1,
+    mtime_ns), ("link", target), ("dir",), ("fifo",) or ("other", mode)."""
+    snap = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, root)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                h = hashlib.sha1()
+                with open(p, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+                snap[rel] = ("file", st.st_size, h.hexdigest(), st.st_mtime_ns)
+            elif stat.S_ISLNK(st.st_mode):
+                snap[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                snap[rel] = ("dir",)
+            elif stat.S_ISFIFO(st.st_mode):
+                snap[rel] = ("fifo",)
+            else:
+                snap[rel] = ("other", st.st_mode)
+    return snap
+
+
+# ---------------------------------------------------------------- output --
+
+def read_bytes(path):
+    """A file's bytes, decompressed when it is gzip (told by its first bytes)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def read_json(path, exact=False):
+    """A JSON file, plain or gzip; exact: numbers with a fraction as Decimal."""
+    return json.loads(read_bytes(path).decode("utf-8"), parse_float=Decimal if exact else None)
+
+
+def us_to_ns(x):
+    """A JSON time in microseconds as integer nanoseconds, rounded as
+    Perfetto rounds x * 1000."""
+    return int((Decimal(str(x)) * 1000).to_integral_value())
+
+
+def json_slices(trace):
+    """The slices of a JSON trace (dict, exact=True for exact times) by
+    (pid, tid): lists of (start_ns, end_ns, name, event), in file order.
+    Complete (X) events, and B/E pairs matched per track as viewers match
+    them (an E closes the latest open B)."""
+    tracks, open_ = {}, {}
+    for e in trace["traceEvents"]:
+        ph = e.get("ph")
+        key = (e.get("pid"), e.get("tid"))
+        if ph == "X":
+            start = us_to_ns(e["ts"])
+            tracks.setdefault(key, []).append((start, start + us_to_ns(e.get("dur", 0)), e.get("name"), e))
+        elif ph == "B":
+            open_.setdefault(key, []).append(e)
+        elif ph == "E":
+            check(open_.get(key), "an E event without its B on %s: %s" % (key, e))
+            b = open_[key].pop()
+            tracks.setdefault(key, []).append((us_to_ns(b["ts"]), us_to_ns(e["ts"]), b.get("name"), b))
+    left = {k: v for k, v in open_.items() if v}
+    check(not left, "B events never ended: %s" % left)
+    return tracks
+
+
+def nesting_problems(slices, limit=3):
+    """Where slices on one track are neither nested nor disjoint: up to
+    `limit` descriptions, [] when they nest. `slices`: (start, end, name, ...)."""
+    problems = []
+    order = sorted(slices, key=lambda s: (s[0], -s[1]))
+    stack = []
+    for s in order:
+        check(s[1] >= s[0], "a slice ends before it starts: %s" % (s[:3],))
+        while stack and stack[-1][1] <= s[0]:
+            stack.pop()
+        if stack and s[1] > stack[-1][1]:
+            top = stack[-1]
+            problems.append("%s [%d, %d] overlaps %s [%d, %d] by %d ns" % (
+                top[2], top[0], top[1], s[2], s[0], s[1], top[1] - s[0]))
+            if len(problems) >= limit:
+                break
+        stack.append(s)
+    return problems
+
+
+def find_protoc(explicit=None):
+    """protoc: the given path, else the one on PATH; None without one."""
+    return explicit or shutil.which("protoc")
+
+
+def decode_pftrace(path, protoc):
+    """protoc's text form of a .pftrace (Failure when protoc rejects it)."""
+    with open(path, "rb") as f:
+        p = subprocess.run([protoc, "--decode=perfetto.protos.Trace", "-I", PROTO_DIR, PROTO], stdin=f,
+                           capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, "%s: protoc failed: %s" % (path, p.stderr))
+    return p.stdout
+
+
+_TEXT_TOKEN = re.compile(r'\s*(?:(\})|([A-Za-z_][A-Za-z0-9_]*)\s*(?:(\{)|:\s*("(?:[^"\\]|\\.)*"|[^\s}]+)))')
+
+
+def parse_text_proto(text):
+    """protoc's text format as nested dicts: each field a list of values
+    (strings, still quoted for string fields, or dicts for messages)."""
+    root = {}
+    stack = [root]
+    pos = 0
+    while True:
+        m = _TEXT_TOKEN.match(text, pos)
+        if not m:
+            check(not text[pos:].strip(), "cannot read protoc output at %r" % text[pos:pos + 80])
+            break
+        pos = m.end()
+        close, name, opens, value = m.groups()
+        if close:
+            stack.pop()
+            check(stack, "unbalanced protoc output")
+        elif opens:
+            child = {}
+            stack[-1].setdefault(name, []).append(child)
+            stack.append(child)
+        else:
+            stack[-1].setdefault(name, []).append(value)
+    check(len(stack) == 1, "unbalanced protoc output")
+    return root
+
+
+def unquote(value):
+    """A string field of protoc's text output as text (octal and C escapes)."""
+    check(len(value) >= 2 and value[0] == value[-1] == '"', "not a quoted string: %r" % value)
+    return codecs.escape_decode(value[1:-1].encode("utf-8"))[0].decode("utf-8", "replace")
+
+
+def _one(msg, field, default=None):
+    v = msg.get(field)
+    return v[0] if v else default
+
+
+def pftrace_slices(text):
+    """The slices of a decoded .pftrace by track uuid, replayed as a viewer
+    does: per-sequence default track and interned names, each end closing
+    the latest open begin on its track. Lists of (start_ns, end_ns, name) in
+    the order they ended; also checks that every track's events
+    go forward in time. Returns (slices, tracks: uuid -> descriptor name)."""
+    trace = parse_text_proto(text)
+    check(not any(re.match(r"\d+$", k) for p in trace.get("packet", []) for k in p),
+          "a field the subset proto does not declare")
+    defaults, names, tracks, open_, last, slices = {}, {}, {}, {}, {}, {}
+    for p in trace.get("packet", []):
+        seq = _one(p, "trusted_packet_sequence_id")
+        if int(_one(p, "sequence_flags", "0")) & 1:
+            names[seq] = {}
+        d = _one(p, "trace_packet_defaults")
+        if d:
+            defaults[seq] = _one(_one(d, "track_event_defaults", {}), "track_uuid")
+        interned = _one(p, "interned_data")
+        if interned:
+            for e in interned.get("event_names", []):
+                names.setdefault(seq, {})[_one(e, "iid")] = unquote(_one(e, "name"))
+        td = _one(p, "track_descriptor")
+        if td:
+            tracks[_one(td, "uuid")] = unquote(_one(td, "name", '""'))
+        te = _one(p, "track_event")
+        if not te:
+            continue
+        track = _one(te, "track_uuid") or defaults.get(seq)
+        ts = int(_one(p, "timestamp"))
+        if ts < last.get(track, ts):
+            raise Failure("track %s: an event at %d after one at %d" % (track, ts, last[track]))
+        last[track] = ts
+        kind = int(_one(te, "type", "0"))
+        if kind == 1:
+            name = _one(te, "name")
+            name = unquote(name) if name else names.get(seq, {}).get(_one(te, "name_iid"))
+            open_.setdefault(track, []).append((ts, name))
+            slices.setdefault(track, [])
+        elif kind == 2:
+            check(open_.get(track), "track %s: an end at %d with no open slice" % (track, ts))
+            start, name = open_[track].pop()
+            slices[track].append((start, ts, name))
+    left = {k: v for k, v in open_.items() if v}
+    check(not left, "slices never ended: %s" % left)
+    return slices, tracks
