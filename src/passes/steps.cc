@@ -211,6 +211,60 @@ int64_t coarse_shift(const MachineSteps& reference, const MachineSteps& own) {
   return median(gaps);
 }
 
+// The greedy clustering puts a rank's step into the current cluster while it
+// overlaps it. Neighbouring stages' steps do overlap (stage 0 begins step k+1
+// while a later stage's optimizer still runs step k), so a rank that lacks
+// step k has its step k+1 taken into step k's cluster, and every later step
+// of that rank one number early. Each cluster is therefore summed up by its
+// core, the median start and the median end of its members (one misplaced
+// member cannot move them), and each rank's steps are assigned again, in
+// order, to the cluster whose core they overlap most.
+void refine_clusters(const std::vector<Entry>& entries, int32_t clusters,
+                     std::vector<std::vector<int32_t>>& cluster_of) {
+  if (clusters < 2) return;
+  std::vector<std::vector<int64_t>> starts(clusters), ends(clusters);
+  for (const Entry& e : entries) {
+    int32_t c = cluster_of[e.track_pos][e.local];
+    starts[c].push_back(e.start);
+    ends[c].push_back(e.end);
+  }
+  std::vector<int64_t> core_start(clusters), core_end(clusters);
+  for (int32_t c = 0; c < clusters; ++c) {
+    core_start[c] = median(std::move(starts[c]));
+    core_end[c] = median(std::move(ends[c]));
+  }
+  // The cores are in time order (clusters are made in order of start), so
+  // the cores overlapping a span are found by a binary search on the ends.
+  std::vector<int64_t> running_end(clusters);  // the latest core end up to c
+  for (int32_t c = 0; c < clusters; ++c) running_end[c] = std::max(core_end[c], c ? running_end[c - 1] : core_end[c]);
+  // Entries of each track, in local order (entries are sorted by start).
+  std::vector<std::vector<const Entry*>> by_track(cluster_of.size());
+  for (const Entry& e : entries) by_track[e.track_pos].push_back(&e);
+  for (uint32_t p = 0; p < by_track.size(); ++p) {
+    std::vector<const Entry*>& mine = by_track[p];
+    std::sort(mine.begin(), mine.end(), [](const Entry* a, const Entry* b) { return a->local < b->local; });
+    int32_t previous = -1;
+    for (const Entry* e : mine) {
+      int32_t& c = cluster_of[p][e->local];
+      int32_t best = -1;
+      int64_t best_overlap = 0;
+      int32_t k = static_cast<int32_t>(std::upper_bound(running_end.begin(), running_end.end(), e->start) -
+                                       running_end.begin());
+      for (k = std::max(k, previous + 1); k < clusters && core_start[k] < e->end; ++k) {
+        int64_t overlap = std::min(e->end, core_end[k]) - std::max(e->start, core_start[k]);
+        if (overlap > best_overlap) {
+          best_overlap = overlap;
+          best = k;
+        }
+      }
+      // A span that overlaps no core later than the rank's previous step
+      // keeps the greedy cluster (the order fix-up below still applies).
+      if (best >= 0) c = best;
+      previous = c;
+    }
+  }
+}
+
 }  // namespace
 
 void settle_step_spans(std::vector<StepSpan>& steps) {
@@ -308,6 +362,7 @@ void number_steps(Timeline& timeline, Run& run) {
   for (uint32_t p = 0; p < run.tracks.size(); ++p) cluster_of[p].assign(locals[p].size(), -1);
   int32_t clusters = cluster_by_time(entries, run.tracks.size(),
                                      [&](const Entry& e, int32_t c) { cluster_of[e.track_pos][e.local] = c; });
+  refine_clusters(entries, clusters, cluster_of);
   // A rank's steps must keep their order; if clock noise broke that, fall back
   // to the rank's own order from its first cluster.
   for (uint32_t p = 0; p < run.tracks.size(); ++p) {
