@@ -99,26 +99,20 @@ RankStep measure_rank_step(const Track& track, const std::vector<uint32_t>& jobs
 
 }  // namespace
 
-Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
+Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps,
+                    const StatsOptions& opt) {
   Stats st;
   st.jobs = tl.job_count();
   st.runs = static_cast<uint32_t>(tl.runs.size());
   st.straggler_margin = opt.straggler_margin;
   st.partial = tl.partial;
 
-  std::vector<JobClass> classes = classify_types(tl.types);
-  std::vector<RankOrder> orders = rank_orders(tl);
-  PipelineShape shape = infer_pipeline_shape(tl, orders, classes, opt.pp_degree);
-  st.schedule = recognize_schedule(tl, orders, classes, shape);
-  const int32_t p = std::max(1, shape.pp_degree);
-  std::optional<Dependencies> own_deps;
-  const Dependencies* deps = opt.dependencies;
-  if (opt.critical_paths && !deps) {
-    own_deps = find_dependencies(tl, DependencyOptions{opt.pp_degree});
-    deps = &*own_deps;
-  }
+  const std::vector<RankOrder>& orders = plan.orders;
+  st.schedule = plan.schedule;
+  const int32_t p = std::max(1, plan.shape.pp_degree);
+  const bool paths = opt.critical_paths && deps != nullptr;
   std::optional<DependencyIndex> dep_index;
-  if (opt.critical_paths) dep_index.emplace(tl, *deps);
+  if (paths) dep_index.emplace(tl, *deps);
 
   // Ranks, in rank order.
   std::map<int32_t, int32_t> machine_of;
@@ -203,7 +197,7 @@ Stats compute_stats(const Timeline& tl, const StatsOptions& opt) {
       if (ss.ranks > 0 && len > 0) {
         ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * ss.ranks);
       }
-      if (opt.critical_paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
+      if (paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
       st.steps.push_back(std::move(ss));
     }
   }

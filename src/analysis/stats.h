@@ -22,19 +22,17 @@
 #include <vector>
 
 #include "analysis/critical_path.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline.h"
 #include "passes/schedule.h"
 #include "model/timeline.h"
 
 namespace ppt {
 
 struct StatsOptions {
-  int32_t pp_degree = 0;               // 0: inferred (schedule.h)
   double straggler_margin = 0.10;      // 10 % above the others' median
   double straggler_consistency = 0.75; // of the rank's jobs of that type
-  bool critical_paths = true;
-  // The dependencies the critical paths follow (find_dependencies() with the
-  // same pp_degree, after any clock alignment); computed when null.
-  const Dependencies* dependencies = nullptr;
+  bool critical_paths = true;  // needs the dependencies
 };
 
 // Durations of one job type (over all ranks, or over one rank's jobs).
@@ -125,7 +123,12 @@ struct Stats {
   std::vector<Straggler> stragglers; // by (rank, type)
 };
 
-Stats compute_stats(const Timeline& timeline, const StatsOptions& options = {});
+// The stats of `timeline` with the pipeline as decided (pipeline.h: P, the
+// stages, the schedule; never inferred again here) and the dependencies the
+// critical paths follow (found with that plan, after any clock alignment;
+// null: no critical paths).
+Stats compute_stats(const Timeline& timeline, const PipelinePlan& plan, const Dependencies* dependencies,
+                    const StatsOptions& options = {});
 
 // Nearest-rank percentile (0 < q <= 1) of `values`, which it reorders.
 int64_t percentile(std::vector<int64_t>& values, double q);

@@ -17,17 +17,14 @@
 #include <set>
 #include <tuple>
 
-#include "passes/clock_align.h"
-#include "passes/dependencies.h"
 #include "analysis/diff.h"
-#include "output/html_report.h"
+#include "app/driver.h"
 #include "input/log_layout.h"
+#include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
-#include "util/parallel.h"
-#include "analysis/stats.h"
 #include "output/summary.h"
-#include "input/timeline_builder.h"
+#include "util/parallel.h"
 
 namespace ppt {
 namespace fs = std::filesystem;
@@ -265,45 +262,43 @@ struct RunJob {
   std::string dir;  // the log directory to read
 };
 
-std::string write_file(const std::string& path, const std::string& data) {
-  OutputFile f;
-  if (!f.open(path)) return f.error();
-  f.write(data);
-  if (!f.commit()) return f.error();
-  return "";
-}
-
 void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads) {
-  LayoutRequest request;
-  request.log_dir = job.dir;
-  BuildOptions build;
-  build.threads = threads;
-  LoadResult loaded = load_timeline(request, build);
-  for (const std::string& n : loaded.notes) run.warnings.push_back(n);
-  if (!loaded.timeline) {
-    run.status = BatchStatus::kNoLogs;
-    run.error = loaded.error;
+  // As `convert` does, through the same driver: the passes, then the stats
+  // for the report.
+  DriverRequest request;
+  request.input.log_dir = job.dir;
+  request.threads = threads;
+  request.pp_degree = opt.pp_degree;
+  request.align_clocks = opt.align_clocks;
+  request.stats = true;
+  DriverResult result = run_driver(request);
+  if (result.layout) {
+    for (const std::string& n : result.layout->notes) run.warnings.push_back(n);
+  }
+  if (result.failure == DriverFailure::kUsage) {
+    run.status = BatchStatus::kBadArtifact;  // the option does not fit this run (--pp-degree)
+    run.error = result.error;
     return;
   }
-  Timeline& tl = *loaded.timeline;
+  if (!result.timeline) {
+    run.status = BatchStatus::kNoLogs;
+    run.error = result.error;
+    return;
+  }
+  Timeline& tl = *result.timeline;
   run.ranks = static_cast<uint32_t>(tl.files.size());
   run.jobs = tl.job_count();
   run.rejected_lines = tl.diagnostics.rejected_jobs();
-  for (const std::string& line : format_diagnostics(tl)) {
-    if (line.rfind("  ", 0) != 0) run.warnings.push_back(line);  // the count lines, not every example
+  for (const DiagnosticLine& line : format_diagnostics(tl)) {
+    if (!line.example) run.warnings.push_back(line.text);  // the count of each kind, not every example
   }
-  if (run.jobs == 0) {
+  if (result.failure == DriverFailure::kNoJobs) {
     run.status = BatchStatus::kNoJobs;
     run.error = fmt::format("{} file{} read, no 'Profiler Info: Job' line in them", tl.files.size(),
                             tl.files.size() == 1 ? "" : "s");
     return;
   }
-  // As `convert` does: which job feeds which, clocks aligned where those
-  // dependencies say a machine's clock was off; then the stats.
-  Dependencies deps = find_dependencies(tl);
-  align_clocks(tl, deps);
-  report_dependencies(tl, deps);
-  Stats stats = compute_stats(tl);
+  Stats& stats = *result.stats;
   stats.source = run.source;
   run.steps = static_cast<uint32_t>(stats.steps.size());
   run.step_time_us = static_cast<double>(stats.step_time.median_ns) / 1000.0;
@@ -319,38 +314,19 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
     return;
   }
   // The report first (it carries the stats), then the picture and the traces.
-  {
-    OutputFile f;
-    std::string path = (dir / "report.html").string();
-    if (!f.open(path)) {
-      run.status = BatchStatus::kOutputError;
-      run.error = f.error();
-      return;
-    }
-    ReportOptions r;
-    r.svg = opt.svg;
-    r.title = "pp-timeline report: " + run.name;
-    r.source = run.source;
-    r.notes = loaded.notes;
-    r.stats = &stats;
-    write_html_report(tl, r, f);
-    if (!f.commit()) {
-      run.status = BatchStatus::kOutputError;
-      run.error = f.error();
-      return;
-    }
-    run.outputs["report"] = run.name + "/report.html";
-  }
   WriteOptions w;
   w.svg = opt.svg;
-  w.dependencies = &deps;
-  for (auto [kind, file, format] : {std::tuple{"svg", "timeline.svg", OutputFormat::kSvg},
+  w.title = "pp-timeline report: " + run.name;
+  w.source = run.source;
+  w.threads = threads;
+  for (auto [kind, file, format] : {std::tuple{"report", "report.html", OutputFormat::kHtmlReport},
+                                    std::tuple{"svg", "timeline.svg", OutputFormat::kSvg},
                                     std::tuple{"chrome_json", "trace.json", OutputFormat::kChromeJson},
                                     std::tuple{"perfetto_trace", "trace.pftrace", OutputFormat::kPerfettoTrace}}) {
-    std::string error = write_output(tl, OutputSpec{(dir / file).string(), format}, w);
-    if (!error.empty()) {
+    std::vector<WrittenOutput> written = write_outputs(result, {OutputSpec{(dir / file).string(), format}}, w);
+    if (!written[0].error.empty()) {
       run.status = BatchStatus::kOutputError;
-      run.error = error;
+      run.error = written[0].error;
       return;
     }
     run.outputs[kind] = run.name + "/" + file;
@@ -450,7 +426,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   for (auto [file, text] : {std::pair{"index.json", batch_index_json(result)},
                             std::pair{"summary.md", batch_summary_markdown(result)},
                             std::pair{"index.html", batch_index_html(result)}}) {
-    std::string error = write_file((out / file).string(), text);
+    std::string error = write_text_output((out / file).string(), text);
     if (!error.empty() && result.error.empty()) result.error = error;
   }
   return result;

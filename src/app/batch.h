@@ -62,6 +62,8 @@ struct BatchOptions {
   std::string out_dir;
   unsigned threads = 0;               // 0: one per core
   SvgOptions svg;                     // steps and size cap of the pictures and reports
+  int32_t pp_degree = 0;              // P of every run (--pp-degree); 0: inferred per run
+  bool align_clocks = true;           // --align-clocks auto
   TarLimits limits;
   size_t max_depth = 8;               // how deep to look for log directories in a folder
   bool keep_extracted = false;        // leave the extracted archives (under out_dir/.extract-*) for inspection

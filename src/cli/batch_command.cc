@@ -3,12 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
 #include "app/batch.h"
 #include "model/diagnostics.h"
+#include "reporter.h"
 
 namespace ppt::cli {
 namespace {
@@ -17,6 +20,8 @@ struct BatchCommandOptions {
   std::vector<std::string> artifacts;
   std::string out_dir;
   unsigned threads = 0;
+  int32_t pp_degree = 0;
+  std::string align_clocks = "auto";
   std::string steps;
   size_t max_jobs = SvgOptions{}.max_jobs;
   uint64_t max_extract_mb = TarLimits{}.max_bytes >> 20;
@@ -27,8 +32,6 @@ struct BatchCommandOptions {
   bool quiet = false;
 };
 
-void err_line(const std::string& s) { std::fprintf(stderr, "%s\n", s.c_str()); }
-
 std::string run_line(const BatchRun& r) {
   std::string name = printable_excerpt(r.name.empty() ? r.source : r.name, 120);
   if (r.status == BatchStatus::kOk) {
@@ -38,8 +41,38 @@ std::string run_line(const BatchRun& r) {
   return fmt::format("{}: {}: {}", name, batch_status_name(r.status), printable_excerpt(r.error, 300));
 }
 
+// The output directory must not be, nor hold, an input: a log file named
+// as --out, or an artifact inside it.
+std::string check_out_dir(const std::string& out_dir, const std::vector<std::string>& artifacts) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(out_dir, ec);
+  if (ec) return "";
+  for (const std::string& a : artifacts) {
+    std::error_code aec;
+    fs::path art = fs::weakly_canonical(a, aec);
+    if (aec) continue;
+    // --out names an artifact, or a file inside an artifact directory.
+    bool inside = out == art;
+    if (!inside && fs::is_directory(art, aec) && fs::is_regular_file(out, aec)) {
+      auto [end, _] = std::mismatch(art.begin(), art.end(), out.begin(), out.end());
+      inside = end == art.end();
+    }
+    if (inside && !fs::is_directory(out, aec)) return fmt::format("{}: refusing to write onto an input log", out_dir);
+    if (inside) return fmt::format("{}: refusing to write onto an input (an artifact)", out_dir);
+  }
+  return "";
+}
+
 int run_batch_command(const BatchCommandOptions& o) {
+  Reporter say("batch", o.quiet);
+  if (std::string error = check_out_dir(o.out_dir, o.artifacts); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
   BatchOptions opt;
+  opt.pp_degree = o.pp_degree;
+  opt.align_clocks = o.align_clocks != "off";
   opt.out_dir = o.out_dir;
   opt.threads = o.threads;
   opt.svg.max_jobs = o.max_jobs;
@@ -51,7 +84,7 @@ int run_batch_command(const BatchCommandOptions& o) {
     std::string error;
     opt.svg.steps = parse_step_range(o.steps, &error);
     if (!opt.svg.steps) {
-      err_line("pp-timeline batch: error: --steps " + error);
+      say.error("--steps " + error);
       return kExitUsage;
     }
   }
@@ -67,14 +100,14 @@ int run_batch_command(const BatchCommandOptions& o) {
       std::fflush(stderr);
     };
   } else if (lines) {
-    opt.progress = [](const BatchProgress& p) {
-      if (p.run) err_line(fmt::format("pp-timeline batch: [{}/{}] {}", p.done, p.total, run_line(*p.run)));
+    opt.progress = [say](const BatchProgress& p) {
+      if (p.run) say.info(fmt::format("[{}/{}] {}", p.done, p.total, run_line(*p.run)));
     };
   }
   BatchResult result = run_batch(o.artifacts, opt);
   if (tty && !o.quiet) std::fprintf(stderr, "\r\x1b[K");
   if (!result.error.empty() && result.runs.empty()) {
-    err_line("pp-timeline batch: error: " + result.error);
+    say.error(result.error);
     return kExitInput;
   }
   size_t ok = 0;
@@ -83,11 +116,11 @@ int run_batch_command(const BatchCommandOptions& o) {
       ++ok;
     } else if (tty || o.quiet) {
       // Failures were not printed as they happened.
-      err_line("pp-timeline batch: " + run_line(r));
+      say.line(say.prefix() + ": " + run_line(r));
     }
   }
-  if (!result.error.empty()) err_line("pp-timeline batch: error: " + result.error);
-  err_line(fmt::format("pp-timeline batch: {} run{}: {} ok, {} failed -> {}/index.html", result.runs.size(),
+  if (!result.error.empty()) say.error(result.error);
+  say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
                        result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok, o.out_dir));
   return result.any_failed() ? kExitInput : kExitOk;
 }
@@ -105,9 +138,10 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   sub->add_option("artifacts", o->artifacts, "log directories, .tar/.tar.gz archives, or folders of runs")
       ->required();
   sub->add_option("--out", o->out_dir, "output directory (created)")->required();
-  sub->add_option("--threads", o->threads, "runs converted in parallel (default: all cores)")
-      ->check(CLI::Range(0u, 1024u));
-  sub->add_option("--steps", o->steps, "steps to draw in the pictures and reports: A:B (A to B included), A:, :B or A");
+  add_threads_option(*sub, o->threads);
+  add_pp_degree_option(*sub, o->pp_degree);
+  add_align_clocks_option(*sub, o->align_clocks);
+  add_steps_option(*sub, o->steps);
   sub->add_option("--max-jobs", o->max_jobs, "job rectangles at most per picture")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
@@ -126,9 +160,10 @@ void setup_batch(CLI::App& app, Runner& chosen) {
                   "auto: a bar on a terminal, a line per run otherwise; bar; lines; off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
-  sub->add_flag("-q,--quiet", o->quiet, "print only failures and the last line");
+  add_quiet_option(*sub, o->quiet);
   sub->footer("Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
-              "index.json and summary.md; the others are converted all the same); 2 usage error.");
+              "index.json and summary.md; the others are converted all the same); 2 usage error (an --out that is an\n"
+              "input among them); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_batch_command(*o); }; });
 }
 

@@ -9,37 +9,25 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
+
 namespace ppt::cli {
 
-// Exit codes, documented in --help and README.md.
+// Exit codes, documented in --help, README.md and docs/cli.md.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInput = 1;  // input problems (with --strict), nothing usable, an output failed
-inline constexpr int kExitUsage = 2;  // bad options or paths
+inline constexpr int kExitUsage = 2;  // bad options or paths, an output that is an input
+inline constexpr int kExitInternal = 3;  // a bug: an unexpected exception (main.cc)
 
 struct ConvertOptions {
-  std::string log_dir;
-  std::vector<std::string> files;
-  std::vector<int> devices;
-  bool multi_machine = false;  // accepted for compatibility; layouts are detected
+  InputOptions input;
+  RunOptions run;
   std::vector<std::string> outputs;
   std::vector<std::string> perfetto_json;
   bool absolute = false;
-  unsigned threads = 0;
-  bool strict = false;
-  bool quiet = false;
-  bool timings = false;
   std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
-  bool no_flows = false;             // no arrows between dependent jobs
-  int32_t pp_degree = 0;             // pipeline stages P; 0: inferred (schedule.h)
-  std::string align_clocks = "auto";  // "auto" or "off" (clock_align.h)
+  bool no_flows = false;  // no arrows between dependent jobs
 };
-
-// The options every command that reads one run's logs declares alike:
-// --log_dir, the positional files, --devices and --multi_machine.
-void add_log_input_options(CLI::App& app, std::string& log_dir, std::vector<std::string>& files,
-                           std::vector<int>& devices, bool& multi_machine);
-// --threads for the reading and the per-rank passes.
-void add_threads_option(CLI::App& app, unsigned& threads);
 
 // The conversion is the main job: its options live on the top-level app.
 void setup_convert(CLI::App& app, ConvertOptions& options);

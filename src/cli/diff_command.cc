@@ -12,6 +12,7 @@
 #include "output/output_file.h"
 #include "output/outputs.h"
 #include "output/stats_writers.h"
+#include "reporter.h"
 #include "stats_input.h"
 
 namespace ppt::cli {
@@ -20,8 +21,7 @@ namespace {
 struct DiffCommandOptions {
   std::string a, b;
   std::vector<int> devices;
-  unsigned threads = 0;
-  int32_t pp_degree = 0;
+  RunOptions run;
   double straggler_margin_pct = 10;
   double fail_if_slower_pct = -1;
   double noise_pct = 1.0;
@@ -30,45 +30,37 @@ struct DiffCommandOptions {
   bool markdown = false;
   std::string trace;
   std::string color = "auto";
-  std::string align_clocks = "auto";
-  bool strict = false;
-  bool quiet = false;
 };
 
 int run_diff(const DiffCommandOptions& o) {
-  if (!o.trace.empty() && o.trace != "-") {
+  Reporter say("diff", o.run.quiet);
+  std::optional<OutputFormat> format;
+  if (!o.trace.empty() && !is_stdout_path(o.trace)) {
     std::string error;
-    std::optional<OutputFormat> format = format_for_path(o.trace, &error);
+    format = format_for_path(o.trace, &error);
     if (!format) {
-      print_error("pp-timeline diff: error: -o " + error);
+      say.error("-o " + error);
       return kExitUsage;
     }
     // The two runs make one Chrome JSON trace or one report page; no other
     // format is written for a comparison.
     if (*format != OutputFormat::kChromeJson && *format != OutputFormat::kHtmlReport) {
-      print_error("pp-timeline diff: error: -o " + o.trace +
-                  ": diff writes a .json trace of both runs or an .html report");
+      say.error("-o " + o.trace + ": diff writes a .json trace of both runs or an .html report");
       return kExitUsage;
     }
   }
   if (o.a == "-" && o.b == "-") {
-    print_error("pp-timeline diff: error: -: standard input is one run's log, read once; name '-' for A or B only");
+    say.error("-: standard input is one run's log, read once; name '-' for A or B only");
     return kExitUsage;
   }
-  StatsInputOptions in;
-  in.devices = o.devices;
-  in.threads = o.threads;
-  in.pp_degree = o.pp_degree;
-  in.straggler_margin = o.straggler_margin_pct / 100.0;
-  in.strict = o.strict;
-  in.align_clocks = o.align_clocks != "off";
-  in.quiet = o.quiet;
-  in.critical_paths = false;
+  // Both sides through the same driver, with the same options.
+  DriverRequest request = driver_request(LayoutRequest{"", {}, o.devices}, o.run);
+  request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
+  request.stats_options.critical_paths = false;
+  if (!o.trace.empty()) request.outputs = {o.trace};
   StatsInput a, b;
-  in.label = "A: ";
-  if (int code = load_stats_or_json(o.a, in, &a); code != kExitOk) return code;
-  in.label = "B: ";
-  if (int code = load_stats_or_json(o.b, in, &b); code != kExitOk) return code;
+  if (int code = load_stats_or_json(o.a, request, say, "A: ", &a); code != kExitOk) return code;
+  if (int code = load_stats_or_json(o.b, request, say, "B: ", &b); code != kExitOk) return code;
 
   DiffOptions dopt;
   dopt.noise_floor_pct = o.noise_pct;
@@ -78,38 +70,35 @@ int run_diff(const DiffCommandOptions& o) {
 
   int code = kExitOk;
   if (!o.trace.empty()) {
-    if (!a.timeline || !b.timeline) {
-      print_error("pp-timeline diff: error: -o needs the logs of both runs, not a stats JSON; no trace written");
+    if (!a.timeline() || !b.timeline()) {
+      say.error("-o needs the logs of both runs, not a stats JSON; no trace written");
       code = kExitInput;
     } else {
+      std::vector<std::string> inputs = input_paths(a.timeline()->files);
+      for (const std::string& p : input_paths(b.timeline()->files)) inputs.push_back(p);
       OutputFile file;
-      // Standard output is descriptor 1 itself, as for convert (output_file.h).
-      bool opened = o.trace == "-" || o.trace == "/dev/stdout" ? file.open_stdout() : file.open(o.trace);
-      if (!opened) {
-        print_error("pp-timeline diff: error: " + file.error());
+      std::string error = open_output(file, o.trace, inputs);
+      if (!error.empty()) {
+        say.error(error);
+        code = kExitInput;
+      } else if (format == OutputFormat::kHtmlReport) {
+        // The report page: the deltas, then both timelines on one scale.
+        DiffReportInput report{a.timeline(), b.timeline(), o.a, o.b, &d};
+        write_diff_report(report, ReportOptions{}, file);
+        if (!file.commit()) {
+          say.error(file.error());
+          code = kExitInput;
+        } else {
+          say.info(fmt::format("wrote {}", o.trace));
+        }
+      } else if (DiffTraceInfo info = write_diff_trace(*a.timeline(), o.a, *b.timeline(), o.b, file); !file.commit()) {
+        say.error(file.error());
         code = kExitInput;
       } else {
-        std::string error;
-        if (format_for_path(o.trace, &error) == OutputFormat::kHtmlReport) {
-          // The report page: the deltas, then both timelines on one scale.
-          DiffReportInput report{&*a.timeline, &*b.timeline, o.a, o.b, &d};
-          write_diff_report(report, ReportOptions{}, file);
-          if (!file.commit()) {
-            print_error("pp-timeline diff: error: " + file.error());
-            code = kExitInput;
-          } else if (!o.quiet) {
-            print_error(fmt::format("pp-timeline diff: wrote {}", o.trace));
-          }
-        } else if (DiffTraceInfo info = write_diff_trace(*a.timeline, o.a, *b.timeline, o.b, file); !file.commit()) {
-          print_error("pp-timeline diff: error: " + file.error());
-          code = kExitInput;
-        } else if (!o.quiet) {
-          print_error(info.common_step
-                          ? fmt::format("pp-timeline diff: wrote {}: both runs aligned at step {}", o.trace, info.step)
-                          : fmt::format("pp-timeline diff: wrote {}: no step number in common; aligned A's step {} "
-                                        "with B's step {}",
-                                        o.trace, info.step, info.step_b));
-        }
+        say.info(info.common_step
+                     ? fmt::format("wrote {}: both runs aligned at step {}", o.trace, info.step)
+                     : fmt::format("wrote {}: no step number in common; aligned A's step {} with B's step {}",
+                                   o.trace, info.step, info.step_b));
       }
     }
   }
@@ -124,14 +113,18 @@ int run_diff(const DiffCommandOptions& o) {
     style.color = use_color(o.color, true);
     text = format_diff_text(d, style);
   }
-  if (o.trace != "-") {
+  if (!is_stdout_path(o.trace)) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
   }
+  if (o.run.timings) {
+    for (const StatsInput* side : {&a, &b}) {
+      if (side->run) say.timings(side->run->timings);
+    }
+  }
   if (d.gate_failed) {
-    print_error(fmt::format("pp-timeline diff: B's mean step time is {:+.1f}% against A's, more than "
-                            "--fail-if-slower {:g}%",
-                            d.step_time.delta_pct, o.fail_if_slower_pct));
+    say.line(fmt::format("{}: B's mean step time is {:+.1f}% against A's, more than --fail-if-slower {:g}%",
+                         say.prefix(), d.step_time.delta_pct, o.fail_if_slower_pct));
     return kExitInput;
   }
   return code;
@@ -149,11 +142,7 @@ void setup_diff(CLI::App& app, Runner& chosen) {
       "  pp-timeline stats --log_dir base_logs/ --json -o base.json; pp-timeline diff base.json new_logs/");
   sub->add_option("A", o->a, "the baseline: a log directory, a log file ('-': one rank's log on standard input), or a `stats --json` file")->required();
   sub->add_option("B", o->b, "the run to judge: the same kinds")->required();
-  sub->add_option("--devices", o->devices, "only these local indices (workerlog.<i>) of both runs; ranks keep the runs' numbers")->delimiter(',');
-  add_threads_option(*sub, o->threads);
-  sub->add_option("--pp-degree", o->pp_degree,
-                  "pipeline depth P of both runs: rank = replica*P + stage (default: inferred)")
-      ->check(CLI::PositiveNumber);
+  add_devices_option(*sub, o->devices);
   sub->add_option("--straggler-margin", o->straggler_margin_pct,
                   "percent above the other ranks' median that makes a straggler")
       ->capture_default_str()
@@ -179,15 +168,10 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));
-  sub->add_option("--align-clocks", o->align_clocks,
-                  "auto: shift each machine's times as convert does, so steps match the trace's; off: times as "
-                  "logged")
-      ->check(CLI::IsMember({"auto", "off"}))
-      ->capture_default_str();
-  sub->add_flag("--strict", o->strict, "exit 1 if any line of either run was rejected");
-  sub->add_flag("-q,--quiet", o->quiet, "print only errors besides the report");
+  add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
-              "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path).");
+              "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"
+              "that is an input); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_diff(*o); }; });
 }
 

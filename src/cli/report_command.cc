@@ -2,88 +2,57 @@
 // the timeline with zoom, pan and hover, and the stats tables.
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <memory>
 
 #include "commands.h"
-#include "output/html_report.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "stats_input.h"
+#include "reporter.h"
 
 namespace ppt::cli {
 namespace {
 
 struct ReportCommandOptions {
-  std::string log_dir;
-  std::vector<std::string> files;
-  std::vector<int> devices;
-  bool multi_machine = false;
+  InputOptions input;
+  RunOptions run;
   std::string output;
   std::string steps;
   size_t max_jobs = SvgOptions{}.max_jobs;
-  unsigned threads = 0;
-  int32_t pp_degree = 0;
-  std::string align_clocks = "auto";
-  bool strict = false;
-  bool quiet = false;
 };
 
 int run_report(const ReportCommandOptions& o) {
-  if (o.log_dir.empty() && o.files.empty()) {
-    print_error("pp-timeline report: error: give --log_dir DIR or log files (see pp-timeline report --help)");
+  Reporter say("report", o.run.quiet);
+  if (o.input.empty()) {
+    say.error("give --log_dir DIR or log files (see pp-timeline report --help)");
     return kExitUsage;
   }
-  ReportOptions ropt;
-  ropt.svg.max_jobs = o.max_jobs;
+  WriteOptions wopt;
+  wopt.svg.max_jobs = o.max_jobs;
+  wopt.threads = o.run.threads;
   if (!o.steps.empty()) {
     std::string error;
-    ropt.svg.steps = parse_step_range(o.steps, &error);
-    if (!ropt.svg.steps) {
-      print_error("pp-timeline report: error: --steps " + error);
+    wopt.svg.steps = parse_step_range(o.steps, &error);
+    if (!wopt.svg.steps) {
+      say.error("--steps " + error);
       return kExitUsage;
     }
   }
-  StatsInputOptions in;
-  in.devices = o.devices;
-  in.threads = o.threads;
-  in.pp_degree = o.pp_degree;
-  in.strict = o.strict;
-  in.quiet = o.quiet;
-  // Drawn as `convert` draws it: clocks aligned where the dependencies
-  // between machines say a clock was off (the stats follow the same times).
-  in.align_clocks = o.align_clocks != "off";
-  StatsInput input;
-  LayoutRequest request{o.log_dir, o.files, o.devices};
-  if (int code = load_stats_input(request, in, &input); code != kExitOk) return code;
-  Timeline& tl = *input.timeline;
-  for (const SourceFile& f : tl.files) {
-    if (!f.standard_input && same_file(o.output, f.path)) {
-      print_error(fmt::format("pp-timeline report: error: {}: refusing to write onto an input log", o.output));
-      return kExitUsage;
-    }
-  }
-  ropt.title = "pp-timeline report";
-  ropt.source = input.stats.source;
-  ropt.stats = &input.stats;
-  SvgSelection sel = select_for_svg(tl, ropt.svg);
-  if (!sel.note.empty()) print_error("pp-timeline report: note: " + sel.note);
-
-  OutputFile file;
-  bool opened = o.output == "-" ? file.open_stdout() : file.open(o.output);
-  if (!opened) {
-    print_error("pp-timeline report: error: " + file.error());
+  // Drawn as `convert` draws an .html output: the same driver, the same page.
+  const std::vector<OutputSpec> outputs{{o.output, OutputFormat::kHtmlReport}};
+  DriverRequest request = driver_request(o.input.request(), o.run);
+  request.outputs = {o.output};
+  request.stats = true;
+  DriverResult result = run_driver(request);
+  if (int code = say.load(result, true); code != kExitOk) return code;
+  SvgSelection sel = select_for_svg(*result.timeline, wopt.svg);
+  if (!sel.note.empty()) say.note(sel.note);
+  std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt);
+  if (o.run.timings) say.timings(result.timings);
+  if (!written[0].error.empty()) {
+    say.error(written[0].error);
     return kExitInput;
   }
-  write_html_report(tl, ropt, file);
-  size_t bytes = file.bytes_written();
-  if (!file.commit()) {
-    print_error("pp-timeline report: error: " + file.error());
-    return kExitInput;
-  }
-  if (!o.quiet && o.output != "-") {
-    print_error(fmt::format("pp-timeline report: wrote {} ({} KB): {} jobs drawn", o.output, (bytes + 1023) / 1024,
-                            sel.jobs));
+  if (!is_stdout_path(o.output)) {
+    say.info(fmt::format("wrote {} ({} KB): {} jobs drawn", o.output, (written[0].bytes + 1023) / 1024, sel.jobs));
   }
   return kExitOk;
 }
@@ -95,27 +64,18 @@ void setup_report(CLI::App& app, Runner& chosen) {
   CLI::App* sub = app.add_subcommand(
       "report",
       "Write one self-contained HTML page of a run: the timeline (zoom, pan, a card per job on hover) and the "
-      "stats tables. No network, no external file: it opens anywhere.\n"
+      "stats tables. No network, no external file: it opens anywhere. The same page as convert's .html output.\n"
       "  pp-timeline report --log_dir logs/ -o report.html [--steps 10:20]");
-  add_log_input_options(*sub, o->log_dir, o->files, o->devices, o->multi_machine);
+  add_input_options(*sub, o->input);
   sub->add_option("-o,--output", o->output, "the HTML file to write (- for stdout)")->required();
-  sub->add_option("--steps", o->steps, "steps to draw: A:B (A to B included), A:, :B or A (default: all that fit)");
+  add_steps_option(*sub, o->steps);
   sub->add_option("--max-jobs", o->max_jobs,
                   "job rectangles at most; beyond, the first steps that fit are drawn and the page says so")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
-  add_threads_option(*sub, o->threads);
-  sub->add_option("--pp-degree", o->pp_degree,
-                  "pipeline depth P: rank = replica*P + stage (default: inferred from the job order)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--align-clocks", o->align_clocks,
-                  "auto: shift a machine's times when the dependencies say its clock was off; off: as logged")
-      ->check(CLI::IsMember({"auto", "off"}))
-      ->capture_default_str();
-  sub->add_flag("--strict", o->strict, "exit 1 (and write nothing) if any line was rejected");
-  sub->add_flag("-q,--quiet", o->quiet, "print only errors");
+  add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"
-              "not be written; 2 usage error.");
+              "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_report(*o); }; });
 }
 

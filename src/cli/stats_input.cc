@@ -1,10 +1,8 @@
 #include "stats_input.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -12,16 +10,10 @@
 #include <sstream>
 
 #include "commands.h"
-#include "passes/clock_align.h"
-#include "passes/dependencies.h"
-#include "passes/pipeline_stage.h"
+#include "output/output_file.h"
 #include "output/stats_writers.h"
-#include "output/summary.h"
-#include "input/timeline_builder.h"
 
 namespace ppt::cli {
-
-void print_error(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 bool use_color(const std::string& when, bool to_stdout) {
   if (when == "always") return true;
@@ -33,104 +25,64 @@ bool use_color(const std::string& when, bool to_stdout) {
   return isatty(STDOUT_FILENO) == 1;
 }
 
-int load_stats_input(const LayoutRequest& request, const StatsInputOptions& o, StatsInput* out) {
-  BuildOptions build;
-  build.threads = o.threads;
-  LoadResult loaded = load_timeline(request, build);
-  if (!loaded.timeline) {
-    print_error("pp-timeline: error: " + o.label + loaded.error);
-    return loaded.usage_error ? kExitUsage : kExitInput;
-  }
-  Timeline& tl = *loaded.timeline;
-  if (o.pp_degree > 0) {
-    // The whole run's ranks: a subset (--devices) keeps the run's stages.
-    std::string error = check_pp_degree(o.pp_degree, static_cast<size_t>(tl.rank_count()));
-    if (!error.empty()) {
-      print_error("pp-timeline: error: " + o.label + error);
-      return kExitUsage;
-    }
-  }
+int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
+                     StatsInput* out) {
   // The same times as the trace: machines' clocks aligned as convert does,
-  // so the steps are the spans of the trace's Step track (a shifted machine
-  // is reported among the diagnostics below).
-  Dependencies deps = find_dependencies(tl, DependencyOptions{o.pp_degree, o.threads});
-  ClockAlignment alignment;
-  if (o.align_clocks) alignment = align_clocks(tl, deps);
-  report_dependencies(tl, deps);
-  if (!o.quiet) {
-    for (const std::string& note : loaded.notes) print_error("pp-timeline: note: " + o.label + note);
-  }
-  std::vector<std::string> problems = format_diagnostics(tl);
-  for (const std::string& line : problems) {
-    if (o.quiet && line.rfind("  ", 0) != 0) continue;
-    print_error(line);
-  }
-  if (!problems.empty()) print_error(format_summary(tl));
-  if (tl.job_count() == 0) {
-    print_error("pp-timeline: error: " + o.label +
-                "no job found. Paddle prints 'Profiler Info: Job' lines only when the job schedule profiler "
-                "is on (FLAGS_auto_parallel_profiler=1 or the front-end's pipeline profiler option, CUDA "
-                "builds) and GLOG_v >= 0.");
-    return kExitInput;
-  }
-  if (o.strict && has_input_errors(tl)) {
-    print_error("pp-timeline: error: " + o.label + "input problems found and --strict given");
-    return kExitInput;
-  }
-  StatsOptions so;
-  so.pp_degree = o.pp_degree;
-  so.straggler_margin = o.straggler_margin;
-  so.critical_paths = o.critical_paths;
-  so.dependencies = &deps;
-  out->stats = compute_stats(tl, so);
-  LayoutRequest shown = request;
-  resolve_positional_dir(shown);
-  for (std::string& f : shown.files) {
-    if (is_stdin_path(f)) f = std::string(kStdinName);
-  }
-  out->stats.source = shown.log_dir.empty() ? fmt::format("{}", fmt::join(shown.files, " ")) : shown.log_dir;
-  out->timeline = std::move(tl);
+  // so the steps are the spans of the trace's Step track.
+  request.stats = true;
+  DriverResult result = run_driver(request);
+  if (int code = say.load(result, draws, label); code != kExitOk) return code;
+  if (!format_diagnostics(*result.timeline).empty()) say.line(format_summary(*result.timeline));
+  out->stats = *result.stats;
+  out->run = std::move(result);
   return kExitOk;
 }
 
-int load_stats_or_json(const std::string& path, const StatsInputOptions& o, StatsInput* out) {
+int load_stats_or_json(const std::string& path, DriverRequest request, const Reporter& say, std::string_view label,
+                       StatsInput* out) {
   namespace fs = std::filesystem;
-  LayoutRequest request;
-  request.devices = o.devices;
+  request.input.log_dir.clear();
+  request.input.files.clear();
   if (is_stdin_path(path)) {
     // One rank's log on standard input (a stats JSON must be named as a file).
-    request.files = {path};
-    return load_stats_input(request, o, out);
+    request.input.files = {path};
+    return load_stats_input(request, say, label, false, out);
   }
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
-    print_error(fmt::format("pp-timeline: error: {}{}: no such file or directory", o.label, path));
+    say.error(fmt::format("{}{}: no such file or directory", label, path));
     return kExitUsage;
   }
   if (fs::is_directory(st)) {
-    request.log_dir = path;
-    return load_stats_input(request, o, out);
+    request.input.log_dir = path;
+    return load_stats_input(request, say, label, false, out);
   }
   std::ifstream in(path, std::ios::binary);
   char head[256] = {};
   in.read(head, sizeof head);
   if (!looks_like_json(std::string_view(head, static_cast<size_t>(in.gcount())))) {
-    request.files = {path};
-    return load_stats_input(request, o, out);
+    request.input.files = {path};
+    return load_stats_input(request, say, label, false, out);
+  }
+  for (const std::string& o : request.outputs) {
+    if (same_file(o, path)) {
+      say.error(fmt::format("{}: refusing to write onto an input", o));
+      return kExitUsage;
+    }
   }
   in.clear();
   in.seekg(0);
   std::stringstream text;
   text << in.rdbuf();
   if (!in && !in.eof()) {
-    print_error(fmt::format("pp-timeline: error: {}{}: cannot read", o.label, path));
+    say.error(fmt::format("{}{}: cannot read", label, path));
     return kExitInput;
   }
   std::string error;
   std::optional<Stats> stats = parse_stats_json(text.str(), &error);
   if (!stats) {
-    print_error(fmt::format("pp-timeline: error: {}{}: {}", o.label, path, error));
+    say.error(fmt::format("{}{}: {}", label, path, error));
     return kExitInput;
   }
   out->stats = std::move(*stats);

@@ -1,46 +1,36 @@
-// What `stats` and `diff` share: reading a run (logs, or a stats JSON for
-// diff) into Stats, with the input's problems on stderr, and the report's
-// colour decision.
+// What `stats`, `report` and `diff` share: a run read through the driver
+// with its stats (or, for diff, a stats JSON), its problems reported, and
+// the report's colour decision.
 #pragma once
 
 #include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
 
-#include "input/log_layout.h"
-#include "analysis/stats.h"
-#include "model/timeline.h"
+#include "app/driver.h"
+#include "reporter.h"
 
 namespace ppt::cli {
 
-struct StatsInputOptions {
-  std::vector<int> devices;
-  unsigned threads = 0;
-  int32_t pp_degree = 0;
-  double straggler_margin = 0.10;
-  bool strict = false;
-  bool quiet = false;
-  bool critical_paths = true;  // diff does not show them
-  bool align_clocks = true;    // --align-clocks auto (clock_align.h), as convert does
-  std::string label;  // "A: " / "B: " before messages about this input, or ""
-};
-
 struct StatsInput {
-  std::optional<Timeline> timeline;  // empty when read from a stats JSON
+  std::optional<DriverResult> run;  // empty when read from a stats JSON
   Stats stats;
+  const Timeline* timeline() const { return run && run->timeline ? &*run->timeline : nullptr; }
 };
 
-// Loads `request` and computes its stats. Returns 0, or the exit code after
-// printing why not (missing path: 2; nothing usable, --strict: 1).
-int load_stats_input(const LayoutRequest& request, const StatsInputOptions& options, StatsInput* out);
+// Runs the driver with stats on `request` and reports the load on `say`
+// (`label`, "A: " or "B: ", before messages about one of two runs). Returns
+// 0, or the exit code after saying why not (a bad path: 2; nothing usable,
+// --strict: 1).
+int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
+                     StatsInput* out);
 
 // A directory or log file is read as logs; a file that starts with '{' as
-// the output of `stats --json`.
-int load_stats_or_json(const std::string& path, const StatsInputOptions& options, StatsInput* out);
+// the output of `stats --json`. `request.input` is replaced by `path`.
+int load_stats_or_json(const std::string& path, DriverRequest request, const Reporter& say, std::string_view label,
+                       StatsInput* out);
 
 // `--color auto|always|never` for a report written to stdout.
 bool use_color(const std::string& when, bool to_stdout);
-
-void print_error(const std::string& line);
 
 }  // namespace ppt::cli

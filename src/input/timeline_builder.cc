@@ -220,8 +220,8 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
   tl.partial = layout.partial;
   if (options.timings != nullptr) {
     auto t2 = Clock::now();
-    options.timings->push_back({"read and parse", std::chrono::duration<double>(t1 - t0).count()});
-    options.timings->push_back({"runs, steps, lanes", std::chrono::duration<double>(t2 - t1).count()});
+    options.timings->push_back({"scan", std::chrono::duration<double>(t1 - t0).count()});
+    options.timings->push_back({"build", std::chrono::duration<double>(t2 - t1).count()});
   }
   return tl;
 }

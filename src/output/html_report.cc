@@ -419,13 +419,13 @@ std::string toolbar() {
 }
 
 void append_problems(std::string& out, const Timeline& tl) {
-  std::vector<std::string> lines = format_diagnostics(tl);
+  std::vector<DiagnosticLine> lines = format_diagnostics(tl);
   if (lines.empty()) return;
   out += fmt::format("<section id=\"problems\"><h2>Input problems</h2><details><summary>{} line{} of "
                      "messages</summary><pre>",
                      lines.size(), lines.size() == 1 ? "" : "s");
-  for (const std::string& l : lines) {
-    append_xml_escaped(out, l);
+  for (const DiagnosticLine& l : lines) {
+    append_xml_escaped(out, diagnostic_text(l));
     out += "\n";
   }
   out += "</pre></details></section>\n";
@@ -463,11 +463,7 @@ SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, Byt
   SvgSelection sel = write_svg(tl, svg, out);
 
   page += "</div></section>\n";
-  if (opt.stats) {
-    page += format_stats_html(*opt.stats);
-  } else if (tl.job_count() > 0) {
-    page += format_stats_html(compute_stats(tl));
-  }
+  if (opt.stats) page += format_stats_html(*opt.stats);
   append_problems(page, tl);
   page += html_page_tail();
   out.write(page);

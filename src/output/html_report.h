@@ -31,7 +31,7 @@ struct ReportOptions {
   std::string title;                // <title> and heading; "pp-timeline report" when empty
   std::string source;               // what was read (a log directory), shown under the heading
   std::vector<std::string> notes;   // things the user should know (layout notes)
-  const Stats* stats = nullptr;     // the stats tables; computed from the timeline when null
+  const Stats* stats = nullptr;     // the stats tables (the driver's); none when null
 };
 
 // Writes the report of one timeline. Returns what the picture drew.

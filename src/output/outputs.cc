@@ -26,21 +26,46 @@ std::optional<OutputFormat> format_for_path(const std::string& path, std::string
   return std::nullopt;
 }
 
-std::string check_not_an_input(const std::string& output, const std::vector<SourceFile>& inputs) {
-  for (const SourceFile& f : inputs) {
-    if (!f.standard_input && same_file(output, f.path)) {
-      return fmt::format("{}: refusing to write onto an input log", output);
-    }
+bool is_stdout_path(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
+
+std::vector<std::string> input_paths(const std::vector<SourceFile>& files) {
+  std::vector<std::string> out;
+  for (const SourceFile& f : files) {
+    if (!f.standard_input) out.push_back(f.path);
+  }
+  return out;
+}
+
+std::string check_not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
+  if (is_stdout_path(output)) return "";
+  for (const std::string& in : inputs) {
+    if (same_file(output, in)) return fmt::format("{}: refusing to write onto an input log", output);
   }
   return "";
+}
+
+std::string check_not_an_input(const std::string& output, const std::vector<SourceFile>& inputs) {
+  return check_not_an_input(output, input_paths(inputs));
+}
+
+std::string open_output(OutputFile& file, const std::string& path, const std::vector<std::string>& inputs) {
+  if (std::string error = check_not_an_input(path, inputs); !error.empty()) return error;
+  // Standard output is descriptor 1 itself (output_file.h says why not a path).
+  bool opened = is_stdout_path(path) ? file.open_stdout() : file.open(path);
+  return opened ? std::string() : file.error();
+}
+
+std::string write_text_output(const std::string& path, std::string_view text, const std::vector<std::string>& inputs) {
+  OutputFile file;
+  if (std::string error = open_output(file, path, inputs); !error.empty()) return error;
+  file.write(text);
+  return file.commit() ? std::string() : file.error();
 }
 
 std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
                          size_t* bytes) {
   OutputFile file;
-  // Standard output is descriptor 1 itself (output_file.h says why not a path).
-  bool opened = spec.path == "-" || spec.path == "/dev/stdout" ? file.open_stdout() : file.open(spec.path);
-  if (!opened) return file.error();
+  if (std::string error = open_output(file, spec.path, input_paths(timeline.files)); !error.empty()) return error;
   switch (spec.format) {
     case OutputFormat::kChromeJson:
     case OutputFormat::kPerfettoJson: {
@@ -65,7 +90,9 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
     case OutputFormat::kHtmlReport: {
       ReportOptions r;
       r.svg = options.svg;
+      r.title = options.title;
       r.source = options.source;
+      r.stats = options.stats;
       r.notes = options.notes;
       write_html_report(timeline, r, file);
       break;

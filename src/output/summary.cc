@@ -16,8 +16,10 @@ std::string with_commas(uint64_t n) {
   return std::string(out.rbegin(), out.rend());
 }
 
-std::vector<std::string> format_diagnostics(const Timeline& tl) {
-  std::vector<std::string> lines;
+std::string diagnostic_text(const DiagnosticLine& line) { return line.example ? line.text : "  " + line.text; }
+
+std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
+  std::vector<DiagnosticLine> lines;
   const Diagnostics& d = tl.diagnostics;
   for (const Diagnostic& e : d.examples()) {
     const IssueInfo& info = issue_info(e.kind);
@@ -27,14 +29,14 @@ std::vector<std::string> format_diagnostics(const Timeline& tl) {
     std::string sev = info.severity == Severity::kError ? "error" : info.severity == Severity::kWarning ? "warning" : "note";
     std::string line = fmt::format("{}: {}: {}", where, sev, e.detail);
     if (!e.text.empty()) line += fmt::format("\n    {}", e.text);
-    lines.push_back(std::move(line));
+    lines.push_back({e.kind, info.severity, true, std::move(line)});
   }
   for (size_t k = 0; k < kIssueKindCount; ++k) {
     IssueKind kind = static_cast<IssueKind>(k);
     uint64_t n = d.count_of(kind);
     if (n == 0) continue;
     const IssueInfo& info = issue_info(kind);
-    lines.push_back(fmt::format("  {} x {}: {}", with_commas(n), info.name, info.explanation));
+    lines.push_back({kind, info.severity, false, fmt::format("{} x {}: {}", with_commas(n), info.name, info.explanation)});
   }
   return lines;
 }

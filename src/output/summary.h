@@ -10,8 +10,22 @@
 
 namespace ppt {
 
-// Lines for stderr, one problem each, then one count line per kind.
-std::vector<std::string> format_diagnostics(const Timeline& timeline);
+// One entry of what the user reads about the input's problems: an example
+// (`path:line: severity: reason`, and the offending text on a second line)
+// or the count of one kind. Data, so that each reader (the terminal, the
+// report page, the batch index) decides what to show.
+struct DiagnosticLine {
+  IssueKind kind;
+  Severity severity;
+  bool example = false;  // one kept example; false: the count of `kind`
+  std::string text;      // without indentation: "3 x rerun: ..." for a count
+};
+
+// The kept examples in file order, then one count per kind, in kind order.
+std::vector<DiagnosticLine> format_diagnostics(const Timeline& timeline);
+
+// The entry as printed: a count is indented by two spaces under the examples.
+std::string diagnostic_text(const DiagnosticLine& line);
 
 // "pp-timeline: 64 files, 12,345,678 lines, 165,120 profiler lines: 165,120 jobs written, 0 rejected"
 std::string format_summary(const Timeline& timeline);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "util/parallel.h"
+#include "passes/pipeline.h"
 #include "passes/pipeline_stage.h"
 
 namespace ppt {
@@ -115,11 +116,16 @@ size_t Dependencies::count(DependencyKind kind) const {
 }
 
 Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& options) {
+  return find_dependencies(tl, decide_pipeline(tl, options.pp_degree, options.threads), options.threads);
+}
+
+Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, unsigned threads) {
   Dependencies deps;
-  std::vector<JobClass> classes = classify_types(tl.types);
-  std::vector<RankOrder> orders = rank_orders(tl, options.threads);
-  PipelineShape shape = infer_pipeline_shape(tl, orders, classes, options.pp_degree);
-  ScheduleInfo schedule = recognize_schedule(tl, orders, classes, shape);
+  const std::vector<JobClass>& classes = plan.classes;
+  const PipelineShape& shape = plan.shape;
+  const ScheduleInfo& schedule = plan.schedule;
+  DependencyOptions options;
+  options.threads = threads;
   const int32_t p = std::max(1, shape.pp_degree);
   deps.pp_degree = p;
   deps.pp_degree_source = shape.source;

@@ -38,6 +38,8 @@
 
 namespace ppt {
 
+struct PipelinePlan;  // pipeline.h
+
 enum class DependencyKind : uint8_t { kForward, kBackward };
 
 // "forward" / "backward"
@@ -75,8 +77,14 @@ struct Dependencies {
   size_t count(DependencyKind kind) const;
 };
 
-// Finds every dependency of every run. `options.pp_degree` must have passed
-// check_pp_degree() (pipeline_stage.h) when given.
+// Finds every dependency of every run, with the stages and schedule of
+// `plan` (pipeline.h: decided once, before any clock alignment).
+Dependencies find_dependencies(const Timeline& timeline, const PipelinePlan& plan, unsigned threads = 0);
+
+// The same with a plan decided here first (decide_pipeline with
+// `options.pp_degree`, which must have passed check_pp_degree()): for tests
+// and tools that need nothing else. A command goes through the driver
+// (app/driver.h), which decides the plan once for every pass.
 Dependencies find_dependencies(const Timeline& timeline, const DependencyOptions& options = {});
 
 // Consumer start minus producer end, in the timeline's current times

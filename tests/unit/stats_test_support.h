@@ -11,6 +11,7 @@
 
 #include "analysis/stats.h"
 #include "input/timeline_builder.h"
+#include "stats_of.h"
 #include "test_logs.h"
 
 namespace ppt::testing {

@@ -16,7 +16,7 @@ TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin
   testing::TempDir dir;
   std::string logs = testing::generate_logs(
       dir, "slow", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --slow 2:1.2 --seed 11");
-  Stats st = compute_stats(testing::load_dir(logs));
+  Stats st = testing::stats_of(testing::load_dir(logs));
   REQUIRE_FALSE(st.stragglers.empty());
   std::set<std::string> types;
   for (const Straggler& s : st.stragglers) {
@@ -35,12 +35,12 @@ TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin
 TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a slow rank", "[stats][stragglers]") {
   testing::TempDir dir;
   std::string even = testing::generate_logs(dir, "even", "--schedule 1f1b --stages 4 --steps 3 --jitter 0.05 --seed 2");
-  CHECK(compute_stats(testing::load_dir(even)).stragglers.empty());
+  CHECK(testing::stats_of(testing::load_dir(even)).stragglers.empty());
   std::string slow =
       testing::generate_logs(dir, "slow", "--schedule 1f1b --stages 4 --steps 3 --slow 1:1.2 --seed 2");
   StatsOptions wide;
   wide.straggler_margin = 0.30;
-  CHECK(compute_stats(testing::load_dir(slow), wide).stragglers.empty());
+  CHECK(testing::stats_of(testing::load_dir(slow), wide).stragglers.empty());
 }
 
 // Two stages with a 1 us hop between them; rank 0's second forward is long,
@@ -56,7 +56,7 @@ std::vector<testing::HandJob> two_stage_with_latency() {
 
 TEST_CASE("the critical path follows the binding dependency of each job back to the step's start", "[stats][path]") {
   testing::TempDir dir;
-  Stats st = compute_stats(testing::load_hand_run(dir, "run", two_stage_with_latency()));
+  Stats st = testing::stats_of(testing::load_hand_run(dir, "run", two_stage_with_latency()));
   REQUIRE(st.steps.size() == 1);
   const CriticalPath& cp = st.steps[0].critical_path;
   // Walking back from rank 0's optimizer: its backward 1 waited for its own
@@ -88,7 +88,7 @@ TEST_CASE("critical paths of simulated schedules end the step, never go back in 
                            "--schedule overlap --stages 3", "--schedule eager1f1b --stages 4 --machines 2 --skew 1:0.05"}) {
     INFO(args);
     std::string logs = testing::generate_logs(dir, "p" + std::to_string(n++), args + " --micro-batches 8 --steps 2");
-    Stats st = compute_stats(testing::load_dir(logs));
+    Stats st = testing::stats_of(testing::load_dir(logs));
     int32_t p = st.schedule.pp_degree;
     for (const StepStats& s : st.steps) {
       const CriticalPath& cp = s.critical_path;
@@ -116,7 +116,7 @@ TEST_CASE("a slow rank holds most of the critical path", "[stats][path]") {
   testing::TempDir dir;
   std::string logs = testing::generate_logs(
       dir, "slow", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2 --slow 1:1.5 --seed 4");
-  Stats st = compute_stats(testing::load_dir(logs));
+  Stats st = testing::stats_of(testing::load_dir(logs));
   std::map<int32_t, int64_t> by_rank;
   for (const StepStats& s : st.steps) {
     for (const CriticalHop& h : s.critical_path.hops) by_rank[h.rank] += h.end_ns - h.start_ns;

@@ -15,7 +15,7 @@ namespace {
 const std::string kRun = "--schedule 1f1b --stages 4 --micro-batches 8 --steps 4 --seed 21";
 
 Stats stats_of(const std::string& dir) {
-  Stats st = compute_stats(testing::load_dir(dir));
+  Stats st = testing::stats_of(testing::load_dir(dir));
   st.source = dir;
   return st;
 }
@@ -106,7 +106,7 @@ TEST_CASE("stats JSON reads back into the same numbers and diffs as the logs do"
   std::string a_dir = testing::generate_logs(dir, "a", kRun + " --dp 2 --machines 2");
   std::string b_dir = testing::generate_logs(dir, "b", kRun + " --dp 2 --machines 2 --slow 5:1.3");
   Timeline tl = testing::load_dir(a_dir);
-  Stats a = compute_stats(tl);
+  Stats a = testing::stats_of(tl);
   a.source = a_dir;
   std::string text = format_stats_json(a, tl.origin_ns);
 

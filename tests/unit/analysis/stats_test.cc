@@ -35,7 +35,7 @@ std::vector<HandJob> two_stage_fthenb() {
 TEST_CASE("bubble ratios of a hand-timed two-stage FThenB run match the hand computation", "[stats]") {
   testing::TempDir dir;
   Timeline tl = testing::load_hand_run(dir, "run", two_stage_fthenb());
-  Stats st = compute_stats(tl);
+  Stats st = testing::stats_of(tl);
 
   // Each step spans from rank 0's first forward (0) to its optimizer's end (95).
   REQUIRE(st.steps.size() == 2);
@@ -93,7 +93,7 @@ TEST_CASE("overlapping jobs count once in busy time", "[stats]") {
                                        {{0, "forward", 0, 0, 10}, {0, "forward", 1, 5, 15}, {0, "backward", 0, 20, 30}});
   REQUIRE(tl.tracks.size() == 1);
   REQUIRE(tl.tracks[0].lanes == 2);  // the overlap is really there
-  Stats st = compute_stats(tl);
+  Stats st = testing::stats_of(tl);
   const RankStats& r = rank_of(st, 0);
   CHECK(r.span_ns == 30 * kUs);
   CHECK(r.busy_ns == 25 * kUs);  // [0, 15) and [20, 30), not 10 + 10 + 10
@@ -106,7 +106,7 @@ TEST_CASE("a job inside another adds nothing to busy time", "[stats]") {
   testing::TempDir dir;
   Timeline tl = testing::load_hand_run(dir, "run",
                                        {{0, "forward", 0, 0, 20}, {0, "forward", 1, 5, 10}, {0, "backward", 0, 30, 40}});
-  Stats st = compute_stats(tl);
+  Stats st = testing::stats_of(tl);
   const RankStats& r = rank_of(st, 0);
   CHECK(r.busy_ns == 30 * kUs);
   CHECK(r.idle_ns == 10 * kUs);
@@ -154,7 +154,7 @@ TEST_CASE("a simulated 1F1B run with equal stage times has the textbook bubble p
   // P=4, M=8, forward 1 ms, backward 2 ms, optimizer 0.5 ms, no jitter or latency.
   std::string logs = testing::generate_logs(
       dir, "eq", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2 --jitter 0 --comm-us 0 --seed 3");
-  Stats st = compute_stats(testing::load_dir(logs));
+  Stats st = testing::stats_of(testing::load_dir(logs));
   const int p = 4, m = 8;
   const double f = 1.0, b = 2.0, opt = 0.5;
   // Stage 0's last backward ends after (M+P-1)(F+B); its optimizer follows.
@@ -180,7 +180,7 @@ TEST_CASE("idle time splits exactly into warm-up, gaps and cool-down on a noisy 
   testing::TempDir dir;
   std::string logs = testing::generate_logs(
       dir, "noisy", "--schedule vpp --stages 4 --dp 2 --micro-batches 8 --steps 3 --jitter 0.2 --seed 7");
-  Stats st = compute_stats(testing::load_dir(logs));
+  Stats st = testing::stats_of(testing::load_dir(logs));
   REQUIRE(st.ranks.size() == 8);
   int64_t idle = 0, span = 0;
   for (const RankStats& r : st.ranks) {
@@ -204,7 +204,7 @@ TEST_CASE("a log with thousands of job types is measured per type and rank", "[s
   for (int r = 0; r < 3; ++r) {
     for (int k = 0; k < 3000; ++k) jobs.push_back({r, "job" + std::to_string(k * 3 + r) + "x", 0, k * 10, k * 10 + 5});
   }
-  Stats st = compute_stats(testing::load_hand_run(dir, "many", jobs));
+  Stats st = testing::stats_of(testing::load_hand_run(dir, "many", jobs));
   CHECK(st.types.size() == 9000);
   for (const RankStats& r : st.ranks) {
     CHECK(r.types.size() == 3000);

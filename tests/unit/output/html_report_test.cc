@@ -8,6 +8,7 @@
 #include "output/html_report.h"
 #include "analysis/stats.h"
 #include "input/timeline_builder.h"
+#include "stats_of.h"
 #include "test_logs.h"
 
 using namespace ppt;
@@ -38,8 +39,14 @@ Timeline pipeline(int ranks, int steps, const std::string& first_type = "forward
   return build_from_scans(files, {""}, std::move(scans));
 }
 
-std::string report_of(const Timeline& tl, const ReportOptions& opt = {}) {
+// The page as the driver has it written: with the stats it computed.
+std::string report_of(const Timeline& tl, ReportOptions opt = {}) {
   StringSink sink;
+  Stats st;
+  if (!opt.stats) {
+    st = testing::stats_of(tl);
+    opt.stats = &st;
+  }
   write_html_report(tl, opt, sink);
   return sink.data;
 }
@@ -118,8 +125,8 @@ TEST_CASE("the report carries the stats tables", "[html]") {
   CHECK(stats.find("<h3>Ranks, per step") != std::string::npos);
   CHECK(stats.find("<h3>Job types") != std::string::npos);
   CHECK(stats.find("<dt>bubble</dt>") != std::string::npos);
-  // The same numbers as compute_stats: 3 steps in the steps table, 2 ranks in the ranks table.
-  Stats st = compute_stats(tl);
+  // The same numbers as the stats: 3 steps in the steps table, 2 ranks in the ranks table.
+  Stats st = testing::stats_of(tl);
   CHECK(st.steps.size() == 3);
   std::string steps_table = between(stats, "<h3>Steps", "</table>");
   CHECK(count(steps_table, "<tr>") == 1 + 3);
@@ -157,7 +164,7 @@ TEST_CASE("text from the logs never becomes markup in the report", "[html]") {
 TEST_CASE("the diff report shows both runs on one scale, zoomed together, with the deltas", "[html]") {
   Timeline a = pipeline(2, 3);
   Timeline b = pipeline(2, 3, "forward", 150);  // B's first forward is slower
-  Stats sa = compute_stats(a), sb = compute_stats(b);
+  Stats sa = testing::stats_of(a), sb = testing::stats_of(b);
   sa.source = "base";
   sb.source = "new";
   Diff d = diff_stats(sa, sb);

@@ -41,7 +41,7 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
   for (const Case& c : cases) {
     INFO(c.args);
     std::string logs = testing::generate_logs(dir, "s" + std::to_string(n++), c.args + " --steps 2 --seed 5");
-    Stats st = compute_stats(testing::load_dir(logs));
+    Stats st = testing::stats_of(testing::load_dir(logs));
     INFO(st.schedule.evidence);
     CHECK(st.schedule.kind == c.kind);
     CHECK(st.schedule.variant == c.variant);
@@ -70,7 +70,7 @@ TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages
   const Timeline& tl = *loaded.timeline;
   CHECK(tl.world_ranks == 8);
   CHECK(tl.partial == "ranks 1-3, 5-7 of 8 loaded (--devices)");
-  Stats st = compute_stats(tl);
+  Stats st = testing::stats_of(tl);
   CHECK(st.schedule.pp_degree == 4);
   CHECK(st.schedule.pp_degree_source == "job order");
   CHECK(st.schedule.replicas == 2);
@@ -84,7 +84,7 @@ TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages
   request.devices = {1, 2};
   LoadResult two = load_timeline(request, build);
   REQUIRE(two.timeline);
-  Stats st2 = compute_stats(*two.timeline);
+  Stats st2 = testing::stats_of(*two.timeline);
   CHECK(st2.schedule.pp_degree == 8);
   CHECK(rank_of(st2, 2).stage == 2);
 }
@@ -92,7 +92,7 @@ TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages
 TEST_CASE("a run without pipeline jobs has schedule none and no bubble promise above zero", "[stats][schedule]") {
   testing::TempDir dir;
   std::string logs = testing::generate_logs(dir, "d", "--schedule default --stages 3 --steps 2");
-  Stats st = compute_stats(testing::load_dir(logs));
+  Stats st = testing::stats_of(testing::load_dir(logs));
   CHECK(st.schedule.kind == ScheduleKind::kNoPipeline);
   CHECK(st.schedule.ideal_bubble_ratio == 0.0);
 }
@@ -101,9 +101,7 @@ TEST_CASE("the pp-degree option overrides the inferred depth", "[stats][schedule
   testing::TempDir dir;
   std::string logs = testing::generate_logs(dir, "f", "--schedule fthenb --stages 2 --dp 3 --micro-batches 4");
   Timeline tl = testing::load_dir(logs);
-  StatsOptions opt;
-  opt.pp_degree = 2;
-  Stats st = compute_stats(tl, opt);
+  Stats st = testing::stats_of(tl, {}, 2);
   CHECK(st.schedule.pp_degree == 2);
   CHECK(st.schedule.replicas == 3);
   CHECK(st.schedule.pp_degree_source == "--pp-degree");
@@ -124,7 +122,7 @@ TEST_CASE("warm-up counts that fit no known schedule are reported as unknown wit
       t += 10;
     }
   }
-  Stats st = compute_stats(testing::load_hand_run(dir, "odd", jobs));
+  Stats st = testing::stats_of(testing::load_hand_run(dir, "odd", jobs));
   CHECK(st.schedule.kind == ScheduleKind::kUnknown);
   CHECK(st.schedule.ideal_bubble_ratio < 0);
   CHECK_THAT(st.schedule.evidence, Catch::Contains("2, 2, 2") && Catch::Contains("3, 2, 1"));

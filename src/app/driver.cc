@@ -1,0 +1,173 @@
+#include "app/driver.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+
+#include "output/summary.h"
+#include "passes/pipeline_stage.h"
+#include "util/parallel.h"
+
+namespace ppt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Appends the wall time since the last lap under `name`.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(std::vector<PhaseTime>& out) : out_(out), mark_(Clock::now()) {}
+  void lap(const char* name) {
+    Clock::time_point now = Clock::now();
+    out_.push_back({name, std::chrono::duration<double>(now - mark_).count()});
+    mark_ = now;
+  }
+  // The phases timed elsewhere (the build's) end now.
+  void restart() { mark_ = Clock::now(); }
+
+ private:
+  std::vector<PhaseTime>& out_;
+  Clock::time_point mark_;
+};
+
+std::string source_of(const LayoutRequest& request) {
+  if (!request.log_dir.empty()) return request.log_dir;
+  std::vector<std::string> shown = request.files;
+  for (std::string& f : shown) {
+    if (is_stdin_path(f)) f = std::string(kStdinName);
+  }
+  return fmt::format("{}", fmt::join(shown, " "));
+}
+
+}  // namespace
+
+bool needs_stats(const std::vector<OutputSpec>& outputs) {
+  for (const OutputSpec& o : outputs) {
+    if (o.format == OutputFormat::kHtmlReport) return true;
+  }
+  return false;
+}
+
+bool draws(const std::vector<OutputSpec>& outputs) {
+  for (const OutputSpec& o : outputs) {
+    if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg) return true;
+  }
+  return false;
+}
+
+DriverResult run_driver(const DriverRequest& req) {
+  DriverResult r;
+  PhaseTimer timer(r.timings);
+
+  // load: layout
+  r.input = req.input;
+  if (std::string error = resolve_positional_dir(r.input); !error.empty()) {
+    r.failure = DriverFailure::kUsage;
+    r.error = error;
+    return r;
+  }
+  r.source = source_of(r.input);
+  LayoutResult found = discover_layout(r.input);
+  if (!found.layout) {
+    r.failure = DriverFailure::kLayout;
+    r.error = found.error;
+    r.usage_error = found.usage_error;
+    return r;
+  }
+  r.layout = std::move(*found.layout);
+  const Layout& layout = *r.layout;
+  // Outputs are checked before any work.
+  std::vector<std::string> inputs = input_paths(layout.files);
+  inputs.insert(inputs.end(), req.other_inputs.begin(), req.other_inputs.end());
+  for (const std::string& out : req.outputs) {
+    if (std::string error = check_not_an_input(out, inputs); !error.empty()) {
+      r.failure = DriverFailure::kUsage;
+      r.error = error;
+      return r;
+    }
+  }
+  if (req.pp_degree > 0) {
+    // The whole run's ranks: a subset (--devices) keeps the run's stages.
+    std::string error = check_pp_degree(req.pp_degree, static_cast<size_t>(layout.world_ranks));
+    if (!error.empty()) {
+      r.failure = DriverFailure::kUsage;
+      r.error = error;
+      return r;
+    }
+  }
+  timer.lap("layout");
+
+  // load: scan, build (timed by the builder)
+  BuildOptions build;
+  build.threads = req.threads;
+  build.timings = &r.timings;
+  r.timeline = build_timeline(layout, build);
+  timer.restart();
+  Timeline& tl = *r.timeline;
+
+  // passes
+  r.pipeline = decide_pipeline(tl, req.pp_degree, req.threads);
+  timer.lap("pipeline");
+  r.dependencies = find_dependencies(tl, r.pipeline, req.threads);
+  timer.lap("dependencies");
+  if (req.align_clocks) r.clocks = align_clocks(tl, r.dependencies);
+  report_dependencies(tl, r.dependencies);
+  timer.lap("clocks");
+
+  if (tl.job_count() == 0) {
+    r.failure = DriverFailure::kNoJobs;
+    return r;
+  }
+  if (req.strict && has_input_errors(tl)) {
+    r.failure = DriverFailure::kStrict;
+    return r;
+  }
+
+  // analysis
+  if (req.stats) {
+    r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
+    r.stats->source = r.source;
+    timer.lap("stats");
+  }
+  return r;
+}
+
+std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs,
+                                         WriteOptions options, bool no_flows) {
+  PhaseTimer timer(r.timings);
+  std::vector<WrittenOutput> written(outputs.size());
+  if (!r.timeline) return written;
+  options.dependencies = no_flows ? nullptr : &r.dependencies;
+  options.stats = r.stats ? &*r.stats : nullptr;
+  if (options.source.empty()) options.source = r.source;
+  if (options.notes.empty() && r.layout) options.notes = r.layout->notes;
+  // One output gets every thread; several are written side by side.
+  const unsigned threads = options.threads;
+  if (outputs.size() > 1) options.threads = 1;
+  parallel_for(outputs.size(), threads, [&](size_t i) {
+    written[i].error = write_output(*r.timeline, outputs[i], options, &written[i].bytes);
+  });
+  timer.lap("write");
+  return written;
+}
+
+std::string format_pipeline_summary(const DriverResult& r) {
+  if (!r.timeline) return "";
+  std::string s;
+  const Timeline& tl = *r.timeline;
+  const PipelineShape& shape = r.pipeline.shape;
+  const int32_t run_ranks = tl.rank_count();
+  if (shape.pp_degree > 1 && shape.pp_degree < run_ranks) {
+    s += fmt::format(", {} stages x {} replicas ({})", shape.pp_degree, run_ranks / shape.pp_degree, shape.source);
+  }
+  std::string clocks = format_clock_alignment(tl, r.clocks);
+  if (!clocks.empty()) s += "; " + clocks;
+  if (r.dependencies.contradicted > 0) {
+    s += fmt::format("; {} of {} dependencies contradicted by the times", with_commas(r.dependencies.contradicted),
+                     with_commas(r.dependencies.edges.size()));
+  }
+  return s;
+}
+
+}  // namespace ppt

@@ -1,0 +1,116 @@
+// One driver for every command: what happens to a run's logs after the
+// options are parsed, as a list of named phases, each timed for --timings.
+//
+//   load      layout      find the files (log_layout.h); outputs that are
+//                         inputs are refused here, before any work
+//             scan        read and parse every file (file_scanner.h)
+//             build       runs, steps, lanes (timeline_builder.h)
+//   passes    pipeline    P, replicas and the schedule, decided once
+//                         (pipeline.h)
+//             dependencies  which job feeds which (dependencies.h)
+//             clocks      machines' clocks aligned (clock_align.h), then the
+//                         contradicted dependencies reported as diagnostics
+//   analysis  stats       bubbles and critical paths (stats.h), only when
+//                         asked for (stats, report, diff, batch, an .html
+//                         output of convert)
+//   writers   write       the outputs (write_outputs below, or the command's
+//                         own report)
+//
+// Writers and analyses receive what the passes decided (the plan, the
+// dependencies, the stats) and never decide it again. The driver prints
+// nothing: problems are data in the result, and the command reports them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/stats.h"
+#include "input/log_layout.h"
+#include "input/timeline_builder.h"
+#include "model/timeline.h"
+#include "output/outputs.h"
+#include "passes/clock_align.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline.h"
+
+namespace ppt {
+
+struct DriverRequest {
+  LayoutRequest input;
+  unsigned threads = 0;              // 0: one per core
+  int32_t pp_degree = 0;             // the user's P; 0: inferred (pipeline.h)
+  bool align_clocks = true;          // --align-clocks auto
+  bool strict = false;               // input problems are a failure
+  bool stats = false;                // run the analysis phase
+  StatsOptions stats_options;
+  // Paths the command will write; one that is an input is refused before
+  // anything is read. "-" and /dev/stdout are standard output, never refused.
+  std::vector<std::string> outputs;
+  // Extra input paths that are not logs (diff's stats JSON): refused as outputs too.
+  std::vector<std::string> other_inputs;
+};
+
+// Why a run of the driver stopped, if it did.
+enum class DriverFailure {
+  kNone,
+  kUsage,     // a bad path or option (exit status 2): `error` says which
+  kLayout,    // no logs where the request says (exit 2 when usage_error, else 1)
+  kNoJobs,    // logs read, no job in them
+  kStrict,    // input problems and `strict`
+};
+
+struct DriverResult {
+  DriverFailure failure = DriverFailure::kNone;
+  std::string error;                  // one line for kUsage and kLayout
+  bool usage_error = false;           // kLayout: the request is wrong, not the logs
+  LayoutRequest input;                // as resolved (a positional directory moved to log_dir)
+  std::string source;                 // what was read, for titles: the directory, or the files
+  std::optional<Layout> layout;
+  std::optional<Timeline> timeline;   // set once the load phase ran
+  PipelinePlan pipeline;              // the shape and schedule, decided once
+  Dependencies dependencies;
+  ClockAlignment clocks;
+  std::optional<Stats> stats;         // when the request asked for them
+  std::vector<PhaseTime> timings;     // every phase that ran, in order
+
+  bool ok() const { return failure == DriverFailure::kNone; }
+};
+
+// load -> passes -> analysis. Never throws for bad input.
+DriverResult run_driver(const DriverRequest& request);
+
+// The writers phase: each output through a temporary file (outputs.h), side
+// by side on up to `threads` threads (one output gets them all); the .html
+// report carries `result.stats` (computed when the request had `stats`),
+// the traces `result.dependencies` unless `options.dependencies` is set to
+// none by the caller (`no_flows`). Appends the "write" timing. Returns one
+// error ("" when written) and the size written per output.
+struct WrittenOutput {
+  std::string error;
+  size_t bytes = 0;
+};
+std::vector<WrittenOutput> write_outputs(DriverResult& result, const std::vector<OutputSpec>& outputs,
+                                         WriteOptions options, bool no_flows = false);
+
+// Runs `fn` and appends its wall time to `result.timings` under `name` (a
+// command's own writer).
+template <typename Fn>
+auto timed(DriverResult& result, const char* name, Fn&& fn) {
+  auto start = std::chrono::steady_clock::now();
+  auto value = fn();
+  result.timings.push_back({name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+  return value;
+}
+
+// Whether any of `outputs` is drawn (.svg, .html) or needs the stats (.html).
+bool needs_stats(const std::vector<OutputSpec>& outputs);
+bool draws(const std::vector<OutputSpec>& outputs);
+
+// For the summary line: ", 2 stages x 2 replicas (--pp-degree)", the clocks
+// moved and the contradicted dependencies; "" when there is nothing to say.
+std::string format_pipeline_summary(const DriverResult& result);
+
+}  // namespace ppt

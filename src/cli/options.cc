@@ -1,0 +1,83 @@
+#include "options.h"
+
+namespace ppt::cli {
+
+void add_input_options(CLI::App& app, InputOptions& in) {
+  app.add_option("--log_dir,--log-dir", in.log_dir,
+                 "launch log directory: DIR/workerlog.<i>, or DIR/<machine>/workerlog.<i> with one folder per "
+                 "machine (machine0/, 10.0.0.2/, node-a/)");
+  app.add_option("files", in.files,
+                 "log files, one per rank in rank order, '-' for standard input; or one log directory (as "
+                 "--log_dir)");
+  add_devices_option(app, in.devices);
+  app.add_flag("--multi_machine,--multi-machine", in.multi_machine,
+               "accepted for compatibility: machine folders are found by themselves");
+}
+
+void add_devices_option(CLI::App& app, std::vector<int>& devices) {
+  app.add_option("--devices", devices,
+                 "only these local indices (the i of workerlog.<i>), e.g. 1,2,3; ranks keep the whole run's numbers")
+      ->delimiter(',');
+}
+
+void add_threads_option(CLI::App& app, unsigned& threads) {
+  app.add_option("--threads", threads,
+                 "threads for the work done per file, per rank and per run: reading, the passes, .pftrace pieces "
+                 "(default: all cores)")
+      ->check(CLI::Range(0u, 1024u));
+}
+
+void add_pp_degree_option(CLI::App& app, int32_t& pp_degree) {
+  app.add_option("--pp-degree", pp_degree,
+                 "pipeline stages P when the ranks hold data-parallel replicas (rank = replica*P + stage); "
+                 "default: inferred from the job order, else all ranks form one pipeline")
+      ->check(CLI::PositiveNumber);
+}
+
+void add_align_clocks_option(CLI::App& app, std::string& align_clocks) {
+  app.add_option("--align-clocks", align_clocks,
+                 "auto: shift each machine's times so that no job starts before the job feeding it from "
+                 "another machine ended (only when some does); off: times as logged")
+      ->check(CLI::IsMember({"auto", "off"}))
+      ->capture_default_str();
+}
+
+void add_strict_option(CLI::App& app, bool& strict) {
+  app.add_flag("--strict", strict, "exit 1 (and write nothing) if any line was rejected");
+}
+
+void add_quiet_option(CLI::App& app, bool& quiet) {
+  app.add_flag("-q,--quiet", quiet,
+               "print only errors, the summary line and the count of each kind of input problem");
+}
+
+void add_timings_option(CLI::App& app, bool& timings) {
+  app.add_flag("--timings", timings,
+               "print the wall time of each phase (layout, scan, build, pipeline, dependencies, clocks, stats, "
+               "write) at the end");
+}
+
+void add_steps_option(CLI::App& app, std::string& steps) {
+  app.add_option("--steps", steps, "steps to draw in pictures and reports: A:B (A to B included), A:, :B or A");
+}
+
+void add_run_options(CLI::App& app, RunOptions& run) {
+  add_threads_option(app, run.threads);
+  add_pp_degree_option(app, run.pp_degree);
+  add_align_clocks_option(app, run.align_clocks);
+  add_strict_option(app, run.strict);
+  add_quiet_option(app, run.quiet);
+  add_timings_option(app, run.timings);
+}
+
+DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run) {
+  DriverRequest r;
+  r.input = input;
+  r.threads = run.threads;
+  r.pp_degree = run.pp_degree;
+  r.align_clocks = run.align_clocks != "off";
+  r.strict = run.strict;
+  return r;
+}
+
+}  // namespace ppt::cli

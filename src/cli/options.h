@@ -1,0 +1,53 @@
+// The options several commands share, each declared once with one help text.
+// A command's own options struct embeds the common structs below and adds
+// what is its own.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/driver.h"
+
+namespace ppt::cli {
+
+// Where a run's logs are: --log_dir, the positional files, --devices,
+// --multi_machine.
+struct InputOptions {
+  std::string log_dir;
+  std::vector<std::string> files;
+  std::vector<int> devices;
+  bool multi_machine = false;  // accepted for compatibility; layouts are detected
+
+  LayoutRequest request() const { return {log_dir, files, devices}; }
+  bool empty() const { return log_dir.empty() && files.empty(); }
+};
+
+// How a run is read and what the passes do: every command that reads logs.
+struct RunOptions {
+  unsigned threads = 0;
+  int32_t pp_degree = 0;              // 0: inferred (pipeline.h)
+  std::string align_clocks = "auto";  // "auto" or "off" (clock_align.h)
+  bool strict = false;
+  bool quiet = false;
+  bool timings = false;
+};
+
+void add_input_options(CLI::App& app, InputOptions& input);
+void add_devices_option(CLI::App& app, std::vector<int>& devices);
+void add_threads_option(CLI::App& app, unsigned& threads);
+void add_pp_degree_option(CLI::App& app, int32_t& pp_degree);
+void add_align_clocks_option(CLI::App& app, std::string& align_clocks);
+void add_strict_option(CLI::App& app, bool& strict);
+void add_quiet_option(CLI::App& app, bool& quiet);
+void add_timings_option(CLI::App& app, bool& timings);
+void add_steps_option(CLI::App& app, std::string& steps);
+// --threads, --pp-degree, --align-clocks, --strict, -q and --timings.
+void add_run_options(CLI::App& app, RunOptions& run);
+
+// The driver's request for these options (without outputs or stats).
+DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run);
+
+}  // namespace ppt::cli

@@ -1,0 +1,92 @@
+#include "reporter.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "commands.h"
+
+namespace ppt::cli {
+
+namespace {
+
+void put(std::string_view s) {
+  std::fwrite(s.data(), 1, s.size(), stderr);
+  std::fputc('\n', stderr);
+}
+
+}  // namespace
+
+Reporter::Reporter(std::string_view command, bool quiet)
+    : prefix_(command.empty() ? std::string("pp-timeline") : fmt::format("pp-timeline {}", command)), quiet_(quiet) {}
+
+void Reporter::print(std::string_view severity, std::string_view text) const {
+  put(fmt::format("{}: {}: {}", prefix_, severity, text));
+}
+
+void Reporter::error(std::string_view text) const { print("error", text); }
+void Reporter::warning(std::string_view text) const { print("warning", text); }
+
+void Reporter::note(std::string_view text) const {
+  if (!quiet_) print("note", text);
+}
+
+void Reporter::info(std::string_view text) const {
+  if (!quiet_) put(fmt::format("{}: {}", prefix_, text));
+}
+
+void Reporter::line(std::string_view text) const { put(text); }
+
+void Reporter::diagnostics(const std::vector<DiagnosticLine>& lines) const {
+  for (const DiagnosticLine& l : lines) {
+    if (quiet_ && l.example) continue;
+    put(diagnostic_text(l));
+  }
+}
+
+void Reporter::timings(const std::vector<PhaseTime>& phases) const {
+  std::string line = "pp-timeline: timings:";
+  double total = 0;
+  for (const PhaseTime& p : phases) {
+    line += fmt::format(" {} {:.3f} s,", p.name, p.seconds);
+    total += p.seconds;
+  }
+  put(line + fmt::format(" total {:.3f} s", total));
+}
+
+int Reporter::load(const DriverResult& r, bool draws, std::string_view label) const {
+  switch (r.failure) {
+    case DriverFailure::kUsage:
+      error(fmt::format("{}{}", label, r.error));
+      return kExitUsage;
+    case DriverFailure::kLayout:
+      error(fmt::format("{}{}", label, r.error));
+      return r.usage_error ? kExitUsage : kExitInput;
+    default:
+      break;
+  }
+  if (r.layout) {
+    for (const std::string& n : r.layout->notes) note(fmt::format("{}{}", label, n));
+  }
+  if (r.timeline) diagnostics(format_diagnostics(*r.timeline));
+  if (r.failure == DriverFailure::kNoJobs) {
+    line(format_summary(*r.timeline));
+    error(fmt::format("{}{}. Paddle prints 'Profiler Info: Job' lines only when the job schedule profiler is on "
+                      "(FLAGS_auto_parallel_profiler=1 or the front-end's pipeline profiler option, CUDA builds) and "
+                      "GLOG_v >= 0.",
+                      label, draws ? "no job to draw" : "no job found"));
+    return kExitInput;
+  }
+  if (r.failure == DriverFailure::kStrict) {
+    line(format_summary(*r.timeline));
+    error(fmt::format("{}input problems found and --strict given; nothing written", label));
+    return kExitInput;
+  }
+  return kExitOk;
+}
+
+void report_internal_error(std::string_view what) {
+  put(fmt::format("pp-timeline: internal error: {} (please report it, with the command line)", what));
+}
+
+}  // namespace ppt::cli

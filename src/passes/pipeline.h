@@ -1,0 +1,33 @@
+// The pipeline's shape and schedule, decided once per timeline.
+//
+// P (and with it which ranks are stages of which replica) and the schedule
+// are read off the ranks' job orders (schedule.h). Every later pass and
+// writer needs them: the dependencies (which stage feeds which), the clock
+// alignment (through those dependencies), the stats (stages, the ideal
+// bubble), the summary. They are decided here, in one pass right after the
+// timeline is built and before the clocks are aligned, and handed to all of
+// them; nothing else infers them again, so no two outputs of one command can
+// disagree on P.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "passes/schedule.h"
+#include "model/timeline.h"
+
+namespace ppt {
+
+struct PipelinePlan {
+  std::vector<JobClass> classes;  // one per Timeline::types entry
+  std::vector<RankOrder> orders;  // each rank's plan, by rank
+  PipelineShape shape;            // P, replicas and where P came from
+  ScheduleInfo schedule;          // recognised with that shape
+};
+
+// `pp_degree_option` > 0 is the user's P (checked with check_pp_degree(),
+// pipeline_stage.h); 0 infers it. `threads` for the rank orders (0: one per
+// core); the result does not depend on it.
+PipelinePlan decide_pipeline(const Timeline& timeline, int32_t pp_degree_option, unsigned threads = 0);
+
+}  // namespace ppt

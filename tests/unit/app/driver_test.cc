@@ -1,0 +1,116 @@
+// The driver: phases in order, the pipeline decided once and handed to every
+// pass, analysis and writer.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/driver.h"
+#include "output/html_report.h"
+#include "pipeline_logs.h"
+
+namespace ppt::testing {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+DriverRequest request_for(const std::string& logs, int32_t pp_degree) {
+  DriverRequest r;
+  r.input.log_dir = logs;
+  r.threads = 1;
+  r.pp_degree = pp_degree;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("driver: --pp-degree 2 on four ranks is the P of the arrows, the stats and the page") {
+  // Two pipelines of two stages, read with the option and without it.
+  auto g = generate_logs("--schedule 1f1b --stages 4 --micro-batches 4 --steps 2 --seed 5");
+  DriverRequest req = request_for(g->logs, 2);
+  req.stats = true;
+  DriverResult r = run_driver(req);
+  REQUIRE(r.ok());
+  CHECK(r.pipeline.shape.pp_degree == 2);
+  CHECK(r.pipeline.shape.replicas == 2);
+  CHECK(r.pipeline.shape.source == "--pp-degree");
+  CHECK(r.dependencies.pp_degree == 2);
+  REQUIRE(r.stats);
+  CHECK(r.stats->schedule.pp_degree == 2);
+  CHECK(r.stats->schedule.pp_degree_source == "--pp-degree");
+  // Arrows stay within a replica: no edge between rank 1 and rank 2.
+  const Timeline& tl = *r.timeline;
+  for (const Dependency& e : r.dependencies.edges) {
+    CHECK(tl.tracks[e.producer.track].rank / 2 == tl.tracks[e.consumer.track].rank / 2);
+  }
+  // The page's tables are the driver's stats.
+  TempDir out;
+  std::string page = out.path() + "/x.html";
+  std::vector<WrittenOutput> w = write_outputs(r, {OutputSpec{page, OutputFormat::kHtmlReport}}, WriteOptions{});
+  REQUIRE(w[0].error.empty());
+  std::string html = slurp(page);
+  CHECK(html.find("P=2 (from --pp-degree)") != std::string::npos);
+  CHECK(html.find("P=4") == std::string::npos);
+}
+
+TEST_CASE("driver: the phases in order, stats only when asked") {
+  auto g = generate_logs("--schedule 1f1b --stages 2 --dp 2 --micro-batches 4 --steps 2 --seed 3");
+  DriverRequest req = request_for(g->logs, 0);
+  DriverResult plain = run_driver(req);
+  REQUIRE(plain.ok());
+  std::vector<std::string> names;
+  for (const PhaseTime& p : plain.timings) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"layout", "scan", "build", "pipeline", "dependencies", "clocks"});
+  CHECK(!plain.stats);
+  req.stats = true;
+  DriverResult with = run_driver(req);
+  REQUIRE(with.stats);
+  CHECK(with.timings.back().name == "stats");
+  CHECK(with.pipeline.shape.pp_degree == 2);  // inferred from the job order
+  CHECK(with.stats->schedule.pp_degree == with.pipeline.shape.pp_degree);
+}
+
+TEST_CASE("driver: an output that is an input is refused before anything is read") {
+  auto g = generate_logs("--schedule 1f1b --stages 2 --micro-batches 2 --steps 1 --seed 3");
+  DriverRequest req = request_for(g->logs, 0);
+  req.outputs = {"-", g->logs + "/workerlog.1"};
+  DriverResult r = run_driver(req);
+  CHECK(r.failure == DriverFailure::kUsage);
+  CHECK(r.error.find("refusing to write onto an input") != std::string::npos);
+  CHECK(!r.timeline);
+  req.outputs = {"-", g->logs + "/other.json"};
+  CHECK(run_driver(req).ok());
+}
+
+TEST_CASE("driver: a --pp-degree that does not divide the run's ranks is a usage error") {
+  auto g = generate_logs("--schedule 1f1b --stages 4 --micro-batches 4 --steps 1 --seed 3");
+  DriverResult r = run_driver(request_for(g->logs, 3));
+  CHECK(r.failure == DriverFailure::kUsage);
+  CHECK(r.error.find("does not divide") != std::string::npos);
+}
+
+TEST_CASE("driver: no job and --strict stop before the analysis") {
+  TempDir d;
+  std::filesystem::create_directories(d.path() + "/logs");
+  std::ofstream(d.path() + "/logs/workerlog.0") << "nothing here\n";
+  DriverRequest req = request_for(d.path() + "/logs", 0);
+  req.stats = true;
+  DriverResult r = run_driver(req);
+  CHECK(r.failure == DriverFailure::kNoJobs);
+  CHECK(!r.stats);
+  std::ofstream(d.path() + "/logs/workerlog.0")
+      << job_line(0, "forward", 0, 0, 10) << "\n" << job_line(1, "forward", 1, 20, 10) << "\n";
+  req.strict = true;
+  r = run_driver(req);
+  CHECK(r.failure == DriverFailure::kStrict);
+  req.strict = false;
+  CHECK(run_driver(req).ok());
+}
+
+}  // namespace ppt::testing
