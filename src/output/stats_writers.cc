@@ -187,9 +187,17 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   if (!st.partial.empty()) {
     p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
   }
+  if (st.resolution_ns > 1) {
+    p.summary.emplace_back("times", fmt::format("to {} (the input's resolution): a job's edges may each be off by "
+                                                "that much; bubble figures carry the bound",
+                                                format_resolution(st.resolution_ns)));
+  }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
   std::string bubble = "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  // Coarse input times (dynamic-graph records: whole ms): the bound on the
+  // measured figure (docs/stats.md).
+  if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
   if (s.ideal_bubble_ratio >= 0) {
     double over = st.bubble_ratio - s.ideal_bubble_ratio;
     bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
