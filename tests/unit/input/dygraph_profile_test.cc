@@ -344,3 +344,32 @@ TEST_CASE("a step whose first record was lost still ends at the next step's F0",
   CHECK(s.jobs[3].step == 1);  // F0 of step 1
   CHECK(s.jobs[4].step == 1);
 }
+
+TEST_CASE("profile files named on the command line keep the ranks of their names", "[dygraph][layout]") {
+  TempDir dir;
+  dir.write("profile_record_tmp_file_for_rank_3", one_f_one_b(1, 2, kT));
+  dir.write("profile_record_tmp_file_for_rank_2", one_f_one_b(0, 2, kT));
+  dir.write("renamed.jsonl", one_f_one_b(0, 2, kT));
+  LayoutRequest req;
+  req.files = {(dir.path / "profile_record_tmp_file_for_rank_3").string(),
+               (dir.path / "profile_record_tmp_file_for_rank_2").string()};
+  LayoutResult found = discover_layout(req);
+  REQUIRE(found.layout);
+  REQUIRE(found.layout->files.size() == 2);
+  CHECK(found.layout->files[0].global_rank == 2);
+  CHECK(found.layout->files[1].global_rank == 3);
+  CHECK(found.layout->files[0].dygraph_profile);
+  CHECK(found.layout->world_ranks == 4);
+  CHECK(found.layout->partial.find("ranks 2-3 of 4") != std::string::npos);
+  // A profile file under another name is told by its first line; its rank is its place.
+  CHECK(is_dygraph_profile_file((dir.path / "renamed.jsonl").string()));
+  LayoutRequest one;
+  one.files = {(dir.path / "renamed.jsonl").string()};
+  LayoutResult renamed = discover_layout(one);
+  REQUIRE(renamed.layout);
+  CHECK(renamed.layout->files[0].dygraph_profile);
+  CHECK(renamed.layout->files[0].global_rank == 0);
+  Timeline tl = build_timeline(*renamed.layout);
+  CHECK(tl.job_count() == 4);
+  CHECK(tl.resolution_ns == kMs);
+}
