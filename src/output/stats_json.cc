@@ -334,6 +334,8 @@ std::string format_diff_json(const Diff& d) {
               {"steps", d.step_time.a_steps}};
   doc["b"] = {{"source", d.b_source}, {"schedule", d.b_schedule}, {"bubble_ratio", round6(d.bubble_b)},
               {"steps", d.step_time.b_steps}};
+  if (d.bubble_a_error > 0) doc["a"]["bubble_ratio_error"] = round6(d.bubble_a_error);
+  if (d.bubble_b_error > 0) doc["b"]["bubble_ratio_error"] = round6(d.bubble_b_error);
   doc["verdict"] = std::string(verdict_name(d.verdict));
   const StepTimeDelta& t = d.step_time;
   doc["step_time"] = {{"a_us", round3(us(t.a_ns))},

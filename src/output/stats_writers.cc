@@ -443,8 +443,15 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   p.summary.emplace_back("step time", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {})",
                                                   ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
                                                   t.b_steps, ms_unit(t.b_median_ns)));
-  p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
-                                               points(d.bubble_b - d.bubble_a)));
+  if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
+    // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
+    p.summary.emplace_back("bubble", fmt::format("A {} ± {}, B {} ± {} ({}; a change within the bounds may be none)",
+                                                 percent(d.bubble_a), percent(d.bubble_a_error), percent(d.bubble_b),
+                                                 percent(d.bubble_b_error), points(d.bubble_b - d.bubble_a)));
+  } else {
+    p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
+                                                 points(d.bubble_b - d.bubble_a)));
+  }
   if (d.fail_if_slower_pct >= 0) {
     p.summary.emplace_back(
         "gate", d.gate_failed

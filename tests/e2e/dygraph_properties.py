@@ -11,7 +11,8 @@ profile files and the ground truth; the real binary converts them, and we check:
     says (bad records, truncated files, unmatched halves, mixed formats);
   - the trace's metadata and the summary say the 1 ms resolution, stats gives
     the bubble's bound; no dependency is contradicted (truncation keeps order);
-  - 1 thread and 2 threads give identical bytes.
+  - 1 thread and 2 threads give identical bytes;
+  - diff gives each side's bound, batch finds folders of profile files.
 
   dygraph_properties.py --binary build/pp-timeline [--only NAME]
 """
@@ -155,6 +156,29 @@ def check_scenario(binary, name, gen_args, work):
     return "%d jobs (%d zero-length), %d rejected" % (written, zero, rejected)
 
 
+def check_commands(binary, work):
+    """diff carries each side's bound; batch finds profile folders."""
+    dirs = []
+    for seed in (1, 2):
+        d = os.path.join(work, "run%d" % seed)
+        subprocess.run([sys.executable, GEN, "--out", d, "--seed", str(seed), "--fwd-ms", "10"], check=True,
+                       capture_output=True)
+        dirs.append(d)
+    base = os.path.join(work, "a.json")
+    p = run(binary, ["stats", dirs[0], "--json", "-o", base])
+    check(p.returncode == 0, "stats exit %d\n%s" % (p.returncode, p.stderr))
+    p = run(binary, ["diff", base, dirs[1], "--json"])
+    check(p.returncode == 0, "diff exit %d\n%s" % (p.returncode, p.stderr))
+    d = json.loads(p.stdout)
+    for side in ("a", "b"):
+        check(d[side].get("bubble_ratio_error", 0) > 0, "diff %s has no bound: %s" % (side, d[side]))
+    p = run(binary, ["diff", base, dirs[1], "--color", "never"])
+    check(p.returncode == 0 and " ± " in p.stdout, "diff text without the bound:\n" + p.stdout + p.stderr)
+    p = run(binary, ["batch"] + dirs + ["--out", os.path.join(work, "batch")])
+    check(p.returncode == 0 and "2 ok, 0 failed" in p.stderr, "batch:\n" + p.stderr)
+    return "diff and batch"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -171,6 +195,13 @@ def main():
             except Failure as e:
                 failed += 1
                 print("FAIL %s: %s" % (name, e))
+    if not a.only or a.only == "commands":
+        with tempfile.TemporaryDirectory(prefix="ppt-dygraph-") as work:
+            try:
+                print("ok   commands: %s" % check_commands(a.binary, work))
+            except Failure as e:
+                failed += 1
+                print("FAIL commands: %s" % e)
     if failed:
         print("%d scenario(s) failed" % failed)
         return 1
