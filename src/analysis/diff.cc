@@ -69,6 +69,8 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
   d.b_schedule = schedule_label(b.schedule);
   d.bubble_a = a.bubble_ratio;
   d.bubble_b = b.bubble_ratio;
+  d.bubble_a_error = a.bubble_ratio_error;
+  d.bubble_b_error = b.bubble_ratio_error;
   d.fail_if_slower_pct = opt.fail_if_slower_pct;
 
   StepTimeDelta& t = d.step_time;

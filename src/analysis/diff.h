@@ -74,6 +74,7 @@ struct Diff {
   std::string a_source, b_source;
   std::string a_schedule, b_schedule;   // names, with P, M, V
   double bubble_a = 0, bubble_b = 0;
+  double bubble_a_error = 0, bubble_b_error = 0;  // ± from a coarse time resolution (Stats), 0 for ns input
   StepTimeDelta step_time;
   Verdict verdict = Verdict::kSame;
   double fail_if_slower_pct = -1;

@@ -204,10 +204,22 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
 
   // Ranks and stages.
   int64_t all_idle = 0, all_span = 0;
+  double all_error_ns = 0;
+  st.resolution_ns = tl.resolution_ns;
   std::map<int32_t, StageStats> stages;
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
     RankStats& rs = st.ranks[ri];
     if (rs.span_ns > 0) rs.bubble_ratio = static_cast<double>(rs.idle_ns) / static_cast<double>(rs.span_ns);
+    if (tl.resolution_ns > 1 && rs.span_ns > 0) {
+      // Every edge is truncated to the resolution r, both edges of a job
+      // alike, so a job's length is off by less than r, busy by less than
+      // r per job, and each step's span by less than r per end: idle is off
+      // by less than r * (jobs + 2 * steps), and never by more than the span.
+      double error_ns = std::min(static_cast<double>(tl.resolution_ns) * (1.0 * rs.jobs + 2.0 * rs.steps),
+                                 static_cast<double>(rs.span_ns));
+      rs.bubble_ratio_error = error_ns / static_cast<double>(rs.span_ns);
+      all_error_ns += error_ns;
+    }
     all_idle += rs.idle_ns;
     all_span += rs.span_ns;
     StageStats& sg = stages[rs.stage];
@@ -224,6 +236,7 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
               [](const TypeDurations& a, const TypeDurations& b) { return a.type < b.type; });
   }
   st.bubble_ratio = all_span > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_span) : 0;
+  st.bubble_ratio_error = all_span > 0 ? all_error_ns / static_cast<double>(all_span) : 0;
   for (auto& [stage, sg] : stages) {
     if (sg.span_ns > 0) sg.bubble_ratio = static_cast<double>(sg.idle_ns) / static_cast<double>(sg.span_ns);
     st.stages.push_back(sg);

@@ -73,6 +73,11 @@ struct RankStats {
   int64_t cooldown_ns = 0;
   int64_t gaps_ns = 0;
   double bubble_ratio = 0;   // idle / span
+  // ± on bubble_ratio from the input's time resolution r (Stats::resolution_ns):
+  // both edges of a job are truncated alike, so its length is off by less
+  // than r, and each step's span by less than 2r: idle is off by less than
+  // r * (jobs + 2 * steps), over span. 0 for ns input.
+  double bubble_ratio_error = 0;
   std::vector<TypeDurations> types;      // this rank's jobs, by type name
   std::vector<std::string> job_order;    // its plan: "forward:0", ... (schedule.h RankOrder)
   uint32_t steps_like_order = 0;         // steps that follow job_order exactly
@@ -115,6 +120,8 @@ struct Stats {
   double straggler_margin = 0;
   ScheduleInfo schedule;
   double bubble_ratio = 0;   // sum(idle) / sum(span) over every rank and step
+  int64_t resolution_ns = 1;      // the input's time resolution (Timeline::resolution_ns)
+  double bubble_ratio_error = 0;  // ± on bubble_ratio: sum of the ranks' idle bounds / sum(span)
   StepTimeSummary step_time;
   std::vector<StepStats> steps;    // by (run, step)
   std::vector<RankStats> ranks;    // by rank

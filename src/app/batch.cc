@@ -19,6 +19,7 @@
 
 #include "analysis/diff.h"
 #include "app/driver.h"
+#include "input/dygraph_profile.h"
 #include "input/log_layout.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
@@ -71,8 +72,10 @@ std::string safe_run_name(std::string_view text) {
 
 namespace {
 
+// A launch log, or a dynamic-graph profile file (input/dygraph_profile.h).
 bool is_workerlog_file(const fs::directory_entry& e) {
-  if (workerlog_index(e.path().filename().string()) < 0) return false;
+  const std::string name = e.path().filename().string();
+  if (workerlog_index(name) < 0 && dygraph_profile_rank(name) < 0) return false;
   std::error_code ec;
   return e.is_regular_file(ec);
 }
@@ -286,7 +289,7 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
     return;
   }
   Timeline& tl = *result.timeline;
-  run.ranks = static_cast<uint32_t>(tl.files.size());
+  run.ranks = static_cast<uint32_t>(tl.rank_files());
   run.jobs = tl.job_count();
   run.rejected_lines = tl.diagnostics.rejected_jobs();
   for (const DiagnosticLine& line : format_diagnostics(tl)) {

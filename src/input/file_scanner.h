@@ -52,6 +52,10 @@ struct FileScan {
   InputCounts counts;               // files = 1
   Diagnostics diagnostics;
   bool readable = true;             // false: the file could not be read at all
+  // Dynamic-graph profile records (dygraph_profile.h): process_starts mark a
+  // record with another stage or category, times are whole milliseconds.
+  bool dygraph = false;
+  int32_t stage = -1;               // dygraph: the first record's tid - 1; -1 unknown
 };
 
 struct ScanOptions {

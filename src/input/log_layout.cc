@@ -11,6 +11,8 @@
 #include <set>
 #include <system_error>
 
+#include "input/dygraph_profile.h"
+
 namespace ppt {
 namespace fs = std::filesystem;
 
@@ -55,6 +57,18 @@ int workerlog_index(const std::string& name) {
 
 bool is_stdin_path(const std::string& path) { return path == kStdinPath; }
 
+bool is_dygraph_profile_file(const std::string& path) {
+  if (dygraph_profile_rank(fs::path(path).filename().string()) >= 0) return true;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(path), ec)) return false;  // a FIFO must not be opened here
+  FILE* f = fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[512];
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return looks_like_dygraph_profile(std::string_view(head, n));
+}
+
 std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks) {
   std::string out;
   for (size_t i = 0; i < sorted_ranks.size();) {
@@ -98,6 +112,7 @@ namespace {
 
 struct DirScan {
   std::map<int, std::string> workerlogs;  // local index -> path
+  std::map<int, std::string> profiles;    // global rank -> path of profile_record_tmp_file_for_rank_<N>
   std::vector<std::string> subdirs;       // names of the sub-folders
   std::vector<std::string> duplicates;    // workerlog.N and workerlog.N.gz both present
 };
@@ -107,6 +122,16 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     std::error_code type_ec;
+    if (int rank = dygraph_profile_rank(name); rank >= 0 && !it->is_directory(type_ec)) {
+      auto [pos, inserted] = out.profiles.emplace(rank, it->path().string());
+      if (!inserted) {
+        // Prefer the plain file over its compressed copy.
+        bool gz = name.size() > 3 && name.substr(name.size() - 3) == ".gz";
+        out.duplicates.push_back(gz ? it->path().string() : pos->second);
+        if (!gz) pos->second = it->path().string();
+      }
+      continue;
+    }
     int index = workerlog_index(name);
     // A directory named workerlog.<i> stays that rank's log: reading it
     // fails with a message, so the rank is not lost in silence.
@@ -167,6 +192,93 @@ struct Machine {
   std::map<int, std::string> logs;
 };
 
+// Dynamic-graph profile files (input/dygraph_profile.h) in `dir` or its
+// sub-folders: each is the rank its name says (a global rank). Launch logs
+// anywhere in the directory then are companions: read for the account of job
+// lines (mixed_formats), no ranks. Returns false when there is no profile file.
+bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan& top,
+                    const std::set<int>& wanted, Layout& layout, std::string& error) {
+  struct Folder {
+    std::string name;
+    fs::path path;
+    DirScan scan;
+  };
+  std::vector<Folder> folders;
+  folders.push_back({"", dir, top});
+  bool any = !top.profiles.empty();
+  for (const std::string& name : top.subdirs) {
+    std::error_code ec;
+    DirScan sub = scan_dir(dir / name, ec);
+    if (ec) continue;
+    any = any || !sub.profiles.empty();
+    if (!sub.profiles.empty() || !sub.workerlogs.empty()) folders.push_back({name, dir / name, std::move(sub)});
+  }
+  if (!any) return false;
+  // Machines: the folders that hold profile files (the top folder is "" when
+  // it is the only one, "." beside sub-folders).
+  size_t with_profiles = 0;
+  for (const Folder& f : folders) with_profiles += f.scan.profiles.empty() ? 0 : 1;
+  std::map<int, SourceFile> by_rank;
+  std::vector<SourceFile> companions;
+  for (const Folder& f : folders) {
+    for (const std::string& d : f.scan.duplicates) {
+      layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same file is present", d));
+    }
+    int32_t machine = -1;
+    std::string machine_name = f.name.empty() && with_profiles > 1 ? "." : f.name;
+    if (!f.scan.profiles.empty()) {
+      machine = static_cast<int32_t>(layout.machines.size());
+      layout.machines.push_back(machine_name);
+    }
+    for (const auto& [rank, path] : f.scan.profiles) {
+      if (!wanted.empty() && wanted.count(rank) == 0) continue;
+      SourceFile file{path, machine_name, machine, rank, rank};
+      file.dygraph_profile = true;
+      auto [it, inserted] = by_rank.emplace(rank, file);
+      if (!inserted) {
+        layout.notes.push_back(fmt::format("{}: ignored, rank {} is read from {}", path, rank, it->second.path));
+      }
+    }
+    for (const auto& [index, path] : f.scan.workerlogs) {
+      SourceFile file{path, machine_name, std::max(machine, 0), index, -1};
+      file.companion = true;
+      companions.push_back(file);
+    }
+  }
+  int32_t max_rank = -1;
+  std::set<int> present;
+  for (const Folder& f : folders) {
+    for (const auto& [rank, path] : f.scan.profiles) {
+      present.insert(rank);
+      max_rank = std::max(max_rank, rank);
+    }
+  }
+  if (by_rank.empty()) {
+    error = fmt::format("{}: no profile_record_tmp_file_for_rank_<N> for the ranks asked for (--devices picks the "
+                        "N; this directory has {})",
+                        where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
+    return true;
+  }
+  for (auto& [rank, file] : by_rank) layout.files.push_back(std::move(file));
+  layout.world_ranks = max_rank + 1;
+  std::vector<std::string> missing;
+  for (int r = 0; r <= max_rank; ++r) {
+    if (present.count(r) == 0) missing.push_back(std::string(kDygraphProfilePrefix) + std::to_string(r));
+  }
+  if (!missing.empty()) {
+    layout.notes.push_back(fmt::format("{}: no {} ({} of {} ranks have no profile file; the others keep their ranks)",
+                                       where, first_names(missing, 4), missing.size(), max_rank + 1));
+  }
+  if (!companions.empty()) {
+    layout.notes.push_back(fmt::format(
+        "{}: {} launch log{} beside the dynamic-graph profile records: read for their job lines only (the "
+        "profile records are the ranks)",
+        where, companions.size(), companions.size() == 1 ? "" : "s"));
+    for (SourceFile& c : companions) layout.files.push_back(std::move(c));
+  }
+  return true;
+}
+
 }  // namespace
 
 LayoutResult discover_layout(const LayoutRequest& original) {
@@ -196,6 +308,14 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       result.error = fmt::format("{}: cannot list the directory: {}", where, ec.message());
       return result;
     }
+    std::string dygraph_error;
+    if (dygraph_layout(dir, where, top, wanted, layout, dygraph_error)) {
+      if (!dygraph_error.empty()) {
+        result.error = dygraph_error;
+        return result;
+      }
+      if (!request.files.empty()) return usage("name log files or a log directory, not both, with dynamic-graph profiles");
+    } else {
     for (const std::string& d : top.duplicates) {
       layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
     }
@@ -301,6 +421,7 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       layout.notes.push_back(fmt::format("{}: --devices asks for {}, which no machine has", where,
                                          first_names(absent, 8)));
     }
+    }  // launch logs
   } else if (!wanted.empty()) {
     layout.notes.push_back("--devices picks workerlog.<i> files of a log directory; the files named are all read");
   }
@@ -325,19 +446,41 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       } else {
         std::error_code ec;
         if (!fs::exists(fs::path(f), ec)) return usage(fmt::format("{}: no such file", f));
+        file.dygraph_profile = is_dygraph_profile_file(f);
       }
       layout.files.push_back(std::move(file));
       ++position;
     }
     layout.world_ranks += position;
+    // Profile files named on the command line keep the global rank of their
+    // name when every file has one and no two share it.
+    std::set<int> named;
+    bool by_name = request.log_dir.empty();
+    for (const SourceFile& file : layout.files) {
+      int r = file.dygraph_profile ? dygraph_profile_rank(fs::path(file.path).filename().string()) : -1;
+      by_name = by_name && r >= 0 && named.insert(r).second;
+    }
+    if (by_name) {
+      for (SourceFile& file : layout.files) {
+        file.global_rank = dygraph_profile_rank(fs::path(file.path).filename().string());
+        file.local_index = file.global_rank;
+      }
+      std::sort(layout.files.begin(), layout.files.end(),
+                [](const SourceFile& a, const SourceFile& b) { return a.global_rank < b.global_rank; });
+      layout.world_ranks = *named.rbegin() + 1;
+    }
   }
   if (layout.files.empty()) return usage("no log files given (use --log_dir DIR or name the files)");
 
   // Loaded ranks that are not the whole run: said wherever the ranks are
   // counted, so that a subset is never read as a smaller pipeline.
-  if (static_cast<int32_t>(layout.files.size()) < layout.world_ranks) {
+  size_t rank_files = 0;
+  for (const SourceFile& f : layout.files) rank_files += f.companion ? 0 : 1;
+  if (static_cast<int32_t>(rank_files) < layout.world_ranks) {
     std::vector<int32_t> ranks;
-    for (const SourceFile& f : layout.files) ranks.push_back(f.global_rank);
+    for (const SourceFile& f : layout.files) {
+      if (!f.companion) ranks.push_back(f.global_rank);
+    }
     std::sort(ranks.begin(), ranks.end());
     layout.partial = fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks",
                                  format_rank_ranges(ranks), layout.world_ranks,

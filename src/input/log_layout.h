@@ -55,6 +55,11 @@ std::string resolve_positional_dir(LayoutRequest& request);
 
 bool is_stdin_path(const std::string& path);
 
+// A dynamic-graph profile file (input/dygraph_profile.h): by its name
+// (profile_record_tmp_file_for_rank_<N>), or, for a file named otherwise, by
+// its first line (a JSON record with "ph").
+bool is_dygraph_profile_file(const std::string& path);
+
 // "1-3, 5, 7-9" for sorted ranks.
 std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "input/dygraph_profile.h"
 #include "passes/lanes.h"
 #include "util/parallel.h"
 #include "passes/reruns.h"
@@ -113,6 +114,25 @@ Groups group_runs(const std::vector<FileRuns>& files, const std::vector<SourceFi
 
 }  // namespace
 
+void reject_companion(FileScan& scan, uint32_t file_index, const std::string& path) {
+  (void)path;
+  if (scan.counts.profiler_lines == 0 && scan.readable) {
+    // A launch log of a dynamic-graph run: no job lines, nothing to say.
+    scan = FileScan{};
+    return;
+  }
+  if (!scan.jobs.empty()) {
+    const size_t n = scan.jobs.size();
+    scan.diagnostics.add(IssueKind::kMixedFormats, file_index, scan.jobs.front().line,
+                         fmt::format("{} static-graph job line{} in a launch log beside dynamic-graph profile "
+                                     "records: not drawn",
+                                     n, n == 1 ? "" : "s"));
+    if (n > 1) scan.diagnostics.count(IssueKind::kMixedFormats, n - 1);
+    scan.counts.jobs -= n;
+    scan.jobs.clear();
+  }
+}
+
 Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines,
                           std::vector<FileScan> scans, unsigned threads) {
   Timeline tl;
@@ -133,6 +153,8 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
     tl.counts.lines += s.counts.lines;
     tl.counts.profiler_lines += s.counts.profiler_lines;
     tl.counts.jobs += s.counts.jobs;
+    tl.counts.profile_records += s.counts.profile_records;
+    if (s.dygraph) tl.resolution_ns = std::max(tl.resolution_ns, kDygraphResolutionNs);
     tl.diagnostics.merge(s.diagnostics);
     if (runs_of[f].slices.size() > 1) {
       // Where each later run begins, and the evidence (the first three).
@@ -176,6 +198,8 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
       t.rank = tl.files[f].global_rank;
       t.machine = tl.files[f].machine;
       t.local_index = tl.files[f].local_index;
+      t.stage = scans[f].stage;
+      t.resolution_ns = scans[f].dygraph ? kDygraphResolutionNs : 1;
       std::vector<Job>& src = scans[f].jobs;
       if (slice.begin == 0 && slice.end == src.size()) {
         t.jobs = std::move(src);  // the common case: one run per file, no copy
@@ -192,6 +216,22 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
   // passes that follow.
   scans.clear();
   scans.shrink_to_fit();
+
+  // Stages the records state against rank = replica * P + stage (one
+  // message per file).
+  int32_t max_stage = -1;
+  for (const Track& t : tl.tracks) max_stage = std::max(max_stage, t.stage);
+  if (max_stage >= 0) {
+    const int32_t p = max_stage + 1;
+    std::vector<uint8_t> told(tl.files.size(), 0);
+    for (const Track& t : tl.tracks) {
+      if (t.stage < 0 || t.rank % p == t.stage || told[t.file]) continue;
+      told[t.file] = 1;
+      tl.diagnostics.add(IssueKind::kStageMismatch, t.file, t.jobs.empty() ? 0 : t.jobs.front().line,
+                         fmt::format("rank {} records stage {} (tid {}), but rank mod {} stages is {}", t.rank,
+                                     t.stage, t.stage + 1, p, t.rank % p));
+    }
+  }
 
   parallel_for(tl.tracks.size(), threads, [&](size_t i) { assign_lanes(tl.tracks[i]); });
   for (Run& run : tl.runs) number_steps(tl, run);
@@ -211,8 +251,13 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
   std::vector<FileScan> scans(layout.files.size());
   parallel_for(layout.files.size(), options.threads, [&](size_t i) {
     const SourceFile& f = layout.files[i];
+    if (f.dygraph_profile) {
+      scans[i] = scan_dygraph_profile(f.path, static_cast<uint32_t>(i));
+      return;
+    }
     scans[i] = scan_file(f.standard_input ? std::string(kStdinPath) : f.path, static_cast<uint32_t>(i), parser,
                          options.scan);
+    if (f.companion) reject_companion(scans[i], static_cast<uint32_t>(i), f.path);
   });
   auto t1 = Clock::now();
   Timeline tl = build_from_scans(layout.files, layout.machines, std::move(scans), options.threads);

@@ -70,6 +70,30 @@ constexpr std::array<IssueInfo, kIssueKindCount> kIssueInfo = {{
      "even after clock alignment; its arrow is drawn anyway. Causes: a wrong --pp-degree, "
      "clocks that drift during the run, or a timer that took the start when the job was "
      "queued rather than when it ran"},
+    {"bad_profile_record", Severity::kError, true,
+     "a line of a dynamic-graph profile file (profile_record_tmp_file_for_rank_<N>) is not one of "
+     "the pipeline profiler's JSON records ({\"name\": \"F3\", \"ph\": \"B\", \"tid\": ..., "
+     "\"ts\": ...}): not JSON, a field missing or of the wrong type, or a name other than "
+     "F<n>/B<n>[_VP<v>]; the job it belongs to is not drawn"},
+    {"truncated_profile_record", Severity::kError, true,
+     "the last line of a dynamic-graph profile file is cut short (no newline, not a whole record): "
+     "the trainer was killed while writing the step's records; that job is not drawn"},
+    {"unmatched_begin", Severity::kError, true,
+     "a \"B\" record of a dynamic-graph profile has no \"E\" record of the same name after it "
+     "(the file was cut, or the step's records were written only in part); the job is not drawn"},
+    {"unmatched_end", Severity::kError, true,
+     "an \"E\" record of a dynamic-graph profile has no \"B\" record of the same name before it "
+     "(its begin was cut off or rejected); the job is not drawn"},
+    {"mixed_formats", Severity::kWarning, true,
+     "a launch log (workerlog.<i>) holds static-graph job lines, but its folder holds dynamic-graph "
+     "profile records, which are read as the run's ranks: the launch log's job lines are counted, "
+     "not drawn (name the launch logs on the command line, or put them in a folder of their own, "
+     "to read them)"},
+    {"stage_mismatch", Severity::kWarning, false,
+     "the pipeline stage a dynamic-graph profile file records (tid - 1) is not the rank's stage "
+     "in rank = replica * P + stage: the topology puts other parallelism (model, sharding) inside "
+     "the pipeline dimension; flow arrows and per-stage figures follow rank = replica * P + stage, "
+     "so give --pp-degree, or read one replica's files"},
 }};
 
 }  // namespace

@@ -45,6 +45,13 @@ enum class IssueKind : uint8_t {
   kNoMicroBatch,       // forward/backward jobs without micro_batch_id: no arrows for them
   kClockOffset,        // a machine's times were shifted to agree with the dependencies
   kContradictedDependency,  // a job starts before the job that feeds it ends
+  // Dynamic-graph profile records (dygraph_profile.h); the first four reject a job.
+  kBadProfileRecord,        // a record line that is not the pipeline profiler's JSON record
+  kTruncatedProfileRecord,  // the file's last line, cut short (no newline, not a whole record)
+  kUnmatchedBegin,          // a "B" record whose "E" never came
+  kUnmatchedEnd,            // an "E" record without its "B"
+  kMixedFormats,            // static-graph job lines beside dygraph profile records: not drawn
+  kStageMismatch,           // a record's stage (tid - 1) is not the rank's stage in rank = replica*P + stage
   kCount
 };
 

@@ -33,6 +33,12 @@ struct SourceFile {
   int32_t local_index = 0;   // the i of workerlog.<i> (or the position of an explicit file)
   int32_t global_rank = 0;   // the run's rank: machine * processes per machine + i (log_layout.h)
   bool standard_input = false;  // read from standard input ("-"), not from `path`
+  // A dynamic-graph profile file (profile_record_tmp_file_for_rank_<N>,
+  // input/dygraph_profile.h), not a launch log; global_rank is the N.
+  bool dygraph_profile = false;
+  // A launch log beside dynamic-graph profile records: read for the account
+  // only (its job lines are rejected as mixed_formats); no rank, no track.
+  bool companion = false;
 };
 
 // One drawn job. Kept small: the converter holds every job of a run.
@@ -57,6 +63,8 @@ struct Track {
   uint32_t lanes = 1;        // number of lanes in use (1 when nothing overlaps)
   uint32_t overlapping_jobs = 0;  // jobs on lanes > 0
   int64_t clock_offset_ns = 0;    // added to the logged times by clock alignment (see above)
+  int32_t stage = -1;             // pipeline stage the input states (dygraph records' tid - 1), -1 unknown
+  int64_t resolution_ns = 1;      // the input's time resolution: 1 ns, or 1 ms for dygraph records
   std::vector<Job> jobs;
 };
 
@@ -85,6 +93,10 @@ struct InputCounts {
   uint64_t lines = 0;
   uint64_t profiler_lines = 0;  // lines with the job marker
   uint64_t jobs = 0;            // drawn jobs
+  // Dynamic-graph profile files: their record lines. Each job there is two
+  // records (B and E); profiler_lines counts the jobs they describe (pairs,
+  // unmatched halves and bad lines), so written + rejected = profiler_lines.
+  uint64_t profile_records = 0;
 };
 
 struct Timeline {
@@ -101,12 +113,22 @@ struct Timeline {
   int64_t origin_ns = 0;              // earliest job start over everything
   InputCounts counts;
   Diagnostics diagnostics;
+  // The coarsest time resolution of the input: 1 (ns) for launch logs, 1 ms
+  // when dynamic-graph profile records are read (their ts is whole ms).
+  int64_t resolution_ns = 1;
 
   // The run's rank count: world_ranks, or more if a rank is numbered beyond it.
   int32_t rank_count() const {
     int32_t n = world_ranks;
-    for (const SourceFile& f : files) n = f.global_rank >= n ? f.global_rank + 1 : n;
+    for (const SourceFile& f : files) n = !f.companion && f.global_rank >= n ? f.global_rank + 1 : n;
     for (const Track& t : tracks) n = t.rank >= n ? t.rank + 1 : n;
+    return n;
+  }
+
+  // Files that are ranks (companion launch logs are not).
+  size_t rank_files() const {
+    size_t n = 0;
+    for (const SourceFile& f : files) n += f.companion ? 0 : 1;
     return n;
   }
 

@@ -395,7 +395,12 @@ void JsonTraceWriter::write() {
   buf_ += "\",\"runs\":";
   append_int(buf_, static_cast<int64_t>(tl_.runs.size()));
   buf_ += ",\"ranks\":";
-  append_int(buf_, static_cast<int64_t>(tl_.files.size()));
+  append_int(buf_, static_cast<int64_t>(tl_.rank_files()));
+  if (tl_.resolution_ns > 1) {
+    // Dynamic-graph profile records: times are whole milliseconds.
+    buf_ += ",\"time_resolution_ns\":";
+    append_int(buf_, tl_.resolution_ns);
+  }
   buf_ += ",\"jobs\":";
   append_int(buf_, static_cast<int64_t>(tl_.job_count()));
   if (!tl_.partial.empty()) {

@@ -77,6 +77,10 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                      {"measured_bubble_ratio", round6(st.bubble_ratio)},
                      {"evidence", s.evidence}};
   doc["bubble_ratio"] = round6(st.bubble_ratio);
+  if (st.resolution_ns > 1) {
+    doc["time_resolution_ns"] = st.resolution_ns;
+    doc["bubble_ratio_error"] = round6(st.bubble_ratio_error);
+  }
   const StepTimeSummary& t = st.step_time;
   doc["step_time"] = {{"count", t.count},
                       {"mean_us", round3(us(t.mean_ns))},
@@ -133,6 +137,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                      {"types", types_json(r.types)},
                      {"job_order", r.job_order},
                      {"steps_like_order", r.steps_like_order}});
+    if (st.resolution_ns > 1) ranks.back()["bubble_ratio_error"] = round6(r.bubble_ratio_error);
   }
   doc["ranks"] = std::move(ranks);
   json stages = json::array();
@@ -218,6 +223,8 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
     get(doc, "runs", st.runs);
     get(doc, "time_origin_epoch_ns", origin);
     get(doc, "bubble_ratio", st.bubble_ratio);
+    get(doc, "time_resolution_ns", st.resolution_ns);
+    get(doc, "bubble_ratio_error", st.bubble_ratio_error);
     get(doc, "straggler_margin", st.straggler_margin);
     if (auto it = doc.find("schedule"); it != doc.end() && it->is_object()) {
       const json& s = *it;
@@ -276,6 +283,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         rs.busy_ns = get_us(r, "busy_us");
         rs.idle_ns = get_us(r, "idle_us");
         get(r, "bubble_ratio", rs.bubble_ratio);
+        get(r, "bubble_ratio_error", rs.bubble_ratio_error);
         rs.warmup_ns = get_us(r, "warmup_us");
         rs.cooldown_ns = get_us(r, "cooldown_us");
         rs.gaps_ns = get_us(r, "gaps_us");
@@ -326,6 +334,8 @@ std::string format_diff_json(const Diff& d) {
               {"steps", d.step_time.a_steps}};
   doc["b"] = {{"source", d.b_source}, {"schedule", d.b_schedule}, {"bubble_ratio", round6(d.bubble_b)},
               {"steps", d.step_time.b_steps}};
+  if (d.bubble_a_error > 0) doc["a"]["bubble_ratio_error"] = round6(d.bubble_a_error);
+  if (d.bubble_b_error > 0) doc["b"]["bubble_ratio_error"] = round6(d.bubble_b_error);
   doc["verdict"] = std::string(verdict_name(d.verdict));
   const StepTimeDelta& t = d.step_time;
   doc["step_time"] = {{"a_us", round3(us(t.a_ns))},

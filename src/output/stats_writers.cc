@@ -187,9 +187,17 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   if (!st.partial.empty()) {
     p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
   }
+  if (st.resolution_ns > 1) {
+    p.summary.emplace_back("times", fmt::format("to {} (the input's resolution): a job's edges may each be off by "
+                                                "that much; bubble figures carry the bound",
+                                                format_resolution(st.resolution_ns)));
+  }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
   std::string bubble = "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  // Coarse input times (dynamic-graph records: whole ms): the bound on the
+  // measured figure (docs/stats.md).
+  if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
   if (s.ideal_bubble_ratio >= 0) {
     double over = st.bubble_ratio - s.ideal_bubble_ratio;
     bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
@@ -435,8 +443,15 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   p.summary.emplace_back("step time", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {})",
                                                   ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
                                                   t.b_steps, ms_unit(t.b_median_ns)));
-  p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
-                                               points(d.bubble_b - d.bubble_a)));
+  if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
+    // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
+    p.summary.emplace_back("bubble", fmt::format("A {} ± {}, B {} ± {} ({}; a change within the bounds may be none)",
+                                                 percent(d.bubble_a), percent(d.bubble_a_error), percent(d.bubble_b),
+                                                 percent(d.bubble_b_error), points(d.bubble_b - d.bubble_a)));
+  } else {
+    p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
+                                                 points(d.bubble_b - d.bubble_a)));
+  }
   if (d.fail_if_slower_pct >= 0) {
     p.summary.emplace_back(
         "gate", d.gate_failed

@@ -16,6 +16,12 @@ std::string with_commas(uint64_t n) {
   return std::string(out.rbegin(), out.rend());
 }
 
+std::string format_resolution(int64_t resolution_ns) {
+  if (resolution_ns % 1'000'000 == 0) return fmt::format("{} ms", resolution_ns / 1'000'000);
+  if (resolution_ns % 1'000 == 0) return fmt::format("{} us", resolution_ns / 1'000);
+  return fmt::format("{} ns", resolution_ns);
+}
+
 std::string diagnostic_text(const DiagnosticLine& line) { return line.example ? line.text : "  " + line.text; }
 
 std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
@@ -57,13 +63,19 @@ std::string format_summary(const Timeline& tl) {
     }
     s += " (" + parts + ")";
   }
+  // Dynamic-graph profile records: a job is a B and an E record, so the
+  // profiler lines there are the jobs the records describe.
+  if (c.profile_records > 0) {
+    s += fmt::format("; {} dynamic-graph profile records (a B and an E per job)", with_commas(c.profile_records));
+  }
   size_t steps = 0;
   for (const Run& r : tl.runs) steps += r.steps.size();
-  s += fmt::format("; {} ranks, {} steps", tl.files.size(), steps);
+  s += fmt::format("; {} ranks, {} steps", tl.rank_files(), steps);
   if (tl.runs.size() > 1) s += fmt::format(", {} runs", tl.runs.size());
   uint64_t overlapping = tl.diagnostics.count_of(IssueKind::kOverlap);
   if (overlapping > 0) s += fmt::format(", {} overlapping jobs on extra lanes", with_commas(overlapping));
   if (!tl.partial.empty()) s += "; " + tl.partial;
+  if (tl.resolution_ns > 1) s += fmt::format("; times to {}", format_resolution(tl.resolution_ns));
   return s;
 }
 

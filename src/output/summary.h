@@ -36,4 +36,7 @@ bool has_input_errors(const Timeline& timeline);
 // "12,345"
 std::string with_commas(uint64_t n);
 
+// "1 ms", "1 us", "1 ns": the input's time resolution (Timeline::resolution_ns).
+std::string format_resolution(int64_t resolution_ns);
+
 }  // namespace ppt

@@ -17,6 +17,8 @@ const char* run_start_reason(RunStart why) {
       return "times that go back by more than a second";
     case RunStart::kNewWindow:
       return "a schedule marker with another window";
+    case RunStart::kNewStage:
+      return "a profile record with another stage (tid) or category";
     case RunStart::kFirst:
       break;
   }
@@ -26,7 +28,7 @@ const char* run_start_reason(RunStart why) {
 std::vector<RunSlice> split_runs(FileScan& scan) {
   std::vector<RunSlice> runs;
   std::vector<Job>& jobs = scan.jobs;
-  StepSplitter splitter(scan.types);
+  StepSplitter splitter(scan.types, scan.dygraph);
   size_t next_marker = 0;
   size_t next_start = 0;
   size_t next_thread = 0;
@@ -75,7 +77,7 @@ std::vector<RunSlice> split_runs(FileScan& scan) {
     uint32_t why_line = 0;
     if (in_run) {
       if (started != nullptr) {
-        why = RunStart::kProcessStart;
+        why = scan.dygraph ? RunStart::kNewStage : RunStart::kProcessStart;
         why_line = started->line;
       } else if (job.start_ns < max_end - kBackJumpNs) {
         why = RunStart::kClockBack;

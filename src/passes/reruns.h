@@ -10,6 +10,8 @@
 //  - the glog thread id changes at a step boundary to one not seen in the run;
 //  - its start is more than kBackJumpNs before the latest end so far (the
 //    clock jumped back: the jobs cannot belong to the same run);
+//  - in dynamic-graph profile records, a record with another stage (tid) or
+//    category than the file's earlier ones (FileScan::process_starts there);
 // or when a schedule marker names a different window than the run's (or the
 // run had none): its steps are numbered from the new window's start.
 //
@@ -30,7 +32,7 @@ namespace ppt {
 inline constexpr int64_t kBackJumpNs = 1'000'000'000;
 
 // Why a run (other than a file's first) begins.
-enum class RunStart : uint8_t { kFirst, kProcessStart, kNewThread, kClockBack, kNewWindow };
+enum class RunStart : uint8_t { kFirst, kProcessStart, kNewThread, kClockBack, kNewWindow, kNewStage };
 
 struct RunSlice {
   uint32_t begin = 0;  // job index range [begin, end) in the file's jobs

@@ -174,6 +174,21 @@ std::string order_item_text(const Timeline& tl, const OrderItem& item) {
   return fmt::format("{}:{}", type, item.micro_batch);
 }
 
+int32_t stated_pp_degree(const Timeline& tl, int32_t world) {
+  int32_t max_stage = -1;
+  for (const Track& t : tl.tracks) {
+    if (t.jobs.empty()) continue;
+    if (t.stage < 0) return 0;
+    max_stage = std::max(max_stage, t.stage);
+  }
+  const int32_t p = max_stage + 1;
+  if (p <= 0 || world % p != 0) return 0;
+  for (const Track& t : tl.tracks) {
+    if (!t.jobs.empty() && pipeline_stage(t.rank, p) != t.stage) return 0;
+  }
+  return p;
+}
+
 PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrder>& orders,
                                    const std::vector<JobClass>& classes, int32_t pp_degree_option) {
   // Ranks are the whole run's (log_layout.h): with a subset loaded (--devices)
@@ -184,6 +199,9 @@ PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrd
     return {pp_degree_option, std::max(1, world / pp_degree_option), "--pp-degree"};
   }
   if (world <= 1) return {1, 1, "all ranks"};
+  // Dynamic-graph profile records state each rank's stage (tid - 1): P is the
+  // number of stages when every rank's stage is its rank mod P.
+  if (int32_t p = stated_pp_degree(tl, world); p > 0) return {p, world / p, "stages of the profile records"};
   if (loaded <= 1) return {world, 1, "all ranks"};
   bool any_compute = false;
   for (const RankOrder& ro : orders) {

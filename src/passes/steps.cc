@@ -5,10 +5,11 @@
 
 namespace ppt {
 
-StepSplitter::StepSplitter(const std::vector<std::string>& types) {
+StepSplitter::StepSplitter(const std::vector<std::string>& types, bool first_forward_starts) {
   is_optimizer_.reserve(types.size());
   for (const std::string& t : types) {
     is_optimizer_.push_back(split_type(t).base == "optimizer" ? 1 : 0);
+    if (first_forward_starts) is_first_forward_.push_back(t == "forward" || t == "forward0" ? 1 : 0);
   }
 }
 
@@ -50,7 +51,8 @@ bool StepSplitter::starts_new_step(const Job& job) {
   int64_t mb = job.micro_batch;
   int64_t id = mb >= 0 ? mb : (int64_t{1} << 33) + job.job_id;
   uint64_t key = (static_cast<uint64_t>(job.type) << 40) ^ static_cast<uint64_t>(id);
-  bool fresh = first_ || (after_optimizer_ && !optimizer) || seen(job.type, mb, key);
+  bool fresh = first_ || (after_optimizer_ && !optimizer) || seen(job.type, mb, key) ||
+               (mb == 0 && job.type < is_first_forward_.size() && is_first_forward_[job.type]);
   if (fresh) clear_seen();
   first_ = false;
   mark(job.type, mb, key);

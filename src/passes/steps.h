@@ -30,7 +30,10 @@ namespace ppt {
 class StepSplitter {
  public:
   // `types` are the job types the jobs' `type` fields index.
-  explicit StepSplitter(const std::vector<std::string>& types);
+  // `first_forward_starts`: a `forward` or `forward0` job of micro-batch 0
+  // also begins a step (dynamic-graph records, where every stage's step
+  // begins with it, so a step whose first record was lost still ends there).
+  explicit StepSplitter(const std::vector<std::string>& types, bool first_forward_starts = false);
 
   // Feeds the next job of the stream; true when it begins a new step (the
   // first job always does).
@@ -48,6 +51,7 @@ class StepSplitter {
   void clear_seen();
 
   std::vector<uint8_t> is_optimizer_;
+  std::vector<uint8_t> is_first_forward_;  // empty unless first_forward_starts
   std::vector<std::vector<uint32_t>> stamps_;  // by type, by micro-batch id
   uint32_t generation_ = 1;                    // stamps_ entries equal to it are seen
   std::unordered_set<uint64_t> seen_;

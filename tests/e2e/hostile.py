@@ -194,6 +194,10 @@ def input_files(work, args, stdin_path=None):
                     if m and (int(m.group(1)) not in logs or not m.group(2)):
                         logs[int(m.group(1))] = os.path.join(sub, n)
                 files += logs.values()
+            # Dynamic-graph profile files, in DIR and its sub-folders (dygraph_profile.h).
+            for sub in [d] + [os.path.join(d, m) for m in names if os.path.isdir(os.path.join(d, m))]:
+                files += [os.path.join(sub, n) for n in sorted(os.listdir(sub))
+                          if re.fullmatch(r"profile_record_tmp_file_for_rank_\d{1,7}", n)]
     for a in positional:
         if a == "-":
             if stdin_path:
@@ -207,6 +211,34 @@ def input_files(work, args, stdin_path=None):
 # next, is taken apart into at most this many pieces (file_scanner.cc), each a
 # profiler line of its own.
 MAX_PIECES_PER_LINE = 8
+
+
+def count_profile_jobs(data):
+    """The jobs a dynamic-graph profile file describes, counted apart from
+    the reader: a B record and the next E of its name are one, a record
+    left unpaired is one, a non-blank line that is not a B/E record is one."""
+    n = 0
+    open_names = set()
+    for raw in data.split(b"\n"):
+        line = raw.strip(b" \t\r").rstrip(b",")
+        if not line:
+            continue
+        try:
+            r = json.loads(line.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            r = None
+        if not (isinstance(r, dict) and isinstance(r.get("name"), str) and r.get("ph") in ("B", "E")):
+            n += 1
+            continue
+        if r["ph"] == "B":
+            n += r["name"] in open_names  # the earlier B is left unpaired
+            open_names.add(r["name"])
+        elif r["name"] in open_names:
+            open_names.discard(r["name"])
+            n += 1
+        else:
+            n += 1
+    return n + len(open_names)
 
 
 def count_marker_lines(paths, prefixes):
@@ -230,6 +262,9 @@ def count_marker_lines(paths, prefixes):
                 return None
         if p in prefixes:
             data = data[:prefixes[p]]
+        if os.path.basename(p).startswith("profile_record_tmp_file_for_rank_"):
+            n += count_profile_jobs(data)
+            continue
         n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in data.split(b"\n"))
     return n
 
