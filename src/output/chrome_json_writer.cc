@@ -12,6 +12,7 @@
 #include "pp_timeline/log_line.h"
 #include "output/trace_naming.h"
 
+#include "util/text.h"
 namespace ppt {
 
 void append_json_escaped(std::string& out, std::string_view s) {

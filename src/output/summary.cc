@@ -4,18 +4,6 @@
 
 namespace ppt {
 
-std::string with_commas(uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  int count = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (count > 0 && count % 3 == 0) out.push_back(',');
-    out.push_back(*it);
-    ++count;
-  }
-  return std::string(out.rbegin(), out.rend());
-}
-
 std::vector<std::string> format_diagnostics(const Timeline& tl) {
   std::vector<std::string> lines;
   const Diagnostics& d = tl.diagnostics;

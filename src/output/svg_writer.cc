@@ -12,6 +12,7 @@
 #include "output/summary.h"
 #include "output/trace_naming.h"
 
+#include "util/text.h"
 namespace ppt {
 
 // ---------------------------------------------------------------------------
@@ -38,19 +39,14 @@ void append_xml_escaped(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    // A multi-byte sequence: copy it when it is valid UTF-8 and a character
-    // XML allows (no surrogates, no U+FFFE / U+FFFF), else U+FFFD per byte.
-    size_t n = (c >> 5) == 0x6 && c >= 0xc2 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e && c <= 0xf4 ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    // A multi-byte sequence: copy it when it is well-formed UTF-8 and a
+    // character XML 1.0 allows (its Char production also leaves out U+FFFE
+    // and U+FFFF, which UTF-8 itself allows), else U+FFFD per byte.
+    size_t n = utf8_sequence_length(s, i);
+    bool ok = n > 0;
     if (ok && n == 3) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      unsigned char c2 = static_cast<unsigned char>(s[i + 2]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xef && c1 == 0xbf && c2 >= 0xbe);
-    }
-    if (ok && n == 4) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      char32_t cp = utf8_code_point(s, i, n);
+      ok = cp != 0xFFFE && cp != 0xFFFF;
     }
     if (ok) {
       out.append(s.data() + i, n);
@@ -72,28 +68,18 @@ std::string xml_escaped(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Step ranges
 
-namespace {
-
-bool parse_int(std::string_view s, int32_t* v) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-}  // namespace
-
 std::optional<StepRange> parse_step_range(std::string_view text, std::string* error) {
   StepRange r;
   size_t colon = text.find(':');
   bool ok;
   if (colon == std::string_view::npos) {
-    ok = parse_int(text, &r.first);
+    ok = parse_whole_number(text, &r.first);
     r.last = r.first;
   } else {
     std::string_view a = text.substr(0, colon), b = text.substr(colon + 1);
     ok = !(a.empty() && b.empty());
-    if (ok && !a.empty()) ok = parse_int(a, &r.first);
-    if (ok && !b.empty()) ok = parse_int(b, &r.last);
+    if (ok && !a.empty()) ok = parse_whole_number(a, &r.first);
+    if (ok && !b.empty()) ok = parse_whole_number(b, &r.last);
   }
   if (!ok) {
     *error = fmt::format("'{}': give steps as A:B (A to B included), A:, :B or A", text);

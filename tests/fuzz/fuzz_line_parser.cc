@@ -29,6 +29,7 @@
 #include "model/timeline.h"
 #include "output/trace_naming.h"
 
+#include "util/text.h"
 namespace {
 
 using ppt::LineKind;

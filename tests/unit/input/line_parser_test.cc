@@ -144,16 +144,6 @@ TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
   CHECK(parser().parse("Profiler summary: nothing").kind == LineKind::kOther);
 }
 
-TEST_CASE("invalid UTF-8 in a type is replaced, valid text is kept", "[line_parser]") {
-  bool changed = false;
-  CHECK(sanitize_utf8("forward\xC3\xA9", &changed) == "forward\xC3\xA9");
-  CHECK_FALSE(changed);
-  CHECK(sanitize_utf8("a\xFF" "b", &changed) == "a\xEF\xBF\xBD" "b");
-  CHECK(changed);
-  CHECK(sanitize_utf8("\xE0\x80\x80", &changed) != "\xE0\x80\x80");  // overlong
-  CHECK(sanitize_utf8("\xED\xA0\x80", &changed) != "\xED\xA0\x80");  // surrogate
-}
-
 TEST_CASE("every kind of input problem has a name and an explanation", "[diagnostics]") {
   std::set<std::string> names;
   for (size_t k = 0; k < kIssueKindCount; ++k) {
