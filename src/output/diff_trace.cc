@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "output/chrome_json_writer.h"
+#include "model/job_types.h"
 #include "output/trace_naming.h"
 
 namespace ppt {

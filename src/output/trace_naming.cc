@@ -66,19 +66,4 @@ std::string job_name(std::string_view type, const Job& job) {
   return out;
 }
 
-const char* chrome_color_name(std::string_view type) {
-  TypeParts p = split_type(type);
-  if (p.base == "forward") return "thread_state_running";
-  if (p.base == "backward") {
-    if (p.suffix.rfind('w', 0) == 0) return "rail_animation";  // weight-gradient half
-    return "rail_idle";
-  }
-  if (p.base == "optimizer") return "rail_response";
-  if (p.base == "lr") return "rail_load";
-  if (p.base.find("send") != std::string::npos || p.base.find("recv") != std::string::npos) {
-    return "thread_state_iowait";
-  }
-  return "thread_state_unknown";
-}
-
 }  // namespace ppt

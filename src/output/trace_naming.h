@@ -57,8 +57,4 @@ class TraceNaming {
 void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id);
 std::string job_name(std::string_view type, const Job& job);
 
-// The legacy viewer's reserved colour for a job type (catapult's cname),
-// following the old helper (forward, backward, optimizer) and extending it.
-const char* chrome_color_name(std::string_view type);
-
 }  // namespace ppt

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/job_types.h"
+
 namespace ppt {
 
 StepSplitter::StepSplitter(const std::vector<std::string>& types) {
   is_optimizer_.reserve(types.size());
   for (const std::string& t : types) {
-    is_optimizer_.push_back(split_type(t).base == "optimizer" ? 1 : 0);
+    is_optimizer_.push_back(job_kind(t) == JobKind::kOptimizer ? 1 : 0);
   }
 }
 

@@ -24,6 +24,7 @@
 #include "fuzz_check.h"
 #include "output/chrome_json_writer.h"
 #include "model/diagnostics.h"
+#include "model/job_types.h"
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "model/timeline.h"

@@ -285,20 +285,6 @@ TEST_CASE("XML escaping replaces what XML cannot carry", "[svg]") {
   for (const Row& row : rows) CHECK(xml_escaped(row.in) == row.out);
 }
 
-TEST_CASE("job types get stable colours by kind, shaded by chunk", "[svg]") {
-  CHECK(type_color("forward") == type_color("forward"));
-  CHECK(type_color("forward") != type_color("backward"));
-  CHECK(type_color("backward") != type_color("backward_w"));
-  CHECK(type_color("forward0") == type_color("forward"));
-  CHECK(type_color("forward1") != type_color("forward0"));
-  CHECK(type_color("recv_forward") == type_color("send_backward"));
-  CHECK(type_color("something_new") == type_color("something_new"));
-  for (const char* t : {"forward", "backward_b1", "optimizer", "lr", "default", "forward(chunk0)", "x"}) {
-    std::string c = type_color(t);
-    CHECK(std::regex_match(c, std::regex("#[0-9a-f]{6}")));
-  }
-}
-
 TEST_CASE(".svg and .html outputs are chosen by extension and written whole", "[svg]") {
   std::string error;
   CHECK(format_for_path("t.svg", &error) == OutputFormat::kSvg);

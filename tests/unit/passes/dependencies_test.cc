@@ -5,6 +5,7 @@
 #include <set>
 
 #include "pipeline_logs.h"
+#include "model/job_types.h"
 #include "passes/pipeline_stage.h"
 
 using namespace ppt;

@@ -309,28 +309,3 @@ TEST_CASE("a rank missing a step does not shift the others", "[steps]") {
   }
   for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
 }
-
-TEST_CASE("job types split into base, suffix and chunk", "[types]") {
-  struct Row {
-    const char* type;
-    const char* base;
-    const char* suffix;
-    int chunk;
-  };
-  const Row rows[] = {
-      {"forward", "forward", "", -1},        {"forward1", "forward", "", 1},
-      {"backward_b", "backward", "b", -1},   {"backward_w1", "backward", "w", 1},
-      {"backward_w1_reduce", "backward", "w_reduce", 1},
-      {"forward(chunk0)", "forward", "", 0}, {"backward(chunk1)", "backward", "", 1},
-      {"recv_forward", "recv_forward", "", -1}, {"optimizer", "optimizer", "", -1},
-      {"lr", "lr", "", -1},                  {"default", "default", "", -1},
-      {"forwarder", "forwarder", "", -1},
-  };
-  for (const Row& r : rows) {
-    INFO(r.type);
-    TypeParts p = split_type(r.type);
-    CHECK(p.base == r.base);
-    CHECK(p.suffix == r.suffix);
-    CHECK(p.chunk == r.chunk);
-  }
-}
