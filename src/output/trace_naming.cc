@@ -41,10 +41,6 @@ std::string TraceNaming::thread_name(const Track& t, uint32_t lane) const {
   return name;
 }
 
-std::string TraceNaming::source(const Track& t, const Job& j) const {
-  return fmt::format("{}:{}", tl_.files[t.file].path, j.line);
-}
-
 void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id) {
   out += type;
   char buf[16];

@@ -36,8 +36,6 @@ class TraceNaming {
   std::string process_name(uint32_t run, int32_t machine) const;
   std::string steps_process_name(uint32_t run) const;
   std::string thread_name(const Track& t, uint32_t lane) const;
-  // "logs/workerlog.3:120"
-  std::string source(const Track& t, const Job& j) const;
 
  private:
   const Timeline& tl_;

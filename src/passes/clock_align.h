@@ -42,8 +42,6 @@
 
 namespace ppt {
 
-enum class ClockAlignMode { kAuto, kOff };
-
 struct MachineOffset {
   uint32_t run = 0;
   int32_t machine = 0;

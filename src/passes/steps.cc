@@ -60,15 +60,6 @@ bool StepSplitter::starts_new_step(const Job& job) {
   return fresh;
 }
 
-void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types) {
-  StepSplitter splitter(types);
-  int32_t step = -1;
-  for (Job& j : jobs) {
-    if (splitter.starts_new_step(j)) ++step;
-    j.step = step;
-  }
-}
-
 namespace {
 
 struct LocalStep {

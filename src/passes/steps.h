@@ -55,9 +55,6 @@ class StepSplitter {
   bool after_optimizer_ = false;
 };
 
-// Sets Job::step of each job to its rank-local step index (0, 1, ...).
-void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types);
-
 // Turns the rank-local step indices of every track of `run` into step numbers
 // shared by all ranks (from the run's schedule marker when it has one), and
 // computes the run's step spans.
