@@ -387,3 +387,59 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
     for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
   }
 }
+
+TEST_CASE("After alignment every step span starts after the previous one ended when a rank lacks a step",
+          "[clock_align]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  for (const char* args : {"--stages 4 --machines 2 --skew 1:4 --missing-step 2:1",
+                           "--stages 4 --machines 2 --skew 1:-4 --missing-step 0:1",
+                           "--stages 6 --machines 3 --skew 1:3 --skew 2:-2 --missing-step 3:1 --missing-step 5:2",
+                           "--stages 4 --machines 2 --skew 1:2500 --missing-step 1:1",
+                           "--stages 4 --machines 2 --skew 1:6 --missing-step 2:1 --rerun"}) {
+    SECTION(args) {
+      auto g = generate_logs(std::string("--schedule 1f1b --micro-batches 4 --steps 4 --seed 5 ") + args);
+      Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl);
+      ClockAlignment a = align_clocks(tl, deps);
+      CHECK(a.shifts());
+      for (const Run& run : tl.runs) {
+        const auto& steps = run.steps;
+        REQUIRE(steps.size() == 4);
+        // Each span is its jobs' extent in the shifted times, settled after
+        // the previous span, and counts the ranks that have it.
+        for (size_t i = 0; i < steps.size(); ++i) {
+          int64_t lo = INT64_MAX, hi = INT64_MIN;
+          uint32_t ranks = 0;
+          for (uint32_t ti : run.tracks) {
+            bool has = false;
+            for (const Job& j : tl.tracks[ti].jobs) {
+              if (j.step != steps[i].number) continue;
+              lo = std::min(lo, j.start_ns);
+              hi = std::max(hi, j.end_ns);
+              has = true;
+            }
+            ranks += has;
+          }
+          int64_t start = i == 0 ? lo : std::max(lo, steps[i - 1].end_ns);
+          INFO("run " << run.index << " step " << steps[i].number);
+          CHECK(steps[i].start_ns == start);
+          CHECK(steps[i].end_ns == std::max(hi, start));
+          CHECK(steps[i].ranks == ranks);
+        }
+        for (size_t i = 0; i < steps.size(); ++i) {
+          INFO("run " << run.index << " step " << steps[i].number << " " << steps[i].start_ns << ".."
+                      << steps[i].end_ns);
+          CHECK(steps[i].start_ns <= steps[i].end_ns);
+          if (i == 0) continue;
+          INFO("previous ends " << steps[i - 1].end_ns);
+          CHECK(steps[i].number > steps[i - 1].number);
+          CHECK(steps[i].start_ns >= steps[i - 1].end_ns);
+        }
+      }
+      check_spans(tl);
+    }
+  }
+}
