@@ -29,8 +29,8 @@
 #include "pp_timeline/log_line.h"
 #include "model/timeline.h"
 #include "output/trace_naming.h"
-
 #include "util/text.h"
+
 namespace {
 
 using ppt::LineKind;

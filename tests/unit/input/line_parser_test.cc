@@ -4,15 +4,12 @@
 
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 
 namespace {
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
-
 const char* kCanonical =
     "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (3), type = forward, "
     "micro_batch_id = 2, job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
@@ -142,3 +139,4 @@ TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
   CHECK(bad.issue == IssueKind::kBadScheduleMarker);
   CHECK(parser().parse("Profiler summary: nothing").kind == LineKind::kOther);
 }
+

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "input/log_layout.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 
@@ -211,4 +211,30 @@ TEST_CASE("a directory named without --log_dir is the log directory", "[layout]"
   LayoutResult both = discover_layout({dir.path() + "/logs", {dir.path() + "/logs"}, {}});
   CHECK_FALSE(both.layout);
   CHECK(both.usage_error);
+}
+
+TEST_CASE("a missing workerlog is named, not skipped in silence", "[hardening][layout]") {
+  testing::TempDir d;
+  SECTION("one machine") {
+    for (const char* f : {"logs/workerlog.0", "logs/workerlog.1", "logs/workerlog.3", "logs/workerlog.6"}) d.write(f, "x\n");
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {}});
+    REQUIRE(r.layout);
+    REQUIRE(r.layout->notes.size() == 1);
+    CHECK(r.layout->notes[0].find("no workerlog.2, workerlog.4, workerlog.5 (3 of 7 local ranks") != std::string::npos);
+  }
+  SECTION("a machine with fewer logs than the others") {
+    for (const char* f : {"logs/machine0/workerlog.0", "logs/machine0/workerlog.1", "logs/machine1/workerlog.0"}) {
+      d.write(f, "x\n");
+    }
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {}});
+    REQUIRE(r.layout);
+    REQUIRE(r.layout->notes.size() == 1);
+    CHECK(r.layout->notes[0].find("machine1: no workerlog.1 (1 of 2") != std::string::npos);
+  }
+  SECTION("--devices asks for a subset: nothing to say") {
+    for (const char* f : {"logs/workerlog.0", "logs/workerlog.3"}) d.write(f, "x\n");
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {0, 3}});
+    REQUIRE(r.layout);
+    CHECK(r.layout->notes.empty());
+  }
 }

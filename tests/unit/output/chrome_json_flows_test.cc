@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 #include "output/chrome_json_writer.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
@@ -146,8 +146,8 @@ TEST_CASE("Each dependency is one flow arrow from the producer's slice to the co
 
 TEST_CASE("Without dependencies the JSON has no flow events", "[flows]") {
   std::vector<RankLines> ranks(2);
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000), job_line(0, "backward", 0, 3000, 4000)};
-  ranks[1].lines = {job_line(0, "forward", 0, 1000, 2000), job_line(0, "backward", 0, 2000, 3000)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0), job_line("backward", 0, 3000, 4000, 0)};
+  ranks[1].lines = {job_line("forward", 0, 1000, 2000, 0), job_line("backward", 0, 2000, 3000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   Parsed p = parse(write(tl, nullptr));
   CHECK(p.flows.empty());
@@ -159,8 +159,8 @@ TEST_CASE("Without dependencies the JSON has no flow events", "[flows]") {
 TEST_CASE("A contradicted dependency is still drawn, named for what it is", "[flows]") {
   // Rank 1's forward starts 200 us before rank 0's ends; the backward is fine.
   std::vector<RankLines> ranks(2);
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000), job_line(0, "backward", 0, 3000, 4000)};
-  ranks[1].lines = {job_line(0, "forward", 0, 800, 1800), job_line(0, "backward", 0, 1800, 2800)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0), job_line("backward", 0, 3000, 4000, 0)};
+  ranks[1].lines = {job_line("forward", 0, 800, 1800, 0), job_line("backward", 0, 1800, 2800, 0)};
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
   REQUIRE(deps.edges.size() == 2);
@@ -174,8 +174,8 @@ TEST_CASE("A dependency whose consumer ran before its producer is drawn forward 
   // Rank 1's forward ran entirely before rank 0's (clocks off by more than a
   // job): the arrow goes from the consumer to the producer, named so.
   std::vector<RankLines> ranks(2);
-  ranks[0].lines = {job_line(0, "forward", 0, 2000, 3000), job_line(0, "backward", 0, 6000, 7000)};
-  ranks[1].lines = {job_line(0, "forward", 0, 0, 500), job_line(0, "backward", 0, 4000, 5000)};
+  ranks[0].lines = {job_line("forward", 0, 2000, 3000, 0), job_line("backward", 0, 6000, 7000, 0)};
+  ranks[1].lines = {job_line("forward", 0, 0, 500, 0), job_line("backward", 0, 4000, 5000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
   REQUIRE(deps.edges.size() == 2);

@@ -9,7 +9,7 @@
 #include "output/output_file.h"
 #include "input/timeline_builder.h"
 #include "output/trace_naming.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::job_line;

@@ -11,18 +11,14 @@
 #include "output/outputs.h"
 #include "output/svg_writer.h"
 #include "input/timeline_builder.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 using ppt::testing::job_line;
 using ppt::testing::TempDir;
 
 namespace {
-
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
 
 Timeline from_logs(const std::vector<std::string>& logs) {
   std::vector<SourceFile> files;

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::generate_logs;
@@ -168,13 +168,13 @@ TEST_CASE("A pair of machines with contradicting dependencies keeps the offset t
   // forward, by 4000 - o: least at o = +2000 us.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000),       job_line(1, "forward", 1, 1000, 2000),
-                    job_line(2, "forward", 2, 2000, 8000),    job_line(0, "backward", 0, 13000, 14000),
-                    job_line(1, "backward", 1, 14000, 15000)};
-  ranks[1].lines = {job_line(0, "forward", 0, 1500, 2500),   job_line(1, "forward", 1, 2500, 3500),
-                    job_line(2, "forward", 2, 4000, 5000),   job_line(0, "forward", 3, 5000, 5100),
-                    job_line(0, "backward", 3, 5100, 5200), job_line(0, "backward", 0, 10000, 11000),
-                    job_line(1, "backward", 1, 11000, 12000), job_line(2, "backward", 2, 12000, 13000)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),       job_line("forward", 1, 1000, 2000, 1),
+                    job_line("forward", 2, 2000, 8000, 2),    job_line("backward", 0, 13000, 14000, 0),
+                    job_line("backward", 1, 14000, 15000, 1)};
+  ranks[1].lines = {job_line("forward", 0, 1500, 2500, 0),   job_line("forward", 1, 2500, 3500, 1),
+                    job_line("forward", 2, 4000, 5000, 2),   job_line("forward", 3, 5000, 5100, 0),
+                    job_line("backward", 3, 5100, 5200, 0), job_line("backward", 0, 10000, 11000, 0),
+                    job_line("backward", 1, 11000, 12000, 1), job_line("backward", 2, 12000, 13000, 2)};
   // Rank 0 has no backward 2: only two backward dependencies.
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
@@ -339,13 +339,13 @@ TEST_CASE("A step that only one shifted rank has stays between its neighbours on
   // where step 0 ends, not start before step 0 ended.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000),         job_line(0, "backward", 0, 4200, 6200),
-                    job_line(0, "optimizer", -1, 6200, 6700),    job_line(0, "forward", 0, 20000, 21000),
-                    job_line(0, "backward", 0, 24200, 26200),    job_line(0, "optimizer", -1, 26200, 26700)};
-  ranks[1].lines = {job_line(0, "forward", 0, 3100, 4100),      job_line(0, "backward", 0, 4100, 6100),
-                    job_line(0, "optimizer", -1, 6100, 6600),    job_line(0, "forward", 0, 6700, 7000),
-                    job_line(0, "optimizer", -1, 7000, 7100),    job_line(0, "forward", 0, 23100, 24100),
-                    job_line(0, "backward", 0, 24100, 26100),    job_line(0, "optimizer", -1, 26100, 26600)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),         job_line("backward", 0, 4200, 6200, 0),
+                    job_line("optimizer", -1, 6200, 6700, 0),    job_line("forward", 0, 20000, 21000, 0),
+                    job_line("backward", 0, 24200, 26200, 0),    job_line("optimizer", -1, 26200, 26700, 0)};
+  ranks[1].lines = {job_line("forward", 0, 3100, 4100, 0),      job_line("backward", 0, 4100, 6100, 0),
+                    job_line("optimizer", -1, 6100, 6600, 0),    job_line("forward", 0, 6700, 7000, 0),
+                    job_line("optimizer", -1, 7000, 7100, 0),    job_line("forward", 0, 23100, 24100, 0),
+                    job_line("backward", 0, 24100, 26100, 0),    job_line("optimizer", -1, 26100, 26600, 0)};
   Timeline tl = timeline_from_lines(ranks);
   REQUIRE(tl.runs.size() == 1);
   REQUIRE(tl.runs[0].steps.size() == 3);
@@ -372,12 +372,12 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
   const int64_t far_us = (INT64_MAX - ppt::testing::kEpochNs) / 1000 - 100000;
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, far_us - 50000, far_us - 49000),
-                    job_line(0, "optimizer", -1, far_us - 49000, far_us - 48000),
-                    job_line(0, "forward", 0, far_us, far_us + 1000)};
-  ranks[1].lines = {job_line(0, "forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20),
-                    job_line(0, "optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30),
-                    job_line(0, "forward", 0, far_us + 2000, far_us + 3000)};
+  ranks[0].lines = {job_line("forward", 0, far_us - 50000, far_us - 49000, 0),
+                    job_line("optimizer", -1, far_us - 49000, far_us - 48000, 0),
+                    job_line("forward", 0, far_us, far_us + 1000, 0)};
+  ranks[1].lines = {job_line("forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20, 0),
+                    job_line("optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30, 0),
+                    job_line("forward", 0, far_us + 2000, far_us + 3000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   CHECK(tl.job_count() == 6);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
