@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diff.h"
-#include "output/diff_trace.h"
 #include "output/stats_writers.h"
 #include "support/test_support.h"
 
@@ -178,29 +177,6 @@ TEST_CASE("what is not a stats JSON is refused with a reason", "[diff][json]") {
   }
   CHECK(looks_like_json("  \n{\"a\":1}"));
   CHECK_FALSE(looks_like_json("I1020 09:15:07 ... Profiler Info"));
-}
-
-TEST_CASE("the diff trace holds both runs as two processes aligned at their first common step", "[diff][trace]") {
-  testing::TempDir dir;
-  Timeline a = testing::load_dir(testing::generate_logs(dir, "a", kRun + " --start-step 10"));
-  Timeline b = testing::load_dir(
-      testing::generate_logs(dir, "b", kRun + " --start-step 12 --epoch-ms 1700000000000 --slow 0:1.1"));
-  StringSink sink;
-  DiffTraceInfo info = write_diff_trace(a, "a", b, "b", sink);
-  CHECK(info.common_step);
-  CHECK(info.step == 12);
-  nlohmann::json doc = nlohmann::json::parse(sink.data);
-  std::map<int, std::string> processes;
-  std::map<int, double> step12_ts;
-  size_t jobs = 0;
-  for (const auto& e : doc["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"].get<int>()] = e["args"]["name"];
-    if (e["ph"] == "X" && e["cat"] == "step" && e["args"]["step"] == 12) step12_ts[e["pid"].get<int>()] = e["ts"];
-    if (e["ph"] == "X" && e["cat"] != "step") ++jobs;
-  }
-  CHECK(processes == std::map<int, std::string>{{1, "A: a"}, {2, "B: b"}});
-  CHECK(step12_ts == std::map<int, double>{{1, 0.0}, {2, 0.0}});
-  CHECK(jobs == a.job_count() + b.job_count());
 }
 
 }  // namespace
