@@ -112,3 +112,29 @@ TEST_CASE("a closed pipe is a write error, not a death by SIGPIPE", "[hardening]
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
 }
+
+TEST_CASE("an output is written whole or not at all", "[output]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  {
+    OutputFile f;
+    REQUIRE(f.open(path));
+    f.write("partial");
+    // destroyed without commit: nothing at the target, no temporary left
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK(std::filesystem::is_empty(dir.path()));
+  OutputFile g;
+  REQUIRE(g.open(path));
+  g.write("whole");
+  REQUIRE(g.commit());
+  CHECK(std::filesystem::file_size(path) == 5);
+  OutputFile missing;
+  CHECK_FALSE(missing.open(dir.path() + "/no/such/dir/t.json"));
+  CHECK(missing.error().find("does not exist") != std::string::npos);
+  OutputFile full;
+  REQUIRE(full.open("/dev/full"));
+  full.write(std::string(2 << 20, 'x'));
+  CHECK_FALSE(full.commit());
+  CHECK(full.error().find("/dev/full") != std::string::npos);
+}
