@@ -24,6 +24,7 @@
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
+#include "util/text.h"
 #include "output/summary.h"
 #include "util/parallel.h"
 
@@ -170,10 +171,6 @@ std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth
 
 namespace {
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The name an artifact's runs start with: the file name without .tar.gz /
 // .tgz / .tar, or the directory's name.
 std::string artifact_stem(const std::string& path) {
@@ -184,7 +181,7 @@ std::string artifact_stem(const std::string& path) {
     name = fs::weakly_canonical(p, ec).filename().string();
   }
   for (std::string_view ext : {".tar.gz", ".tgz", ".tar"}) {
-    if (ends_with(name, ext)) {
+    if (name.ends_with(ext)) {
       name.resize(name.size() - ext.size());
       break;
     }

@@ -14,8 +14,9 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "util/byte_search.h"
 #include "pp_timeline/log_line.h"
+#include "util/byte_search.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace {

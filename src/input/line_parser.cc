@@ -2,20 +2,18 @@
 
 #include <re2/re2.h>
 
-#include <charconv>
 
 #include "pp_timeline/log_line.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace {
 
+// A field between the line's punctuation: an integer, spaces around it allowed.
 bool parse_int(std::string_view text, int64_t* out) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  if (text.empty()) return false;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && ptr == end;
+  return parse_whole_number(text, out);
 }
 
 void reject(LineResult& out, IssueKind kind, std::string detail) {
@@ -342,42 +340,6 @@ void LineParser::parse_marker(std::string_view line, size_t marker_pos, LineResu
   out.kind = LineKind::kScheduleMarker;
   out.marker.start_step = start;
   out.marker.end_step = end;
-}
-
-std::string sanitize_utf8(std::string_view s, bool* changed) {
-  *changed = false;
-  std::string out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    if (c < 0x80) n = 1;
-    else if ((c >> 5) == 0x6 && c >= 0xc2) n = 2;
-    else if ((c >> 4) == 0xe) n = 3;
-    else if ((c >> 3) == 0x1e && c <= 0xf4) n = 4;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k) {
-      ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
-    }
-    if (ok && n == 3) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
-    }
-    if (ok && n == 4) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (ok) {
-      out.append(s.data() + i, n);
-      i += n;
-    } else {
-      out += "\xEF\xBF\xBD";
-      *changed = true;
-      ++i;
-    }
-  }
-  return out;
 }
 
 }  // namespace ppt

@@ -90,8 +90,4 @@ class LineParser {
   std::unique_ptr<re2::RE2> line_start_re_;
 };
 
-// Returns `type` if it is valid UTF-8, else a copy with each invalid byte
-// replaced by U+FFFD. Sets *changed when it replaced anything.
-std::string sanitize_utf8(std::string_view type, bool* changed);
-
 }  // namespace ppt

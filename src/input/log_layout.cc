@@ -5,42 +5,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
 
 #include "input/dygraph_profile.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace fs = std::filesystem;
-
-bool natural_less(const std::string& a, const std::string& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    bool da = a[i] >= '0' && a[i] <= '9';
-    bool db = b[j] >= '0' && b[j] <= '9';
-    if (da && db) {
-      size_t i0 = i, j0 = j;
-      while (i < a.size() && a[i] == '0') ++i;
-      while (j < b.size() && b[j] == '0') ++j;
-      size_t is = i, js = j;
-      while (i < a.size() && a[i] >= '0' && a[i] <= '9') ++i;
-      while (j < b.size() && b[j] >= '0' && b[j] <= '9') ++j;
-      size_t la = i - is, lb = j - js;
-      if (la != lb) return la < lb;
-      int c = a.compare(is, la, b, js, lb);
-      if (c != 0) return c < 0;
-      if ((i - i0) != (j - j0)) return (i - i0) < (j - j0);  // fewer leading zeros first
-    } else {
-      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-      ++i;
-      ++j;
-    }
-  }
-  return (a.size() - i) < (b.size() - j);
-}
 
 int workerlog_index(const std::string& name) {
   constexpr std::string_view kPrefix = "workerlog.";
@@ -50,8 +24,7 @@ int workerlog_index(const std::string& name) {
   if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".gz") rest.remove_suffix(3);
   if (rest.empty() || rest.size() > 6) return -1;
   int value = -1;
-  auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-  if (ec != std::errc() || ptr != rest.data() + rest.size() || value < 0) return -1;
+  if (!parse_whole_number(rest, &value) || value < 0) return -1;
   return value;
 }
 

@@ -63,9 +63,6 @@ bool is_dygraph_profile_file(const std::string& path);
 // "1-3, 5, 7-9" for sorted ranks.
 std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
 
-// "machine2" < "machine10"; digits compare by value, the rest byte-wise.
-bool natural_less(const std::string& a, const std::string& b);
-
 // The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name.
 int workerlog_index(const std::string& file_name);
 

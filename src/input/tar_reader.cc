@@ -526,10 +526,6 @@ TarResult Extractor::run() {
   return result_;
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 }  // namespace
 
 TarResult extract_tar(const std::string& archive, const std::string& dest, const TarLimits& limits) {
@@ -538,7 +534,7 @@ TarResult extract_tar(const std::string& archive, const std::string& dest, const
 }
 
 bool looks_like_tar_name(const std::string& path) {
-  return ends_with(path, ".tar") || ends_with(path, ".tar.gz") || ends_with(path, ".tgz");
+  return path.ends_with(".tar") || path.ends_with(".tar.gz") || path.ends_with(".tgz");
 }
 
 }  // namespace ppt

@@ -139,14 +139,4 @@ struct Timeline {
   }
 };
 
-// A job type split into its parts: `backward_w1` is base `backward`,
-// suffix `w`, chunk 1; `forward(chunk0)` is base `forward`, chunk 0. Types are
-// never a closed list; an unknown type keeps its whole name as base.
-struct TypeParts {
-  std::string base;    // forward, backward, optimizer, lr, recv_forward, ...
-  std::string suffix;  // b, w, w_reduce, ... or empty
-  int32_t chunk = -1;  // virtual stage, -1 when none
-};
-TypeParts split_type(std::string_view type);
-
 }  // namespace ppt

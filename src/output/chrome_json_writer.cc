@@ -7,10 +7,12 @@
 #include <cmath>
 #include <limits>
 
+#include "model/job_types.h"
 #include "passes/dependencies.h"
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "output/trace_naming.h"
+#include "util/text.h"
 
 namespace ppt {
 

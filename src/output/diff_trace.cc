@@ -1,9 +1,11 @@
 #include "output/diff_trace.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
-#include <unordered_set>
 
+#include "model/job_types.h"
 #include "output/chrome_json_writer.h"
 #include "output/trace_naming.h"
 
@@ -37,21 +39,28 @@ class DiffTraceWriter {
   explicit DiffTraceWriter(ByteSink& out) : out_(out) { buf_ = "{\"traceEvents\":[\n"; }
 
   void side(const Timeline& tl, uint32_t pid, const std::string& name, int64_t offset) {
+    // Threads as in the other traces (trace_naming.h): one per (run, rank,
+    // lane) and a steps thread per run, so that two runs of one log (a clock
+    // that jumped back) never share a track.
+    const TraceNaming naming(tl);
+    const uint32_t runs = static_cast<uint32_t>(tl.runs.size());
     uint32_t lanes = 1;
     for (const Track& t : tl.tracks) lanes = std::max(lanes, t.lanes);
+    const int64_t per_run = 1 + static_cast<int64_t>(std::max<int32_t>(1, tl.rank_count())) * lanes;
+    auto prefix = [&](uint32_t run) { return runs > 1 ? fmt::format("run {}/{}: ", run + 1, runs) : std::string(); };
     meta("process_name", pid, 0, "name", name);
     meta_int("process_sort_index", pid, 0, pid);
-    meta("thread_name", pid, 1, "name", "steps");
-    meta_int("thread_sort_index", pid, 1, 0);
-    std::unordered_set<uint64_t> named;
+    for (const Run& run : tl.runs) {
+      meta("thread_name", pid, naming.steps_tid(run.index), "name", prefix(run.index) + "steps");
+      meta_int("thread_sort_index", pid, naming.steps_tid(run.index), run.index * per_run);
+    }
     for (const Track& t : tl.tracks) {
       for (uint32_t lane = 0; lane < t.lanes; ++lane) {
-        int64_t tid = tid_of(t.rank, lane, lanes);
-        if (!named.insert(static_cast<uint64_t>(tid)).second) continue;
-        std::string tname = "rank " + std::to_string(t.rank);
+        std::string tname = prefix(t.run) + "rank " + std::to_string(t.rank);
         if (lane > 0) tname += " overlap " + std::to_string(lane);
-        meta("thread_name", pid, tid, "name", tname);
-        meta_int("thread_sort_index", pid, tid, tid);
+        meta("thread_name", pid, naming.track_tid(t, lane), "name", tname);
+        meta_int("thread_sort_index", pid, naming.track_tid(t, lane),
+                 t.run * per_run + 1 + naming.thread_sort_index(t, lane));
       }
     }
     for (const Run& run : tl.runs) {
@@ -61,7 +70,9 @@ class DiffTraceWriter {
         append_int(buf_, s.number);
         buf_ += "\",\"cat\":\"step\",\"ph\":\"X\",\"pid\":";
         append_int(buf_, pid);
-        buf_ += ",\"tid\":1,\"ts\":";
+        buf_ += ",\"tid\":";
+        append_int(buf_, naming.steps_tid(run.index));
+        buf_ += ",\"ts\":";
         append_trace_us(buf_, s.start_ns - offset);
         buf_ += ",\"dur\":";
         append_trace_dur_us(buf_, s.start_ns - offset, s.end_ns - offset);
@@ -87,7 +98,7 @@ class DiffTraceWriter {
         buf_ += "\",\"ph\":\"X\",\"pid\":";
         append_int(buf_, pid);
         buf_ += ",\"tid\":";
-        append_int(buf_, tid_of(t.rank, j.lane, lanes));
+        append_int(buf_, naming.track_tid(t, j.lane));
         buf_ += ",\"ts\":";
         append_trace_us(buf_, j.start_ns - offset);
         buf_ += ",\"dur\":";
@@ -116,9 +127,6 @@ class DiffTraceWriter {
   }
 
  private:
-  static int64_t tid_of(int32_t rank, uint32_t lane, uint32_t lanes) {
-    return 2 + static_cast<int64_t>(rank) * lanes + lane;
-  }
   void begin() {
     if (!first_) buf_ += ",\n";
     first_ = false;

@@ -1,8 +1,11 @@
 // One Chrome JSON trace holding two runs, for comparing them side by side
 // in a viewer (`pp-timeline diff A B -o diff.json`).
 //
-// Each run is one process ("A: <label>", "B: <label>"), its first thread the
-// steps, then one thread per rank (and overlap lane). Both are shifted so that
+// Each run is one process ("A: <label>", "B: <label>") whose threads are
+// numbered as in the other traces (trace_naming.h): a steps thread for each
+// run of the log, first, then one per (run, rank, lane), so that a log holding
+// two runs whose times overlap (a clock that jumped back) never puts two runs
+// on one track. Both are shifted so that
 // their first common step (the first step number of A that B also has) starts
 // at time 0; without a common step number, their first steps are aligned.
 // Jobs are complete ("X") events, which nest because lanes never overlap,

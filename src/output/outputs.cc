@@ -8,19 +8,12 @@
 #include "output/perfetto_writer.h"
 
 namespace ppt {
-namespace {
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
 
 std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
-  if (ends_with(path, ".json")) return OutputFormat::kChromeJson;
-  if (ends_with(path, ".svg")) return OutputFormat::kSvg;
-  if (ends_with(path, ".html") || ends_with(path, ".htm")) return OutputFormat::kHtmlReport;
-  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return OutputFormat::kPerfettoTrace;
+  if (path.ends_with(".json")) return OutputFormat::kChromeJson;
+  if (path.ends_with(".svg")) return OutputFormat::kSvg;
+  if (path.ends_with(".html") || path.ends_with(".htm")) return OutputFormat::kHtmlReport;
+  if (path.ends_with(".pftrace") || path.ends_with(".perfetto-trace")) return OutputFormat::kPerfettoTrace;
   if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
   *error = fmt::format("{}: unknown output format (use a .json, .pftrace, .svg or .html name, or --perfetto-json FILE)", path);
   return std::nullopt;

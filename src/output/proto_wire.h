@@ -36,17 +36,6 @@ inline constexpr size_t varint_size(uint64_t v) {
   return n;
 }
 
-inline void append_varint(std::string& out, uint64_t v) {
-  char buf[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  out.append(buf, n);
-}
-
 inline constexpr uint64_t tag(uint32_t field, WireType type) { return (uint64_t{field} << 3) | type; }
 
 class Writer {

@@ -4,18 +4,6 @@
 
 namespace ppt {
 
-std::string with_commas(uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  int count = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (count > 0 && count % 3 == 0) out.push_back(',');
-    out.push_back(*it);
-    ++count;
-  }
-  return std::string(out.rbegin(), out.rend());
-}
-
 std::string format_resolution(int64_t resolution_ns) {
   if (resolution_ns % 1'000'000 == 0) return fmt::format("{} ms", resolution_ns / 1'000'000);
   if (resolution_ns % 1'000 == 0) return fmt::format("{} us", resolution_ns / 1'000);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/timeline.h"
+#include "util/text.h"  // with_commas
 
 namespace ppt {
 
@@ -32,9 +33,6 @@ std::string format_summary(const Timeline& timeline);
 
 // True when an issue of error severity was found (what --strict fails on).
 bool has_input_errors(const Timeline& timeline);
-
-// "12,345"
-std::string with_commas(uint64_t n);
 
 // "1 ms", "1 us", "1 ns": the input's time resolution (Timeline::resolution_ns).
 std::string format_resolution(int64_t resolution_ns);

@@ -10,7 +10,9 @@
 
 #include "output/chrome_json_writer.h"
 #include "output/summary.h"
+#include "model/job_types.h"
 #include "output/trace_naming.h"
+#include "util/text.h"
 
 namespace ppt {
 
@@ -38,19 +40,14 @@ void append_xml_escaped(std::string& out, std::string_view s) {
       ++i;
       continue;
     }
-    // A multi-byte sequence: copy it when it is valid UTF-8 and a character
-    // XML allows (no surrogates, no U+FFFE / U+FFFF), else U+FFFD per byte.
-    size_t n = (c >> 5) == 0x6 && c >= 0xc2 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e && c <= 0xf4 ? 4 : 0;
-    bool ok = n > 0 && i + n <= s.size();
-    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    // A multi-byte sequence: copy it when it is well-formed UTF-8 and a
+    // character XML 1.0 allows (its Char production also leaves out U+FFFE
+    // and U+FFFF, which UTF-8 itself allows), else U+FFFD per byte.
+    size_t n = utf8_sequence_length(s, i);
+    bool ok = n > 0;
     if (ok && n == 3) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      unsigned char c2 = static_cast<unsigned char>(s[i + 2]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0) && !(c == 0xef && c1 == 0xbf && c2 >= 0xbe);
-    }
-    if (ok && n == 4) {
-      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-      ok = !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
+      char32_t cp = utf8_code_point(s, i, n);
+      ok = cp != 0xFFFE && cp != 0xFFFF;
     }
     if (ok) {
       out.append(s.data() + i, n);
@@ -72,28 +69,18 @@ std::string xml_escaped(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Step ranges
 
-namespace {
-
-bool parse_int(std::string_view s, int32_t* v) {
-  if (s.empty()) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-}  // namespace
-
 std::optional<StepRange> parse_step_range(std::string_view text, std::string* error) {
   StepRange r;
   size_t colon = text.find(':');
   bool ok;
   if (colon == std::string_view::npos) {
-    ok = parse_int(text, &r.first);
+    ok = parse_whole_number(text, &r.first);
     r.last = r.first;
   } else {
     std::string_view a = text.substr(0, colon), b = text.substr(colon + 1);
     ok = !(a.empty() && b.empty());
-    if (ok && !a.empty()) ok = parse_int(a, &r.first);
-    if (ok && !b.empty()) ok = parse_int(b, &r.last);
+    if (ok && !a.empty()) ok = parse_whole_number(a, &r.first);
+    if (ok && !b.empty()) ok = parse_whole_number(b, &r.last);
   }
   if (!ok) {
     *error = fmt::format("'{}': give steps as A:B (A to B included), A:, :B or A", text);
@@ -104,62 +91,6 @@ std::optional<StepRange> parse_step_range(std::string_view text, std::string* er
     return std::nullopt;
   }
   return r;
-}
-
-// ---------------------------------------------------------------------------
-// Colours
-
-namespace {
-
-std::string hsl_hex(double h, double s, double l) {
-  l = std::clamp(l, 0.15, 0.85);
-  double c = (1 - std::fabs(2 * l - 1)) * s;
-  double hp = std::fmod(h, 360.0) / 60.0;
-  double x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
-  double r = 0, g = 0, b = 0;
-  if (hp < 1) r = c, g = x;
-  else if (hp < 2) r = x, g = c;
-  else if (hp < 3) g = c, b = x;
-  else if (hp < 4) g = x, b = c;
-  else if (hp < 5) r = x, b = c;
-  else r = c, b = x;
-  double m = l - c / 2;
-  auto byte = [&](double v) { return static_cast<int>(std::lround(std::clamp(v + m, 0.0, 1.0) * 255)); };
-  return fmt::format("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b));
-}
-
-uint32_t fnv1a(std::string_view s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : s) h = (h ^ c) * 16777619u;
-  return h;
-}
-
-}  // namespace
-
-std::string type_color(std::string_view type) {
-  TypeParts p = split_type(type);
-  double h, s, l;
-  if (p.base == "forward") {
-    h = 212, s = 0.40, l = 0.48;
-  } else if (p.base == "backward" && p.suffix.rfind('w', 0) == 0) {
-    h = 295, s = 0.30, l = 0.58;
-  } else if (p.base == "backward") {
-    h = 30, s = 0.88, l = 0.56;
-  } else if (p.base == "optimizer") {
-    h = 110, s = 0.38, l = 0.45;
-  } else if (p.base == "lr") {
-    h = 175, s = 0.32, l = 0.55;
-  } else if (p.base.find("send") != std::string::npos || p.base.find("recv") != std::string::npos) {
-    h = 0, s = 0, l = 0.62;
-  } else if (p.base == "default") {
-    h = 48, s = 0.80, l = 0.55;
-  } else {
-    h = fnv1a(p.base) % 360, s = 0.55, l = 0.50;
-  }
-  if (p.suffix.find("reduce") != std::string::npos) l -= 0.1;
-  static constexpr double kChunkShade[] = {0, -0.12, 0.10, -0.20, 0.17, -0.06, 0.05};
-  if (p.chunk > 0) l += kChunkShade[p.chunk % 7];
-  return hsl_hex(h, s, l);
 }
 
 // ---------------------------------------------------------------------------
@@ -274,14 +205,6 @@ std::string tick_label(int64_t t_ns, int64_t step_ns) {
   double step_u = step_ns / div;
   int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step_u) - 1e-9)));
   return fmt::format("{:.{}f} {}", t_ns / div, decimals, unit);
-}
-
-int base_order(const std::string& base) {
-  if (base == "lr") return 0;
-  if (base == "forward") return 1;
-  if (base == "backward") return 2;
-  if (base == "optimizer") return 3;
-  return 4;
 }
 
 class SvgWriter {
@@ -595,8 +518,8 @@ SvgSelection SvgWriter::write() {
   }
   std::sort(legend.begin(), legend.end(), [&](uint32_t a, uint32_t b) {
     const TypeParts &pa = parts[a], &pb = parts[b];
-    return std::make_tuple(base_order(pa.base), pa.base, pa.chunk, pa.suffix, tl_.types[a]) <
-           std::make_tuple(base_order(pb.base), pb.base, pb.chunk, pb.suffix, tl_.types[b]);
+    return std::make_tuple(legend_rank(pa), pa.base, pa.chunk, pa.suffix, tl_.types[a]) <
+           std::make_tuple(legend_rank(pb), pb.base, pb.chunk, pb.suffix, tl_.types[b]);
   });
 
   std::string head_title = opt_.title;

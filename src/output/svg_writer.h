@@ -87,10 +87,4 @@ SvgSelection write_svg(const Timeline& timeline, const SvgOptions& options, Byte
 void append_xml_escaped(std::string& out, std::string_view s);
 std::string xml_escaped(std::string_view s);
 
-// The fill colour of a job type ("#4e79a7"): by base kind (forward blue,
-// backward orange, weight-gradient purple, optimizer green, ...), shaded by
-// chunk; other types get a colour from their name, so a type has the same
-// colour in every picture.
-std::string type_color(std::string_view type);
-
 }  // namespace ppt

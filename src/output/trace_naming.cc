@@ -41,10 +41,6 @@ std::string TraceNaming::thread_name(const Track& t, uint32_t lane) const {
   return name;
 }
 
-std::string TraceNaming::source(const Track& t, const Job& j) const {
-  return fmt::format("{}:{}", tl_.files[t.file].path, j.line);
-}
-
 void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id) {
   out += type;
   char buf[16];
@@ -64,21 +60,6 @@ std::string job_name(std::string_view type, const Job& job) {
   std::string out;
   append_job_name(out, type, job.micro_batch, job.job_id);
   return out;
-}
-
-const char* chrome_color_name(std::string_view type) {
-  TypeParts p = split_type(type);
-  if (p.base == "forward") return "thread_state_running";
-  if (p.base == "backward") {
-    if (p.suffix.rfind('w', 0) == 0) return "rail_animation";  // weight-gradient half
-    return "rail_idle";
-  }
-  if (p.base == "optimizer") return "rail_response";
-  if (p.base == "lr") return "rail_load";
-  if (p.base.find("send") != std::string::npos || p.base.find("recv") != std::string::npos) {
-    return "thread_state_iowait";
-  }
-  return "thread_state_unknown";
 }
 
 }  // namespace ppt

@@ -36,8 +36,6 @@ class TraceNaming {
   std::string process_name(uint32_t run, int32_t machine) const;
   std::string steps_process_name(uint32_t run) const;
   std::string thread_name(const Track& t, uint32_t lane) const;
-  // "logs/workerlog.3:120"
-  std::string source(const Track& t, const Job& j) const;
 
  private:
   const Timeline& tl_;
@@ -56,9 +54,5 @@ class TraceNaming {
 // given (already escaped for the output's syntax); the rest is plain ASCII.
 void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id);
 std::string job_name(std::string_view type, const Job& job);
-
-// The legacy viewer's reserved colour for a job type (catapult's cname),
-// following the old helper (forward, backward, optimizer) and extending it.
-const char* chrome_color_name(std::string_view type);
 
 }  // namespace ppt

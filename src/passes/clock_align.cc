@@ -196,30 +196,15 @@ int64_t to_ns(double v) {
 }
 
 void recompute_bounds(Timeline& tl, Run& run) {
-  const int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
-  std::vector<StepSpan> old = run.steps;
-  for (StepSpan& s : run.steps) {
-    s.start_ns = kMax;
-    s.end_ns = kMin;
-  }
-  run.first_ns = kMax;
-  run.last_ns = kMin;
+  run.first_ns = std::numeric_limits<int64_t>::max();
+  run.last_ns = std::numeric_limits<int64_t>::min();
   for (uint32_t ti : run.tracks) {
     for (const Job& j : tl.tracks[ti].jobs) {
       run.first_ns = std::min(run.first_ns, j.start_ns);
       run.last_ns = std::max(run.last_ns, j.end_ns);
-      auto it = std::lower_bound(run.steps.begin(), run.steps.end(), j.step,
-                                 [](const StepSpan& s, int32_t n) { return s.number < n; });
-      if (it == run.steps.end() || it->number != j.step) continue;
-      it->start_ns = std::min(it->start_ns, j.start_ns);
-      it->end_ns = std::max(it->end_ns, j.end_ns);
     }
   }
-  for (size_t i = 0; i < run.steps.size(); ++i) {
-    StepSpan& s = run.steps[i];
-    if (s.end_ns < s.start_ns) s = old[i];  // no job (cannot happen)
-  }
-  settle_step_spans(run.steps);  // as number_steps() does: disjoint, in order
+  finalize_step_spans(tl, run);  // as number_steps() ends: disjoint, in order
 }
 
 }  // namespace

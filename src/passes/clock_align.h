@@ -28,7 +28,7 @@
 //
 // Applying them shifts every job of the machine's tracks, records the offset
 // in Track::clock_offset_ns (logged = shown - offset, timeline.h), recomputes
-// the step spans (kept disjoint, steps.h's settle_step_spans), run bounds and
+// the step spans (steps.h's finalize_step_spans), run bounds and
 // Timeline::origin_ns, and rechecks every
 // dependency. docs/perfetto.md has the details.
 #pragma once
@@ -41,8 +41,6 @@
 #include "model/timeline.h"
 
 namespace ppt {
-
-enum class ClockAlignMode { kAuto, kOff };
 
 struct MachineOffset {
   uint32_t run = 0;

@@ -8,8 +8,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "util/parallel.h"
+#include "model/job_types.h"
 #include "passes/pipeline_stage.h"
+#include "util/parallel.h"
 
 namespace ppt {
 
@@ -44,18 +45,18 @@ std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
     JobClass c;
     c.piece = t.find('(') != std::string::npos;
     c.chunk = c.piece ? -1 : p.chunk;
-    if (p.base == "forward") {
-      c.role = JobRole::kForward;
-    } else if (p.base == "backward") {
-      if (p.suffix.rfind('w', 0) == 0) {
-        c.role = JobRole::kBackwardWeight;
-        c.split = true;
-      } else {
+    switch (job_kind(p)) {
+      case JobKind::kForward: c.role = JobRole::kForward; break;
+      case JobKind::kBackward:
         c.role = JobRole::kBackward;
         c.split = p.suffix == "b";
-      }
-    } else {
-      c.no_pipeline = p.base == "default";
+        break;
+      case JobKind::kBackwardWeight:
+        c.role = JobRole::kBackwardWeight;
+        c.split = true;
+        break;
+      case JobKind::kNoPipeline: c.no_pipeline = true; break;
+      default: break;
     }
     out.push_back(c);
   }

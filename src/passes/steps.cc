@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <limits>
 
+#include "model/job_types.h"
+
 namespace ppt {
 
 StepSplitter::StepSplitter(const std::vector<std::string>& types, bool first_forward_starts) {
   is_optimizer_.reserve(types.size());
   for (const std::string& t : types) {
-    is_optimizer_.push_back(split_type(t).base == "optimizer" ? 1 : 0);
+    is_optimizer_.push_back(job_kind(t) == JobKind::kOptimizer ? 1 : 0);
     if (first_forward_starts) is_first_forward_.push_back(t == "forward" || t == "forward0" ? 1 : 0);
   }
 }
@@ -58,15 +60,6 @@ bool StepSplitter::starts_new_step(const Job& job) {
   mark(job.type, mb, key);
   after_optimizer_ = optimizer;
   return fresh;
-}
-
-void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types) {
-  StepSplitter splitter(types);
-  int32_t step = -1;
-  for (Job& j : jobs) {
-    if (splitter.starts_new_step(j)) ++step;
-    j.step = step;
-  }
 }
 
 namespace {
@@ -269,13 +262,44 @@ void refine_clusters(const std::vector<Entry>& entries, int32_t clusters,
 
 }  // namespace
 
-void settle_step_spans(std::vector<StepSpan>& steps) {
+void finalize_step_spans(const Timeline& timeline, Run& run) {
+  std::vector<StepSpan>& steps = run.steps;
+  if (steps.empty()) return;
+  for (StepSpan& s : steps) {
+    s.start_ns = std::numeric_limits<int64_t>::max();
+    s.end_ns = std::numeric_limits<int64_t>::min();
+    s.ranks = 0;
+  }
+  // Numbers are usually consecutive: index directly, else search.
+  const int32_t first = steps.front().number;
+  const bool dense = static_cast<int64_t>(steps.back().number) - first + 1 == static_cast<int64_t>(steps.size());
+  auto find = [&](int32_t number) -> int64_t {
+    if (dense) {
+      int64_t k = static_cast<int64_t>(number) - first;
+      return k >= 0 && k < static_cast<int64_t>(steps.size()) ? k : -1;
+    }
+    auto it = std::lower_bound(steps.begin(), steps.end(), number,
+                               [](const StepSpan& s, int32_t n) { return s.number < n; });
+    return it != steps.end() && it->number == number ? it - steps.begin() : -1;
+  };
+  std::vector<uint32_t> seen_by(steps.size(), 0);  // 1 + the last track position counted
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    for (const Job& j : timeline.tracks[run.tracks[p]].jobs) {
+      int64_t k = j.step < 0 ? -1 : find(j.step);
+      if (k < 0) continue;
+      StepSpan& s = steps[k];
+      s.start_ns = std::min(s.start_ns, j.start_ns);
+      s.end_ns = std::max(s.end_ns, j.end_ns);
+      if (seen_by[k] != p + 1) {
+        seen_by[k] = p + 1;
+        ++s.ranks;
+      }
+    }
+  }
+  std::erase_if(steps, [](const StepSpan& s) { return s.ranks == 0; });
   for (size_t i = 1; i < steps.size(); ++i) {
     StepSpan& s = steps[i];
     s.start_ns = std::max(s.start_ns, steps[i - 1].end_ns);
-    // A step whose jobs all ended before the previous step's did (clocks that
-    // disagree) becomes an instant where the previous one ends: moving its
-    // start back would overlap the steps on their track.
     s.end_ns = std::max(s.end_ns, s.start_ns);
   }
 }
@@ -377,11 +401,7 @@ void number_steps(Timeline& timeline, Run& run) {
 
   int32_t base = run.has_marker ? run.marker_start_step : 0;
   run.steps.assign(clusters, StepSpan{});
-  for (int32_t i = 0; i < clusters; ++i) {
-    run.steps[i].number = base + i;
-    run.steps[i].start_ns = std::numeric_limits<int64_t>::max();
-    run.steps[i].end_ns = std::numeric_limits<int64_t>::min();
-  }
+  for (int32_t i = 0; i < clusters; ++i) run.steps[i].number = base + i;
   for (uint32_t p = 0; p < run.tracks.size(); ++p) {
     Track& t = timeline.tracks[run.tracks[p]];
     std::vector<uint8_t> present(clusters, 0);
@@ -389,13 +409,9 @@ void number_steps(Timeline& timeline, Run& run) {
       if (j.step < 0) continue;
       int32_t c = cluster_of[p][j.step];
       j.step = base + c;
-      StepSpan& s = run.steps[c];
-      s.start_ns = std::min(s.start_ns, j.start_ns);
-      s.end_ns = std::max(s.end_ns, j.end_ns);
       present[c] = 1;
     }
     for (int32_t c = 0; c < clusters; ++c) {
-      run.steps[c].ranks += present[c];
       if (!present[c] && !t.jobs.empty()) {
         timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
                                  "rank " + std::to_string(t.rank) + " has no job in step " +
@@ -403,15 +419,9 @@ void number_steps(Timeline& timeline, Run& run) {
       }
     }
   }
-  // Drop clusters that ended up empty (only possible after the order fix-up)
-  // and never let a step start before the previous one ended.
-  std::vector<StepSpan> kept;
-  kept.reserve(run.steps.size());
-  for (const StepSpan& s : run.steps) {
-    if (s.ranks > 0) kept.push_back(s);
-  }
-  settle_step_spans(kept);
-  run.steps = std::move(kept);
+  // Spans from the jobs; clusters that ended up empty (only possible after
+  // the order fix-up) are dropped.
+  finalize_step_spans(timeline, run);
 }
 
 }  // namespace ppt

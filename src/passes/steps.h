@@ -59,17 +59,20 @@ class StepSplitter {
   bool after_optimizer_ = false;
 };
 
-// Sets Job::step of each job to its rank-local step index (0, 1, ...).
-void assign_local_steps(std::vector<Job>& jobs, const std::vector<std::string>& types);
-
 // Turns the rank-local step indices of every track of `run` into step numbers
 // shared by all ranks (from the run's schedule marker when it has one), and
 // computes the run's step spans.
 void number_steps(Timeline& timeline, Run& run);
 
-// Makes a run's step spans (sorted by number, each the earliest start to the
-// latest end of its jobs) disjoint: a step starts no earlier than the
-// previous one ended, and ends no earlier than it starts.
-void settle_step_spans(std::vector<StepSpan>& steps);
+// Recomputes the spans of `run.steps` (their numbers, sorted, as number_steps
+// set them) from the jobs of the run's tracks in their current times: each
+// step the earliest start to the latest end of its jobs and the count of
+// tracks with a job in it; a step left without a job is dropped. Then the
+// spans are settled as Run::steps promises (timeline.h): a step starts no
+// earlier than the previous one ended, and ends no earlier than it starts; a
+// step whose jobs all ended before the previous step's did (clocks that
+// disagree) becomes an instant where the previous one ends. Every pass that
+// sets or moves job times (number_steps, clock_align.h) ends with it.
+void finalize_step_spans(const Timeline& timeline, Run& run);
 
 }  // namespace ppt

@@ -1,5 +1,5 @@
 // The two loops that touch every byte of every log: counting newlines and
-// finding a literal. Hand-written with SSE2 (every x86-64 has it) because
+// finding the job or start-up literal. Hand-written with SSE2 (every x86-64 has it) because
 // std::count compiles to a byte loop and memmem's two-way search is several
 // times slower than a 16-byte-wide filter on the first and a later byte of
 // the needle; elsewhere they fall back to portable code.
@@ -30,39 +30,11 @@ inline size_t count_newlines(const char* p, const char* end) {
   return n;
 }
 
-// First occurrence of `needle` (at least 2 bytes) in [p, end), or nullptr.
-// `probe` is the index of a byte of the needle that is rarer than its first in
-// ordinary text; candidates must match both before the full comparison.
-inline const char* find_literal(const char* p, const char* end, std::string_view needle, size_t probe) {
-  const size_t len = needle.size();
-  if (static_cast<size_t>(end - p) < len) return nullptr;
-#if defined(__SSE2__)
-  const __m128i first = _mm_set1_epi8(needle[0]);
-  const __m128i other = _mm_set1_epi8(needle[probe]);
-  const char* last_start = end - len;  // the last position a match can begin
-  while (last_start - p >= 16) {
-    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + probe));
-    unsigned mask = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, other))));
-    while (mask != 0) {
-      int bit = __builtin_ctz(mask);
-      if (memcmp(p + bit, needle.data(), len) == 0) return p + bit;
-      mask &= mask - 1;
-    }
-    p += 16;
-  }
-#else
-  (void)probe;
-#endif
-  const void* hit = memmem(p, static_cast<size_t>(end - p), needle.data(), len);
-  return static_cast<const char*>(hit);
-}
-
 // First occurrence of either needle in [p, end), or nullptr.
-// Both needles (at least 2 bytes) begin with the same byte, so one more load
-// and compare per 16 bytes than find_literal: a candidate must match that
-// byte and either needle's probe byte.
+// Both needles (at least 2 bytes) begin with the same byte; `probe_a` and
+// `probe_b` index a byte of each that is rarer than the first in ordinary
+// text. A candidate must match the first byte and either needle's probe byte
+// (16 bytes per step) before the full comparison.
 inline const char* find_either_literal(const char* p, const char* end, std::string_view a, size_t probe_a,
                                        std::string_view b, size_t probe_b) {
   const size_t longest = a.size() > b.size() ? a.size() : b.size();

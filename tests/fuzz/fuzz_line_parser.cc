@@ -24,10 +24,12 @@
 #include "fuzz_check.h"
 #include "output/chrome_json_writer.h"
 #include "model/diagnostics.h"
+#include "model/job_types.h"
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "model/timeline.h"
 #include "output/trace_naming.h"
+#include "util/text.h"
 
 namespace {
 

@@ -1,47 +1,15 @@
-// Stragglers and critical paths.
+// The critical path of each step (critical_path.h), as compute_stats reports it.
 #include <catch2/catch.hpp>
 
 #include <map>
-#include <set>
 
 #include "analysis/stats.h"
-#include "stats_test_support.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {
 
 constexpr int64_t kUs = 1000;
-
-TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin", "[stats][stragglers]") {
-  testing::TempDir dir;
-  std::string logs = testing::generate_logs(
-      dir, "slow", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --slow 2:1.2 --seed 11");
-  Stats st = testing::stats_of(testing::load_dir(logs));
-  REQUIRE_FALSE(st.stragglers.empty());
-  std::set<std::string> types;
-  for (const Straggler& s : st.stragglers) {
-    INFO(s.type << " on rank " << s.rank);
-    CHECK(s.rank == 2);
-    CHECK(s.stage == 2);
-    CHECK(s.margin == Approx(0.2).margin(0.05));
-    CHECK(s.consistency >= 0.75);
-    CHECK(s.median_ns > s.others_median_ns);
-    types.insert(s.type);
-  }
-  CHECK(types.count("forward") == 1);
-  CHECK(types.count("backward") == 1);
-}
-
-TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a slow rank", "[stats][stragglers]") {
-  testing::TempDir dir;
-  std::string even = testing::generate_logs(dir, "even", "--schedule 1f1b --stages 4 --steps 3 --jitter 0.05 --seed 2");
-  CHECK(testing::stats_of(testing::load_dir(even)).stragglers.empty());
-  std::string slow =
-      testing::generate_logs(dir, "slow", "--schedule 1f1b --stages 4 --steps 3 --slow 1:1.2 --seed 2");
-  StatsOptions wide;
-  wide.straggler_margin = 0.30;
-  CHECK(testing::stats_of(testing::load_dir(slow), wide).stragglers.empty());
-}
 
 // Two stages with a 1 us hop between them; rank 0's second forward is long,
 // so rank 1 waits for it (see the expected path below).
@@ -87,7 +55,7 @@ TEST_CASE("critical paths of simulated schedules end the step, never go back in 
                            "--schedule zbvpp --stages 4 --chunks 2", "--schedule zbh1 --stages 4",
                            "--schedule overlap --stages 3", "--schedule eager1f1b --stages 4 --machines 2 --skew 1:0.05"}) {
     INFO(args);
-    std::string logs = testing::generate_logs(dir, "p" + std::to_string(n++), args + " --micro-batches 8 --steps 2");
+    std::string logs = testing::generate_log_dir(dir, "p" + std::to_string(n++), args + " --micro-batches 8 --steps 2");
     Stats st = testing::stats_of(testing::load_dir(logs));
     int32_t p = st.schedule.pp_degree;
     for (const StepStats& s : st.steps) {
@@ -114,7 +82,7 @@ TEST_CASE("critical paths of simulated schedules end the step, never go back in 
 
 TEST_CASE("a slow rank holds most of the critical path", "[stats][path]") {
   testing::TempDir dir;
-  std::string logs = testing::generate_logs(
+  std::string logs = testing::generate_log_dir(
       dir, "slow", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2 --slow 1:1.5 --seed 4");
   Stats st = testing::stats_of(testing::load_dir(logs));
   std::map<int32_t, int64_t> by_rank;

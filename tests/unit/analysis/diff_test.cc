@@ -5,9 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diff.h"
-#include "output/diff_trace.h"
 #include "output/stats_writers.h"
-#include "stats_test_support.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {
@@ -22,8 +21,8 @@ Stats stats_of(const std::string& dir) {
 
 TEST_CASE("an identical pair of runs is the same and passes the gate", "[diff]") {
   testing::TempDir dir;
-  Stats a = stats_of(testing::generate_logs(dir, "a", kRun));
-  Stats b = stats_of(testing::generate_logs(dir, "b", kRun));
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", kRun));
+  Stats b = stats_of(testing::generate_log_dir(dir, "b", kRun));
   DiffOptions opt;
   opt.fail_if_slower_pct = 1;
   Diff d = diff_stats(a, b, opt);
@@ -43,8 +42,8 @@ TEST_CASE("an identical pair of runs is the same and passes the gate", "[diff]")
 
 TEST_CASE("one rank 20% slower is named, makes the run slower and trips the gate", "[diff]") {
   testing::TempDir dir;
-  Stats a = stats_of(testing::generate_logs(dir, "a", kRun));
-  Stats b = stats_of(testing::generate_logs(dir, "b", kRun + " --slow 2:1.2"));
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", kRun));
+  Stats b = stats_of(testing::generate_log_dir(dir, "b", kRun + " --slow 2:1.2"));
   DiffOptions opt;
   opt.fail_if_slower_pct = 5;
   Diff d = diff_stats(a, b, opt);
@@ -86,8 +85,8 @@ TEST_CASE("one rank 20% slower is named, makes the run slower and trips the gate
 
 TEST_CASE("a change of schedule is shown at the first position where a rank's job order differs", "[diff]") {
   testing::TempDir dir;
-  Stats a = stats_of(testing::generate_logs(dir, "a", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2"));
-  Stats b = stats_of(testing::generate_logs(dir, "b", "--schedule fthenb --stages 4 --micro-batches 8 --steps 2"));
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2"));
+  Stats b = stats_of(testing::generate_log_dir(dir, "b", "--schedule fthenb --stages 4 --micro-batches 8 --steps 2"));
   Diff d = diff_stats(a, b);
   // Stage s of 1F1B runs P-s = 4-s forwards, then backward 0; FThenB runs forward 4-s.
   REQUIRE(d.schedule_changes.size() == 4);
@@ -103,8 +102,8 @@ TEST_CASE("a change of schedule is shown at the first position where a rank's jo
 
 TEST_CASE("stats JSON reads back into the same numbers and diffs as the logs do", "[diff][json]") {
   testing::TempDir dir;
-  std::string a_dir = testing::generate_logs(dir, "a", kRun + " --dp 2 --machines 2");
-  std::string b_dir = testing::generate_logs(dir, "b", kRun + " --dp 2 --machines 2 --slow 5:1.3");
+  std::string a_dir = testing::generate_log_dir(dir, "a", kRun + " --dp 2 --machines 2");
+  std::string b_dir = testing::generate_log_dir(dir, "b", kRun + " --dp 2 --machines 2 --slow 5:1.3");
   Timeline tl = testing::load_dir(a_dir);
   Stats a = testing::stats_of(tl);
   a.source = a_dir;
@@ -178,29 +177,6 @@ TEST_CASE("what is not a stats JSON is refused with a reason", "[diff][json]") {
   }
   CHECK(looks_like_json("  \n{\"a\":1}"));
   CHECK_FALSE(looks_like_json("I1020 09:15:07 ... Profiler Info"));
-}
-
-TEST_CASE("the diff trace holds both runs as two processes aligned at their first common step", "[diff][trace]") {
-  testing::TempDir dir;
-  Timeline a = testing::load_dir(testing::generate_logs(dir, "a", kRun + " --start-step 10"));
-  Timeline b = testing::load_dir(
-      testing::generate_logs(dir, "b", kRun + " --start-step 12 --epoch-ms 1700000000000 --slow 0:1.1"));
-  StringSink sink;
-  DiffTraceInfo info = write_diff_trace(a, "a", b, "b", sink);
-  CHECK(info.common_step);
-  CHECK(info.step == 12);
-  nlohmann::json doc = nlohmann::json::parse(sink.data);
-  std::map<int, std::string> processes;
-  std::map<int, double> step12_ts;
-  size_t jobs = 0;
-  for (const auto& e : doc["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"].get<int>()] = e["args"]["name"];
-    if (e["ph"] == "X" && e["cat"] == "step" && e["args"]["step"] == 12) step12_ts[e["pid"].get<int>()] = e["ts"];
-    if (e["ph"] == "X" && e["cat"] != "step") ++jobs;
-  }
-  CHECK(processes == std::map<int, std::string>{{1, "A: a"}, {2, "B: b"}});
-  CHECK(step12_ts == std::map<int, double>{{1, 0.0}, {2, 0.0}});
-  CHECK(jobs == a.job_count() + b.job_count());
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// Busy, idle and bubble ratios against answers computed by hand.
+// Busy, idle and bubble ratios against answers computed by hand, and stragglers.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "analysis/stats.h"
-#include "stats_test_support.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {
@@ -152,7 +154,7 @@ TEST_CASE("percentiles are nearest-rank", "[stats]") {
 TEST_CASE("a simulated 1F1B run with equal stage times has the textbook bubble plus the optimizer", "[stats]") {
   testing::TempDir dir;
   // P=4, M=8, forward 1 ms, backward 2 ms, optimizer 0.5 ms, no jitter or latency.
-  std::string logs = testing::generate_logs(
+  std::string logs = testing::generate_log_dir(
       dir, "eq", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2 --jitter 0 --comm-us 0 --seed 3");
   Stats st = testing::stats_of(testing::load_dir(logs));
   const int p = 4, m = 8;
@@ -178,7 +180,7 @@ TEST_CASE("a simulated 1F1B run with equal stage times has the textbook bubble p
 
 TEST_CASE("idle time splits exactly into warm-up, gaps and cool-down on a noisy run", "[stats]") {
   testing::TempDir dir;
-  std::string logs = testing::generate_logs(
+  std::string logs = testing::generate_log_dir(
       dir, "noisy", "--schedule vpp --stages 4 --dp 2 --micro-batches 8 --steps 3 --jitter 0.2 --seed 7");
   Stats st = testing::stats_of(testing::load_dir(logs));
   REQUIRE(st.ranks.size() == 8);
@@ -211,6 +213,37 @@ TEST_CASE("a log with thousands of job types is measured per type and rank", "[s
     CHECK(r.busy_ns == 3000 * 5 * kUs);
   }
   CHECK(st.stragglers.empty());
+}
+
+TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin", "[stats][stragglers]") {
+  testing::TempDir dir;
+  std::string logs = testing::generate_log_dir(
+      dir, "slow", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --slow 2:1.2 --seed 11");
+  Stats st = testing::stats_of(testing::load_dir(logs));
+  REQUIRE_FALSE(st.stragglers.empty());
+  std::set<std::string> types;
+  for (const Straggler& s : st.stragglers) {
+    INFO(s.type << " on rank " << s.rank);
+    CHECK(s.rank == 2);
+    CHECK(s.stage == 2);
+    CHECK(s.margin == Approx(0.2).margin(0.05));
+    CHECK(s.consistency >= 0.75);
+    CHECK(s.median_ns > s.others_median_ns);
+    types.insert(s.type);
+  }
+  CHECK(types.count("forward") == 1);
+  CHECK(types.count("backward") == 1);
+}
+
+TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a slow rank", "[stats][stragglers]") {
+  testing::TempDir dir;
+  std::string even = testing::generate_log_dir(dir, "even", "--schedule 1f1b --stages 4 --steps 3 --jitter 0.05 --seed 2");
+  CHECK(testing::stats_of(testing::load_dir(even)).stragglers.empty());
+  std::string slow =
+      testing::generate_log_dir(dir, "slow", "--schedule 1f1b --stages 4 --steps 3 --slow 1:1.2 --seed 2");
+  StatsOptions wide;
+  wide.straggler_margin = 0.30;
+  CHECK(testing::stats_of(testing::load_dir(slow), wide).stragglers.empty());
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "app/batch.h"
 #include "input/log_layout.h"
 #include "input/timeline_builder.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::job_line;

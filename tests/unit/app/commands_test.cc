@@ -10,7 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "pipeline_logs.h"
+#include "support/test_support.h"
+
 
 namespace ppt::testing {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "app/driver.h"
 #include "output/html_report.h"
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 
 namespace ppt::testing {
 namespace {
@@ -105,7 +105,7 @@ TEST_CASE("driver: no job and --strict stop before the analysis") {
   CHECK(r.failure == DriverFailure::kNoJobs);
   CHECK(!r.stats);
   std::ofstream(d.path() + "/logs/workerlog.0")
-      << job_line(0, "forward", 0, 0, 10) << "\n" << job_line(1, "forward", 1, 20, 10) << "\n";
+      << job_line("forward", 0, 0, 10, 0) << job_line("forward", 1, 20, 10, 1);
   req.strict = true;
   r = run_driver(req);
   CHECK(r.failure == DriverFailure::kStrict);

@@ -15,8 +15,8 @@
 #include "output/summary.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
-#include "stats_of.h"
 #include "passes/reruns.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 

@@ -8,17 +8,11 @@
 #include <iterator>
 
 #include "input/file_scanner.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 using ppt::testing::job_line;
-
-namespace {
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
-}  // namespace
 
 TEST_CASE("jobs keep their exact line numbers among other threads' lines", "[scanner]") {
   std::string log = "noise 1\n" + job_line("forward", 0, 0, 10) + "I1020 other.cc:1] Profiler summary\n\n" +
@@ -222,4 +216,33 @@ TEST_CASE("what is not a regular file is refused without blocking", "[scanner]")
   CHECK_FALSE(f.readable);
   FileScan m = scan_file(dir.path() + "/missing", 0, parser());
   CHECK_FALSE(m.readable);
+}
+
+TEST_CASE("a job printed twice is drawn once and the copy is counted as rejected", "[hardening][scanner]") {
+  std::string a = job_line("forward", 0, 0, 100);
+  std::string b = job_line("forward", 1, 100, 200);
+  std::string c = job_line("backward", 0, 200, 400);
+  struct Case {
+    const char* what;
+    std::string log;
+    uint64_t jobs, duplicates;
+  };
+  const Case cases[] = {
+      {"each line twice in a row", a + a + b + b + c + c, 3, 3},
+      {"the whole log twice", a + b + c + a + b + c, 3, 3},
+      {"no duplicate", a + b + c, 3, 0},
+      // Same times, other type or micro-batch: two jobs, not a copy.
+      {"same times, other job", a + job_line("backward", 0, 0, 100) + job_line("forward", 5, 0, 100), 3, 0},
+  };
+  for (const Case& k : cases) {
+    INFO(k.what);
+    FileScan s = scan_buffer(k.log, 0, parser());
+    CHECK(s.jobs.size() == k.jobs);
+    CHECK(s.diagnostics.count_of(IssueKind::kDuplicateJob) == k.duplicates);
+    CHECK(s.counts.profiler_lines == s.jobs.size() + s.diagnostics.rejected_jobs());
+  }
+  FileScan twice = scan_buffer(a + a, 0, parser());
+  REQUIRE_FALSE(twice.diagnostics.examples().empty());
+  CHECK(twice.diagnostics.examples()[0].line == 2);
+  CHECK(twice.diagnostics.examples()[0].detail.find("line 1") != std::string::npos);
 }

@@ -1,19 +1,15 @@
 #include <catch2/catch.hpp>
 
-#include <set>
 #include <string>
 
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 
 namespace {
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
-
 const char* kCanonical =
     "I1020 09:15:07.265326 22317 standalone_executor.cc:217] Profiler Info: Job (3), type = forward, "
     "micro_batch_id = 2, job_start_time = 1697793307213.760986, job_end_time = 1697793307254.006104";
@@ -144,23 +140,3 @@ TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
   CHECK(parser().parse("Profiler summary: nothing").kind == LineKind::kOther);
 }
 
-TEST_CASE("invalid UTF-8 in a type is replaced, valid text is kept", "[line_parser]") {
-  bool changed = false;
-  CHECK(sanitize_utf8("forward\xC3\xA9", &changed) == "forward\xC3\xA9");
-  CHECK_FALSE(changed);
-  CHECK(sanitize_utf8("a\xFF" "b", &changed) == "a\xEF\xBF\xBD" "b");
-  CHECK(changed);
-  CHECK(sanitize_utf8("\xE0\x80\x80", &changed) != "\xE0\x80\x80");  // overlong
-  CHECK(sanitize_utf8("\xED\xA0\x80", &changed) != "\xED\xA0\x80");  // surrogate
-}
-
-TEST_CASE("every kind of input problem has a name and an explanation", "[diagnostics]") {
-  std::set<std::string> names;
-  for (size_t k = 0; k < kIssueKindCount; ++k) {
-    const IssueInfo& info = issue_info(static_cast<IssueKind>(k));
-    INFO(k);
-    CHECK_FALSE(info.name.empty());
-    CHECK(info.explanation.size() > 20);
-    CHECK(names.insert(std::string(info.name)).second);
-  }
-}

@@ -3,15 +3,9 @@
 #include <algorithm>
 
 #include "input/log_layout.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
-
-TEST_CASE("machine folders sort naturally", "[layout]") {
-  std::vector<std::string> names = {"machine10", "machine2", "machine1", "machine9", "machine02", "machineA"};
-  std::sort(names.begin(), names.end(), natural_less);
-  CHECK(names == std::vector<std::string>{"machine1", "machine2", "machine02", "machine9", "machine10", "machineA"});
-}
 
 TEST_CASE("only workerlog.<i> names are logs", "[layout]") {
   CHECK(workerlog_index("workerlog.0") == 0);
@@ -130,12 +124,6 @@ TEST_CASE("machine folders named by IP address or host name, in natural order", 
   CHECK(h.layout->machines == std::vector<std::string>{"node-2", "node-10", "node-a"});
 }
 
-TEST_CASE("natural order of IP addresses and host names", "[layout]") {
-  std::vector<std::string> names = {"10.0.0.10", "10.0.0.2", "10.0.1.1", "9.9.9.9", "node-10", "node-2"};
-  std::sort(names.begin(), names.end(), natural_less);
-  CHECK(names == std::vector<std::string>{"9.9.9.9", "10.0.0.2", "10.0.0.10", "10.0.1.1", "node-2", "node-10"});
-}
-
 TEST_CASE("top-level workerlogs beside machine folders are refused, naming both", "[layout]") {
   ppt::testing::TempDir dir;
   dir.write("workerlog.0", "x\n");
@@ -223,4 +211,30 @@ TEST_CASE("a directory named without --log_dir is the log directory", "[layout]"
   LayoutResult both = discover_layout({dir.path() + "/logs", {dir.path() + "/logs"}, {}});
   CHECK_FALSE(both.layout);
   CHECK(both.usage_error);
+}
+
+TEST_CASE("a missing workerlog is named, not skipped in silence", "[hardening][layout]") {
+  testing::TempDir d;
+  SECTION("one machine") {
+    for (const char* f : {"logs/workerlog.0", "logs/workerlog.1", "logs/workerlog.3", "logs/workerlog.6"}) d.write(f, "x\n");
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {}});
+    REQUIRE(r.layout);
+    REQUIRE(r.layout->notes.size() == 1);
+    CHECK(r.layout->notes[0].find("no workerlog.2, workerlog.4, workerlog.5 (3 of 7 local ranks") != std::string::npos);
+  }
+  SECTION("a machine with fewer logs than the others") {
+    for (const char* f : {"logs/machine0/workerlog.0", "logs/machine0/workerlog.1", "logs/machine1/workerlog.0"}) {
+      d.write(f, "x\n");
+    }
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {}});
+    REQUIRE(r.layout);
+    REQUIRE(r.layout->notes.size() == 1);
+    CHECK(r.layout->notes[0].find("machine1: no workerlog.1 (1 of 2") != std::string::npos);
+  }
+  SECTION("--devices asks for a subset: nothing to say") {
+    for (const char* f : {"logs/workerlog.0", "logs/workerlog.3"}) d.write(f, "x\n");
+    LayoutResult r = discover_layout({d.path() + "/logs", {}, {0, 3}});
+    REQUIRE(r.layout);
+    CHECK(r.layout->notes.empty());
+  }
 }

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
+#include "support/test_support.h"
 
 using ppt::log_line::parse_ms_to_ns;
 using ppt::log_line::TimeParse;
@@ -61,4 +63,30 @@ TEST_CASE("job types that would break the line are invalid", "[log_line]") {
   CHECK_FALSE(ppt::log_line::is_valid_job_type(""));
   CHECK_FALSE(ppt::log_line::is_valid_job_type("a,b"));
   CHECK_FALSE(ppt::log_line::is_valid_job_type("a\nb"));
+}
+
+TEST_CASE("times past what int64 nanoseconds hold are refused, never wrapped", "[hardening][log_line]") {
+  struct Case {
+    const char* text;
+    ppt::log_line::TimeParse want;
+    int64_t ns;
+  };
+  const Case cases[] = {
+      {"9223372036854.775807", ppt::log_line::TimeParse::kOk, INT64_MAX},
+      {"9223372036854.775808", ppt::log_line::TimeParse::kTooLarge, 0},
+      {"9223372036855", ppt::log_line::TimeParse::kTooLarge, 0},
+      {"9999999999999.999999", ppt::log_line::TimeParse::kTooLarge, 0},
+      {"0009223372036.854775", ppt::log_line::TimeParse::kOk, 9223372036854775},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    int64_t ns = -1;
+    CHECK(ppt::log_line::parse_ms_to_ns(c.text, &ns) == c.want);
+    if (c.want == ppt::log_line::TimeParse::kOk) CHECK(ns == c.ns);
+  }
+  std::string line = "Profiler Info: Job (1), type = forward, micro_batch_id = 0, job_start_time = "
+                     "9999999999999.999999, job_end_time = 9999999999999.999999";
+  ppt::LineResult r = ppt::testing::parser().parse(line);
+  CHECK(r.kind == ppt::LineKind::kRejected);
+  CHECK(r.issue == ppt::IssueKind::kTimeOutOfRange);
 }

@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "input/tar_reader.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::TempDir;

@@ -8,18 +8,13 @@
 #include "output/html_report.h"
 #include "analysis/stats.h"
 #include "input/timeline_builder.h"
-#include "stats_of.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 using ppt::testing::job_line;
 
 namespace {
-
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
 
 Timeline pipeline(int ranks, int steps, const std::string& first_type = "forward", int64_t slow_us = 0) {
   std::vector<SourceFile> files;

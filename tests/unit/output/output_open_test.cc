@@ -9,7 +9,7 @@
 
 #include "output/output_file.h"
 #include "output/outputs.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {

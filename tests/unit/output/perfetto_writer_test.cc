@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 #include "output/chrome_json_writer.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"

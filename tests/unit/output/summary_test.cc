@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "output/summary.h"
-#include "stats_test_support.h"
+#include "support/test_support.h"
 
 namespace ppt {
 

@@ -11,18 +11,14 @@
 #include "output/outputs.h"
 #include "output/svg_writer.h"
 #include "input/timeline_builder.h"
-#include "test_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::parser;
 using ppt::testing::job_line;
 using ppt::testing::TempDir;
 
 namespace {
-
-const LineParser& parser() {
-  static LineParser p;
-  return p;
-}
 
 Timeline from_logs(const std::vector<std::string>& logs) {
   std::vector<SourceFile> files;
@@ -283,20 +279,6 @@ TEST_CASE("XML escaping replaces what XML cannot carry", "[svg]") {
       {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},
   };
   for (const Row& row : rows) CHECK(xml_escaped(row.in) == row.out);
-}
-
-TEST_CASE("job types get stable colours by kind, shaded by chunk", "[svg]") {
-  CHECK(type_color("forward") == type_color("forward"));
-  CHECK(type_color("forward") != type_color("backward"));
-  CHECK(type_color("backward") != type_color("backward_w"));
-  CHECK(type_color("forward0") == type_color("forward"));
-  CHECK(type_color("forward1") != type_color("forward0"));
-  CHECK(type_color("recv_forward") == type_color("send_backward"));
-  CHECK(type_color("something_new") == type_color("something_new"));
-  for (const char* t : {"forward", "backward_b1", "optimizer", "lr", "default", "forward(chunk0)", "x"}) {
-    std::string c = type_color(t);
-    CHECK(std::regex_match(c, std::regex("#[0-9a-f]{6}")));
-  }
 }
 
 TEST_CASE(".svg and .html outputs are chosen by extension and written whole", "[svg]") {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::generate_logs;
@@ -168,13 +168,13 @@ TEST_CASE("A pair of machines with contradicting dependencies keeps the offset t
   // forward, by 4000 - o: least at o = +2000 us.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000),       job_line(1, "forward", 1, 1000, 2000),
-                    job_line(2, "forward", 2, 2000, 8000),    job_line(0, "backward", 0, 13000, 14000),
-                    job_line(1, "backward", 1, 14000, 15000)};
-  ranks[1].lines = {job_line(0, "forward", 0, 1500, 2500),   job_line(1, "forward", 1, 2500, 3500),
-                    job_line(2, "forward", 2, 4000, 5000),   job_line(0, "forward", 3, 5000, 5100),
-                    job_line(0, "backward", 3, 5100, 5200), job_line(0, "backward", 0, 10000, 11000),
-                    job_line(1, "backward", 1, 11000, 12000), job_line(2, "backward", 2, 12000, 13000)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),       job_line("forward", 1, 1000, 2000, 1),
+                    job_line("forward", 2, 2000, 8000, 2),    job_line("backward", 0, 13000, 14000, 0),
+                    job_line("backward", 1, 14000, 15000, 1)};
+  ranks[1].lines = {job_line("forward", 0, 1500, 2500, 0),   job_line("forward", 1, 2500, 3500, 1),
+                    job_line("forward", 2, 4000, 5000, 2),   job_line("forward", 3, 5000, 5100, 0),
+                    job_line("backward", 3, 5100, 5200, 0), job_line("backward", 0, 10000, 11000, 0),
+                    job_line("backward", 1, 11000, 12000, 1), job_line("backward", 2, 12000, 13000, 2)};
   // Rank 0 has no backward 2: only two backward dependencies.
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
@@ -339,13 +339,13 @@ TEST_CASE("A step that only one shifted rank has stays between its neighbours on
   // where step 0 ends, not start before step 0 ended.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000),         job_line(0, "backward", 0, 4200, 6200),
-                    job_line(0, "optimizer", -1, 6200, 6700),    job_line(0, "forward", 0, 20000, 21000),
-                    job_line(0, "backward", 0, 24200, 26200),    job_line(0, "optimizer", -1, 26200, 26700)};
-  ranks[1].lines = {job_line(0, "forward", 0, 3100, 4100),      job_line(0, "backward", 0, 4100, 6100),
-                    job_line(0, "optimizer", -1, 6100, 6600),    job_line(0, "forward", 0, 6700, 7000),
-                    job_line(0, "optimizer", -1, 7000, 7100),    job_line(0, "forward", 0, 23100, 24100),
-                    job_line(0, "backward", 0, 24100, 26100),    job_line(0, "optimizer", -1, 26100, 26600)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),         job_line("backward", 0, 4200, 6200, 0),
+                    job_line("optimizer", -1, 6200, 6700, 0),    job_line("forward", 0, 20000, 21000, 0),
+                    job_line("backward", 0, 24200, 26200, 0),    job_line("optimizer", -1, 26200, 26700, 0)};
+  ranks[1].lines = {job_line("forward", 0, 3100, 4100, 0),      job_line("backward", 0, 4100, 6100, 0),
+                    job_line("optimizer", -1, 6100, 6600, 0),    job_line("forward", 0, 6700, 7000, 0),
+                    job_line("optimizer", -1, 7000, 7100, 0),    job_line("forward", 0, 23100, 24100, 0),
+                    job_line("backward", 0, 24100, 26100, 0),    job_line("optimizer", -1, 26100, 26600, 0)};
   Timeline tl = timeline_from_lines(ranks);
   REQUIRE(tl.runs.size() == 1);
   REQUIRE(tl.runs[0].steps.size() == 3);
@@ -372,12 +372,12 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
   const int64_t far_us = (INT64_MAX - ppt::testing::kEpochNs) / 1000 - 100000;
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line(0, "forward", 0, far_us - 50000, far_us - 49000),
-                    job_line(0, "optimizer", -1, far_us - 49000, far_us - 48000),
-                    job_line(0, "forward", 0, far_us, far_us + 1000)};
-  ranks[1].lines = {job_line(0, "forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20),
-                    job_line(0, "optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30),
-                    job_line(0, "forward", 0, far_us + 2000, far_us + 3000)};
+  ranks[0].lines = {job_line("forward", 0, far_us - 50000, far_us - 49000, 0),
+                    job_line("optimizer", -1, far_us - 49000, far_us - 48000, 0),
+                    job_line("forward", 0, far_us, far_us + 1000, 0)};
+  ranks[1].lines = {job_line("forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20, 0),
+                    job_line("optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30, 0),
+                    job_line("forward", 0, far_us + 2000, far_us + 3000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   CHECK(tl.job_count() == 6);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
@@ -385,5 +385,61 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
   CHECK(tl.job_count() == 6);
   for (const Run& run : tl.runs) {
     for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
+  }
+}
+
+TEST_CASE("After alignment every step span starts after the previous one ended when a rank lacks a step",
+          "[clock_align]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  for (const char* args : {"--stages 4 --machines 2 --skew 1:4 --missing-step 2:1",
+                           "--stages 4 --machines 2 --skew 1:-4 --missing-step 0:1",
+                           "--stages 6 --machines 3 --skew 1:3 --skew 2:-2 --missing-step 3:1 --missing-step 5:2",
+                           "--stages 4 --machines 2 --skew 1:2500 --missing-step 1:1",
+                           "--stages 4 --machines 2 --skew 1:6 --missing-step 2:1 --rerun"}) {
+    SECTION(args) {
+      auto g = generate_logs(std::string("--schedule 1f1b --micro-batches 4 --steps 4 --seed 5 ") + args);
+      Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl);
+      ClockAlignment a = align_clocks(tl, deps);
+      CHECK(a.shifts());
+      for (const Run& run : tl.runs) {
+        const auto& steps = run.steps;
+        REQUIRE(steps.size() == 4);
+        // Each span is its jobs' extent in the shifted times, settled after
+        // the previous span, and counts the ranks that have it.
+        for (size_t i = 0; i < steps.size(); ++i) {
+          int64_t lo = INT64_MAX, hi = INT64_MIN;
+          uint32_t ranks = 0;
+          for (uint32_t ti : run.tracks) {
+            bool has = false;
+            for (const Job& j : tl.tracks[ti].jobs) {
+              if (j.step != steps[i].number) continue;
+              lo = std::min(lo, j.start_ns);
+              hi = std::max(hi, j.end_ns);
+              has = true;
+            }
+            ranks += has;
+          }
+          int64_t start = i == 0 ? lo : std::max(lo, steps[i - 1].end_ns);
+          INFO("run " << run.index << " step " << steps[i].number);
+          CHECK(steps[i].start_ns == start);
+          CHECK(steps[i].end_ns == std::max(hi, start));
+          CHECK(steps[i].ranks == ranks);
+        }
+        for (size_t i = 0; i < steps.size(); ++i) {
+          INFO("run " << run.index << " step " << steps[i].number << " " << steps[i].start_ns << ".."
+                      << steps[i].end_ns);
+          CHECK(steps[i].start_ns <= steps[i].end_ns);
+          if (i == 0) continue;
+          INFO("previous ends " << steps[i - 1].end_ns);
+          CHECK(steps[i].number > steps[i - 1].number);
+          CHECK(steps[i].start_ns >= steps[i - 1].end_ns);
+        }
+      }
+      check_spans(tl);
+    }
   }
 }

@@ -4,8 +4,9 @@
 
 #include <set>
 
-#include "pipeline_logs.h"
+#include "model/job_types.h"
 #include "passes/pipeline_stage.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::generate_logs;
@@ -153,12 +154,12 @@ TEST_CASE("A consumer that starts before its producer ends is marked and reporte
   // Two stages, two micro-batches; rank 1's forward of micro-batch 1 starts
   // 300 us before rank 0's ends.
   std::vector<RankLines> ranks(2);
-  ranks[0].lines = {job_line(0, "forward", 0, 0, 1000), job_line(1, "forward", 1, 1000, 2000),
-                    job_line(0, "backward", 0, 4000, 6000), job_line(1, "backward", 1, 7000, 9000),
-                    job_line(0, "optimizer", 0, 9000, 9500)};
-  ranks[1].lines = {job_line(0, "forward", 0, 1100, 1600), job_line(1, "forward", 1, 1700, 2700),
-                    job_line(0, "backward", 0, 2700, 4000), job_line(1, "backward", 1, 4000, 6000),
-                    job_line(0, "optimizer", 0, 9000, 9500)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0), job_line("forward", 1, 1000, 2000, 1),
+                    job_line("backward", 0, 4000, 6000, 0), job_line("backward", 1, 7000, 9000, 1),
+                    job_line("optimizer", 0, 9000, 9500, 0)};
+  ranks[1].lines = {job_line("forward", 0, 1100, 1600, 0), job_line("forward", 1, 1700, 2700, 1),
+                    job_line("backward", 0, 2700, 4000, 0), job_line("backward", 1, 4000, 6000, 1),
+                    job_line("optimizer", 0, 9000, 9500, 0)};
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl);
   REQUIRE(deps.pp_degree == 2);
@@ -187,10 +188,10 @@ TEST_CASE("The pieces of an overlapped job are one job: the last piece produces,
   // Both ranks end the step with an optimizer at the same time, so that the
   // step matcher sees one step on both.
   std::vector<RankLines> ranks(2);
-  ranks[0].lines = {job_line(0, "forward(chunk0)", 0, 0, 500), job_line(0, "forward(chunk1)", 0, 500, 1000),
-                    job_line(0, "optimizer", 0, 3000, 3500)};
-  ranks[1].lines = {job_line(0, "forward(chunk0)", 0, 1100, 1600), job_line(0, "forward(chunk1)", 0, 1600, 2100),
-                    job_line(0, "optimizer", 0, 3000, 3500)};
+  ranks[0].lines = {job_line("forward(chunk0)", 0, 0, 500, 0), job_line("forward(chunk1)", 0, 500, 1000, 0),
+                    job_line("optimizer", 0, 3000, 3500, 0)};
+  ranks[1].lines = {job_line("forward(chunk0)", 0, 1100, 1600, 0), job_line("forward(chunk1)", 0, 1600, 2100, 0),
+                    job_line("optimizer", 0, 3000, 3500, 0)};
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{2});
   REQUIRE(deps.edges.size() == 1);
@@ -203,8 +204,8 @@ TEST_CASE("The pieces of an overlapped job are one job: the last piece produces,
 TEST_CASE("The dependency index lists each job's incoming and outgoing edges", "[dependencies]") {
   std::vector<RankLines> ranks(3);
   for (int r = 0; r < 3; ++r) {
-    ranks[r].lines = {job_line(0, "forward", 0, r * 1000, r * 1000 + 900),
-                      job_line(0, "backward", 0, 6000 - r * 1000, 6900 - r * 1000)};
+    ranks[r].lines = {job_line("forward", 0, r * 1000, r * 1000 + 900, 0),
+                      job_line("backward", 0, 6000 - r * 1000, 6900 - r * 1000, 0)};
   }
   Timeline tl = timeline_from_lines(ranks);
   Dependencies deps = find_dependencies(tl, DependencyOptions{3});

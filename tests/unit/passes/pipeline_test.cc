@@ -4,7 +4,7 @@
 
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
-#include "pipeline_logs.h"
+#include "support/test_support.h"
 
 namespace ppt::testing {
 

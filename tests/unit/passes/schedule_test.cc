@@ -4,7 +4,7 @@
 #include "passes/pipeline_stage.h"
 #include "passes/schedule.h"
 #include "analysis/stats.h"
-#include "stats_test_support.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {
@@ -40,7 +40,7 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
   int n = 0;
   for (const Case& c : cases) {
     INFO(c.args);
-    std::string logs = testing::generate_logs(dir, "s" + std::to_string(n++), c.args + " --steps 2 --seed 5");
+    std::string logs = testing::generate_log_dir(dir, "s" + std::to_string(n++), c.args + " --steps 2 --seed 5");
     Stats st = testing::stats_of(testing::load_dir(logs));
     INFO(st.schedule.evidence);
     CHECK(st.schedule.kind == c.kind);
@@ -58,7 +58,7 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
 TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages and P", "[stats][schedule]") {
   testing::TempDir dir;
   // 8 ranks: 4 stages x 2 replicas; --devices 1,2,3 on one machine of 8.
-  std::string logs = testing::generate_logs(dir, "dp", "--schedule 1f1b --stages 4 --dp 2 --micro-batches 4 --steps 2 "
+  std::string logs = testing::generate_log_dir(dir, "dp", "--schedule 1f1b --stages 4 --dp 2 --micro-batches 4 --steps 2 "
                                                        "--seed 3 --slow 6:1.4");
   LayoutRequest request;
   request.log_dir = logs;
@@ -91,7 +91,7 @@ TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages
 
 TEST_CASE("a run without pipeline jobs has schedule none and no bubble promise above zero", "[stats][schedule]") {
   testing::TempDir dir;
-  std::string logs = testing::generate_logs(dir, "d", "--schedule default --stages 3 --steps 2");
+  std::string logs = testing::generate_log_dir(dir, "d", "--schedule default --stages 3 --steps 2");
   Stats st = testing::stats_of(testing::load_dir(logs));
   CHECK(st.schedule.kind == ScheduleKind::kNoPipeline);
   CHECK(st.schedule.ideal_bubble_ratio == 0.0);
@@ -99,7 +99,7 @@ TEST_CASE("a run without pipeline jobs has schedule none and no bubble promise a
 
 TEST_CASE("the pp-degree option overrides the inferred depth", "[stats][schedule]") {
   testing::TempDir dir;
-  std::string logs = testing::generate_logs(dir, "f", "--schedule fthenb --stages 2 --dp 3 --micro-batches 4");
+  std::string logs = testing::generate_log_dir(dir, "f", "--schedule fthenb --stages 2 --dp 3 --micro-batches 4");
   Timeline tl = testing::load_dir(logs);
   Stats st = testing::stats_of(tl, {}, 2);
   CHECK(st.schedule.pp_degree == 2);
@@ -172,7 +172,7 @@ TEST_CASE("virtual stages run down the stages, and back up for ZBVPP's odd chunk
 
 TEST_CASE("each rank's plan is its most common job order, in printed order", "[stats][schedule]") {
   testing::TempDir dir;
-  std::string logs = testing::generate_logs(dir, "o", "--schedule 1f1b --stages 2 --micro-batches 3 --steps 3");
+  std::string logs = testing::generate_log_dir(dir, "o", "--schedule 1f1b --stages 2 --micro-batches 3 --steps 3");
   Timeline tl = testing::load_dir(logs);
   std::vector<RankOrder> orders = rank_orders(tl);
   REQUIRE(orders.size() == 2);

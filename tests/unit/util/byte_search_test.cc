@@ -39,21 +39,6 @@ const char* expected_either(std::string_view text, size_t from) {
 
 }  // namespace
 
-TEST_CASE("find_literal finds what string_view::find finds, at every offset and buffer end", "[byte_search]") {
-  std::mt19937 rng(7);
-  for (size_t size = 0; size < 200; ++size) {
-    for (int rep = 0; rep < 20; ++rep) {
-      std::string text = noisy_text(rng, size);
-      std::string_view v(text);
-      for (size_t from = 0; from <= size; from += 7) {
-        size_t want = v.find(kProfiler, from);
-        const char* got = ppt::find_literal(text.data() + from, text.data() + size, kProfiler, 3);
-        REQUIRE(got == (want == std::string_view::npos ? nullptr : text.data() + want));
-      }
-    }
-  }
-}
-
 TEST_CASE("find_either_literal finds the earlier of two needles, at every offset and buffer end", "[byte_search]") {
   std::mt19937 rng(11);
   for (size_t size = 0; size < 200; ++size) {

@@ -1,0 +1,56 @@
+// The job-type vocabulary in one place: how a type such as `backward_w1` or
+// `forward(chunk0)` splits into its parts, what kind of work it is, where it
+// goes in a legend and which colour every output gives it. The passes (steps,
+// schedule, dependencies, stats) and the writers (Chrome JSON, .pftrace, SVG,
+// HTML, the diff trace) all ask here, so a new spelling of a type is taught
+// once.
+//
+// Types are never a closed list: Paddle's plans and the training front-ends
+// name them freely (paddle/fluid/framework/new_executor/interpreter/job.h only
+// holds a string). A type this module does not know is kind kOther, keeps its
+// whole name as base, and still gets a stable colour of its own.
+//
+// All functions are pure and thread safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ppt {
+
+// A job type split into its parts: `backward_w1` is base `backward`,
+// suffix `w`, chunk 1; `forward(chunk0)` is base `forward`, chunk 0.
+struct TypeParts {
+  std::string base;    // forward, backward, optimizer, lr, recv_forward, ...
+  std::string suffix;  // b, w, w_reduce, ... or empty
+  int32_t chunk = -1;  // virtual stage, -1 when none
+};
+TypeParts split_type(std::string_view type);
+
+// What a job does.
+enum class JobKind : uint8_t {
+  kForward,
+  kBackward,        // a whole backward, or its input-gradient half (backward_b)
+  kBackwardWeight,  // the weight-gradient half (backward_w, backward_w_reduce)
+  kOptimizer,       // ends a step on its rank
+  kLr,              // the learning-rate job of the 2023 plans
+  kCommunication,   // send_* / recv_* jobs
+  kNoPipeline,      // `default`: the whole step as one job, no pipeline
+  kOther,
+};
+JobKind job_kind(const TypeParts& parts);
+inline JobKind job_kind(std::string_view type) { return job_kind(split_type(type)); }
+
+// Legends list lr, forward, backward (both halves), optimizer, then the rest.
+int legend_rank(const TypeParts& parts);
+
+// The type's fill in SVG and HTML: "#rrggbb", a hue by kind (hashed from the
+// base for kOther), lighter or darker by chunk, darker for a *_reduce suffix.
+std::string type_color(std::string_view type);
+
+// The legacy viewer's reserved colour name for the type (catapult's cname),
+// by kind: the old helper's forward, backward and optimizer, extended.
+const char* chrome_color_name(std::string_view type);
+
+}  // namespace ppt

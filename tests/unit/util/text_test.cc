@@ -1,0 +1,155 @@
+// The shared text helpers: UTF-8 by the standard's table, numbers, names.
+#include "util/text.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+namespace ppt {
+namespace {
+
+constexpr const char* kFffd = "\xEF\xBF\xBD";
+
+// Well-formed UTF-8 throughout, by the sequence lengths.
+bool well_formed(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string repeated_fffd(size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += kFffd;
+  return out;
+}
+
+TEST_CASE("UTF-8 sequences are accepted or refused as the Unicode Standard's table says", "[text][utf8]") {
+  struct Row {
+    const char* what;
+    std::string bytes;
+    bool valid;
+    char32_t code_point;  // when valid and one character
+  };
+  const Row rows[] = {
+      {"ASCII", "A", true, U'A'},
+      {"NUL is a character", std::string("\0", 1), true, 0},
+      {"two bytes, lowest", "\xC2\x80", true, 0x80},
+      {"two bytes, highest", "\xDF\xBF", true, 0x7FF},
+      {"overlong two bytes (C0)", "\xC0\xAF", false, 0},
+      {"overlong two bytes (C1)", "\xC1\xBF", false, 0},
+      {"a lone continuation byte", "\x80", false, 0},
+      {"three bytes, lowest", "\xE0\xA0\x80", true, 0x800},
+      {"overlong three bytes", "\xE0\x80\xAF", false, 0},
+      {"overlong three bytes, highest", "\xE0\x9F\xBF", false, 0},
+      {"last before the surrogates", "\xED\x9F\xBF", true, 0xD7FF},
+      {"high surrogate", "\xED\xA0\x80", false, 0},
+      {"low surrogate", "\xED\xBF\xBF", false, 0},
+      {"first after the surrogates", "\xEE\x80\x80", true, 0xE000},
+      {"noncharacter U+FFFE is well-formed", "\xEF\xBF\xBE", true, 0xFFFE},
+      {"noncharacter U+FFFF is well-formed", "\xEF\xBF\xBF", true, 0xFFFF},
+      {"four bytes, lowest", "\xF0\x90\x80\x80", true, 0x10000},
+      {"overlong four bytes", "\xF0\x8F\xBF\xBF", false, 0},
+      {"U+10FFFF, the last code point", "\xF4\x8F\xBF\xBF", true, 0x10FFFF},
+      {"above U+10FFFF", "\xF4\x90\x80\x80", false, 0},
+      {"F5 lead (above U+10FFFF)", "\xF5\x80\x80\x80", false, 0},
+      {"FF", "\xFF", false, 0},
+      {"cut by the end", "\xE2\x82", false, 0},
+      {"cut by a byte that does not continue it", "\xE2\x28\xA1", false, 0},
+      {"four bytes cut after three", "\xF0\x9F\x98", false, 0},
+      {"emoji", "\xF0\x9F\x98\x80", true, 0x1F600},
+  };
+  for (const Row& row : rows) {
+    INFO(row.what);
+    CHECK(well_formed(row.bytes) == row.valid);
+    size_t n = utf8_sequence_length(row.bytes, 0);
+    CHECK((n == row.bytes.size()) == row.valid);
+    if (row.valid) CHECK(utf8_code_point(row.bytes, 0, n) == row.code_point);
+    bool changed = true;
+    std::string clean = sanitize_utf8(row.bytes, &changed);
+    CHECK(changed == !row.valid);
+    CHECK(well_formed(clean));
+    if (row.valid) {
+      CHECK(clean == row.bytes);
+    } else {
+      // One U+FFFD for each byte that does not start a well-formed sequence.
+      std::string want;
+      for (size_t i = 0; i < row.bytes.size();) {
+        size_t k = utf8_sequence_length(row.bytes, i);
+        want += k > 0 ? row.bytes.substr(i, k) : std::string(kFffd);
+        i += k > 0 ? k : 1;
+      }
+      CHECK(clean == want);
+      CHECK(clean.find(kFffd) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("sanitizing replaces each bad byte and keeps the text around it", "[text][utf8]") {
+  struct Row {
+    std::string in, out;
+  };
+  const Row rows[] = {
+      {"forward\xC3\xA9", "forward\xC3\xA9"},
+      {"a\xFF" "b", "a" + repeated_fffd(1) + "b"},
+      {"\xE0\x80\x80", repeated_fffd(3)},
+      {"\xED\xA0\x80x", repeated_fffd(3) + "x"},
+      {"\xE2\x82" "A", repeated_fffd(2) + "A"},
+      {"ok\xF4\x90\x80\x80ok", "ok" + repeated_fffd(4) + "ok"},
+  };
+  for (const Row& row : rows) {
+    bool changed = false;
+    CHECK(sanitize_utf8(row.in, &changed) == row.out);
+    CHECK(changed == (row.in != row.out));
+    bool again = true;
+    CHECK(sanitize_utf8(row.out, &again) == row.out);
+    CHECK_FALSE(again);
+  }
+}
+
+TEST_CASE("whole-field numbers refuse spaces, signs where they do not belong, and overflow", "[text]") {
+  int32_t i = 0;
+  CHECK(parse_whole_number("42", &i));
+  CHECK(i == 42);
+  CHECK(parse_whole_number("-7", &i));
+  CHECK(i == -7);
+  CHECK_FALSE(parse_whole_number("", &i));
+  CHECK_FALSE(parse_whole_number(" 1", &i));
+  CHECK_FALSE(parse_whole_number("1 ", &i));
+  CHECK_FALSE(parse_whole_number("1x", &i));
+  CHECK_FALSE(parse_whole_number("2147483648", &i));
+  int64_t l = 0;
+  CHECK(parse_whole_number("2147483648", &l));
+  CHECK(l == 2147483648LL);
+  uint32_t u = 0;
+  CHECK_FALSE(parse_whole_number("-1", &u));
+}
+
+TEST_CASE("counts read with thousands separators", "[text]") {
+  struct Row {
+    uint64_t n;
+    const char* text;
+  };
+  const Row rows[] = {{0, "0"},           {7, "7"},           {999, "999"},
+                      {1000, "1,000"},    {12345, "12,345"},  {123456, "123,456"},
+                      {1234567, "1,234,567"}, {UINT64_MAX, "18,446,744,073,709,551,615"}};
+  for (const Row& row : rows) CHECK(with_commas(row.n) == row.text);
+}
+
+TEST_CASE("machine folders sort naturally", "[layout]") {
+  std::vector<std::string> names = {"machine10", "machine2", "machine1", "machine9", "machine02", "machineA"};
+  std::sort(names.begin(), names.end(), natural_less);
+  CHECK(names == std::vector<std::string>{"machine1", "machine2", "machine02", "machine9", "machine10", "machineA"});
+}
+
+TEST_CASE("natural order of IP addresses and host names", "[layout]") {
+  std::vector<std::string> names = {"10.0.0.10", "10.0.0.2", "10.0.1.1", "9.9.9.9", "node-10", "node-2"};
+  std::sort(names.begin(), names.end(), natural_less);
+  CHECK(names == std::vector<std::string>{"9.9.9.9", "10.0.0.2", "10.0.0.10", "10.0.1.1", "node-2", "node-10"});
+}
+
+}  // namespace
+}  // namespace ppt
