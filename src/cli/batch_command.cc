@@ -41,25 +41,42 @@ std::string run_line(const BatchRun& r) {
   return fmt::format("{}: {}: {}", name, batch_status_name(r.status), printable_excerpt(r.error, 300));
 }
 
-// The output directory must not be, nor hold, an input: a log file named
-// as --out, or an artifact inside it.
+// The output directory must not be, nor hold, an input, nor be a log
+// directory: a log file named as --out, an artifact inside it (its index
+// files and run folders could land on the artifact), or --out naming one of
+// the runs of an artifact (the batch would write into that run's logs and
+// skip the run when it searches the artifact).
 std::string check_out_dir(const std::string& out_dir, const std::vector<std::string>& artifacts) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path out = fs::weakly_canonical(out_dir, ec);
   if (ec) return "";
+  auto within = [](const fs::path& inner, const fs::path& outer) {
+    auto [end, _] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+    return end == outer.end();
+  };
   for (const std::string& a : artifacts) {
     std::error_code aec;
     fs::path art = fs::weakly_canonical(a, aec);
     if (aec) continue;
-    // --out names an artifact, or a file inside an artifact directory.
-    bool inside = out == art;
-    if (!inside && fs::is_directory(art, aec) && fs::is_regular_file(out, aec)) {
-      auto [end, _] = std::mismatch(art.begin(), art.end(), out.begin(), out.end());
-      inside = end == art.end();
+    bool art_is_dir = fs::is_directory(art, aec);
+    if (out == art) {
+      return art_is_dir ? fmt::format("{}: refusing to write into an input (the artifact {})", out_dir, a)
+                        : fmt::format("{}: refusing to write onto an input log", out_dir);
     }
-    if (inside && !fs::is_directory(out, aec)) return fmt::format("{}: refusing to write onto an input log", out_dir);
-    if (inside) return fmt::format("{}: refusing to write onto an input (an artifact)", out_dir);
+    // --out names a file inside an artifact directory.
+    if (art_is_dir && fs::is_regular_file(out, aec) && within(out, art)) {
+      return fmt::format("{}: refusing to write onto an input log", out_dir);
+    }
+    // An artifact inside the output directory.
+    if (within(art, out)) {
+      return fmt::format("{}: refusing to write into a folder that holds the input {}", out_dir, a);
+    }
+  }
+  // --out is itself a folder of logs (one run of an artifact, or any log
+  // directory): its logs are inputs, and would be read as a run of their own.
+  if (fs::is_directory(out, ec) && !find_log_dirs(out.string(), 0).empty()) {
+    return fmt::format("{}: refusing to write into a log directory (it holds logs, which are inputs)", out_dir);
   }
   return "";
 }
