@@ -2,7 +2,7 @@
 """Synthetic PaddlePaddle "job schedule profiler" launch logs, with ground truth.
 
 Simulates a pipeline-parallel training job so that the logs look like the real
-thing (see docs: paddle-log-format.md): every pipeline stage runs the job plan
+thing (see docs/log-format.md): every pipeline stage runs the job plan
 of the chosen schedule in order, a job waits for its predecessor on the same
 stage and for the job it depends on on the neighbouring stage (plus a small
 communication latency), every stage ends a step with its optimizer job, and

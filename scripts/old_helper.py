@@ -2,7 +2,7 @@
 """The old converter's approach, rewritten plainly, as the benchmark baseline.
 
 This is not Paddle's code: it reproduces how Paddle's profiler_helper_static.py
-works (see docs: paddle-log-format.md, "The existing converter") so that
+works (see docs/log-format.md) so that
 scripts/bench.sh can time the same approach on the same logs:
 
   - read each workerlog file whole into memory;

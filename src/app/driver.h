@@ -29,7 +29,7 @@
 
 #include "analysis/stats.h"
 #include "input/log_layout.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "model/timeline.h"
 #include "output/outputs.h"
 #include "passes/clock_align.h"

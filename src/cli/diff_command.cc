@@ -114,8 +114,12 @@ int run_diff(const DiffCommandOptions& o) {
     text = format_diff_text(d, style);
   }
   if (!is_stdout_path(o.trace)) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
+    // The verdict on standard output, checked like every output: a closed or
+    // full standard output is an error, not a silent exit 0.
+    if (std::string error = write_text_output("-", text); !error.empty()) {
+      say.error(error);
+      code = kExitInput;
+    }
   }
   if (o.run.timings) {
     for (const StatsInput* side : {&a, &b}) {

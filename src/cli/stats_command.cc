@@ -22,18 +22,14 @@ struct StatsCommandOptions {
   std::string color = "auto";
 };
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
   if (o.input.empty()) {
     say.error("give --log_dir DIR or log files (see pp-timeline stats --help)");
     return kExitUsage;
   }
-  bool json = o.json || (!o.markdown && ends_with(o.output, ".json"));
-  bool markdown = o.markdown || (!o.json && ends_with(o.output, ".md"));
+  bool json = o.json || (!o.markdown && o.output.ends_with(".json"));
+  bool markdown = o.markdown || (!o.json && o.output.ends_with(".md"));
   const std::string output = o.output.empty() ? std::string("-") : o.output;
   DriverRequest request = driver_request(o.input.request(), o.run);
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;

@@ -1,6 +1,6 @@
-// What `stats`, `report` and `diff` share: a run read through the driver
-// with its stats (or, for diff, a stats JSON), its problems reported, and
-// the report's colour decision.
+// What `stats` and `diff` share: a run read through the driver with its
+// stats (or, for diff, a stats JSON), its problems reported, and the
+// report's colour decision.
 #pragma once
 
 #include <optional>

@@ -45,7 +45,7 @@ const char* time_problem(log_line::TimeParse p, IssueKind* kind) {
 // accepts only the exact canonical layout (type up to the first comma,
 // optional micro_batch_id, two times, trailing blanks) and captures the same
 // texts the RE2 pattern would; anything else goes to RE2, which stays the
-// definition of the format. tests/unit/line_parser_test.cc checks both paths
+// definition of the format. tests/unit/input/line_parser_test.cc checks both paths
 // agree.
 struct Captures {
   std::string_view id, type, mb, start, end;

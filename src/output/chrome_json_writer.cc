@@ -9,7 +9,6 @@
 
 #include "model/job_types.h"
 #include "passes/dependencies.h"
-#include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "output/trace_naming.h"
 #include "util/text.h"

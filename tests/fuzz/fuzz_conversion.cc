@@ -42,7 +42,7 @@
 #include "output/perfetto_writer.h"
 #include "output/summary.h"
 #include "model/timeline.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 
 #include "fuzz_check.h"
 #include "input/dygraph_profile.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "model/timeline.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 
 namespace ppt::demo_check {
 

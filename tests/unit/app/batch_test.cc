@@ -12,7 +12,7 @@
 
 #include "app/batch.h"
 #include "input/log_layout.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "output/chrome_json_writer.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "output/trace_naming.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"

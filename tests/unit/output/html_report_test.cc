@@ -7,7 +7,7 @@
 #include "analysis/diff.h"
 #include "output/html_report.h"
 #include "analysis/stats.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;

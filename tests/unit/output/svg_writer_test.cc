@@ -10,7 +10,7 @@
 
 #include "output/outputs.h"
 #include "output/svg_writer.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;

@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;

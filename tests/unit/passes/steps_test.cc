@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "passes/reruns.h"
 #include "support/test_support.h"
 

@@ -27,7 +27,7 @@
 #include "passes/pipeline.h"
 #include "input/file_scanner.h"
 #include "input/line_parser.h"
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 #include "pp_timeline/log_line.h"
 
 namespace ppt::testing {

@@ -1,4 +1,5 @@
-// Builds the Timeline: scans every file in parallel, splits runs and steps,
+// The first pass: builds the Timeline from the input stage's scans. Scans
+// every file in parallel (input/file_scanner.h), splits runs and steps,
 // matches runs and steps across ranks, and puts overlapping jobs on lanes.
 //
 // The result never depends on the number of threads: each file's result is
@@ -30,8 +31,9 @@ struct BuildOptions {
 // Reads the files of `layout` and builds the timeline.
 Timeline build_timeline(const Layout& layout, const BuildOptions& options = {});
 
-// Finds the files (log_layout.h) and builds the timeline: what every
-// command that reads a run starts with.
+// Finds the files (log_layout.h) and builds the timeline, nothing more: for
+// tests and tools. The commands go through app/driver.h, which runs every
+// later pass too.
 struct LoadResult {
   std::optional<Timeline> timeline;     // empty on a layout error
   std::string error;                    // one line for the user

@@ -1,4 +1,4 @@
-#include "input/timeline_builder.h"
+#include "passes/timeline_builder.h"
 
 #include <fmt/format.h>
 
