@@ -97,13 +97,9 @@ int run_batch_command(const BatchCommandOptions& o) {
   opt.limits.max_entries = o.max_entries;
   opt.max_depth = o.max_depth;
   opt.keep_extracted = o.keep_extracted;
-  if (!o.steps.empty()) {
-    std::string error;
-    opt.svg.steps = parse_step_range(o.steps, &error);
-    if (!opt.svg.steps) {
-      say.error("--steps " + error);
-      return kExitUsage;
-    }
+  if (std::string error = parse_steps_option(o.steps, &opt.svg.steps); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
   }
   bool tty = o.progress == "bar" || (o.progress == "auto" && isatty(fileno(stderr)));
   bool lines = !o.quiet && !tty && o.progress != "off";
@@ -159,9 +155,7 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   add_pp_degree_option(*sub, o->pp_degree);
   add_align_clocks_option(*sub, o->align_clocks);
   add_steps_option(*sub, o->steps);
-  sub->add_option("--max-jobs", o->max_jobs, "job rectangles at most per picture")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
+  add_max_jobs_option(*sub, o->max_jobs);
   sub->add_option("--max-extract-mb", o->max_extract_mb,
                   "an archive whose content is larger (once decompressed) is refused")
       ->capture_default_str()

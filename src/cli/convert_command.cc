@@ -39,13 +39,9 @@ int run_convert(const ConvertOptions& o) {
     return kExitUsage;
   }
   std::optional<StepRange> steps;
-  if (!o.steps.empty()) {
-    std::string error;
-    steps = parse_step_range(o.steps, &error);
-    if (!steps) {
-      say.error("--steps " + error);
-      return kExitUsage;
-    }
+  if (std::string error = parse_steps_option(o.steps, &steps); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
   }
   std::vector<OutputSpec> outputs;
   for (const std::string& path : o.outputs) {

@@ -147,10 +147,7 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   sub->add_option("A", o->a, "the baseline: a log directory, a log file ('-': one rank's log on standard input), or a `stats --json` file")->required();
   sub->add_option("B", o->b, "the run to judge: the same kinds")->required();
   add_devices_option(*sub, o->devices);
-  sub->add_option("--straggler-margin", o->straggler_margin_pct,
-                  "percent above the other ranks' median that makes a straggler")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+  add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
   sub->add_option("--fail-if-slower", o->fail_if_slower_pct,
                   "exit 1 when B's mean step time is more than PCT % above A's (a CI gate)")
       ->check(CLI::Range(0.0, 1e6));
@@ -163,15 +160,9 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "name the ranks whose busy time per step changed by more than PCT %")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  auto* json = sub->add_flag("--json", o->json, "JSON with the keys documented in docs/stats.md");
-  auto* md = sub->add_flag("--markdown", o->markdown, "Markdown, for a CI comment");
-  json->excludes(md);
   sub->add_option("-o,--output", o->trace,
                   "also write one trace (.json) holding both runs, aligned at their first common step, or (.html) a "
                   "report page with the deltas and both timelines one above the other");
-  sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "always", "never"}));
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
               "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"

@@ -61,6 +61,36 @@ void add_steps_option(CLI::App& app, std::string& steps) {
   app.add_option("--steps", steps, "steps to draw in pictures and reports: A:B (A to B included), A:, :B or A");
 }
 
+void add_max_jobs_option(CLI::App& app, size_t& max_jobs) {
+  app.add_option("--max-jobs", max_jobs,
+                 "job rectangles at most per picture or page; beyond, the first steps that fit are drawn and the "
+                 "output says so")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
+}
+
+void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool& json, bool& markdown,
+                               std::string& color) {
+  app.add_option("--straggler-margin", straggler_margin_pct,
+                 "percent above the other ranks' median that makes a straggler")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1000.0));
+  auto* json_flag = app.add_flag("--json", json, "JSON with the keys documented in docs/stats.md");
+  auto* md_flag = app.add_flag("--markdown", markdown, "Markdown, for a CI comment");
+  json_flag->excludes(md_flag);
+  app.add_option("--color", color, "colour the table: auto (on a terminal), always, never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out) {
+  out->reset();
+  if (text.empty()) return "";
+  std::string error;
+  *out = parse_step_range(text, &error);
+  return *out ? "" : "--steps " + error;
+}
+
 void add_run_options(CLI::App& app, RunOptions& run) {
   add_threads_option(app, run.threads);
   add_pp_degree_option(app, run.pp_degree);

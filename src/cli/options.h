@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/driver.h"
+#include "output/svg_writer.h"
 
 namespace ppt::cli {
 
@@ -44,6 +45,15 @@ void add_strict_option(CLI::App& app, bool& strict);
 void add_quiet_option(CLI::App& app, bool& quiet);
 void add_timings_option(CLI::App& app, bool& timings);
 void add_steps_option(CLI::App& app, std::string& steps);
+// --max-jobs: the cap on job rectangles of a picture or page.
+void add_max_jobs_option(CLI::App& app, size_t& max_jobs);
+// The report options of stats and diff: --straggler-margin, --json,
+// --markdown (exclusive with --json) and --color.
+void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool& json, bool& markdown,
+                               std::string& color);
+// Parses --steps text ("" leaves `out` empty). On a bad range returns the
+// error line ("--steps ..."), else "".
+std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out);
 // --threads, --pp-degree, --align-clocks, --strict, -q and --timings.
 void add_run_options(CLI::App& app, RunOptions& run);
 

@@ -28,13 +28,9 @@ int run_report(const ReportCommandOptions& o) {
   WriteOptions wopt;
   wopt.svg.max_jobs = o.max_jobs;
   wopt.threads = o.run.threads;
-  if (!o.steps.empty()) {
-    std::string error;
-    wopt.svg.steps = parse_step_range(o.steps, &error);
-    if (!wopt.svg.steps) {
-      say.error("--steps " + error);
-      return kExitUsage;
-    }
+  if (std::string error = parse_steps_option(o.steps, &wopt.svg.steps); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
   }
   // Drawn as `convert` draws an .html output: the same driver, the same page.
   const std::vector<OutputSpec> outputs{{o.output, OutputFormat::kHtmlReport}};
@@ -69,10 +65,7 @@ void setup_report(CLI::App& app, Runner& chosen) {
   add_input_options(*sub, o->input);
   sub->add_option("-o,--output", o->output, "the HTML file to write (- for stdout)")->required();
   add_steps_option(*sub, o->steps);
-  sub->add_option("--max-jobs", o->max_jobs,
-                  "job rectangles at most; beyond, the first steps that fit are drawn and the page says so")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
+  add_max_jobs_option(*sub, o->max_jobs);
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"
               "not be written; 2 usage error (an output that is an input among them); 3 internal error.");

@@ -67,18 +67,9 @@ void setup_stats(CLI::App& app, Runner& chosen) {
       "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
       "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
   add_input_options(*sub, o->input);
-  sub->add_option("--straggler-margin", o->straggler_margin_pct,
-                  "percent above the other ranks' median that makes a straggler")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
-  auto* json = sub->add_flag("--json", o->json, "JSON with the keys documented in docs/stats.md");
-  auto* md = sub->add_flag("--markdown", o->markdown, "Markdown, for a CI comment");
-  json->excludes(md);
+  add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
   sub->add_option("-o,--output", o->output,
                   "write the report here instead of stdout (.json: JSON, .md: Markdown, unless a flag says)");
-  sub->add_option("--color", o->color, "colour the table: auto (on a terminal), always, never")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "always", "never"}));
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
               "not be written; 2 usage error (an output that is an input among them); 3 internal error.");

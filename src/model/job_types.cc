@@ -66,6 +66,10 @@ uint32_t fnv1a(std::string_view s) {
 
 }  // namespace
 
+bool is_first_chunk_forward(std::string_view type) { return type == "forward" || type == "forward0"; }
+
+bool is_job_piece(std::string_view type) { return type.find('(') != std::string_view::npos; }
+
 TypeParts split_type(std::string_view type) {
   TypeParts parts;
   std::string name(type);

@@ -42,6 +42,15 @@ enum class JobKind : uint8_t {
 JobKind job_kind(const TypeParts& parts);
 inline JobKind job_kind(std::string_view type) { return job_kind(split_type(type)); }
 
+// The whole forward of the first virtual stage (`forward`, `forward0`): the
+// job a dynamic-graph step begins with (dygraph_profile.h).
+bool is_first_chunk_forward(std::string_view type);
+// A piece of a job drawn in parts (`forward(chunk0)`): not a job of its own
+// in the schedule's plan.
+bool is_job_piece(std::string_view type);
+// The input-gradient half of a split backward (`backward_b`).
+inline bool is_input_grad_half(const TypeParts& parts) { return parts.base == "backward" && parts.suffix == "b"; }
+
 // Legends list lr, forward, backward (both halves), optimizer, then the rest.
 int legend_rank(const TypeParts& parts);
 

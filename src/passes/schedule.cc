@@ -43,13 +43,13 @@ std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
   for (const std::string& t : types) {
     TypeParts p = split_type(t);
     JobClass c;
-    c.piece = t.find('(') != std::string::npos;
+    c.piece = is_job_piece(t);
     c.chunk = c.piece ? -1 : p.chunk;
     switch (job_kind(p)) {
       case JobKind::kForward: c.role = JobRole::kForward; break;
       case JobKind::kBackward:
         c.role = JobRole::kBackward;
-        c.split = p.suffix == "b";
+        c.split = is_input_grad_half(p);
         break;
       case JobKind::kBackwardWeight:
         c.role = JobRole::kBackwardWeight;

@@ -11,7 +11,7 @@ StepSplitter::StepSplitter(const std::vector<std::string>& types, bool first_for
   is_optimizer_.reserve(types.size());
   for (const std::string& t : types) {
     is_optimizer_.push_back(job_kind(t) == JobKind::kOptimizer ? 1 : 0);
-    if (first_forward_starts) is_first_forward_.push_back(t == "forward" || t == "forward0" ? 1 : 0);
+    if (first_forward_starts) is_first_forward_.push_back(is_first_chunk_forward(t) ? 1 : 0);
   }
 }
 
