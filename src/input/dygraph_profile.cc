@@ -314,29 +314,17 @@ FileScan scan_dygraph_buffer(std::string_view data, uint32_t file_index) {
 }
 
 FileScan scan_dygraph_profile(const std::string& path, uint32_t file_index) {
-  FileScan out;
-  auto fail = [&](const std::string& why) {
-    out.readable = false;
-    out.counts.files = 1;
-    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why);
-    return std::move(out);
-  };
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail(S_ISDIR(st.st_mode) ? "is a directory, not a profile file"
-                                    : "not a regular file (a FIFO, socket or device); refusing to read it");
-  }
+  std::string why;
+  int fd = open_input_file(path, "profile file", &st, &why);
+  if (fd < 0) return unreadable_file_scan(file_index, why);
+  FileScan out;
   std::string data;
-  unsigned char magic[2] = {0, 0};
-  bool gz = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  if (gz) {
+  if (has_gzip_magic(fd)) {
     gzFile g = gzdopen(fd, "rb");
     if (!g) {
       close(fd);
-      return fail("cannot open as gzip");
+      return unreadable_file_scan(file_index, "cannot open as gzip");
     }
     char buf[1 << 16];
     int n;

@@ -325,12 +325,6 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
   out_.jobs.push_back(job);
 }
 
-bool has_gzip_magic(int fd) {
-  unsigned char magic[2] = {0, 0};
-  ssize_t n = pread(fd, magic, 2, 0);
-  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
 // Feeds a gzip stream (a .gz file or compressed standard input) to the
 // scanner; `cut_message` is the error for a stream that ends early.
 void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const char* cut_message) {
@@ -376,40 +370,57 @@ FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOpt
 
 }  // namespace
 
-FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
-                   const ScanOptions& options) {
-  if (path == "-") return scan_stdin(file_index, parser, options);
-  FileScan out;
-  auto fail = [&](const std::string& why) {
-    out.readable = false;
-    out.counts.files = 1;
-    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why);
-    return std::move(out);
-  };
+bool has_gzip_magic(int fd) {
+  unsigned char magic[2] = {0, 0};
+  ssize_t n = pread(fd, magic, 2, 0);
+  return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+int open_input_file(const std::string& path, const char* what, struct stat* st, std::string* why) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer. Regular files
   // ignore the flag.
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return fail(std::string("cannot open: ") + strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
+  if (fd < 0) {
+    *why = std::string("cannot open: ") + strerror(errno);
+    return -1;
+  }
+  if (fstat(fd, st) != 0) {
     int e = errno;
     close(fd);
-    return fail(std::string("cannot stat: ") + strerror(e));
+    *why = std::string("cannot stat: ") + strerror(e);
+    return -1;
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (S_ISDIR(st->st_mode) || !S_ISREG(st->st_mode)) {
     close(fd);
-    return fail("is a directory, not a log file");
+    *why = S_ISDIR(st->st_mode) ? std::string("is a directory, not a ") + what
+                                : "not a regular file (a FIFO, socket or device); refusing to read it";
+    return -1;
   }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail("not a regular file (a FIFO, socket or device); refusing to read it");
-  }
+  return fd;
+}
+
+FileScan unreadable_file_scan(uint32_t file_index, const std::string& why) {
+  FileScan out;
+  out.readable = false;
+  out.counts.files = 1;
+  out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why);
+  return out;
+}
+
+FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
+                   const ScanOptions& options) {
+  if (path == "-") return scan_stdin(file_index, parser, options);
+  struct stat st {};
+  std::string why;
+  int fd = open_input_file(path, "log file", &st, &why);
+  if (fd < 0) return unreadable_file_scan(file_index, why);
+  FileScan out;
   Scanner scanner(file_index, parser, out);
   if (has_gzip_magic(fd)) {
     gzFile gz = gzdopen(fd, "rb");
     if (!gz) {
       close(fd);
-      return fail("cannot open as gzip");
+      return unreadable_file_scan(file_index, "cannot open as gzip");
     }
     scan_gzip(scanner, gz, options, "gzip: unexpected end of file (the .gz is cut short)");
     gzclose(gz);

@@ -12,6 +12,8 @@
 // read up to what was there, with no hang and no crash.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -61,6 +63,18 @@ struct FileScan {
 struct ScanOptions {
   size_t buffer_bytes = 1 << 20;    // read size; a longer line is skipped and reported
 };
+
+// What every reader of an input file does first (the launch-log scanner and
+// dygraph_profile.h alike). open_input_file opens `path` without waiting on
+// a FIFO and refuses anything but a regular file: it returns the descriptor
+// and fills `st` (the size at open), or returns -1 with the reason in `why`
+// (`what` names the kind of file: "log file", "profile file").
+int open_input_file(const std::string& path, const char* what, struct stat* st, std::string* why);
+// True when the file starts with gzip's magic bytes.
+bool has_gzip_magic(int fd);
+// The scan of a file that could not be read at all: counted as a file, one
+// unreadable_file diagnostic with `why`.
+FileScan unreadable_file_scan(uint32_t file_index, const std::string& why);
 
 // `file_index` labels the diagnostics. Never throws for bad input.
 FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
