@@ -24,6 +24,7 @@
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
+#include "output/stats_writers.h"
 #include "util/text.h"
 #include "output/summary.h"
 #include "util/parallel.h"
@@ -48,6 +49,31 @@ bool BatchResult::any_failed() const {
     if (r.status != BatchStatus::kOk) return true;
   }
   return false;
+}
+
+bool BatchResult::gate_failed() const {
+  for (const BatchRun& r : runs) {
+    if (r.change && r.change->gate_failed) return true;
+  }
+  return false;
+}
+
+std::string parse_batch_outputs(std::string_view list, BatchOutputs* out) {
+  BatchOutputs o{false, false, false, false, false};
+  size_t i = 0;
+  while (i <= list.size()) {
+    size_t j = std::min(list.find(',', i), list.size());
+    std::string_view word = list.substr(i, j - i);
+    if (word == "html") o.report = true;
+    else if (word == "svg") o.svg = true;
+    else if (word == "pftrace") o.perfetto_trace = true;
+    else if (word == "json") o.chrome_json = true;
+    else if (word == "stats-json") o.stats_json = true;
+    else return fmt::format("--outputs: '{}' is none of html, svg, pftrace, json, stats-json", printable_excerpt(word, 40));
+    i = j + 1;
+  }
+  *out = o;
+  return "";
 }
 
 std::string safe_run_name(std::string_view text) {
@@ -171,32 +197,74 @@ std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth
 
 namespace {
 
-// The name an artifact's runs start with: the file name without .tar.gz /
-// .tgz / .tar, or the directory's name.
-std::string artifact_stem(const std::string& path) {
-  fs::path p(path);
-  std::string name = p.filename().string();
-  if (name.empty() || name == "." || name == "..") {
-    std::error_code ec;
-    name = fs::weakly_canonical(p, ec).filename().string();
+// The parts of an artifact's path, last first, the archive extension taken
+// off the file name: "ci1/logs.tar.gz" -> {"logs", "ci1", <the folders above>}.
+std::vector<std::string> artifact_parts(const std::string& path) {
+  // As given (a link keeps its own name), made absolute so that "." and ".."
+  // have names.
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec).lexically_normal();
+  if (ec) p = fs::path(path).lexically_normal();
+  std::vector<std::string> parts;
+  for (const fs::path& part : p) {
+    std::string s = part.string();
+    if (!s.empty() && s != "/" && s != ".") parts.push_back(s);
   }
-  for (std::string_view ext : {".tar.gz", ".tgz", ".tar"}) {
-    if (name.ends_with(ext)) {
-      name.resize(name.size() - ext.size());
+  std::reverse(parts.begin(), parts.end());
+  if (parts.empty()) parts.push_back("run");
+  for (std::string_view ext : {".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar", ".zip"}) {
+    if (parts[0].ends_with(ext) && parts[0].size() > ext.size()) {
+      parts[0].resize(parts[0].size() - ext.size());
       break;
     }
   }
-  return name;
+  return parts;
 }
 
-// True when the first bytes look like a tar archive or gzip data.
-bool looks_like_archive(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[512] = {};
-  in.read(head, sizeof head);
-  size_t n = static_cast<size_t>(in.gcount());
-  if (n >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) return true;
-  return n >= 263 && std::memcmp(head + 257, "ustar", 5) == 0;
+// The name each artifact's runs start with: the last part of its path, or as
+// many of the last parts as tell it from the others ("ci1/logs", "ci2/logs"
+// -> "ci1-logs", "ci2-logs"). The same path twice stays the same name here
+// (made unique with -2 later).
+std::vector<std::string> artifact_stems(const std::vector<std::string>& paths) {
+  std::vector<std::vector<std::string>> parts;
+  for (const std::string& p : paths) parts.push_back(artifact_parts(p));
+  std::vector<size_t> used(paths.size(), 1);
+  auto stem = [&](size_t i) {
+    std::string s;
+    for (size_t k = std::min(used[i], parts[i].size()); k-- > 0;) s += (s.empty() ? "" : "-") + parts[i][k];
+    return s;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::map<std::string, std::vector<size_t>> by_stem;
+    for (size_t i = 0; i < paths.size(); ++i) by_stem[stem(i)].push_back(i);
+    for (auto& [name, group] : by_stem) {
+      if (group.size() < 2) continue;
+      bool all_same = std::all_of(group.begin(), group.end(), [&](size_t g) { return parts[g] == parts[group[0]]; });
+      if (all_same) continue;
+      for (size_t i : group) {
+        if (used[i] < parts[i].size()) {
+          ++used[i];
+          changed = true;
+        }
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < paths.size(); ++i) out.push_back(stem(i));
+  return out;
+}
+
+// Removes the run folders an earlier batch wrote into `out` (a real folder
+// holding a regular marker file); nothing else.
+void remove_stale_runs(const fs::path& out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code sec;
+    if (!fs::is_directory(it->symlink_status(sec)) || sec) continue;
+    if (!fs::is_regular_file(fs::symlink_status(it->path() / kRunMarker, sec)) || sec) continue;
+    fs::remove_all(it->path(), sec);  // does not follow links inside
+  }
 }
 
 struct Artifact {
@@ -221,7 +289,7 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
   }
   if (fs::is_directory(st)) {
     a.root = a.path;
-  } else if (fs::is_regular_file(st) && (looks_like_tar_name(a.path) || looks_like_archive(a.path))) {
+  } else if (fs::is_regular_file(st) && (looks_like_archive_name(a.path) || looks_like_archive_data(a.path))) {
     std::string templ = (fs::path(opt.out_dir) / ".extract-XXXXXX").string();
     if (!mkdtemp(templ.data())) {
       a.status = BatchStatus::kOutputError;
@@ -229,8 +297,8 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
       return;
     }
     a.extract_dir = templ;
-    TarResult t = extract_tar(a.path, a.extract_dir, opt.limits);
-    for (const std::string& s : t.skipped) a.warnings.push_back("not extracted: " + s);
+    ArchiveResult t = extract_archive(a.path, a.extract_dir, opt.limits);
+    for (const std::string& s : t.skipped) a.warnings.push_back(s);
     if (!t.ok) {
       a.status = BatchStatus::kBadArtifact;
       a.error = t.error;
@@ -239,8 +307,7 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.root = a.extract_dir;
   } else {
     a.status = BatchStatus::kBadArtifact;
-    a.error = fmt::format("{}: neither a directory nor a .tar / .tar.gz archive (a .zip must be unpacked first)",
-                          a.path);
+    a.error = fmt::format("{}: neither a directory nor an archive (.zip, .tar, .tar.gz, .tar.zst)", a.path);
     return;
   }
   a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip);
@@ -262,7 +329,18 @@ struct RunJob {
   std::string dir;  // the log directory to read
 };
 
-void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads) {
+// The one place batch compares two runs: `run` against the baseline `base`.
+BatchRun::Change compare_with_baseline(const Stats& base, const Stats& run, double fail_if_slower_pct) {
+  DiffOptions options;
+  options.fail_if_slower_pct = fail_if_slower_pct;
+  Diff d = diff_stats(base, run, options);
+  return {d.step_time.delta_pct, d.step_time.noise_pct, d.bubble_b - d.bubble_a, d.verdict, d.gate_failed};
+}
+
+// Converts one run; `base` (the baseline's stats) is compared with, and
+// `keep` receives this run's stats (for the baseline run), when not null.
+void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads, const Stats* base,
+             std::optional<Stats>* keep) {
   // As `convert` does, through the same driver: the passes, then the stats
   // for the report.
   DriverRequest request;
@@ -304,13 +382,18 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   run.step_time_us = static_cast<double>(stats.step_time.median_ns) / 1000.0;
   run.bubble_ratio = stats.bubble_ratio;
   run.schedule = schedule_label(stats.schedule);
+  if (base) run.change = compare_with_baseline(*base, stats, opt.fail_if_slower_pct);
+  if (keep) *keep = stats;
 
   fs::path dir = fs::path(opt.out_dir) / run.name;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) {
+  std::string marker_error =
+      ec ? "" : write_text_output((dir / kRunMarker).string(), "A run folder written by pp-timeline batch: the next batch "
+                                                               "into this output directory removes it.\n");
+  if (ec || !marker_error.empty()) {
     run.status = BatchStatus::kOutputError;
-    run.error = fmt::format("{}: cannot create: {}", dir.string(), ec.message());
+    run.error = ec ? fmt::format("{}: cannot create: {}", dir.string(), ec.message()) : marker_error;
     return;
   }
   // The report first (it carries the stats), then the picture and the traces.
@@ -319,10 +402,22 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
   w.threads = threads;
-  for (auto [kind, file, format] : {std::tuple{"report", "report.html", OutputFormat::kHtmlReport},
-                                    std::tuple{"svg", "timeline.svg", OutputFormat::kSvg},
-                                    std::tuple{"chrome_json", "trace.json", OutputFormat::kChromeJson},
-                                    std::tuple{"perfetto_trace", "trace.pftrace", OutputFormat::kPerfettoTrace}}) {
+  const BatchOutputs& want = opt.outputs;
+  if (want.stats_json) {
+    std::string error = write_text_output((dir / "stats.json").string(), format_stats_json(stats));
+    if (!error.empty()) {
+      run.status = BatchStatus::kOutputError;
+      run.error = error;
+      return;
+    }
+    run.outputs["stats_json"] = run.name + "/stats.json";
+  }
+  for (auto [kind, file, format, wanted] :
+       {std::tuple{"report", "report.html", OutputFormat::kHtmlReport, want.report},
+        std::tuple{"svg", "timeline.svg", OutputFormat::kSvg, want.svg},
+        std::tuple{"chrome_json", "trace.json", OutputFormat::kChromeJson, want.chrome_json},
+        std::tuple{"perfetto_trace", "trace.pftrace", OutputFormat::kPerfettoTrace, want.perfetto_trace}}) {
+    if (!wanted) continue;
     std::vector<WrittenOutput> written = write_outputs(result, {OutputSpec{(dir / file).string(), format}}, w);
     if (!written[0].error.empty()) {
       run.status = BatchStatus::kOutputError;
@@ -345,18 +440,34 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     return result;
   }
   unsigned threads = resolve_threads(opt.threads);
+  result.has_baseline = !opt.baseline.empty();
+  result.fail_if_slower_pct = opt.fail_if_slower_pct;
+  result.links = opt.links;
+  remove_stale_runs(opt.out_dir);
   // The output directory is never searched for logs (it holds the archives
   // being extracted).
   std::set<fs::path> skip{fs::weakly_canonical(opt.out_dir, ec)};
 
+  // The baseline is artifact 0 when there is one.
+  std::vector<std::string> paths;
+  if (result.has_baseline) paths.push_back(opt.baseline);
+  paths.insert(paths.end(), artifacts.begin(), artifacts.end());
+  std::vector<std::string> stems = artifact_stems(paths);
   std::vector<std::unique_ptr<Artifact>> arts;
-  for (const std::string& path : artifacts) {
+  for (size_t i = 0; i < paths.size(); ++i) {
     auto a = std::make_unique<Artifact>();
-    a->path = path;
-    a->stem = artifact_stem(path);
+    a->path = paths[i];
+    a->stem = stems[i];
     arts.push_back(std::move(a));
   }
   parallel_for(arts.size(), threads, [&](size_t i) { resolve(*arts[i], opt, skip); });
+  if (result.has_baseline && arts[0]->status == BatchStatus::kOk && arts[0]->dirs.size() > 1) {
+    Artifact& b = *arts[0];
+    b.status = BatchStatus::kBadArtifact;
+    b.error = fmt::format("{}: the baseline holds {} runs ({}, {}...); give it one", b.path, b.dirs.size(), b.dirs[0],
+                          b.dirs[1]);
+    b.dirs.clear();
+  }
 
   // One entry per run found, or one per artifact that gave none; names are
   // unique within the batch.
@@ -369,8 +480,10 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     return name;
   };
   for (auto& a : arts) {
+    bool is_baseline = result.has_baseline && a.get() == arts[0].get();
     if (a->status != BatchStatus::kOk) {
       BatchRun r;
+      r.is_baseline = is_baseline;
       r.source = a->path;
       r.status = a->status;
       r.error = a->error;
@@ -383,6 +496,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     a->remaining = a->dirs.size();
     for (const std::string& rel : a->dirs) {
       BatchRun r;
+      r.is_baseline = is_baseline;
       bool top = rel == ".";
       r.source = top ? a->path : a->path + ":" + rel;
       r.name = unique(safe_run_name(top ? a->stem : a->stem + "_" + rel));
@@ -405,11 +519,14 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i].artifact) report(i);
   }
-  parallel_for(jobs.size(), threads, [&](size_t i) {
+  std::optional<Stats> base_stats;
+  auto convert_one = [&](size_t i, unsigned run_threads) {
     const RunJob& job = jobs[i];
     if (!job.artifact) return;
+    bool is_base = result.runs[i].is_baseline;
+    const Stats* base = !is_base && base_stats ? &*base_stats : nullptr;
     try {
-      convert(job, result.runs[i], opt, inner);
+      convert(job, result.runs[i], opt, run_threads, base, is_base ? &base_stats : nullptr);
     } catch (const std::exception& e) {
       // A bug, not the input's fault; still, the other runs go on.
       result.runs[i].status = BatchStatus::kOutputError;
@@ -417,7 +534,14 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     }
     if (--job.artifact->remaining == 0 && !opt.keep_extracted) remove_tree(job.artifact->extract_dir);
     report(i);
-  });
+  };
+  // The baseline first, on every thread: the others are compared with it.
+  size_t first = 0;
+  if (result.has_baseline && !jobs.empty() && result.runs[0].is_baseline) {
+    convert_one(0, threads);
+    first = 1;
+  }
+  parallel_for(jobs.size() - first, threads, [&](size_t k) { convert_one(first + k, inner); });
   if (!opt.keep_extracted) {
     for (auto& a : arts) remove_tree(a->extract_dir);
   }
@@ -466,29 +590,67 @@ std::string md_cell(std::string_view s) {
   return out;
 }
 
+// Markdown code span text: backslash escapes do not work inside one, so what
+// would end it or the line is dropped (run names never hold such bytes).
+std::string md_code(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '`' || c == '\n' || c == '\r') continue;
+    out += c == '|' ? std::string("\\|") : std::string(1, c);
+  }
+  return "`" + out + "`";
+}
+
+// The baseline run's name, "" without one.
+std::string baseline_name(const BatchResult& r) {
+  return r.has_baseline && !r.runs.empty() && r.runs[0].is_baseline ? r.runs[0].name : std::string();
+}
+
+std::string change_text(const BatchRun::Change& c) {
+  return fmt::format("{:+.1f}% ({}){}", c.step_time_delta_pct, verdict_name(c.verdict), c.gate_failed ? ", gate" : "");
+}
+
 }  // namespace
 
+// Keys and types: docs/schemas/batch-index.v1.json (a test validates against
+// it); ratios and percentages rounded as stats --json rounds them.
 std::string batch_index_json(const BatchResult& result) {
   nlohmann::ordered_json doc;
   doc["schema"] = "pp-timeline-batch/1";
+  doc["version"] = 1;
   doc["ok"] = count_ok(result);
   doc["failed"] = result.runs.size() - count_ok(result);
+  std::string base = baseline_name(result);
+  doc["baseline"] = result.has_baseline ? nlohmann::ordered_json(base) : nlohmann::ordered_json(nullptr);
+  doc["fail_if_slower_pct"] =
+      result.fail_if_slower_pct >= 0 ? nlohmann::ordered_json(result.fail_if_slower_pct) : nlohmann::ordered_json(nullptr);
+  doc["gate_failed"] = result.gate_failed();
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const BatchRun& r : result.runs) {
     nlohmann::ordered_json j;
     j["name"] = r.name;
     j["source"] = r.source;
+    j["role"] = r.is_baseline ? "baseline" : "run";
     j["status"] = batch_status_name(r.status);
     j["error"] = r.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.error);
     j["steps"] = r.steps;
-    j["step_time_us"] = r.step_time_us;
-    j["bubble_ratio"] = r.bubble_ratio;
+    j["step_time_us"] = round3(r.step_time_us);
+    j["bubble_ratio"] = round6(r.bubble_ratio);
     j["outputs"] = nlohmann::ordered_json::object();
     for (const auto& [kind, path] : r.outputs) j["outputs"][kind] = path;
     j["ranks"] = r.ranks;
     j["jobs"] = r.jobs;
     j["rejected_lines"] = r.rejected_lines;
     j["schedule"] = r.schedule;
+    if (r.change) {
+      j["baseline"] = {{"step_time_delta_pct", round3(r.change->step_time_delta_pct)},
+                       {"noise_pct", round3(r.change->noise_pct)},
+                       {"bubble_delta", round6(r.change->bubble_delta)},
+                       {"verdict", verdict_name(r.change->verdict)},
+                       {"gate_failed", r.change->gate_failed}};
+    } else {
+      j["baseline"] = nullptr;
+    }
     j["warnings"] = r.warnings;
     runs.push_back(std::move(j));
   }
@@ -502,15 +664,53 @@ std::string batch_summary_markdown(const BatchResult& result) {
   size_t failed = result.runs.size() - ok;
   std::string out = fmt::format("## pp-timeline batch: {} run{}, {} ok, {} failed\n\n", result.runs.size(),
                                 result.runs.size() == 1 ? "" : "s", ok, failed);
-  out += "| run | status | steps | step time (median) | bubble | schedule | source |\n";
-  out += "| --- | --- | ---: | ---: | ---: | --- | --- |\n";
+  const BatchLinks& links = result.links;
+  // summary.md is read away from the files (a step summary, a PR comment):
+  // links are relative only when no base is known, and in a CI run whose
+  // artifact files have no address of their own, the run page and the
+  // artifact are named instead.
+  bool name_files = links.base.empty() && !links.run_page.empty();
+  if (name_files) {
+    out += fmt::format("The reports are in the artifact {} of [this workflow run]({}): download it and open "
+                       "`<run>/report.html`.\n\n",
+                       links.artifact.empty() ? std::string("uploaded from the output directory")
+                                              : md_code(links.artifact),
+                       links.run_page);
+  }
+  std::string base_name = baseline_name(result);
+  bool with_baseline = result.has_baseline;
+  if (with_baseline && result.gate_failed()) {
+    out += fmt::format("**Slower than the baseline by more than {:g}%:**", result.fail_if_slower_pct);
+    for (const BatchRun& r : result.runs) {
+      if (r.change && r.change->gate_failed) out += " " + md_cell(r.name);
+    }
+    out += "\n\n";
+  }
+  std::string change_head = with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";
+  out += "| run | status | steps | step time (median) |" + change_head + " bubble | schedule | source |\n";
+  out += std::string("| --- | --- | ---: | ---: |") + (with_baseline ? " ---: |" : "") + " ---: | --- | --- |\n";
   for (const BatchRun& r : result.runs) {
     bool good = r.status == BatchStatus::kOk;
     std::string name = r.name.empty() ? "-" : md_cell(r.name);
-    if (r.outputs.count("report")) name = "[" + name + "](" + r.outputs.at("report") + ")";
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", name,
+    if (r.outputs.count("report")) {
+      const std::string& rel = r.outputs.at("report");
+      if (!links.base.empty()) {
+        std::string base = links.base;
+        while (!base.empty() && base.back() == '/') base.pop_back();
+        name = "[" + name + "](" + base + "/" + rel + ")";
+      } else if (name_files) {
+        name += " (" + md_code(rel) + ")";
+      } else {
+        name = "[" + name + "](" + rel + ")";
+      }
+    }
+    std::string change;
+    if (with_baseline) {
+      change = " " + (r.is_baseline ? std::string("baseline") : r.change ? change_text(*r.change) : std::string("-")) + " |";
+    }
+    out += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} |\n", name,
                        good ? "ok" : "**" + std::string(batch_status_name(r.status)) + "**",
-                       good ? std::to_string(r.steps) : "-", good ? ms_text(r.step_time_us) : "-",
+                       good ? std::to_string(r.steps) : "-", good ? ms_text(r.step_time_us) : "-", change,
                        good ? pct_text(r.bubble_ratio) : "-", good ? md_cell(r.schedule) : "-", md_cell(r.source));
   }
   if (failed > 0) {
@@ -531,7 +731,8 @@ std::string batch_index_html(const BatchResult& result) {
                                   result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok);
   std::string out = html_page_head(title);
   out += "<h1>" + xml_escaped(title) + "</h1>\n<table class=\"batch\">\n<thead><tr><th class=\"text\">run</th>"
-         "<th class=\"text\">status</th><th>steps</th><th>step time (median)</th><th>bubble</th>"
+         "<th class=\"text\">status</th><th>steps</th><th>step time (median)</th>" +
+         std::string(result.has_baseline ? "<th>vs baseline</th>" : "") + "<th>bubble</th>"
          "<th class=\"text\">schedule</th><th class=\"text\">outputs</th><th class=\"text\">source</th>"
          "<th class=\"text\">error</th></tr></thead>\n<tbody>\n";
   for (const BatchRun& r : result.runs) {
@@ -544,8 +745,13 @@ std::string batch_index_html(const BatchResult& result) {
       out += xml_escaped(r.name.empty() ? "-" : r.name);
     }
     out += fmt::format("</td><td class=\"text {}\">{}</td>", good ? "status-ok" : "status-bad", batch_status_name(r.status));
-    out += good ? fmt::format("<td>{}</td><td>{}</td><td>{}</td>", r.steps, ms_text(r.step_time_us), pct_text(r.bubble_ratio))
-                : std::string("<td>-</td><td>-</td><td>-</td>");
+    std::string change;
+    if (result.has_baseline) {
+      change = "<td>" + xml_escaped(r.is_baseline ? std::string("baseline") : r.change ? change_text(*r.change) : "-") + "</td>";
+    }
+    out += good ? fmt::format("<td>{}</td><td>{}</td>{}<td>{}</td>", r.steps, ms_text(r.step_time_us), change,
+                              pct_text(r.bubble_ratio))
+                : "<td>-</td><td>-</td>" + (result.has_baseline ? change : "") + "<td>-</td>";
     out += "<td class=\"text\">" + xml_escaped(r.schedule) + "</td><td class=\"text\">";
     bool first = true;
     for (const auto& [kind, path] : r.outputs) {

@@ -1,13 +1,19 @@
 // Converting many CI artifacts at once.
 //
-// An artifact is a log directory, a .tar / .tar.gz of one (extracted safely
-// by tar_reader.h into a temporary directory under the output directory), or
+// An artifact is a log directory, an archive of one (.zip, .tar, .tar.gz,
+// .tar.zst: extracted safely by archive_reader.h into a temporary directory
+// under the output directory), or
 // a folder holding many runs: every directory below it that holds
 // workerlog.<i> files (or machine folders of them: machine*/, or named by an
 // IPv4 address) is one run. Each run gets
-// its own folder under the output directory with its traces, its picture and
-// its report; the batch as a whole gets index.html, index.json and
-// summary.md.
+// its own folder under the output directory with the outputs asked for
+// (BatchOutputs); the batch as a whole gets index.html, index.json (its
+// schema: docs/schemas/batch-index.v1.json) and summary.md. With a baseline,
+// the baseline is converted too and every other run is compared with it
+// (diff.h).
+//
+// A reused output directory: the run folders an earlier batch wrote (each
+// holds the marker file kRunMarker) are removed first; nothing else in it is.
 //
 // One bad artifact never stops the others: it is listed with a status other
 // than "ok" and its error. Artifacts are resolved in parallel and runs are
@@ -18,11 +24,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "output/svg_writer.h"
-#include "input/tar_reader.h"
+#include "analysis/diff.h"
+#include "input/archive_reader.h"
 
 namespace ppt {
 
@@ -49,7 +57,41 @@ struct BatchRun {
   double step_time_us = 0;        // median step time
   double bubble_ratio = 0;        // stats.h's bubble ratio
   std::string schedule;           // "1F1B P=4 M=8", or ""
-  std::map<std::string, std::string> outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace") -> path relative to the output directory
+  std::map<std::string, std::string> outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace", "stats_json") -> path relative to the output directory
+  bool is_baseline = false;
+  // Against the baseline run (when there is one, and both converted).
+  struct Change {
+    double step_time_delta_pct = 0;  // (run - baseline) / baseline, of the mean step time
+    double noise_pct = 0;
+    double bubble_delta = 0;         // run - baseline, a ratio
+    Verdict verdict = Verdict::kSame;
+    bool gate_failed = false;        // slower by more than BatchOptions::fail_if_slower_pct
+  };
+  std::optional<Change> change;
+};
+
+// The marker file in every run folder batch writes: a later batch into the
+// same output directory removes such folders, and only those.
+inline constexpr const char* kRunMarker = ".pp-timeline-batch";
+
+// Which files each run gets (--outputs).
+struct BatchOutputs {
+  bool report = true;         // report.html
+  bool svg = true;            // timeline.svg
+  bool perfetto_trace = true; // trace.pftrace
+  bool stats_json = true;     // stats.json (as stats --json writes it)
+  bool chrome_json = false;   // trace.json: the largest by far (tens of MB for a 64-rank run), so only when asked
+};
+// "html,svg,pftrace,json,stats-json" (any of them, comma-separated) into
+// `out`; an error naming the unknown word otherwise.
+std::string parse_batch_outputs(std::string_view list, BatchOutputs* out);
+
+// Where summary.md's links point (it is read elsewhere: a step summary, a PR
+// comment).
+struct BatchLinks {
+  std::string base;          // --link-base: links are base + "/" + the path; "" when not given
+  std::string run_page;      // a CI run page to name instead of links (GitHub Actions), when no base
+  std::string artifact;      // the artifact the output directory is uploaded as, named beside run_page
 };
 
 struct BatchProgress {
@@ -64,17 +106,25 @@ struct BatchOptions {
   SvgOptions svg;                     // steps and size cap of the pictures and reports
   int32_t pp_degree = 0;              // P of every run (--pp-degree); 0: inferred per run
   bool align_clocks = true;           // --align-clocks auto
-  TarLimits limits;
+  ArchiveLimits limits;
   size_t max_depth = 8;               // how deep to look for log directories in a folder
   bool keep_extracted = false;        // leave the extracted archives (under out_dir/.extract-*) for inspection
+  BatchOutputs outputs;
+  BatchLinks links;
+  std::string baseline;               // an artifact holding one run, converted and compared with; "" for none
+  double fail_if_slower_pct = -1;     // < 0: no gate
   // Called once per finished run, from worker threads but never two at once.
   std::function<void(const BatchProgress&)> progress;
 };
 
 struct BatchResult {
-  std::vector<BatchRun> runs;  // in artifact order, then natural order of the run folders
+  std::vector<BatchRun> runs;  // the baseline first, then in artifact order, then natural order of the run folders
   std::string error;           // set when nothing could be done (the output directory cannot be made)
+  bool has_baseline = false;   // runs[0] is the baseline run
+  double fail_if_slower_pct = -1;
+  BatchLinks links;
   bool any_failed() const;
+  bool gate_failed() const;    // a run is slower than the baseline past fail_if_slower_pct
 };
 
 BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& options);

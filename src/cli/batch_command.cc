@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -24,8 +25,14 @@ struct BatchCommandOptions {
   std::string align_clocks = "auto";
   std::string steps;
   size_t max_jobs = SvgOptions{}.max_jobs;
-  uint64_t max_extract_mb = TarLimits{}.max_bytes >> 20;
-  uint64_t max_entries = TarLimits{}.max_entries;
+  uint64_t max_extract_mb = ArchiveLimits{}.max_bytes >> 20;
+  uint64_t max_entries = ArchiveLimits{}.max_entries;
+  double max_ratio = ArchiveLimits{}.max_ratio;
+  std::string outputs = "html,svg,pftrace,stats-json";
+  std::string link_base;
+  std::string artifact_name;
+  std::string baseline;
+  double fail_if_slower = -1;
   size_t max_depth = 8;
   bool keep_extracted = false;
   std::string progress = "auto";
@@ -35,8 +42,14 @@ struct BatchCommandOptions {
 std::string run_line(const BatchRun& r) {
   std::string name = printable_excerpt(r.name.empty() ? r.source : r.name, 120);
   if (r.status == BatchStatus::kOk) {
-    return fmt::format("{}: ok, {} steps, step time {:.3f} ms, bubble {:.1f}%", name, r.steps, r.step_time_us / 1000.0,
-                       r.bubble_ratio * 100.0);
+    std::string change;
+    if (r.is_baseline) change = " (the baseline)";
+    if (r.change) {
+      change = fmt::format(", {:+.1f}% against the baseline ({})", r.change->step_time_delta_pct,
+                           verdict_name(r.change->verdict));
+    }
+    return fmt::format("{}: ok, {} steps, step time {:.3f} ms, bubble {:.1f}%{}", name, r.steps,
+                       r.step_time_us / 1000.0, r.bubble_ratio * 100.0, change);
   }
   return fmt::format("{}: {}: {}", name, batch_status_name(r.status), printable_excerpt(r.error, 300));
 }
@@ -83,11 +96,35 @@ std::string check_out_dir(const std::string& out_dir, const std::vector<std::str
 
 int run_batch_command(const BatchCommandOptions& o) {
   Reporter say("batch", o.quiet);
-  if (std::string error = check_out_dir(o.out_dir, o.artifacts); !error.empty()) {
+  if (o.fail_if_slower >= 0 && o.baseline.empty()) {
+    say.error("--fail-if-slower compares with a baseline: give --baseline DIR");
+    return kExitUsage;
+  }
+  std::vector<std::string> inputs = o.artifacts;
+  if (!o.baseline.empty()) inputs.push_back(o.baseline);
+  if (std::string error = check_out_dir(o.out_dir, inputs); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
   BatchOptions opt;
+  if (std::string error = parse_batch_outputs(o.outputs, &opt.outputs); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  opt.baseline = o.baseline;
+  opt.fail_if_slower_pct = o.fail_if_slower;
+  opt.limits.max_ratio = o.max_ratio;
+  opt.links.base = o.link_base;
+  opt.links.artifact = o.artifact_name;
+  // In GitHub Actions, summary.md goes to the step summary, where a relative
+  // link leads nowhere and an artifact's files have no address of their own:
+  // the run's page (where its artifacts are listed) is named instead.
+  auto env = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
+  if (env("GITHUB_ACTIONS") == "true" && !env("GITHUB_SERVER_URL").empty() && !env("GITHUB_REPOSITORY").empty() &&
+      !env("GITHUB_RUN_ID").empty()) {
+    opt.links.run_page = fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"),
+                                     env("GITHUB_RUN_ID"));
+  }
   opt.pp_degree = o.pp_degree;
   opt.align_clocks = o.align_clocks != "off";
   opt.out_dir = o.out_dir;
@@ -133,9 +170,15 @@ int run_batch_command(const BatchCommandOptions& o) {
     }
   }
   if (!result.error.empty()) say.error(result.error);
+  for (const BatchRun& r : result.runs) {
+    if (r.change && r.change->gate_failed) {
+      say.line(fmt::format("{}: {}: {:+.1f}% step time, slower than the baseline by more than {:g}%", say.prefix(),
+                           printable_excerpt(r.name, 120), r.change->step_time_delta_pct, o.fail_if_slower));
+    }
+  }
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
                        result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok, o.out_dir));
-  return result.any_failed() ? kExitInput : kExitOk;
+  return result.any_failed() || result.gate_failed() ? kExitInput : kExitOk;
 }
 
 }  // namespace
@@ -144,12 +187,29 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<BatchCommandOptions>();
   CLI::App* sub = app.add_subcommand(
       "batch",
-      "Convert many runs at once, such as a CI job's log artifacts: each ARTIFACT is a log directory, a .tar or "
-      ".tar.gz of one, or a folder holding many runs (every directory below it with workerlog.<i> files is one). "
-      "Writes per run a report, a picture and traces, and index.html, index.json and summary.md for the batch.\n"
-      "  pp-timeline batch artifacts/*.tar.gz --out reports/");
-  sub->add_option("artifacts", o->artifacts, "log directories, .tar/.tar.gz archives, or folders of runs")
+      "Convert many runs at once, such as a CI job's log artifacts: each ARTIFACT is a log directory, a .zip, "
+      ".tar, .tar.gz or .tar.zst of one, or a folder holding many runs (every directory below it with "
+      "workerlog.<i> files is one). Writes per run the --outputs, and index.html, index.json and summary.md for "
+      "the batch; with --baseline, each run's change against it.\n"
+      "  pp-timeline batch artifacts/*.zip --out reports/\n"
+      "  pp-timeline batch --baseline main/logs pr/logs --out reports/ --fail-if-slower 5");
+  sub->add_option("artifacts", o->artifacts, "log directories, .zip/.tar/.tar.gz/.tar.zst archives, or folders of runs")
       ->required();
+  sub->add_option("--outputs", o->outputs,
+                  "what each run gets, comma-separated: html (report.html), svg (timeline.svg), pftrace "
+                  "(trace.pftrace), json (trace.json, the Chrome trace: large), stats-json (stats.json)")
+      ->capture_default_str();
+  sub->add_option("--baseline", o->baseline,
+                  "a log directory or archive of one run: converted too, and every other run is compared with it "
+                  "(step time and bubble, as diff does)");
+  sub->add_option("--fail-if-slower", o->fail_if_slower,
+                  "exit 1 when a run's step time is more than PCT percent slower than the baseline's")
+      ->check(CLI::Range(0.0, 1e6));
+  sub->add_option("--link-base", o->link_base,
+                  "links in summary.md are URL/<run>/report.html (where the output directory is published); "
+                  "default: relative, or in GitHub Actions the run's page");
+  sub->add_option("--artifact-name", o->artifact_name,
+                  "the name the output directory is uploaded under, for summary.md in GitHub Actions");
   sub->add_option("--out", o->out_dir, "output directory (created)")->required();
   add_threads_option(*sub, o->threads);
   add_pp_degree_option(*sub, o->pp_degree);
@@ -160,6 +220,10 @@ void setup_batch(CLI::App& app, Runner& chosen) {
                   "an archive whose content is larger (once decompressed) is refused")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
+  sub->add_option("--max-ratio", o->max_ratio,
+                  "an archive that extracts to more than this many times its size (past 64 MiB) is refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e9));
   sub->add_option("--max-entries", o->max_entries, "an archive with more entries is refused")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}));
@@ -173,8 +237,9 @@ void setup_batch(CLI::App& app, Runner& chosen) {
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
   add_quiet_option(*sub, o->quiet);
   sub->footer("Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
-              "index.json and summary.md; the others are converted all the same); 2 usage error (an --out that is an\n"
-              "input among them); 3 internal error.");
+              "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"
+              "baseline past --fail-if-slower; 2 usage error (an --out that is an input among them); 3 internal error.\n"
+              "A reused --out: the run folders an earlier batch wrote there are removed; nothing else is.");
   sub->callback([o, &chosen] { chosen = [o] { return run_batch_command(*o); }; });
 }
 

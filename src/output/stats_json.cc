@@ -8,6 +8,11 @@
 #include "output/stats_writers.h"
 
 namespace ppt {
+
+// Ratios and percentages rounded so the JSON stays readable (stats_writers.h).
+double round6(double v) { return std::round(v * 1e6) / 1e6; }
+double round3(double v) { return std::round(v * 1e3) / 1e3; }
+
 namespace {
 
 using nlohmann::json;
@@ -15,9 +20,6 @@ using nlohmann::json;
 // Durations are integer nanoseconds inside and microseconds in the JSON.
 double us(double ns) { return ns / 1000.0; }
 int64_t ns_from_us(double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); }
-// Ratios and percentages rounded so the JSON stays readable.
-double round6(double v) { return std::round(v * 1e6) / 1e6; }
-double round3(double v) { return std::round(v * 1e3) / 1e3; }
 
 json types_json(const std::vector<TypeDurations>& types) {
   json arr = json::array();

@@ -28,6 +28,10 @@ struct TextStyle {
 std::string format_stats_text(const Stats& stats, const TextStyle& style = {});
 std::string format_stats_markdown(const Stats& stats);
 std::string format_stats_json(const Stats& stats, int64_t time_origin_ns = 0);
+// How that JSON rounds ratios (6 decimals) and percentages or microseconds
+// (3); other JSON outputs (batch's index.json) use the same.
+double round6(double v);
+double round3(double v);
 
 // Reads what format_stats_json() wrote. On failure returns nullopt and sets
 // `error` to one line (without the file name).

@@ -6,12 +6,20 @@ needed): exit statuses, messages, what is written.
     still written, the failure in index.json and summary.md), 2 for usage;
     one progress line per run when stderr is not a terminal;
   - report: the page written, usage errors for a missing -o or bad --steps;
-  - convert -o x.svg / x.html, --steps, and the note when a picture is capped.
+  - convert -o x.svg / x.html, --steps, and the note when a picture is capped;
+  - batch in CI: .zip artifacts, run names from the distinguishing path parts,
+    a reused --out (stale run folders it wrote removed, nothing else), links
+    in summary.md (--link-base, GitHub Actions), rounded ratios, --outputs,
+    --baseline and --fail-if-slower, and every index.json validated against
+    docs/schemas/batch-index.v1.json.
 """
 import json
 import os
 import sys
 import tarfile
+import zipfile
+
+import jsonschema
 
 import ppt_test
 from ppt_test import JOB_LINE, Failure, arg_parser, check, ms, temp_dir
@@ -30,8 +38,165 @@ def write_run(folder, ranks=2, steps=3):
     return ranks * steps * 3
 
 
-def run(binary, *args):
-    return ppt_test.run(binary, args)
+def run(binary, *args, env=None):
+    if env is None:
+        return ppt_test.run(binary, args)
+    return ppt_test.run(binary, args, env=env)
+
+
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "schemas",
+                           "batch-index.v1.json")
+
+
+def load_index(folder):
+    """index.json of a batch, validated against the schema in docs/schemas."""
+    with open(os.path.join(folder, "index.json")) as f:
+        index = json.load(f)
+    with open(SCHEMA_PATH) as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(index, schema, format_checker=jsonschema.FormatChecker())
+    except jsonschema.ValidationError as e:
+        raise Failure("%s/index.json does not match %s: %s at %s" % (
+            folder, os.path.basename(SCHEMA_PATH), e.message, "/".join(str(x) for x in e.absolute_path)))
+    return index
+
+
+def write_slow_run(folder, factor, ranks=2, steps=3):
+    """write_run with every job and gap `factor` times as long."""
+    os.makedirs(folder)
+    for r in range(ranks):
+        with open(os.path.join(folder, "workerlog.%d" % r), "w") as f:
+            for s in range(steps):
+                t = int((s * 2000 + r * 40) * factor)
+                for (typ, mb, a, b) in [("forward", 0, 0, 200), ("backward", 0, 300, 700), ("optimizer", 0, 800, 850)]:
+                    f.write(JOB_LINE % (mb, typ, mb, ms(EPOCH_NS + (t + int(a * factor)) * 1000),
+                                        ms(EPOCH_NS + (t + int(b * factor)) * 1000)))
+
+
+def check_batch_ci(b):
+    with temp_dir("ppt-batch-ci-") as w:
+        j = lambda *p: os.path.join(w, *p)
+        write_run(j("ci1", "logs"))
+        write_run(j("ci2", "logs"))
+        write_run(j("zsrc", "logs"))
+
+        # A .zip artifact (GitHub Actions' download), made by zipfile as the web UI's are.
+        with zipfile.ZipFile(j("artifact.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+            for name in sorted(os.listdir(j("zsrc", "logs"))):
+                z.write(j("zsrc", "logs", name), "logs/" + name)
+        p = run(b, "batch", j("artifact.zip"), "--out", j("oz"), "-q")
+        check(p.returncode == 0, "batch of a .zip: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("oz"))
+        check([r["status"] for r in index["runs"]] == ["ok"], "zip statuses %r" % index["runs"])
+        check(index["runs"][0]["name"] == "artifact_logs", "zip run name %r" % index["runs"][0]["name"])
+
+        # A hostile .zip: zip-slip names and a symbolic link entry are refused, named in the run's warnings,
+        # and nothing is written outside; the logs beside them are converted.
+        with zipfile.ZipFile(j("hostile.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("../evil", "pwned")
+            z.writestr("logs/../../evil2", "pwned")
+            link = zipfile.ZipInfo("logs/etc")
+            link.create_system = 3
+            link.external_attr = 0o120777 << 16
+            z.writestr(link, "/etc")
+            z.writestr("logs/etc/passwd-evil", "pwned")
+            for name in sorted(os.listdir(j("zsrc", "logs"))):
+                z.write(j("zsrc", "logs", name), "logs/" + name)
+        p = run(b, "batch", j("hostile.zip"), "--out", j("oh", "out"), "-q")
+        check(p.returncode == 0, "batch of a hostile .zip: exit %d: %s" % (p.returncode, p.stderr))
+        check(not os.path.exists(j("oh", "evil")) and not os.path.exists(j("evil2")) and not os.path.exists(j("evil")),
+              "a zip-slip entry was written outside")
+        index = load_index(j("oh", "out"))
+        warnings = "\n".join(index["runs"][0]["warnings"])
+        for want in ["hostile.zip:../evil: '..' in the path refused", "hostile.zip:logs/etc: symbolic link not extracted",
+                     "hostile.zip:logs/../../evil2: '..' in the path refused"]:
+            check(want in warnings, "warnings lack %r: %r" % (want, warnings))
+
+        # Two artifacts with the same last folder name: named by the parts that differ.
+        p = run(b, "batch", j("ci1", "logs"), j("ci2", "logs"), "--out", j("o"), "-q")
+        check(p.returncode == 0, "batch ci1/logs ci2/logs: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("o"))
+        check([r["name"] for r in index["runs"]] == ["ci1-logs", "ci2-logs"], "names %r" %
+              [r["name"] for r in index["runs"]])
+        # Ratios rounded as stats --json rounds them (6 decimals).
+        for r in index["runs"]:
+            check(r["bubble_ratio"] == round(r["bubble_ratio"], 6), "bubble_ratio not rounded: %r" % r["bubble_ratio"])
+        # The default outputs: no Chrome JSON (the large one), the others there.
+        kinds = sorted(index["runs"][0]["outputs"])
+        check(kinds == ["perfetto_trace", "report", "stats_json", "svg"], "default outputs %r" % kinds)
+        check(not os.path.exists(j("o", "ci1-logs", "trace.json")), "trace.json written by default")
+        stats = json.load(open(j("o", "ci1-logs", "stats.json")))
+        check(stats["bubble_ratio"] == index["runs"][0]["bubble_ratio"], "stats.json and index.json disagree")
+
+        # Reusing --out: the run folders of the last batch go, what the user put there stays.
+        os.makedirs(j("o", "mine"))
+        open(j("o", "mine", "notes.txt"), "w").write("keep\n")
+        open(j("o", "readme.txt"), "w").write("keep\n")
+        p = run(b, "batch", j("ci1", "logs"), "--out", j("o"), "-q", "--outputs", "svg")
+        check(p.returncode == 0, "second batch into o: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("o"))
+        check([r["name"] for r in index["runs"]] == ["logs"], "names in the reused --out %r" % index["runs"])
+        check(not os.path.exists(j("o", "ci1-logs")) and not os.path.exists(j("o", "ci2-logs")),
+              "stale run folders left: %r" % sorted(os.listdir(j("o"))))
+        check(os.path.exists(j("o", "mine", "notes.txt")) and os.path.exists(j("o", "readme.txt")),
+              "a file batch did not write was removed")
+        check(sorted(os.listdir(j("o", "logs"))) == [".pp-timeline-batch", "timeline.svg"],
+              "--outputs svg wrote %r" % sorted(os.listdir(j("o", "logs"))))
+        check(index["runs"][0]["outputs"] == {"svg": "logs/timeline.svg"}, "outputs %r" % index["runs"][0]["outputs"])
+        p = run(b, "batch", j("ci1", "logs"), "--out", j("o2"), "--outputs", "svg,bogus")
+        check(p.returncode == 2 and "bogus" in p.stderr, "--outputs bogus: exit %d %r" % (p.returncode, p.stderr))
+
+        # Links in summary.md: relative by default, absolute under --link-base, and in GitHub Actions
+        # (whose artifacts' files have no address) the run page and the artifact's name instead.
+        md = open(j("o", "summary.md")).read()
+        check("](logs/" not in md, "a link to a run that has no report: %r" % md)
+        p = run(b, "batch", j("ci1", "logs"), "--out", j("o3"), "-q")
+        md = open(j("o3", "summary.md")).read()
+        check("[logs](logs/report.html)" in md, "relative link: %r" % md)
+        p = run(b, "batch", j("ci1", "logs"), "--out", j("o3"), "-q", "--link-base", "https://ci.example/a/b/")
+        md = open(j("o3", "summary.md")).read()
+        check("[logs](https://ci.example/a/b/logs/report.html)" in md, "--link-base link: %r" % md)
+        env = dict(os.environ, GITHUB_ACTIONS="true", GITHUB_SERVER_URL="https://github.com",
+                   GITHUB_REPOSITORY="o/r", GITHUB_RUN_ID="42")
+        p = run(b, "batch", j("ci1", "logs"), "--out", j("o3"), "-q", "--artifact-name", "pp-reports", env=env)
+        check(p.returncode == 0, "batch in Actions: %s" % p.stderr)
+        md = open(j("o3", "summary.md")).read()
+        check("](logs/report.html)" not in md, "a relative link in a GitHub step summary: %r" % md)
+        check("https://github.com/o/r/actions/runs/42" in md and "`pp-reports`" in md and "`logs/report.html`" in md,
+              "Actions summary does not name the run page, the artifact and the file: %r" % md)
+
+        # --baseline: the baseline converted too, each run compared with it; --fail-if-slower gates.
+        write_run(j("base", "logs"))
+        write_slow_run(j("slow", "logs"), 1.2)
+        write_run(j("same", "logs"))
+        p = run(b, "batch", "--baseline", j("base", "logs"), j("same", "logs"), j("slow", "logs"), "--out", j("ob"), "-q")
+        check(p.returncode == 0, "batch --baseline without a gate: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("ob"))
+        check(index["baseline"] == "base-logs", "index baseline %r" % index.get("baseline"))
+        runs = {r["name"]: r for r in index["runs"]}
+        check(sorted(runs) == ["base-logs", "same-logs", "slow-logs"], "baseline runs %r" % sorted(runs))
+        check(runs["base-logs"]["role"] == "baseline" and runs["base-logs"]["baseline"] is None,
+              "baseline entry %r" % runs["base-logs"])
+        slow = runs["slow-logs"]["baseline"]
+        check(slow["verdict"] == "slower" and abs(slow["step_time_delta_pct"] - 20.0) < 0.5,
+              "slow run against the baseline %r" % slow)
+        check(runs["same-logs"]["baseline"]["verdict"] == "same", "same run %r" % runs["same-logs"]["baseline"])
+        check(slow["step_time_delta_pct"] == round(slow["step_time_delta_pct"], 3), "delta not rounded %r" % slow)
+        md = open(j("ob", "summary.md")).read()
+        check("vs base-logs" in md and "+20.0% (slower)" in md, "summary.md baseline column: %r" % md)
+        p = run(b, "batch", "--baseline", j("base", "logs"), j("same", "logs"), j("slow", "logs"), "--out", j("ob"),
+                "-q", "--fail-if-slower", "10")
+        check(p.returncode == 1, "--fail-if-slower 10 with a 20%% slower run: exit %d" % p.returncode)
+        check("slow-logs" in p.stderr and "slower than the baseline" in p.stderr, "gate message: %r" % p.stderr)
+        index = load_index(j("ob"))
+        check(index["runs"][2]["baseline"]["gate_failed"] is True and index["runs"][1]["baseline"]["gate_failed"] is False,
+              "gate_failed %r" % [r["baseline"] for r in index["runs"][1:]])
+        p = run(b, "batch", "--baseline", j("base", "logs"), j("same", "logs"), j("slow", "logs"), "--out", j("ob"),
+                "-q", "--fail-if-slower", "30")
+        check(p.returncode == 0, "--fail-if-slower 30 with a 20%% slower run: exit %d %s" % (p.returncode, p.stderr))
+        p = run(b, "batch", j("same", "logs"), "--out", j("ob2"), "--fail-if-slower", "10")
+        check(p.returncode == 2 and "--baseline" in p.stderr, "--fail-if-slower without --baseline: %r" % p.stderr)
 
 
 def check_all(b):
@@ -51,7 +216,7 @@ def check_all(b):
         check("\r" not in p.stderr, "a progress bar was drawn on a pipe")
         check(p.stderr.rstrip().endswith("2 runs: 2 ok, 0 failed -> %s/index.html" % os.path.join(w, "o1")),
               "last line: %r" % p.stderr)
-        index = json.load(open(os.path.join(w, "o1", "index.json")))
+        index = load_index(os.path.join(w, "o1"))
         check([r["status"] for r in index["runs"]] == ["ok", "ok"], "statuses %r" % index["runs"])
         check([r["name"] for r in index["runs"]] == ["good", "ci-7_logs"], "names %r" % index["runs"])
         for r in index["runs"]:
@@ -64,7 +229,7 @@ def check_all(b):
         check(p.returncode == 1, "batch with bad artifacts: exit %d" % p.returncode)
         check("bad_artifact" in p.stderr and "nope: no such file or directory" in p.stderr,
               "failures not listed under -q: %r" % p.stderr)
-        index = json.load(open(os.path.join(w, "o2", "index.json")))
+        index = load_index(os.path.join(w, "o2"))
         check([r["status"] for r in index["runs"]] == ["ok", "bad_artifact", "bad_artifact"], "statuses %r" %
               [r["status"] for r in index["runs"]])
         check(index["runs"][1]["error"].startswith(os.path.join(w, "bad.tar.gz") + ": "), "error %r" %
@@ -111,6 +276,7 @@ def main():
     b = arg_parser(__doc__).parse_args().binary
     try:
         check_all(b)
+        check_batch_ci(b)
     except Failure as e:
         print("FAIL: %s" % e)
         return 1

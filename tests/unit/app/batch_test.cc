@@ -168,18 +168,20 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   CHECK(r.runs[4].error == (in / "missing").string() + ": no such file or directory");
   CHECK(r.runs[5].error.rfind((in / "broken.tar.gz").string() + ": ", 0) == 0);
   CHECK(r.runs[6].error.find("no workerlog.<i> files") != std::string::npos);
-  CHECK(r.runs[8].error.find("neither a directory nor a .tar / .tar.gz archive") != std::string::npos);
+  CHECK(r.runs[8].error.find("neither a directory nor an archive") != std::string::npos);
   CHECK(r.runs[0].step_time_us > 0);
   CHECK(r.runs[0].bubble_ratio > 0);
   CHECK(r.runs[0].bubble_ratio < 1);
 
-  // Per run: report, picture and traces; for the batch: the index files.
+  // Per run: the default outputs (not the large Chrome JSON) and the
+  // marker; for the batch: the index files.
   fs::path out(opt.out_dir);
   for (const char* name : {"plain", "ci-123_logs", "many_jobA_logs", "many_jobB"}) {
-    for (const char* file : {"report.html", "timeline.svg", "trace.json", "trace.pftrace"}) {
+    for (const char* file : {"report.html", "timeline.svg", "trace.pftrace", "stats.json", kRunMarker}) {
       INFO(name << "/" << file);
       CHECK(fs::file_size(out / name / file) > 0);
     }
+    CHECK_FALSE(fs::exists(out / name / "trace.json"));
   }
   CHECK(r.runs[0].outputs.at("report") == "plain/report.html");
   // Archives were extracted under the output directory and removed after.
@@ -249,4 +251,154 @@ TEST_CASE("the summary escapes what a source path could smuggle into Markdown", 
   CHECK(html.find("<img") == std::string::npos);
   auto j = nlohmann::json::parse(batch_index_json(r));
   CHECK(j["runs"][0]["source"] == run.source);
+}
+
+TEST_CASE("runs are named by the parts of their paths that tell them apart", "[batch]") {
+  TempDir t;
+  for (const char* dir : {"ci1/logs", "ci2/logs", "a/x/logs", "b/x/logs", "solo"}) {
+    t.write(std::string("in/") + dir + "/workerlog.0", rank_log(0, 2));
+  }
+  std::string in = t.path() + "/in/";
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 1;
+  opt.outputs = BatchOutputs{false, true, false, false, false};
+  BatchResult r = run_batch({in + "ci1/logs", in + "ci2/logs", in + "a/x/logs", in + "b/x/logs", in + "solo",
+                             in + "solo"},
+                            opt);
+  std::vector<std::string> names;
+  for (const BatchRun& run : r.runs) names.push_back(run.name);
+  CHECK(names == std::vector<std::string>{"ci1-logs", "ci2-logs", "a-x-logs", "b-x-logs", "solo", "solo-2"});
+}
+
+TEST_CASE("a reused output directory loses the run folders batch wrote there, and nothing else", "[batch]") {
+  TempDir t;
+  fs::path root(t.path());
+  t.write("in/one/workerlog.0", rank_log(0, 2));
+  t.write("in/two/workerlog.0", rank_log(0, 2));
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 1;
+  opt.outputs = BatchOutputs{false, true, false, false, false};
+  REQUIRE_FALSE(run_batch({t.path() + "/in/one", t.path() + "/in/two"}, opt).any_failed());
+  fs::path out(opt.out_dir);
+  REQUIRE(fs::exists(out / "two" / kRunMarker));
+  // Things batch did not write: a folder of the user's, and a link to a marked folder elsewhere.
+  t.write("out/mine/notes.txt", "keep");
+  t.write("elsewhere/marked/" + std::string(kRunMarker), "x");
+  t.write("elsewhere/marked/data", "keep");
+  fs::create_directory_symlink(root / "elsewhere" / "marked", out / "linked");
+  t.write("out/fake/" + std::string(kRunMarker) + "/inside", "a folder, not the marker file");
+  REQUIRE_FALSE(run_batch({t.path() + "/in/one"}, opt).any_failed());
+  CHECK(fs::exists(out / "one" / "timeline.svg"));
+  CHECK_FALSE(fs::exists(out / "two"));
+  CHECK(read_all(out / "mine" / "notes.txt") == "keep");
+  CHECK(fs::is_symlink(out / "linked"));
+  CHECK(read_all(root / "elsewhere" / "marked" / "data") == "keep");
+  CHECK(fs::exists(out / "fake" / kRunMarker / "inside"));
+  auto index = nlohmann::json::parse(read_all(out / "index.json"));
+  CHECK(index["runs"].size() == 1);
+}
+
+TEST_CASE("with a baseline every run gets its change, and the gate fails past the limit", "[batch]") {
+  TempDir t;
+  // rank_log's steps are 1000 us apart; a run with every time 1.3 times as long is 30% slower.
+  auto slow_log = [](int rank, int steps) {
+    std::string log;
+    for (int s = 0; s < steps; ++s) {
+      int64_t t = s * 1300 + rank * 13;  // every time 1.3 times rank_log's
+      log += job_line("forward", 0, t, t + 130) + job_line("backward", 0, t + 260, t + 520) +
+             job_line("optimizer", 0, t + 650, t + 676);
+    }
+    return log;
+  };
+  for (int r = 0; r < 2; ++r) {
+    t.write("base/workerlog." + std::to_string(r), rank_log(r, 4));
+    t.write("same/workerlog." + std::to_string(r), rank_log(r, 4));
+    t.write("slow/workerlog." + std::to_string(r), slow_log(r, 4));
+  }
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 2;
+  opt.outputs = BatchOutputs{true, false, false, false, false};
+  opt.baseline = t.path() + "/base";
+  opt.fail_if_slower_pct = 10;
+  BatchResult r = run_batch({t.path() + "/same", t.path() + "/slow"}, opt);
+  REQUIRE(r.runs.size() == 3);
+  CHECK_FALSE(r.any_failed());
+  CHECK(r.gate_failed());
+  CHECK(r.runs[0].is_baseline);
+  CHECK(r.runs[0].name == "base");
+  CHECK_FALSE(r.runs[0].change);
+  REQUIRE(r.runs[1].change);
+  REQUIRE(r.runs[2].change);
+  CHECK(r.runs[1].change->verdict == Verdict::kSame);
+  CHECK_FALSE(r.runs[1].change->gate_failed);
+  CHECK(r.runs[2].change->verdict == Verdict::kSlower);
+  CHECK(r.runs[2].change->step_time_delta_pct == Approx(30.0).margin(0.5));
+  CHECK(r.runs[2].change->gate_failed);
+  std::string md = batch_summary_markdown(r);
+  CHECK(md.find("| vs base |") != std::string::npos);
+  CHECK(md.find("+30.0% (slower), gate") != std::string::npos);
+  CHECK(md.find("**Slower than the baseline by more than 10%:** slow") != std::string::npos);
+  auto index = nlohmann::json::parse(read_all(fs::path(opt.out_dir) / "index.json"));
+  CHECK(index["baseline"] == "base");
+  CHECK(index["gate_failed"] == true);
+  CHECK(index["runs"][0]["role"] == "baseline");
+  CHECK(index["runs"][2]["baseline"]["verdict"] == "slower");
+
+  // A baseline that holds two runs is refused, and the others still convert, uncompared.
+  t.write("two/a/workerlog.0", rank_log(0, 2));
+  t.write("two/b/workerlog.0", rank_log(0, 2));
+  opt.baseline = t.path() + "/two";
+  opt.out_dir = t.path() + "/out2";
+  r = run_batch({t.path() + "/same"}, opt);
+  REQUIRE(r.runs.size() == 2);
+  CHECK(r.runs[0].status == BatchStatus::kBadArtifact);
+  CHECK(r.runs[0].error.find("the baseline holds 2 runs") != std::string::npos);
+  CHECK(r.runs[1].status == BatchStatus::kOk);
+  CHECK_FALSE(r.runs[1].change);
+}
+
+TEST_CASE("summary links are relative, absolute under a base, or name the CI run and the artifact", "[batch]") {
+  BatchResult r;
+  BatchRun run;
+  run.name = "ci1-logs";
+  run.outputs["report"] = "ci1-logs/report.html";
+  r.runs.push_back(run);
+  CHECK(batch_summary_markdown(r).find("[ci1-logs](ci1-logs/report.html)") != std::string::npos);
+  r.links.base = "https://ci.example/pages/42/";
+  CHECK(batch_summary_markdown(r).find("[ci1-logs](https://ci.example/pages/42/ci1-logs/report.html)") !=
+        std::string::npos);
+  r.links.base.clear();
+  r.links.run_page = "https://github.com/o/r/actions/runs/7";
+  r.links.artifact = "pp-reports";
+  std::string md = batch_summary_markdown(r);
+  CHECK(md.find("](ci1-logs/") == std::string::npos);
+  CHECK(md.find("artifact `pp-reports` of [this workflow run](https://github.com/o/r/actions/runs/7)") !=
+        std::string::npos);
+  CHECK(md.find("ci1-logs (`ci1-logs/report.html`)") != std::string::npos);
+}
+
+TEST_CASE("--outputs words", "[batch]") {
+  BatchOutputs o;
+  CHECK(parse_batch_outputs("svg,json", &o).empty());
+  CHECK((o.svg && o.chrome_json && !o.report && !o.perfetto_trace && !o.stats_json));
+  CHECK(parse_batch_outputs("html,pftrace,stats-json", &o).empty());
+  CHECK((o.report && o.perfetto_trace && o.stats_json && !o.svg && !o.chrome_json));
+  CHECK(parse_batch_outputs("svg,xml", &o).find("'xml' is none of") != std::string::npos);
+  CHECK(parse_batch_outputs("", &o).find("'' is none of") != std::string::npos);
+}
+
+TEST_CASE("index.json rounds ratios as stats --json does", "[batch]") {
+  BatchResult r;
+  BatchRun run;
+  run.name = "x";
+  run.bubble_ratio = 0.2896329854036887;
+  run.step_time_us = 1234.56789;
+  r.runs.push_back(run);
+  auto j = nlohmann::json::parse(batch_index_json(r));
+  CHECK(j["runs"][0]["bubble_ratio"].get<double>() == 0.289633);
+  CHECK(j["runs"][0]["step_time_us"].get<double>() == 1234.568);
+  CHECK(j["version"] == 1);
 }
