@@ -380,7 +380,7 @@ TEST_CASE("summary links are relative, absolute under a base, or name the CI run
   CHECK(md.find("ci1-logs (`ci1-logs/report.html`)") != std::string::npos);
 }
 
-TEST_CASE("--outputs words", "[batch]") {
+TEST_CASE("the words of batch --outputs", "[batch]") {
   BatchOutputs o;
   CHECK(parse_batch_outputs("svg,json", &o).empty());
   CHECK((o.svg && o.chrome_json && !o.report && !o.perfetto_trace && !o.stats_json));
