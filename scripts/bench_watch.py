@@ -19,8 +19,15 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
+
+STAMPER = """
+import json, sys, time
+with open(sys.argv[1], "w") as out:
+    for line in sys.stdin:
+        out.write("%d %.6f\\n" % (json.loads(line)["step"], time.monotonic()))
+        out.flush()
+"""
 
 STAGES, REPLICAS, MB, PER_MACHINE = 8, 8, 4, 8
 FWD_US, BWD_US, OPT_US = 100, 200, 50
@@ -60,6 +67,7 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--rate", type=float, default=100.0)
+    ap.add_argument("--poll-ms", type=int, default=100)
     args = ap.parse_args()
     shutil.rmtree(args.dir, ignore_errors=True)
     ranks = STAGES * REPLICAS
@@ -73,17 +81,25 @@ def main():
         f.write("W1020 09:15:00.197323 4242 gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute "
                 "Capability: 9.0, Driver API Version: 12.4, Runtime API Version: 12.3\n")
         f.flush()
-    watch = subprocess.Popen([args.binary, "watch", "--log_dir", args.dir, "--jsonl", "-", "--poll-ms", "100",
+    # The JSON lines are timed by a process of their own (CLOCK_MONOTONIC is
+    # system-wide), so the feeder's work never delays the timestamps.
+    stamps = os.path.join(args.dir, "arrivals.txt")
+    stamper = subprocess.Popen([sys.executable, "-c", STAMPER, stamps], stdin=subprocess.PIPE)
+    watch = subprocess.Popen([args.binary, "watch", "--log_dir", args.dir, "--jsonl", "-", "--poll-ms", str(args.poll_ms),
                               "--idle-timeout", "30", "-q", "--threads", "1"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    arrived = {}
+                             stdout=stamper.stdin, stderr=subprocess.PIPE, text=True)
+    stamper.stdin.close()
 
-    def reader():
-        for line in watch.stdout:
-            arrived[json.loads(line)["step"]] = time.monotonic()
+    def arrived_steps():
+        out = {}
+        if os.path.exists(stamps):
+            with open(stamps) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 2:
+                        out[int(parts[0])] = float(parts[1])
+        return out
 
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
     epoch_us = 1697793307000000
     completes = {}  # step -> when the write that completes it ended
     period = 1.0 / args.rate
@@ -102,7 +118,7 @@ def main():
             behind += 1
     feed_s = time.monotonic() - start
     deadline = time.monotonic() + 30
-    while len(arrived) < args.steps and time.monotonic() < deadline and watch.poll() is None:
+    while len(arrived_steps()) < args.steps and time.monotonic() < deadline and watch.poll() is None:
         time.sleep(0.05)
     with open("/proc/%d/status" % watch.pid) as f:
         hwm_kb = next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
@@ -111,7 +127,8 @@ def main():
     cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     watch.send_signal(signal.SIGINT)
     watch.communicate(timeout=60)
-    th.join(timeout=5)
+    stamper.wait(timeout=30)
+    arrived = arrived_steps()
     for f in files:
         f.close()
     lat = sorted(arrived[k] - completes[k] for k in completes if k in arrived and k < args.steps)

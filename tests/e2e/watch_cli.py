@@ -86,6 +86,8 @@ def stats_steps(binary, logs):
 
 
 def read_jsonl(path):
+    if not check(os.path.exists(path), "%s was not written" % path):
+        return []
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
