@@ -28,6 +28,12 @@ from ppt_test import Checks, arg_parser, temp_dir
 
 RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "6", "--seed", "5",
        "--rerun", "--start-step", "10"]
+# More layouts, each followed live the same way: machine folders with skewed
+# clocks, and the schedule marker Paddle prints at every iteration.
+MORE = [["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--machines", "2", "--micro-batches", "4", "--steps",
+         "5", "--seed", "6", "--skew", "1:5", "--rerun"],
+        ["--schedule", "vpp", "--stages", "4", "--chunks", "2", "--micro-batches", "8", "--steps", "5", "--seed", "2",
+         "--marker", "every-iteration", "--start-step", "5"]]
 POLL = ["--poll-ms", "10"]
 
 checks = Checks()
@@ -51,13 +57,16 @@ def chunks(path):
 
 def writer(src, dst, pause):
     """Appends src's logs to dst, one step of every rank at a time."""
-    names = sorted(os.listdir(src), key=lambda n: int(n.split(".")[1]))
+    names = sorted((os.path.relpath(os.path.join(d, n), src) for d, _, ns in os.walk(src) for n in ns
+                    if n.startswith("workerlog.")), key=lambda n: (os.path.dirname(n), int(n.split(".")[-1])))
     pieces = [chunks(os.path.join(src, n)) for n in names]
     late, rotated, cut = len(names) - 1, 1, 0
     steps = max(len(p) for p in pieces)
 
     def append(rank, text):
-        with open(os.path.join(dst, names[rank]), "a") as f:
+        path = os.path.join(dst, names[rank])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a") as f:
             f.write(text)
 
     for k in range(steps):
@@ -112,9 +121,9 @@ def slices_of(binary, protoc, path):
     return sorted((tracks.get(u, "?"), s, e, n) for u, lst in slices.items() for (s, e, n) in lst)
 
 
-def live_case(binary, protoc, tmp):
+def live_case(binary, protoc, tmp, gen_args=RUN, runs=2):
     src, live = os.path.join(tmp, "src"), os.path.join(tmp, "live")
-    ppt_test.gen_logs(src, RUN)
+    ppt_test.gen_logs(src, gen_args)
     os.makedirs(live)
     jsonl, trace = os.path.join(tmp, "steps.jsonl"), os.path.join(tmp, "live.pftrace")
     watch = subprocess.Popen([binary, "watch", "--log_dir", live, "--jsonl", jsonl, "-o", trace, "--keep-steps", "2",
@@ -126,9 +135,9 @@ def live_case(binary, protoc, tmp):
     watch.send_signal(signal.SIGINT)
     out, err = watch.communicate(timeout=120)
     check(watch.returncode == 0, "watch after SIGINT: exit %s: %s" % (watch.returncode, err))
-    check(os.path.exists(os.path.join(live, "workerlog.1.1")), "the writer rotated no file")
+    check(glob.glob(os.path.join(live, "**", "workerlog.*.1"), recursive=True), "the writer rotated no file")
     want = stats_steps(binary, src)
-    check(len({s["run"] for s in want}) == 2, "the finished logs hold two runs")
+    check(len({s["run"] for s in want}) == runs, "the finished logs hold %d runs" % runs)
     same_steps(read_jsonl(jsonl), want, "live watch")
     check(os.path.exists(trace), "SIGINT left no .pftrace")
     if protoc and os.path.exists(trace):
@@ -202,6 +211,12 @@ def main():
             static_cases(args.binary, src, tmp)
         except ppt_test.Failure as e:
             check(False, str(e))
+    for gen_args in MORE:
+        with temp_dir("ppt-watch-cli-") as tmp:
+            try:
+                live_case(args.binary, protoc, tmp, gen_args, runs=2 if "--rerun" in gen_args else 1)
+            except ppt_test.Failure as e:
+                check(False, "%s: %s" % (" ".join(gen_args), e))
     return checks.exit_code("watch_cli")
 
 
