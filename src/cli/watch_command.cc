@@ -214,6 +214,21 @@ int run_watch(const WatchCommandOptions& o) {
     return kExitUsage;
   }
 
+  // No output may be one of the logs (those there now; a log that appears
+  // later under an output's name is refused when the output is written).
+  if (LayoutResult now = discover_layout(request); now.layout) {
+    std::vector<std::string> inputs = input_paths(now.layout->files);
+    std::vector<std::string> written = o.outputs;
+    if (!o.jsonl.empty() && o.jsonl != "-") written.push_back(o.jsonl);
+    if (!o.report.empty()) written.push_back(o.report);
+    for (const std::string& path : written) {
+      if (std::string error = check_not_an_input(path, inputs); !error.empty()) {
+        say.error(error);
+        return kExitUsage;
+      }
+    }
+  }
+
   WatchOptions wo;
   wo.threads = o.threads == 0 ? 1 : o.threads;
   wo.pp_degree = o.pp_degree;
@@ -239,6 +254,7 @@ int run_watch(const WatchCommandOptions& o) {
   } else if (o.jsonl == "-" || !dashboard_on) {
     jsonl = stdout;
   }
+  std::FILE* const jsonl_file = jsonl;
 
   install_stop_handlers();
   Dashboard dash(source);
@@ -291,7 +307,12 @@ int run_watch(const WatchCommandOptions& o) {
         if (!o.exec.empty()) run_alert_command(o.exec, a);
       }
     }
-    if (jsonl) std::fflush(jsonl);
+    if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
+      // A closed pipe or a full disk: nobody reads the steps any more.
+      errors.push_back(fmt::format("{}: cannot be written", jsonl == stdout ? std::string("standard output") : o.jsonl));
+      jsonl = nullptr;
+      g_stop.store(true);
+    }
     if (!o.report.empty() && since_report >= std::max<size_t>(o.report_every, 1)) {
       since_report = 0;
       if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
@@ -345,7 +366,7 @@ int run_watch(const WatchCommandOptions& o) {
     handle(steps);
   }
   if (jsonl) std::fflush(jsonl);
-  if (jsonl_owned) std::fclose(jsonl);
+  if (jsonl_owned) std::fclose(jsonl_file);
   if (dashboard_on) {
     std::string screen = dash.render(32);
     std::fwrite(screen.data(), 1, screen.size(), stdout);

@@ -193,6 +193,10 @@ def static_cases(binary, src, tmp):
     # Usage errors.
     p = ppt_test.run(binary, ["watch", "-"], timeout=30)
     check(p.returncode == 2, "standard input cannot be followed: exit 2, got %d" % p.returncode)
+    log = os.path.join(src, "workerlog.0")
+    before = open(log).read()
+    p = ppt_test.run(binary, ["watch", src, "--jsonl", log, "--steps", "1"], timeout=30)
+    check(p.returncode == 2 and open(log).read() == before, "--jsonl onto a log: exit 2, the log untouched")
     p = ppt_test.run(binary, ["watch", src, "--exec", "true"], timeout=30)
     check(p.returncode == 2, "--exec without --alert-if-slower: exit 2, got %d" % p.returncode)
 
