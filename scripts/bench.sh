@@ -5,6 +5,7 @@
 #
 #   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
 #                    [--only SECTION,...] [--scale-ranks N,...] [--baseline BIN]
+#                    [--watch-steps N]
 #
 # The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
 # noise lines per step and rank, about 190 MB) is generated once into
@@ -48,6 +49,13 @@
 # outputs byte for byte (a difference is printed, not a failure: a fix may
 # change output on purpose).
 #
+# The watch section (scripts/bench_watch.py) feeds a 64-rank log set at 100
+# steps per second to `pp-timeline watch --jsonl -` and prints watch's CPU
+# time per step, its latency from the write that completes a step to that
+# step's JSON line (p50, p95) and its peak RSS after --watch-steps steps
+# (default 2000, 20 s; fewer for a quick look). It is not in the default
+# list: run it with --only watch.
+#
 # Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
 # a `section_<name>` function that calls `row` for timings and `goal` for
 # ratios, and add <name> to SECTIONS below. Sections run in that order and
@@ -65,6 +73,7 @@ do_build=1
 only=
 scale_ranks_arg=64,128,256,512,1024
 baseline_bin=
+watch_steps=2000
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
@@ -83,6 +92,8 @@ while [[ $# -gt 0 ]]; do
     --scale-ranks=*) scale_ranks_arg=${1#*=}; shift ;;
     --baseline) baseline_bin=$2; shift 2 ;;
     --baseline=*) baseline_bin=${1#*=}; shift ;;
+    --watch-steps) watch_steps=$2; shift 2 ;;
+    --watch-steps=*) watch_steps=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -206,6 +217,15 @@ prepare_logs() {
 }
 
 # -------------------------------------------------------------- sections --
+
+section_watch() {
+  if [[ $have_bin == 0 ]]; then skipped "watch" "not built"; return; fi
+  local line
+  while IFS= read -r line; do
+    rows+=("  $line")
+  done < <(python3 "$root/scripts/bench_watch.py" --binary "$bin" --dir "$bench/watch" --steps "$watch_steps" ||
+           echo "watch: FAILED (not every step was reported)")
+}
 
 section_pp_timeline() {
   if [[ $have_bin == 0 ]]; then skipped "pp-timeline" "not built"; return; fi
@@ -553,7 +573,7 @@ scale_notes=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
 for s in "${SECTIONS[@]}"; do
-  if [[ $s != scale ]]; then prepare_logs; break; fi
+  if [[ $s != scale && $s != watch ]]; then prepare_logs; break; fi
 done
 for s in "${SECTIONS[@]}"; do
   "section_$s"

@@ -45,5 +45,7 @@ void setup_diff(CLI::App& app, Runner& chosen);
 // report_command.cc, batch_command.cc: an HTML page of a run, and many runs at once.
 void setup_report(CLI::App& app, Runner& chosen);
 void setup_batch(CLI::App& app, Runner& chosen);
+// watch_command.cc: follows a run's growing logs, step by step.
+void setup_watch(CLI::App& app, Runner& chosen);
 
 }  // namespace ppt::cli

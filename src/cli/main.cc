@@ -28,6 +28,7 @@ int run(int argc, char** argv) {
   setup_diff(app, chosen);
   setup_report(app, chosen);
   setup_batch(app, chosen);
+  setup_watch(app, chosen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -436,6 +436,9 @@ void append_problems(std::string& out, const Timeline& tl) {
 SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, ByteSink& out) {
   std::string title = opt.title.empty() ? std::string("pp-timeline report") : opt.title;
   std::string page = html_page_head(title);
+  if (opt.refresh_seconds > 0) {
+    page.insert(page.find("<head>\n") + 7, fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">\n", opt.refresh_seconds));
+  }
   page += "<header><h1>";
   append_xml_escaped(page, title);
   page += "</h1>\n";

@@ -32,6 +32,7 @@ struct ReportOptions {
   std::string source;               // what was read (a log directory), shown under the heading
   std::vector<std::string> notes;   // things the user should know (layout notes)
   const Stats* stats = nullptr;     // the stats tables (the driver's); none when null
+  int refresh_seconds = 0;          // > 0: the page reloads itself (`watch --report`)
 };
 
 // Writes the report of one timeline. Returns what the picture drew.

@@ -48,7 +48,41 @@ json straggler_json(const Straggler& s) {
 
 json nullable_ratio(double v) { return v < 0 ? json(nullptr) : json(round6(v)); }
 
+json step_json(const StepStats& ss, int64_t origin) {
+  json step = {{"run", ss.run},
+               {"step", ss.step},
+               {"time_us", us(ss.time_ns())},
+               {"start_us", us(ss.start_ns - origin)},
+               {"end_us", us(ss.end_ns - origin)},
+               {"ranks", ss.ranks},
+               {"busy_us", us(ss.busy_ns)},
+               {"idle_us", us(ss.idle_ns)},
+               {"bubble_ratio", round6(ss.bubble_ratio)}};
+  const CriticalPath& cp = ss.critical_path;
+  if (!cp.hops.empty()) {
+    json hops = json::array();
+    for (const CriticalHop& h : cp.hops) {
+      hops.push_back({{"rank", h.rank},
+                      {"type", h.type},
+                      {"micro_batch", h.micro_batch},
+                      {"start_us", us(h.start_ns - origin)},
+                      {"dur_us", us(h.end_ns - h.start_ns)},
+                      {"wait_us", us(h.wait_ns)},
+                      {"from_other_rank", h.from_other_rank}});
+    }
+    step["critical_path"] = {{"share", round6(cp.share)},
+                             {"job_us", us(cp.job_ns)},
+                             {"wait_us", us(cp.wait_ns)},
+                             {"hops", std::move(hops)}};
+  }
+  return step;
+}
+
 }  // namespace
+
+std::string format_step_json(const StepStats& step, int64_t time_origin_ns) {
+  return step_json(step, time_origin_ns).dump();
+}
 
 bool looks_like_json(std::string_view head) {
   for (char c : head) {
@@ -91,35 +125,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                       {"max_us", us(t.max_ns)},
                       {"stdev_us", round3(us(t.stdev_ns))}};
   json steps = json::array();
-  for (const StepStats& ss : st.steps) {
-    json step = {{"run", ss.run},
-                 {"step", ss.step},
-                 {"time_us", us(ss.time_ns())},
-                 {"start_us", us(ss.start_ns - origin)},
-                 {"end_us", us(ss.end_ns - origin)},
-                 {"ranks", ss.ranks},
-                 {"busy_us", us(ss.busy_ns)},
-                 {"idle_us", us(ss.idle_ns)},
-                 {"bubble_ratio", round6(ss.bubble_ratio)}};
-    const CriticalPath& cp = ss.critical_path;
-    if (!cp.hops.empty()) {
-      json hops = json::array();
-      for (const CriticalHop& h : cp.hops) {
-        hops.push_back({{"rank", h.rank},
-                        {"type", h.type},
-                        {"micro_batch", h.micro_batch},
-                        {"start_us", us(h.start_ns - origin)},
-                        {"dur_us", us(h.end_ns - h.start_ns)},
-                        {"wait_us", us(h.wait_ns)},
-                        {"from_other_rank", h.from_other_rank}});
-      }
-      step["critical_path"] = {{"share", round6(cp.share)},
-                               {"job_us", us(cp.job_ns)},
-                               {"wait_us", us(cp.wait_ns)},
-                               {"hops", std::move(hops)}};
-    }
-    steps.push_back(std::move(step));
-  }
+  for (const StepStats& ss : st.steps) steps.push_back(step_json(ss, origin));
   doc["steps"] = std::move(steps);
   json ranks = json::array();
   for (const RankStats& r : st.ranks) {

@@ -32,6 +32,9 @@ std::string format_stats_json(const Stats& stats, int64_t time_origin_ns = 0);
 // (3); other JSON outputs (batch's index.json) use the same.
 double round6(double v);
 double round3(double v);
+// One entry of its "steps" array, on one line (no newline): what `watch`
+// writes per completed step, so the two cannot drift apart.
+std::string format_step_json(const StepStats& step, int64_t time_origin_ns);
 
 // Reads what format_stats_json() wrote. On failure returns nullopt and sets
 // `error` to one line (without the file name).

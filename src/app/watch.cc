@@ -1,0 +1,333 @@
+#include "app/watch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "input/file_scanner.h"
+#include "input/line_parser.h"
+#include "passes/clock_align.h"
+#include "passes/timeline_builder.h"
+#include "pp_timeline/log_line.h"
+
+namespace ppt {
+namespace {
+
+bool is_start_line(std::string_view line) { return line.find(log_line::kProcessStartMarker) != line.npos; }
+
+// The schedule marker's window ("start at step X and end at step Y"), or "".
+std::string_view marker_window(std::string_view line) {
+  size_t p = line.find(log_line::kScheduleMarker);
+  if (p == line.npos) return {};
+  std::string_view rest = line.substr(p);
+  while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r')) rest.remove_suffix(1);
+  return rest;
+}
+
+// The lines the scanner looks at: job lines, schedule markers (both hold
+// "Profiler "), start-up lines. Every other line is noise to every pass.
+bool kept_line(std::string_view line) {
+  return line.find("Profiler ") != line.npos || is_start_line(line);
+}
+
+size_t count_lines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+bool before(uint32_t run_a, int32_t step_a, uint32_t run_b, int32_t step_b) {
+  return run_a != run_b ? run_a < run_b : step_a < step_b;
+}
+
+}  // namespace
+
+Watcher::Watcher(WatchOptions options) : options_(std::move(options)) {
+  options_.keep_steps = std::max<size_t>(options_.keep_steps, 2);
+}
+
+Watcher::FileState& Watcher::file(const std::string& path) {
+  for (FileState& f : files_) {
+    if (f.source.path == path) return f;
+  }
+  files_.emplace_back();
+  files_.back().source.path = path;
+  return files_.back();
+}
+
+void Watcher::set_layout(const Layout& layout) {
+  machines_ = layout.machines;
+  world_ranks_ = layout.world_ranks;
+  for (const SourceFile& s : layout.files) {
+    if (s.standard_input || s.dygraph_profile || s.companion) continue;
+    file(s.path).source = s;
+  }
+  // The analysis takes files in rank order, as the layout lists them.
+  std::stable_sort(files_.begin(), files_.end(), [](const FileState& a, const FileState& b) {
+    return std::tie(a.source.machine, a.source.global_rank) < std::tie(b.source.machine, b.source.global_rank);
+  });
+}
+
+void Watcher::add_lines(const std::string& path, std::string_view lines, WatchClock::time_point now) {
+  FileState& f = file(path);
+  if (!lines.empty()) f.last_data = now;
+  size_t pos = 0;
+  while (pos < lines.size()) {
+    size_t nl = lines.find('\n', pos);
+    size_t end = nl == lines.npos ? lines.size() : nl + 1;
+    std::string_view line = lines.substr(pos, end - pos);
+    pos = end;
+    if (!kept_line(line)) {
+      // An empty line in its place keeps the line numbers of the source.
+      if (options_.keep_all && line.back() == '\n') f.all += '\n';
+      continue;
+    }
+    f.line_starts.push_back(static_cast<uint32_t>(f.text.size()));
+    f.text += line;
+    if (options_.keep_all) f.all += line;
+    if (line.find(log_line::kJobMarker) != line.npos) ++jobs_seen_;
+  }
+}
+
+void Watcher::add_unterminated(const std::string& path, std::string_view line) {
+  if (line.empty() || !kept_line(line)) return;
+  FileState& f = file(path);
+  f.line_starts.push_back(static_cast<uint32_t>(f.text.size()));
+  f.text += line;
+  if (options_.keep_all) f.all += line;
+}
+
+uint64_t Watcher::bytes_kept() const {
+  uint64_t n = 0;
+  for (const FileState& f : files_) n += f.text.size() + f.all.size() + f.line_starts.size() * 4;
+  return n;
+}
+
+std::optional<WatchAnalysis> Watcher::analyze(bool whole, bool with_stats) const {
+  std::vector<SourceFile> sources;
+  std::vector<FileScan> scans;
+  LineParser parser;
+  for (const FileState& f : files_) {
+    uint32_t index = static_cast<uint32_t>(sources.size());
+    sources.push_back(f.source);
+    if (whole) {
+      scans.push_back(scan_buffer(f.all, index, parser));
+    } else {
+      std::string text = f.context_start + f.context_marker + f.text;
+      scans.push_back(scan_buffer(text, index, parser));
+    }
+  }
+  if (sources.empty()) return std::nullopt;
+  WatchAnalysis a;
+  a.timeline = build_from_scans(std::move(sources), machines_, std::move(scans), options_.threads);
+  a.timeline.world_ranks = world_ranks_;
+  if (a.timeline.job_count() == 0) return std::nullopt;
+  a.plan = decide_pipeline(a.timeline, options_.pp_degree, options_.threads);
+  a.dependencies = find_dependencies(a.timeline, a.plan, options_.threads);
+  if (options_.align_clocks) align_clocks(a.timeline, a.dependencies);
+  report_dependencies(a.timeline, a.dependencies);
+  if (with_stats) a.stats = compute_stats(a.timeline, a.plan, &a.dependencies, options_.stats);
+  return a;
+}
+
+std::optional<WatchAnalysis> Watcher::window() const { return analyze(false, true); }
+
+std::optional<WatchAnalysis> Watcher::whole_run() const {
+  if (!options_.keep_all) return std::nullopt;
+  return analyze(true, false);
+}
+
+std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishing) {
+  std::vector<WatchStep> out;
+  std::optional<WatchAnalysis> a = analyze(false, true);
+  if (!a) return out;
+  Timeline& tl = a->timeline;
+  const Stats& st = *a->stats;
+
+  // The window's first lines of each file, to map its numbers to the run's.
+  std::vector<size_t> context_lines(files_.size());
+  for (size_t i = 0; i < files_.size(); ++i) {
+    context_lines[i] = count_lines(files_[i].context_start) + count_lines(files_[i].context_marker);
+  }
+  int32_t window_anchor = 0;
+  bool have_anchor = false;
+  if (cut_) {
+    for (const Track& t : tl.tracks) {
+      if (have_anchor || t.run != 0 || !files_[t.file].cut_at_anchor) continue;
+      for (const Job& j : t.jobs) {
+        if (j.line == context_lines[t.file] + 1) {
+          window_anchor = j.step;
+          have_anchor = true;
+          break;
+        }
+      }
+    }
+    if (!have_anchor && !tl.runs.empty() && !tl.runs[0].steps.empty()) {
+      window_anchor = tl.runs[0].steps[0].number;
+    }
+  }
+  auto global_run = [&](uint32_t run) { return cut_ ? anchor_run_ + run : run; };
+  auto global_step = [&](uint32_t run, int32_t step) {
+    return cut_ && run == 0 ? step - window_anchor + anchor_step_ : step;
+  };
+
+  // Each file's steps' first lines, in the run's numbers.
+  for (FileState& f : files_) f.marks.clear();
+  std::vector<std::map<std::pair<uint32_t, int32_t>, uint32_t>> firsts(files_.size());
+  for (const Track& t : tl.tracks) {
+    auto& m = firsts[t.file];
+    for (const Job& j : t.jobs) {
+      if (j.step < 0 || j.line <= context_lines[t.file]) continue;
+      uint32_t line = static_cast<uint32_t>(j.line - 1 - context_lines[t.file]);
+      auto key = std::make_pair(global_run(t.run), global_step(t.run, j.step));
+      auto [it, inserted] = m.emplace(key, line);
+      if (!inserted) it->second = std::min(it->second, line);
+    }
+  }
+  for (size_t i = 0; i < files_.size(); ++i) {
+    for (const auto& [key, line] : firsts[i]) files_[i].marks.push_back({key.first, key.second, line});
+  }
+
+  // Per track: its last step, and whether its file has gone quiet or on.
+  std::vector<int32_t> last_step(tl.tracks.size(), -1);
+  std::vector<uint32_t> last_run_of_file(files_.size(), 0);
+  for (size_t k = 0; k < tl.tracks.size(); ++k) {
+    for (const Job& j : tl.tracks[k].jobs) last_step[k] = std::max(last_step[k], j.step);
+    last_run_of_file[tl.tracks[k].file] = std::max(last_run_of_file[tl.tracks[k].file], tl.tracks[k].run);
+  }
+  auto complete = [&](const Run& run, int32_t number) {
+    if (finishing) return true;
+    for (uint32_t k : run.tracks) {
+      const Track& t = tl.tracks[k];
+      if (last_step[k] > number) continue;
+      if (last_run_of_file[t.file] > run.index) continue;
+      if (now - files_[t.file].last_data >= options_.idle_timeout) continue;
+      return false;
+    }
+    return true;
+  };
+
+  std::vector<std::string> stragglers;
+  for (const Straggler& s : st.stragglers) {
+    stragglers.push_back(fmt::format("rank {} {} +{:.0f}%", s.rank, s.type, s.margin * 100));
+  }
+  uint64_t problems = tl.diagnostics.rejected_jobs();
+
+  bool stop = false;
+  for (const Run& run : tl.runs) {
+    for (size_t si = 0; si < run.steps.size() && !stop; ++si) {
+      const StepSpan& span = run.steps[si];
+      uint32_t grun = global_run(run.index);
+      int32_t gstep = global_step(run.index, span.number);
+      if (cut_ && before(grun, gstep, anchor_run_, anchor_step_)) continue;
+      if (emitted_any_ && !before(last_run_, last_step_, grun, gstep)) continue;
+      if (!complete(run, span.number)) {
+        stop = true;
+        break;
+      }
+      auto found = std::find_if(st.steps.begin(), st.steps.end(), [&](const StepStats& s) {
+        return s.run == run.index && s.step == span.number;
+      });
+      if (found == st.steps.end()) continue;
+      if (!origin_set_) {
+        origin_ns_ = tl.origin_ns;
+        origin_set_ = true;
+      }
+      WatchStep w;
+      w.stats = *found;
+      w.stats.run = grun;
+      w.stats.step = gstep;
+      w.period_ns = si + 1 < run.steps.size() ? run.steps[si + 1].start_ns - span.start_ns : found->time_ns();
+      w.schedule = std::string(schedule_name(st.schedule.kind));
+      w.ideal_bubble_ratio = st.schedule.ideal_bubble_ratio;
+      w.stragglers = stragglers;
+      w.problems = problems;
+      int64_t best = -1;
+      const int64_t span_ns = std::max<int64_t>(span.end_ns - span.start_ns, 1);
+      for (uint32_t k : run.tracks) {
+        const Track& t = tl.tracks[k];
+        std::vector<std::pair<int64_t, int64_t>> iv;
+        std::map<uint32_t, int64_t> by_type;
+        for (const Job& j : t.jobs) {
+          if (j.step != span.number) continue;
+          iv.emplace_back(j.start_ns, j.end_ns);
+          by_type[j.type] += j.end_ns - j.start_ns;
+        }
+        if (iv.empty()) continue;
+        int64_t busy = union_length(iv, span.start_ns, span.end_ns);
+        w.ranks.push_back({t.rank, static_cast<double>(busy) / static_cast<double>(span_ns)});
+        if (busy > best) {
+          best = busy;
+          w.slowest_rank = t.rank;
+          auto top = std::max_element(by_type.begin(), by_type.end(),
+                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+          w.slowest_type = tl.types[top->first];
+        }
+      }
+      emitted_any_ = true;
+      last_run_ = grun;
+      last_step_ = gstep;
+      ++reported_since_cut_;
+      out.push_back(std::move(w));
+    }
+    if (stop) break;
+  }
+
+  // Keep the window bounded: cut each file at the step keep_steps back.
+  if (emitted_any_ && reported_since_cut_ >= std::max<size_t>(options_.keep_steps / 2, 1)) {
+    int32_t target = last_step_ - static_cast<int32_t>(options_.keep_steps) + 1;
+    if (!cut_ || before(anchor_run_, anchor_step_, last_run_, target)) cut(last_run_, target);
+  }
+  return out;
+}
+
+void Watcher::cut(uint32_t run, int32_t step) {
+  // The anchor must be a step some file has, or numbers could not be mapped.
+  bool any = false;
+  uint32_t arun = run;
+  int32_t astep = step;
+  for (const FileState& f : files_) {
+    for (const StepMark& m : f.marks) {
+      if (!before(m.run, m.step, run, step) && (!any || before(m.run, m.step, arun, astep))) {
+        arun = m.run;
+        astep = m.step;
+        any = true;
+      }
+    }
+  }
+  if (!any) return;
+  for (FileState& f : files_) {
+    if (f.marks.empty()) continue;  // nothing of it was understood yet: keep it whole
+    size_t cut_line = f.line_starts.size();
+    f.cut_at_anchor = false;
+    for (const StepMark& m : f.marks) {
+      if (!before(m.run, m.step, arun, astep)) {
+        cut_line = m.line;
+        f.cut_at_anchor = m.run == arun && m.step == astep;
+        break;
+      }
+    }
+    if (cut_line == 0) continue;
+    size_t cut_byte = cut_line < f.line_starts.size() ? f.line_starts[cut_line] : f.text.size();
+    // What the runs need from the lines cut off: the run's start-up line and marker.
+    for (size_t l = 0; l < cut_line; ++l) {
+      size_t b = f.line_starts[l];
+      size_t e = l + 1 < f.line_starts.size() ? f.line_starts[l + 1] : f.text.size();
+      std::string_view line(f.text.data() + b, e - b);
+      if (is_start_line(line)) {
+        f.context_start = std::string(line);
+        f.context_marker.clear();
+      } else if (std::string_view w = marker_window(line); !w.empty()) {
+        if (f.context_marker.empty() || marker_window(f.context_marker) != w) f.context_marker = std::string(line);
+      }
+    }
+    f.text.erase(0, cut_byte);
+    f.line_starts.erase(f.line_starts.begin(), f.line_starts.begin() + static_cast<ptrdiff_t>(cut_line));
+    for (uint32_t& s : f.line_starts) s -= static_cast<uint32_t>(cut_byte);
+    f.text.shrink_to_fit();
+  }
+  cut_ = true;
+  anchor_run_ = arun;
+  anchor_step_ = astep;
+  reported_since_cut_ = 0;
+}
+
+}  // namespace ppt

@@ -1,0 +1,101 @@
+// Follows growing launch logs the way `tail -F` does, for `pp-timeline watch`.
+//
+// A FileFollower reads only what was appended to one path since its last
+// poll, never rereading a byte: it keeps the file open at its offset and
+// hands out whole lines only (a last line without its '\n' waits in a small
+// buffer until the rest arrives). Each poll compares the path's inode and
+// size with the open file's:
+//  - the file shrank below the offset (truncated, `copytruncate`): read again
+//    from its start, the waiting partial line dropped (Event::kTruncated);
+//  - the path names another file (rotated by a rename and a new file, or
+//    replaced by a new run): the rest of the old file is read first, then the
+//    new one from its start (Event::kReplaced); a partial line carries over,
+//    as it does in the concatenated log;
+//  - the path is missing (not created yet, or renamed away): the open file
+//    is read to its end and the path is tried again at the next poll.
+// A gzip file is not followed (it is written whole); LogFollower skips it.
+//
+// LogFollower finds the files with the layout finder (log_layout.h) at every
+// poll, so ranks that start late are picked up; files are keyed by path.
+// Polling is portable and cheap: one stat and one fstat per file per poll.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "input/log_layout.h"
+
+namespace ppt {
+
+class FileFollower {
+ public:
+  enum class Event { kNone, kOpened, kTruncated, kReplaced };
+
+  explicit FileFollower(std::string path);
+  ~FileFollower();
+  FileFollower(const FileFollower&) = delete;
+  FileFollower& operator=(const FileFollower&) = delete;
+
+  // Appends the whole lines (each with its '\n') written since the last
+  // poll to `out`; returns what happened to the file. Never throws for I/O
+  // problems: an unreadable file reads as nothing (error() says why).
+  Event poll(std::string& out);
+  // The last line, still without its '\n' (for the end of a watch).
+  const std::string& partial() const { return partial_; }
+  // Bytes consumed from the open file so far, and from every file followed.
+  uint64_t offset() const { return offset_; }
+  uint64_t total_bytes() const { return total_; }
+  const std::string& path() const { return path_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool open_path();
+  void drain(std::string& out);
+  void split_lines(const char* data, size_t n, std::string& out);
+
+  std::string path_;
+  int fd_ = -1;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  uint64_t offset_ = 0;
+  uint64_t total_ = 0;
+  std::string partial_;
+  std::string error_;
+};
+
+// Every log of a layout request, followed.
+class LogFollower {
+ public:
+  explicit LogFollower(LayoutRequest request);
+
+  struct Update {
+    size_t file = 0;        // index into files()
+    std::string lines;      // whole lines, in file order
+    FileFollower::Event event = FileFollower::Event::kNone;
+  };
+  // Reads every followed file, then looks for new files (and reads them), so
+  // a file created before another's lines were written is never missed when
+  // those lines are. Returns the files that had news.
+  std::vector<Update> poll();
+
+  // The layout of the last successful discovery (empty before).
+  const Layout& layout() const { return layout_; }
+  const std::string& layout_error() const { return layout_error_; }
+  const std::vector<std::unique_ptr<FileFollower>>& files() const { return files_; }
+  // The index into files() of a layout file's path; -1 when not followed.
+  int index_of(const std::string& path) const;
+
+ private:
+  void discover(std::vector<Update>& updates);
+
+  LayoutRequest request_;
+  Layout layout_;
+  std::string layout_error_;
+  std::vector<std::unique_ptr<FileFollower>> files_;
+};
+
+}  // namespace ppt

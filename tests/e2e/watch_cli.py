@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""`pp-timeline watch` through the real binary, on logs that grow while it
+runs: a writer process appends generated logs step by step (two runs in each
+file, a rank whose file appears late, a job line written in two halves, a file
+rotated by a rename and a new file) while `watch --jsonl` follows them. Every
+step must be reported once, with the figures `stats --json` computes on the
+finished logs; SIGINT must leave a complete .pftrace (the same slices as the
+finished logs' trace). Then the static cases: --steps, alerts with --exec,
+the self-reloading page, the dashboard.
+
+No check depends on timing: the writer's pauses only interleave the writes
+with the watch's polls; the watch's end (SIGINT, --steps) makes every step
+complete.
+
+  watch_cli.py --binary build/pp-timeline [--protoc protoc]
+"""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import ppt_test
+from ppt_test import Checks, arg_parser, temp_dir
+
+RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "6", "--seed", "5",
+       "--rerun", "--start-step", "10"]
+# More layouts, each followed live the same way: machine folders with skewed
+# clocks, and the schedule marker Paddle prints at every iteration.
+MORE = [["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--machines", "2", "--micro-batches", "4", "--steps",
+         "5", "--seed", "6", "--skew", "1:5", "--rerun"],
+        ["--schedule", "vpp", "--stages", "4", "--chunks", "2", "--micro-batches", "8", "--steps", "5", "--seed", "2",
+         "--marker", "every-iteration", "--start-step", "5"]]
+POLL = ["--poll-ms", "10"]
+
+checks = Checks()
+check = checks.check
+
+
+def chunks(path):
+    """The file's lines in pieces, each ending with an optimizer job line."""
+    with open(path) as f:
+        lines = f.readlines()
+    out, cur = [], []
+    for line in lines:
+        cur.append(line)
+        if "type = optimizer" in line:
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def writer(src, dst, pause):
+    """Appends src's logs to dst, one step of every rank at a time."""
+    names = sorted((os.path.relpath(os.path.join(d, n), src) for d, _, ns in os.walk(src) for n in ns
+                    if n.startswith("workerlog.")), key=lambda n: (os.path.dirname(n), int(n.split(".")[-1])))
+    pieces = [chunks(os.path.join(src, n)) for n in names]
+    late, rotated, cut = len(names) - 1, 1, 0
+    steps = max(len(p) for p in pieces)
+
+    def append(rank, text):
+        path = os.path.join(dst, names[rank])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a") as f:
+            f.write(text)
+
+    for k in range(steps):
+        for r in range(len(names)):
+            if k >= len(pieces[r]) or (r == late and k == 0):
+                continue
+            if r == rotated and k == steps // 2:
+                os.rename(os.path.join(dst, names[r]), os.path.join(dst, names[r] + ".1"))
+                time.sleep(pause)
+            text = pieces[r][k]
+            if r == cut and k == 1:
+                half = text.index("job_end_time") + 5
+                append(r, text[:half])
+                time.sleep(pause)
+                text = text[half:]
+            append(r, text)
+        if k == 0:
+            append(late, pieces[late][0])  # its file appears only now
+        time.sleep(pause)
+
+
+def stats_steps(binary, logs):
+    p = ppt_test.run(binary, ["stats", "--json", "--log_dir", logs], timeout=60)
+    check(p.returncode == 0, "stats on %s: %s" % (logs, p.stderr))
+    return json.loads(p.stdout)["steps"] if p.returncode == 0 else []
+
+
+def read_jsonl(path):
+    if not check(os.path.exists(path), "%s was not written" % path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def same_steps(got, want, what):
+    keys = [(s["run"], s["step"]) for s in got]
+    check(len(keys) == len(set(keys)), "%s: a step reported twice: %s" % (what, keys))
+    check(keys == [(s["run"], s["step"]) for s in want],
+          "%s: steps %s, stats has %s" % (what, keys, [(s["run"], s["step"]) for s in want]))
+    by_key = {(s["run"], s["step"]): s for s in got}
+    for s in want:
+        g = by_key.get((s["run"], s["step"]))
+        if g is not None and g != s:
+            diff = {k: (g.get(k), s.get(k)) for k in set(g) | set(s) if g.get(k) != s.get(k)}
+            check(False, "%s: run %d step %d differs from stats (watch, stats): %s" %
+                  (what, s["run"], s["step"], json.dumps(diff)[:600]))
+
+
+def slices_of(binary, protoc, path):
+    text = ppt_test.decode_pftrace(path, protoc)
+    slices, tracks = ppt_test.pftrace_slices(text)
+    return sorted((tracks.get(u, "?"), s, e, n) for u, lst in slices.items() for (s, e, n) in lst)
+
+
+def live_case(binary, protoc, tmp, gen_args=RUN, runs=2):
+    src, live = os.path.join(tmp, "src"), os.path.join(tmp, "live")
+    ppt_test.gen_logs(src, gen_args)
+    os.makedirs(live)
+    jsonl, trace = os.path.join(tmp, "steps.jsonl"), os.path.join(tmp, "live.pftrace")
+    watch = subprocess.Popen([binary, "watch", "--log_dir", live, "--jsonl", jsonl, "-o", trace, "--keep-steps", "2",
+                              "--idle-timeout", "60", "-q"] + POLL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    w = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--writer", src, live, "0.02"])
+    check(w.wait(timeout=120) == 0, "the writer failed")
+    time.sleep(0.1)
+    watch.send_signal(signal.SIGINT)
+    out, err = watch.communicate(timeout=120)
+    check(watch.returncode == 0, "watch after SIGINT: exit %s: %s" % (watch.returncode, err))
+    check(glob.glob(os.path.join(live, "**", "workerlog.*.1"), recursive=True), "the writer rotated no file")
+    want = stats_steps(binary, src)
+    check(len({s["run"] for s in want}) == runs, "the finished logs hold %d runs" % runs)
+    same_steps(read_jsonl(jsonl), want, "live watch")
+    check(os.path.exists(trace), "SIGINT left no .pftrace")
+    if protoc and os.path.exists(trace):
+        ref = os.path.join(tmp, "ref.pftrace")
+        p = ppt_test.run(binary, ["--log_dir", src, "-o", ref, "-q"])
+        check(p.returncode == 0, "convert: " + p.stderr)
+        got, exp = slices_of(binary, protoc, trace), slices_of(binary, protoc, ref)
+        check(got == exp, "the watch's .pftrace: %d slices, the finished logs' %d" % (len(got), len(exp)))
+    return src
+
+
+def static_cases(binary, src, tmp):
+    want = stats_steps(binary, src)
+    # --steps N stops by itself; an idle timeout of 0 makes every step complete.
+    out = os.path.join(tmp, "three.jsonl")
+    p = ppt_test.run(binary, ["watch", src, "--jsonl", out, "--steps", "3", "--idle-timeout", "0", "-q"] + POLL,
+                     timeout=60)
+    check(p.returncode == 0, "--steps 3: exit %d: %s" % (p.returncode, p.stderr))
+    same_steps(read_jsonl(out), want[:3], "--steps 3")
+    # Standard output is not a terminal: the JSON lines go there.
+    p = ppt_test.run(binary, ["watch", src, "--steps", str(len(want)), "--idle-timeout", "0", "-q"] + POLL,
+                     timeout=60)
+    check(p.returncode == 0, "watch to stdout: " + p.stderr)
+    same_steps([json.loads(l) for l in p.stdout.splitlines()], want, "stdout jsonl")
+
+    # A straggler: an alert, the command run with its details, exit 1.
+    slow = os.path.join(tmp, "slow")
+    ppt_test.gen_logs(slow, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "4",
+                             "--seed", "3", "--slow", "2:1.5"])
+    n = len(stats_steps(binary, slow))
+    alerts = os.path.join(tmp, "alerts.txt")
+    report = os.path.join(tmp, "live.html")
+    p = ppt_test.run(binary, ["watch", slow, "--steps", str(n), "--idle-timeout", "0", "--alert-if-slower", "5",
+                              "--exec", "env | grep ^PPT_ALERT_ | sort >> '%s'" % alerts, "--report", report,
+                              "--report-every", "1", "--jsonl", os.path.join(tmp, "slow.jsonl")] + POLL, timeout=60)
+    check(p.returncode == 1, "an alert fired: exit 1, got %d: %s" % (p.returncode, p.stderr))
+    check("alert: " in p.stderr and "straggler rank 2" in p.stderr, "the alert is printed: " + p.stderr)
+    env = open(alerts).read() if os.path.exists(alerts) else ""
+    check("PPT_ALERT_KIND=straggler" in env and "PPT_ALERT_RANK=2" in env, "--exec got the details: " + env)
+    page = open(report).read() if os.path.exists(report) else ""
+    check('<meta http-equiv="refresh"' in page and "</html>" in page, "the page reloads itself and is whole")
+    # Without an alert threshold nothing fires: exit 0.
+    p = ppt_test.run(binary, ["watch", slow, "--steps", str(n), "--idle-timeout", "0", "--jsonl", os.devnull]
+                     + POLL, timeout=60)
+    check(p.returncode == 0, "no alert asked: exit 0, got %d" % p.returncode)
+
+    # The dashboard, forced on without a terminal.
+    p = ppt_test.run(binary, ["watch", src, "--steps", "2", "--idle-timeout", "0", "--dashboard", "on", "--jsonl",
+                              os.devnull] + POLL, timeout=60)
+    check(p.returncode == 0 and "\x1b[H" in p.stdout and "bubble" in p.stdout and "slowest rank" in p.stdout,
+          "the dashboard is drawn: " + p.stdout[-400:])
+
+    # Usage errors.
+    p = ppt_test.run(binary, ["watch", "-"], timeout=30)
+    check(p.returncode == 2, "standard input cannot be followed: exit 2, got %d" % p.returncode)
+    log = os.path.join(src, "workerlog.0")
+    before = open(log).read()
+    p = ppt_test.run(binary, ["watch", src, "--jsonl", log, "--steps", "1"], timeout=30)
+    check(p.returncode == 2 and open(log).read() == before, "--jsonl onto a log: exit 2, the log untouched")
+    p = ppt_test.run(binary, ["watch", src, "--exec", "true"], timeout=30)
+    check(p.returncode == 2, "--exec without --alert-if-slower: exit 2, got %d" % p.returncode)
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--writer":
+        writer(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+        return 0
+    ap = arg_parser(__doc__)
+    ap.add_argument("--protoc", default=None)
+    args = ap.parse_args()
+    protoc = ppt_test.find_protoc(args.protoc)
+    with temp_dir("ppt-watch-cli-") as tmp:
+        try:
+            src = live_case(args.binary, protoc, tmp)
+            static_cases(args.binary, src, tmp)
+        except ppt_test.Failure as e:
+            check(False, str(e))
+    for gen_args in MORE:
+        with temp_dir("ppt-watch-cli-") as tmp:
+            try:
+                live_case(args.binary, protoc, tmp, gen_args, runs=2 if "--rerun" in gen_args else 1)
+            except ppt_test.Failure as e:
+                check(False, "%s: %s" % (" ".join(gen_args), e))
+    return checks.exit_code("watch_cli")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

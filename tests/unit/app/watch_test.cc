@@ -1,0 +1,137 @@
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "app/watch.h"
+
+using namespace ppt;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Rank r's lines of step k of a 2-stage pipeline (2 micro-batches): times
+// in whole microseconds, printed as Paddle does.
+std::string step_lines(int rank, int step) {
+  std::string out;
+  int64_t t = 1697793307000000 + step * 10000 + rank * 100;
+  const char* types[] = {"forward", "forward", "backward", "backward", "optimizer"};
+  for (int i = 0; i < 5; ++i) {
+    int64_t d = i < 2 ? 100 : i < 4 ? 200 : 50;
+    out += fmt::format(
+        "I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job ({}), type = {}, "
+        "micro_batch_id = {}, job_start_time = {}.{:03}000, job_end_time = {}.{:03}000\n",
+        i, types[i], i % 2, t / 1000, t % 1000, (t + d) / 1000, (t + d) % 1000);
+    out += "I1020 09:15:07.265400 4242 other.cc:1] noise between the job lines\n";
+    t += d + 10;
+  }
+  return out;
+}
+
+Layout two_ranks() {
+  Layout l;
+  for (int r = 0; r < 2; ++r) {
+    SourceFile f;
+    f.path = "logs/workerlog." + std::to_string(r);
+    f.local_index = r;
+    f.global_rank = r;
+    l.files.push_back(f);
+  }
+  l.machines = {""};
+  l.world_ranks = 2;
+  return l;
+}
+
+std::vector<int32_t> numbers(const std::vector<WatchStep>& steps) {
+  std::vector<int32_t> out;
+  for (const WatchStep& s : steps) out.push_back(s.stats.step);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a step is reported once every rank has gone past it", "[watch]") {
+  WatchOptions o;
+  Watcher w(o);
+  w.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  w.add_lines("logs/workerlog.0", step_lines(0, 0) + step_lines(0, 1), t0);
+  w.add_lines("logs/workerlog.1", step_lines(1, 0), t0);
+  CHECK(w.update(t0, false).empty());  // rank 1 has not gone past step 0
+  w.add_lines("logs/workerlog.1", step_lines(1, 1) + step_lines(1, 2), t0);
+  CHECK(numbers(w.update(t0, false)) == std::vector<int32_t>{0});  // rank 0 is still in step 1
+  CHECK(w.update(t0, false).empty());  // never twice
+  w.add_lines("logs/workerlog.0", step_lines(0, 2), t0);
+  std::vector<WatchStep> s = w.update(t0, false);
+  REQUIRE(numbers(s) == std::vector<int32_t>{1});
+  CHECK(s[0].stats.ranks == 2);
+  CHECK(s[0].ranks.size() == 2);
+  CHECK(s[0].period_ns == 10'000'000);
+  CHECK(s[0].slowest_type == "backward");
+  // The end: the open step is complete.
+  CHECK(numbers(w.update(t0, true)) == std::vector<int32_t>{2});
+}
+
+TEST_CASE("a rank that stops writing holds the others up for the idle timeout only", "[watch]") {
+  WatchOptions o;
+  o.idle_timeout = 10s;
+  Watcher w(o);
+  w.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  w.add_lines("logs/workerlog.0", step_lines(0, 0), t0);
+  w.add_lines("logs/workerlog.1", step_lines(1, 0) + step_lines(1, 1), t0);
+  w.add_lines("logs/workerlog.0", step_lines(0, 1) + step_lines(0, 2), t0 + 5s);
+  CHECK(numbers(w.update(t0 + 6s, false)) == std::vector<int32_t>{0});
+  // Rank 1 has been silent for 11 s: its step 1 is finished; rank 0 wrote
+  // 6 s ago and has no step 3, so step 2 stays open.
+  CHECK(numbers(w.update(t0 + 11s, false)) == std::vector<int32_t>{1});
+  CHECK(numbers(w.update(t0 + 16s, false)) == std::vector<int32_t>{2});
+}
+
+TEST_CASE("the window is cut as steps are reported, and the numbers and figures stay the run's", "[watch]") {
+  const int kSteps = 40;
+  WatchOptions small;
+  small.keep_steps = 3;
+  small.keep_all = true;
+  WatchOptions big;
+  big.keep_steps = 1000;
+  Watcher cut(small), whole(big);
+  cut.set_layout(two_ranks());
+  whole.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  std::vector<WatchStep> a, b;
+  uint64_t most_kept = 0;
+  for (int k = 0; k < kSteps; ++k) {
+    for (int r = 0; r < 2; ++r) {
+      cut.add_lines("logs/workerlog." + std::to_string(r), step_lines(r, k), t0);
+      whole.add_lines("logs/workerlog." + std::to_string(r), step_lines(r, k), t0);
+    }
+    for (WatchStep& s : cut.update(t0, k + 1 == kSteps)) a.push_back(std::move(s));
+    for (WatchStep& s : whole.update(t0, k + 1 == kSteps)) b.push_back(std::move(s));
+    most_kept = std::max(most_kept, cut.bytes_kept());
+  }
+  REQUIRE(a.size() == kSteps);
+  REQUIRE(b.size() == kSteps);
+  for (int k = 0; k < kSteps; ++k) {
+    CAPTURE(k);
+    CHECK(a[k].stats.step == k);
+    CHECK(a[k].stats.start_ns == b[k].stats.start_ns);
+    CHECK(a[k].stats.end_ns == b[k].stats.end_ns);
+    CHECK(a[k].stats.busy_ns == b[k].stats.busy_ns);
+    CHECK(a[k].stats.bubble_ratio == b[k].stats.bubble_ratio);
+    CHECK(a[k].period_ns == b[k].period_ns);
+  }
+  // keep_all holds the whole run (every line, the noise as empty lines) ...
+  std::optional<WatchAnalysis> run = cut.whole_run();
+  REQUIRE(run);
+  CHECK(run->timeline.job_count() == 2u * 5 * kSteps);
+  CHECK(run->timeline.tracks[0].jobs.back().line == 2u * 5 * kSteps - 1);
+  // ... and the window stays a few steps long.
+  std::optional<WatchAnalysis> window = cut.window();
+  REQUIRE(window);
+  CHECK(window->timeline.job_count() <= 2u * 5 * 8);
+  CHECK(window->timeline.runs[0].steps.size() <= 8);
+}
