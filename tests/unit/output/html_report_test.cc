@@ -248,7 +248,9 @@ TEST_CASE("the report page lets the picture fill the window and pins a job's car
   std::string style = between(page, "<style>", "</style>");
   // The picture is laid out by the script at the window's width, one user
   // unit per pixel: never shrunk to fit (that made its text unreadable).
-  CHECK(style.find("max-width: 100%") == std::string::npos);
+  std::string svg_rule = between(style, ".svg-wrap svg {", "}");
+  REQUIRE_FALSE(svg_rule.empty());
+  CHECK(svg_rule.find("max-width") == std::string::npos);
   CHECK(report_script().find("relayout") != std::string::npos);
   // The pinned card, beside the hover card, with a close button and the
   // micro-batch's count.
