@@ -48,7 +48,7 @@ struct DiffReportInput {
   const Diff* diff = nullptr;
   // The per-step comparison, as escaped markup (a <section>): placed between
   // the deltas and the pictures; nothing when empty.
-  std::string steps_html;
+  std::string steps_html = {};
 };
 void write_diff_report(const DiffReportInput& input, const ReportOptions& options, ByteSink& out);
 
