@@ -549,17 +549,19 @@ svg.ppt-hl-on rect.job.pinned { stroke-width: 2.5px; }
 .ppt-no-critical .critical-path { display: none; }
 .sticky-bg { fill-opacity: 0; }
 .sticky-head.stuck .sticky-bg { fill-opacity: .94; filter: drop-shadow(0 1px 1px rgba(0,0,0,.25)); }
-.overview { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 6px; margin: 10px 0 4px; }
+.overview { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 6px; margin: 10px 0 4px; }
 .overview .figure { border: 1px solid #ddd; border-radius: 4px; padding: 4px 8px; background: #fafafa; min-width: 0; }
 .overview .name { color: #555; font-size: 12px; }
 .overview .value { font-size: 18px; font-weight: bold; overflow-wrap: anywhere; }
-.overview .sub { color: #666; font-size: 12px; overflow-wrap: anywhere; }
+.overview .sub { color: #666; font-size: 12px; overflow-wrap: break-word; }
 .overview .good .value { color: #1a7f37; }
 .overview .warn .value { color: #9a6700; }
 .overview .bad .value { color: #b00020; }
 .overview a { color: inherit; }
 table { border-collapse: collapse; margin: 4px 0 12px; font-size: 13px; display: block; max-width: 100%; overflow-x: auto; }
-td.text { overflow-wrap: anywhere; }
+td { white-space: nowrap; }
+td.text { white-space: normal; overflow-wrap: anywhere; }
+.nowrap { white-space: nowrap; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th { background: #f4f4f4; }
 td.text, th.text { text-align: left; }
@@ -720,7 +722,7 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
     const char* tone = "";
     if (s.ideal_bubble_ratio >= 0) {
       double over = st->bubble_ratio - s.ideal_bubble_ratio;
-      ideal = fmt::format("ideal {} = {}: {:+.1f} points", percent_text(s.ideal_bubble_ratio),
+      ideal = fmt::format("ideal {} = <span class=\"nowrap\">{}</span>: {:+.1f} points", percent_text(s.ideal_bubble_ratio),
                           xml_escaped(s.ideal_formula), over * 100);
       tone = over > 0.05 ? "bad" : over > 0.01 ? "warn" : "good";
     }
@@ -814,7 +816,7 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     append_xml_escaped(page, n);
     page += "</p>\n";
   }
-  page += "</header>\n";
+  page += "<p class=\"meta\"><a href=\"#timeline\">the two timelines, base above new</a></p>\n</header>\n";
   if (in.diff) page += format_diff_html(*in.diff);
   page += in.steps_html;
 
