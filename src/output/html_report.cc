@@ -806,9 +806,9 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   std::string page = html_page_head(title);
   page += "<header><h1>";
   append_xml_escaped(page, title);
-  page += "</h1>\n<p class=\"meta source\">A: ";
+  page += "</h1>\n<p class=\"meta source\">A (base): ";
   append_xml_escaped(page, in.a_source);
-  page += "<br>B: ";
+  page += "<br>B (new): ";
   append_xml_escaped(page, in.b_source);
   page += "</p>\n";
   for (const std::string& n : opt.notes) {
