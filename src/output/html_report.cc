@@ -101,11 +101,15 @@ constexpr const char* kScript = R"JS(
 (function () {
   'use strict';
   var NS = 'http://www.w3.org/2000/svg';
-  var card = document.getElementById('ppt-card');
-  var field = {};
-  if (card) {
-    card.querySelectorAll('[data-field]').forEach(function (el) { field[el.getAttribute('data-field')] = el; });
+  var root = document.documentElement;
+  function fields(el) {
+    var f = {};
+    if (el) el.querySelectorAll('[data-field]').forEach(function (x) { f[x.getAttribute('data-field')] = x; });
+    return f;
   }
+  var card = document.getElementById('ppt-card'), field = fields(card);
+  var pin = document.getElementById('ppt-pin'), pinField = fields(pin);
+  var toolbars = document.querySelectorAll('.toolbar');
   function num(s) { var v = parseFloat(s); return isFinite(v) ? v : 0; }
   function ms(us) {
     var v = num(us) / 1000;
@@ -122,44 +126,57 @@ constexpr const char* kScript = R"JS(
     var d = Math.max(0, Math.ceil(-Math.log10(stepUs / div) - 1e-9));
     return (tUs / div).toFixed(Math.min(d, 9)) + ' ' + unit;
   }
+  function el(name, attrs) {
+    var e = document.createElementNS(NS, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    return e;
+  }
 
+  // A view: one run of one picture. a and b (the visible range) are in the
+  // picture's own plot units, 0 to w0 (its width as written); w is the plot
+  // width on the page now, set by relayout() from the window's width.
   var views = [];
   document.querySelectorAll('svg.ppt-timeline g.run').forEach(function (g, i) {
     var svg = g.ownerSVGElement;
-    var w = num(g.getAttribute('data-plot-w'));
-    views.push({
-      g: g, svg: svg, w: w, x0: num(g.getAttribute('data-plot-x')),
+    var w0 = num(g.getAttribute('data-plot-w'));
+    var v = {
+      g: g, svg: svg, w0: w0, w: w0, x0: num(g.getAttribute('data-plot-x')),
       t0: num(g.getAttribute('data-t0-us')), span: num(g.getAttribute('data-span-us')),
-      a: 0, b: w, group: svg.getAttribute('data-sync') || ('v' + i),
+      a: 0, b: w0, group: svg.getAttribute('data-sync') || ('v' + i),
       zooms: g.querySelectorAll('g.zoom'), labels: g.querySelectorAll('text.step-label'),
-      axis: g.querySelector('g.axis')
-    });
+      axis: g.querySelector('g.axis'), rows: g.querySelector('g.rows'), head: null, headY: 0, headH: 0
+    };
+    // The axis and the step numbers move into one group drawn last, so that
+    // they can stay at the top of the window over the rows (stick()).
+    var parts = [v.axis, g.querySelector('g.step-labels'), g.querySelector('text.steps-caption')];
+    if (v.axis) {
+      var m = /translate\(([-0-9.e]+),([-0-9.e]+)\)/.exec(v.axis.getAttribute('transform') || '');
+      v.headY = m ? num(m[2]) : 0;
+      var rm = v.rows && /translate\(([-0-9.e]+),([-0-9.e]+)\)/.exec(v.rows.getAttribute('transform') || '');
+      v.headH = (rm ? num(rm[2]) : v.headY + 38) - v.headY;
+      v.head = el('g', { 'class': 'sticky-head' });
+      v.headBg = el('rect', { 'class': 'sticky-bg', x: 0, y: v.headY - 2, height: v.headH - 2, fill: '#fff' });
+      v.head.appendChild(v.headBg);
+      parts.forEach(function (p) { if (p) v.head.appendChild(p); });
+      g.appendChild(v.head);
+    }
+    views.push(v);
   });
 
   function drawAxis(v) {
     var ax = v.axis;
     if (!ax) return;
     while (ax.firstChild) ax.removeChild(ax.firstChild);
-    var line = document.createElementNS(NS, 'line');
-    line.setAttribute('class', 'axis-line');
-    line.setAttribute('x1', 0); line.setAttribute('x2', v.w);
-    line.setAttribute('y1', 20); line.setAttribute('y2', 20);
-    line.setAttribute('stroke', '#888');
-    ax.appendChild(line);
-    var from = v.t0 + v.a / v.w * v.span, to = v.t0 + v.b / v.w * v.span;
+    ax.appendChild(el('line', { 'class': 'axis-line', x1: 0, x2: v.w, y1: 20, y2: 20, stroke: '#888' }));
+    var from = v.t0 + v.a / v.w0 * v.span, to = v.t0 + v.b / v.w0 * v.span;
     var step = niceStep((to - from) / Math.max(2, v.w / 110));
     for (var t = Math.ceil(from / step) * step; t <= to + step * 1e-9; t += step) {
       var x = (t - from) / (to - from) * v.w;
-      var g = document.createElementNS(NS, 'g');
-      g.setAttribute('class', 'tick');
-      var l = document.createElementNS(NS, 'line');
-      l.setAttribute('x1', x); l.setAttribute('x2', x); l.setAttribute('y1', 15); l.setAttribute('y2', 20);
-      l.setAttribute('stroke', '#888');
-      var tx = document.createElementNS(NS, 'text');
-      tx.setAttribute('x', x); tx.setAttribute('y', 12);
-      tx.setAttribute('text-anchor', 'middle'); tx.setAttribute('font-size', '10'); tx.setAttribute('fill', '#555');
+      var g = el('g', { 'class': 'tick' });
+      g.appendChild(el('line', { x1: x, x2: x, y1: 15, y2: 20, stroke: '#888' }));
+      var tx = el('text', { x: x, y: 12, 'text-anchor': 'middle', 'font-size': '10', fill: '#555' });
       tx.textContent = tickLabel(t, step);
-      g.appendChild(l); g.appendChild(tx); ax.appendChild(g);
+      g.appendChild(tx); ax.appendChild(g);
     }
   }
 
@@ -168,26 +185,90 @@ constexpr const char* kScript = R"JS(
     var tr = 'translate(' + tx + ',0) scale(' + k + ',1)';
     v.zooms.forEach(function (z) { z.setAttribute('transform', tr); });
     var lastEnd = -1e9;
-    v.labels.forEach(function (el) {
-      var x = num(el.getAttribute('data-x')) * k + tx;
-      var w = el.textContent.length * 6.6 + 6;
+    v.labels.forEach(function (e) {
+      var x = num(e.getAttribute('data-x')) * k + tx;
+      var w = e.textContent.length * 6.6 + 6;
       var show = x >= lastEnd && x >= -2 && x + w <= v.w + 4;
-      el.setAttribute('x', x);
-      el.setAttribute('visibility', show ? 'visible' : 'hidden');
+      e.setAttribute('x', x);
+      e.setAttribute('visibility', show ? 'visible' : 'hidden');
       if (show) lastEnd = x + w;
     });
     drawAxis(v);
   }
 
+  // The picture fills its box at one user unit per pixel, so its text keeps
+  // its size at any window width; below a 360 px plot it scrolls sideways.
+  // Pictures zoomed together share one plot width (one time scale).
+  function relayout() {
+    var width = {};
+    views.forEach(function (v) {
+      var box = v.svg.parentNode;
+      var avail = box && box.clientWidth ? box.clientWidth : v.x0 + v.w0 + 16;
+      var w = Math.max(360, Math.floor(avail - v.x0 - 16));
+      width[v.group] = Math.min(width[v.group] || Infinity, w);
+    });
+    var done = [];
+    views.forEach(function (v) {
+      v.w = width[v.group];
+      var svg = v.svg;
+      if (done.indexOf(svg) < 0) {
+        done.push(svg);
+        var h = num(svg.getAttribute('height'));
+        var total = 0;
+        svg.querySelectorAll('g.run').forEach(function (g) {
+          total = Math.max(total, num(g.getAttribute('data-plot-x')) + width[v.group] + 16);
+        });
+        svg.setAttribute('width', total);
+        svg.setAttribute('viewBox', '0 0 ' + total + ' ' + h);
+        var bg = svg.querySelector('rect.background');
+        if (bg) bg.setAttribute('width', total);
+        svg.querySelectorAll('clipPath rect').forEach(function (r) { r.setAttribute('width', v.w); });
+      }
+      if (v.headBg) v.headBg.setAttribute('width', v.x0 + v.w + 16);
+      apply(v);
+    });
+    stick();
+  }
+
+  // Keeps each run's axis and step numbers in view while its rows scroll
+  // under the window's top edge (below the sticky toolbar).
+  function stick() {
+    var top = 0;
+    toolbars.forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.top <= 1 && r.bottom > top) top = r.bottom;
+    });
+    views.forEach(function (v) {
+      if (!v.head) return;
+      var ctm = v.g.getScreenCTM();
+      if (!ctm) return;
+      var natural = ctm.f + v.headY * ctm.d;
+      var rowsBox = v.rows ? v.rows.getBoundingClientRect() : null;
+      var dy = 0;
+      if (natural < top && rowsBox) {
+        dy = Math.min((top - natural) / ctm.d, Math.max(0, (rowsBox.bottom - natural) / ctm.d - v.headH - 20));
+      }
+      v.head.setAttribute('transform', 'translate(0,' + dy + ')');
+      v.head.classList.toggle('stuck', dy > 0);
+    });
+  }
+  var frame = 0;
+  function later(fn) {
+    if (frame) return;
+    frame = requestAnimationFrame(function () { frame = 0; fn(); });
+  }
+  window.addEventListener('scroll', function () { later(stick); }, { passive: true });
+  window.addEventListener('resize', function () { later(relayout); });
+
   function setView(src, a, b) {
-    var minW = src.w / 100000;
+    var minW = src.w0 / 100000;
     if (b - a < minW) { var c = (a + b) / 2; a = c - minW / 2; b = c + minW / 2; }
-    if (b - a >= src.w) { a = 0; b = src.w; }
+    if (b - a >= src.w0) { a = 0; b = src.w0; }
     if (a < 0) { b -= a; a = 0; }
-    if (b > src.w) { a -= b - src.w; b = src.w; }
+    if (b > src.w0) { a -= b - src.w0; b = src.w0; }
     views.forEach(function (v) {
       if (v.group !== src.group) return;
-      v.a = a * v.w / src.w; v.b = b * v.w / src.w;
+      v.a = a * v.w0 / src.w0; v.b = b * v.w0 / src.w0;
       apply(v);
     });
   }
@@ -222,16 +303,18 @@ constexpr const char* kScript = R"JS(
     }
   }, { passive: false });
 
-  var drag = null;
+  var drag = null, dragged = false;
   document.addEventListener('mousedown', function (e) {
     if (e.button !== 0) return;
     var h = viewAt(e);
     if (!h) return;
     drag = { v: h.v, x: e.clientX, a: h.v.a, b: h.v.b, scale: h.scale };
+    dragged = false;
     e.preventDefault();
   });
   document.addEventListener('mousemove', function (e) {
     if (!drag) return;
+    if (Math.abs(e.clientX - drag.x) > 3) dragged = true;
     var d = -(e.clientX - drag.x) / drag.scale * (drag.b - drag.a) / drag.v.w;
     setView(drag.v, drag.a + d, drag.b + d);
   });
@@ -245,7 +328,7 @@ constexpr const char* kScript = R"JS(
     views.forEach(function (v) {
       if (seen[v.group]) return;
       seen[v.group] = true;
-      if (f === 0) setView(v, 0, v.w); else zoomAt(v, (v.a + v.b) / 2, f);
+      if (f === 0) setView(v, 0, v.w0); else zoomAt(v, (v.a + v.b) / 2, f);
     });
   }
   document.querySelectorAll('button[data-zoom]').forEach(function (b) {
@@ -254,28 +337,26 @@ constexpr const char* kScript = R"JS(
       zoomAll(z === 'in' ? 2 : z === 'out' ? 0.5 : 0);
     });
   });
-  document.addEventListener('keydown', function (e) {
-    var t = e.target && e.target.tagName;
-    if (t === 'INPUT' || t === 'TEXTAREA') return;
-    if (e.key === '+' || e.key === '=') zoomAll(2);
-    else if (e.key === '-') zoomAll(0.5);
-    else if (e.key === '0') zoomAll(0);
+
+  // The critical path overlay (g.critical-path in the pictures): shown until
+  // toggled off; the class on the page root hides it (the style sheet).
+  var cpButtons = document.querySelectorAll('button[data-toggle="critical-path"]');
+  var hasCp = document.querySelector('.critical-path') !== null;
+  function toggleCritical() {
+    var off = document.documentElement.classList.toggle('ppt-no-critical');
+    cpButtons.forEach(function (b) { b.setAttribute('aria-pressed', off ? 'false' : 'true'); });
+    return !off;
+  }
+  cpButtons.forEach(function (b) {
+    b.hidden = !hasCp;
+    b.addEventListener('click', toggleCritical);
   });
 
-  function place(e) {
-    var x = e.clientX + 14, y = e.clientY + 14;
-    var r = card.getBoundingClientRect();
-    if (x + r.width > window.innerWidth - 4) x = Math.max(4, e.clientX - r.width - 14);
-    if (y + r.height > window.innerHeight - 4) y = Math.max(4, e.clientY - r.height - 14);
-    card.style.left = x + 'px';
-    card.style.top = y + 'px';
-  }
-  function set(name, text) { if (field[name]) field[name].textContent = text; }
-  document.addEventListener('mouseover', function (e) {
-    var r = e.target;
-    if (!card || drag || !r.classList || !r.classList.contains('job')) return;
+  // The cards. A job's fields, filled from its rectangle as text.
+  function fill(f, r) {
     var row = r.closest('g.rank');
     var mb = r.getAttribute('data-mb');
+    function set(name, text) { if (f[name]) f[name].textContent = text; }
     set('job', r.getAttribute('data-name'));
     set('id', r.getAttribute('data-job'));
     set('rank', row ? row.getAttribute('data-label') : '');
@@ -285,26 +366,109 @@ constexpr const char* kScript = R"JS(
     set('start', ms(r.getAttribute('data-start-us')));
     set('dur', ms(r.getAttribute('data-dur-us')));
     set('src', (row ? row.getAttribute('data-src') : '') + ':' + r.getAttribute('data-line'));
+    return set;
+  }
+  function place(c, x, y, fixed) {
+    var r = c.getBoundingClientRect();
+    var vx = fixed ? x : x - window.scrollX, vy = fixed ? y : y - window.scrollY;
+    if (vx + 14 + r.width > window.innerWidth - 4) x -= r.width + 28;
+    if (vy + 14 + r.height > window.innerHeight - 4) y -= r.height + 28;
+    c.style.left = Math.max(fixed ? 4 : window.scrollX + 4, x + 14) + 'px';
+    c.style.top = Math.max(fixed ? 4 : window.scrollY + 4, y + 14) + 'px';
+  }
+  function isJob(t) { return t && t.classList && t.classList.contains('job'); }
+  document.addEventListener('mouseover', function (e) {
+    if (!card || drag || !isJob(e.target)) return;
+    fill(field, e.target);
     card.hidden = false;
-    place(e);
+    place(card, e.clientX, e.clientY, true);
   });
-  document.addEventListener('mousemove', function (e) { if (card && !card.hidden) place(e); });
-  document.addEventListener('mouseout', function (e) {
-    if (card && e.target.classList && e.target.classList.contains('job')) card.hidden = true;
+  document.addEventListener('mousemove', function (e) { if (card && !card.hidden) place(card, e.clientX, e.clientY, true); });
+  document.addEventListener('mouseout', function (e) { if (card && isJob(e.target)) card.hidden = true; });
+
+  // Click: pin the job's card and mark its micro-batch on every rank of the
+  // run (same step and micro-batch, and chunk when the picture gives one; a
+  // job without a micro-batch marks the jobs of its type in the step).
+  var pinned = null, marked = [];
+  function unpin() {
+    marked.forEach(function (r) { r.classList.remove('hl'); r.classList.remove('pinned'); });
+    marked = [];
+    views.forEach(function (v) { v.svg.classList.remove('ppt-hl-on'); });
+    pinned = null;
+    if (pin) pin.hidden = true;
+  }
+  function pinJob(r, x, y) {
+    unpin();
+    var run = r.closest('g.run');
+    if (!run || !pin) return;
+    var step = r.getAttribute('data-step'), mb = r.getAttribute('data-mb');
+    var type = r.getAttribute('data-type'), chunk = r.getAttribute('data-chunk');
+    var ranks = {};
+    run.querySelectorAll('rect.job').forEach(function (o) {
+      if (o.getAttribute('data-step') !== step || o.getAttribute('data-mb') !== mb) return;
+      if (mb === '-1' && o.getAttribute('data-type') !== type) return;
+      if (chunk !== null && o.getAttribute('data-chunk') !== chunk) return;
+      o.classList.add('hl');
+      marked.push(o);
+      var row = o.closest('g.rank');
+      if (row) ranks[row.getAttribute('data-rank')] = true;
+    });
+    r.classList.add('pinned');
+    r.ownerSVGElement.classList.add('ppt-hl-on');
+    pinned = r;
+    var n = Object.keys(ranks).length;
+    var set = fill(pinField, r);
+    set('peers', marked.length + ' job' + (marked.length === 1 ? '' : 's') + ' on ' + n + ' rank' + (n === 1 ? '' : 's') +
+        (mb === '-1' ? ' (this type, this step)' : ''));
+    pin.hidden = false;
+    place(pin, x + window.scrollX, y + window.scrollY, false);
+  }
+  document.addEventListener('click', function (e) {
+    var t = e.target;
+    if (pin && pin.contains(t)) {
+      if (t.closest('[data-pin-close]')) unpin();
+      return;
+    }
+    if (dragged) { dragged = false; return; }
+    if (isJob(t)) { if (card) card.hidden = true; pinJob(t, e.clientX, e.clientY); }
+    else if (t.closest && t.closest('svg.ppt-timeline')) unpin();
+  });
+  document.addEventListener('keydown', function (e) {
+    var t = e.target && e.target.tagName;
+    if (t === 'INPUT' || t === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === '+' || e.key === '=') zoomAll(2);
+    else if (e.key === '-') zoomAll(0.5);
+    else if (e.key === '0') zoomAll(0);
+    else if (e.key === 'Escape') unpin();
+    else if ((e.key === 'c' || e.key === 'C') && hasCp) toggleCritical();
   });
 
-  views.forEach(apply);
+  relayout();
 
-  // With #ppt-selftest=N in the address, drive zoom, pan and the hover card
-  // (over the N-th job rectangle) through the handlers above and record what
-  // they did in body[data-selftest]: the browser tests read it back, as
-  // events cannot be sent to a headless --dump-dom page.
+  // With #ppt-selftest=N in the address, drive zoom, pan, the hover card and
+  // the pinned card (on the N-th job rectangle), the critical path toggle and
+  // the sticky axis through the handlers above, and record what they did and
+  // the page's layout in body[data-selftest]: the browser tests read it back,
+  // as events cannot be sent to a headless --dump-dom page.
   var self = /^#ppt-selftest=(\d+)$/.exec(location.hash);
   if (self && views.length) {
     var v = views[0], out = {};
     var jobs = document.querySelectorAll('rect.job');
     var job = jobs[Math.min(parseInt(self[1], 10), jobs.length - 1)];
     var z = function () { return v.zooms[0] ? v.zooms[0].getAttribute('transform') : ''; };
+    var box = function (e) { var r = e.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, left: r.left, width: r.width }; };
+    out.window = { width: window.innerWidth, height: window.innerHeight, scrollWidth: document.documentElement.scrollWidth };
+    out.wide = [];
+    document.querySelectorAll('body *').forEach(function (e) {
+      if (out.wide.length < 5 && !(e.ownerSVGElement) && e.getBoundingClientRect().right > window.innerWidth + 0.5) {
+        out.wide.push(e.tagName + '.' + e.className);
+      }
+    });
+    out.svg = box(v.svg);
+    out.plotW = v.w;
+    out.fit = v.w / v.w0;
+    var ov = document.getElementById('overview');
+    out.overview = ov ? box(ov) : null;
     zoomAll(4);
     out.zoomed = z();
     out.ticks = v.axis ? v.axis.querySelectorAll('g.tick').length : 0;
@@ -317,13 +481,45 @@ constexpr const char* kScript = R"JS(
     at.clientX -= 100;
     document.dispatchEvent(new MouseEvent('mousemove', at));
     document.dispatchEvent(new MouseEvent('mouseup', at));
+    bg.dispatchEvent(new MouseEvent('click', at));
     out.panned = z();
     zoomAll(0);
     out.reset = z();
-    var box = job.getBoundingClientRect();
-    job.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: box.left + 1, clientY: box.top + 1 }));
+    var jb = job.getBoundingClientRect();
+    job.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: jb.left + 1, clientY: jb.top + 1 }));
     out.card = { hidden: card.hidden };
     Object.keys(field).forEach(function (k) { out.card[k] = field[k].textContent; });
+    job.dispatchEvent(new MouseEvent('click', { bubbles: true, button: 0, clientX: jb.left + 1, clientY: jb.top + 1 }));
+    out.pin = { hidden: pin.hidden, marked: [] };
+    Object.keys(pinField).forEach(function (k) { out.pin[k] = pinField[k].textContent; });
+    marked.forEach(function (r) {
+      var row = r.closest('g.rank');
+      out.pin.marked.push({ rank: row ? row.getAttribute('data-rank') : '', mb: r.getAttribute('data-mb'),
+                            step: r.getAttribute('data-step'), type: r.getAttribute('data-type'),
+                            opacity: getComputedStyle(r).opacity });
+    });
+    var other = Array.prototype.filter.call(jobs, function (r) { return !r.classList.contains('hl'); })[0];
+    out.pin.otherOpacity = other ? getComputedStyle(other).opacity : null;
+    var cp = document.querySelector('.critical-path');
+    if (cp) {
+      out.critical = { before: getComputedStyle(cp).display, button: !cpButtons[0].hidden };
+      cpButtons[0].click();
+      out.critical.after = getComputedStyle(cp).display;
+      cpButtons[0].click();
+      out.critical.again = getComputedStyle(cp).display;
+    }
+    // Scroll the last rank's row to the middle of the window: the axis stays
+    // at the top, above the rows.
+    var rows = v.g.querySelectorAll('g.rank');
+    var last = rows[rows.length - 1];
+    window.scrollTo(0, window.scrollY + last.getBoundingClientRect().top - window.innerHeight / 2);
+    stick();
+    out.scroll = { y: window.scrollY, axis: v.axis ? box(v.axis) : null, firstRow: box(rows[0]),
+                   lastRow: box(last), stuck: v.head ? v.head.classList.contains('stuck') : false };
+    window.scrollTo(0, 0);
+    stick();
+    unpin();
+    out.unpinned = pin.hidden && document.querySelectorAll('rect.job.hl').length === 0;
     document.body.setAttribute('data-selftest', JSON.stringify(out));
   }
   document.body.setAttribute('data-job-rects', String(document.querySelectorAll('rect.job').length));
@@ -333,18 +529,39 @@ constexpr const char* kScript = R"JS(
 
 constexpr const char* kStyle = R"CSS(
 :root { color-scheme: light; }
-body { font: 14px/1.4 "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 16px 24px; color: #222; background: #fff; }
+body { font: 14px/1.4 "DejaVu Sans", Arial, Helvetica, sans-serif; margin: 12px 16px; color: #222; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
 .meta { color: #555; margin: 0 0 4px; word-break: break-all; }
 .notes { color: #a04000; }
-.toolbar { margin: 8px 0; display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
+.toolbar { margin: 8px 0 0; padding: 4px 0; display: flex; gap: 6px; align-items: center; flex-wrap: wrap;
+           position: sticky; top: 0; z-index: 5; background: #fff; }
+.toolbar button[aria-pressed="false"] { opacity: .6; text-decoration: line-through; }
 .toolbar button { font: inherit; padding: 1px 10px; }
 .hint { color: #666; font-size: 12px; }
 .svg-wrap { overflow-x: auto; border: 1px solid #ddd; }
-.svg-wrap svg { display: block; user-select: none; max-width: 100%; height: auto; }
+.svg-wrap svg { display: block; user-select: none; }
+svg .job { cursor: pointer; }
 svg .job:hover { stroke: #000; stroke-width: 1px; vector-effect: non-scaling-stroke; }
-table { border-collapse: collapse; margin: 4px 0 12px; font-size: 13px; }
+svg.ppt-hl-on rect.job { opacity: .3; }
+svg.ppt-hl-on rect.job.hl { opacity: 1; stroke: #000; stroke-width: 1px; vector-effect: non-scaling-stroke; }
+svg.ppt-hl-on rect.job.pinned { stroke-width: 2.5px; }
+.ppt-no-critical .critical-path { display: none; }
+.sticky-bg { fill-opacity: 0; }
+.sticky-head.stuck .sticky-bg { fill-opacity: .94; filter: drop-shadow(0 1px 1px rgba(0,0,0,.25)); }
+.overview { display: grid; grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); gap: 6px; margin: 10px 0 4px; }
+.overview .figure { border: 1px solid #ddd; border-radius: 4px; padding: 4px 8px; background: #fafafa; min-width: 0; }
+.overview .name { color: #555; font-size: 12px; }
+.overview .value { font-size: 18px; font-weight: bold; overflow-wrap: anywhere; }
+.overview .sub { color: #666; font-size: 12px; overflow-wrap: break-word; }
+.overview .good .value { color: #1a7f37; }
+.overview .warn .value { color: #9a6700; }
+.overview .bad .value { color: #b00020; }
+.overview a { color: inherit; }
+table { border-collapse: collapse; margin: 4px 0 12px; font-size: 13px; display: block; max-width: 100%; overflow-x: auto; }
+td { white-space: nowrap; }
+td.text { white-space: normal; overflow-wrap: anywhere; }
+.nowrap { white-space: nowrap; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th { background: #f4f4f4; }
 td.text, th.text { text-align: left; }
@@ -352,6 +569,8 @@ tr.bad td { color: #a00000; }
 pre { background: #f7f7f7; padding: 8px; overflow-x: auto; font-size: 12px; }
 .card { position: fixed; z-index: 10; background: #fff; border: 1px solid #888; border-radius: 4px;
         padding: 6px 10px; box-shadow: 0 2px 8px rgba(0,0,0,.2); font-size: 12px; pointer-events: none; max-width: 480px; }
+.card.pinned { position: absolute; pointer-events: auto; z-index: 11; border-color: #333; padding-top: 4px; }
+.card.pinned button { float: right; font: inherit; border: 0; background: none; cursor: pointer; padding: 0 0 0 8px; }
 .card dl { display: grid; grid-template-columns: auto 1fr; gap: 1px 10px; margin: 0; }
 .card dt { color: #666; }
 .card dd { margin: 0; word-break: break-all; }
@@ -396,13 +615,19 @@ std::string html_page_head(const std::string& title) {
 }
 
 std::string html_page_tail() {
+  static constexpr std::pair<const char*, const char*> kFields[] = {
+      {"job", "job"}, {"rank", "rank"}, {"id", "job id"}, {"type", "type"}, {"mb", "micro-batch"},
+      {"step", "step"}, {"start", "start"}, {"dur", "duration"}, {"src", "source"}};
   std::string out;
   out += "<div id=\"ppt-card\" class=\"card\" hidden><dl>";
-  for (auto [name, label] : {std::pair{"job", "job"}, {"rank", "rank"}, {"id", "job id"}, {"type", "type"}, {"mb", "micro-batch"}, {"step", "step"},
-                             {"start", "start"}, {"dur", "duration"}, {"src", "source"}}) {
-    out += fmt::format("<dt>{}</dt><dd data-field=\"{}\"></dd>", label, name);
-  }
-  out += "</dl></div>\n<script>";
+  for (auto [name, label] : kFields) out += fmt::format("<dt>{}</dt><dd data-field=\"{}\"></dd>", label, name);
+  out += "</dl></div>\n";
+  // The pinned card (a click on a job): the same fields and the count of
+  // the jobs of its micro-batch that the picture marks.
+  out += "<div id=\"ppt-pin\" class=\"card pinned\" hidden role=\"dialog\" aria-label=\"pinned job\">"
+         "<button type=\"button\" data-pin-close title=\"unpin (Esc)\">&#215;</button><dl>";
+  for (auto [name, label] : kFields) out += fmt::format("<dt>{}</dt><dd data-field=\"{}\"></dd>", label, name);
+  out += "<dt>marked</dt><dd data-field=\"peers\"></dd></dl></div>\n<script>";
   out += report_script();
   out += "</script>\n</body>\n</html>\n";
   return out;
@@ -414,8 +639,26 @@ std::string toolbar() {
   return "<div class=\"toolbar\"><button type=\"button\" data-zoom=\"in\" title=\"zoom in (+)\">+</button>"
          "<button type=\"button\" data-zoom=\"out\" title=\"zoom out (-)\">&#8722;</button>"
          "<button type=\"button\" data-zoom=\"reset\" title=\"show all (0)\">reset</button>"
+         "<button type=\"button\" data-toggle=\"critical-path\" aria-pressed=\"true\" "
+         "title=\"show or hide the critical path (c)\">critical path</button>"
          "<span class=\"hint\">Ctrl+wheel or double-click: zoom &#183; drag: pan &#183; hover a job for "
-         "details</span></div>\n";
+         "details, click to pin it and its micro-batch on every rank</span></div>\n";
+}
+
+// Warnings and errors found in the input (notes such as zero-time jobs are
+// not problems), and everything the problems section lists.
+struct ProblemCounts {
+  uint64_t problems = 0;
+  uint64_t notes = 0;
+};
+ProblemCounts count_problems(const Timeline& tl) {
+  ProblemCounts c;
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    IssueKind kind = static_cast<IssueKind>(k);
+    uint64_t n = tl.diagnostics.count_of(kind);
+    (issue_info(kind).severity == Severity::kInfo ? c.notes : c.problems) += n;
+  }
+  return c;
 }
 
 void append_problems(std::string& out, const Timeline& tl) {
@@ -429,6 +672,92 @@ void append_problems(std::string& out, const Timeline& tl) {
     out += "\n";
   }
   out += "</pre></details></section>\n";
+}
+
+std::string ms_text(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string percent_text(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
+
+// The step period: the median time from the start of step k to the start of
+// step k+1 (consecutive steps of one run), -1 without such a pair.
+int64_t median_step_period_ns(const Stats& st) {
+  std::vector<int64_t> periods;
+  for (size_t i = 1; i < st.steps.size(); ++i) {
+    const StepStats &a = st.steps[i - 1], &b = st.steps[i];
+    if (a.run == b.run && b.step == a.step + 1) periods.push_back(b.start_ns - a.start_ns);
+  }
+  if (periods.empty()) return -1;
+  std::sort(periods.begin(), periods.end());
+  return periods[(periods.size() - 1) / 2];
+}
+
+// One figure of the summary card: a name, the value, a line under it. All
+// three are markup already escaped by the caller.
+void append_figure(std::string& out, const char* id, const char* name, const std::string& value,
+                   const std::string& sub, const char* tone = "") {
+  out += fmt::format("<div class=\"figure{}{}\" data-figure=\"{}\"><div class=\"name\">{}</div><div class=\"value\">",
+                     *tone ? " " : "", tone, id, name);
+  out += value;
+  out += "</div><div class=\"sub\">";
+  out += sub;
+  out += "</div></div>";
+}
+
+// The summary card: what a reader wants before scrolling (docs/report.md).
+void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
+  out += "<section id=\"overview\" class=\"overview\" aria-label=\"summary\">";
+  if (st) {
+    const ScheduleInfo& s = st->schedule;
+    std::string variant = s.variant.empty() ? "" : xml_escaped(s.variant);
+    append_figure(out, "schedule", "schedule", xml_escaped(schedule_name(s.kind)),
+                  variant.empty() ? (s.replicas > 1 ? fmt::format("{} data-parallel replicas", s.replicas) : "&#160;")
+                                  : variant);
+    bool pipeline = s.kind != ScheduleKind::kNoPipeline;
+    append_figure(out, "pp", "P (stages)", pipeline ? std::to_string(s.pp_degree) : "&#8211;",
+                  pipeline ? "from " + xml_escaped(s.pp_degree_source) : "no pipeline");
+    append_figure(out, "mb", "M (micro-batches)", pipeline ? std::to_string(s.micro_batches) : "&#8211;",
+                  s.chunks > 1 ? fmt::format("V = {} chunks", s.chunks) : "per step");
+    std::string bubble = percent_text(st->bubble_ratio);
+    if (st->resolution_ns > 1) bubble += " &#177; " + percent_text(st->bubble_ratio_error);
+    std::string ideal = "no ideal: schedule not recognised";
+    const char* tone = "";
+    if (s.ideal_bubble_ratio >= 0) {
+      double over = st->bubble_ratio - s.ideal_bubble_ratio;
+      ideal = fmt::format("ideal {} = <span class=\"nowrap\">{}</span>: {:+.1f} points", percent_text(s.ideal_bubble_ratio),
+                          xml_escaped(s.ideal_formula), over * 100);
+      tone = over > 0.05 ? "bad" : over > 0.01 ? "warn" : "good";
+    }
+    append_figure(out, "bubble", "bubble, measured", bubble, ideal, tone);
+    int64_t period = median_step_period_ns(*st);
+    append_figure(out, "period", "step period", period >= 0 ? ms_text(static_cast<double>(period)) : "&#8211;",
+                  period >= 0 ? "median, start to next start" : "needs two consecutive steps");
+    const StepTimeSummary& t = st->step_time;
+    append_figure(out, "step-time", "step time", t.count > 0 ? ms_text(static_cast<double>(t.median_ns)) : "&#8211;",
+                  t.count > 0 ? fmt::format("median of {} step{}, max {}", t.count, t.count == 1 ? "" : "s",
+                                            ms_text(static_cast<double>(t.max_ns)))
+                              : "no step");
+    const Straggler* worst = nullptr;
+    for (const Straggler& g : st->stragglers) {
+      if (!worst || g.margin > worst->margin) worst = &g;
+    }
+    if (worst) {
+      std::string sub = fmt::format("{} {:+.0f}% over the others' median", xml_escaped(worst->type), worst->margin * 100);
+      if (st->stragglers.size() > 1) sub += fmt::format(" &#183; {} more", st->stragglers.size() - 1);
+      append_figure(out, "straggler", "straggler", fmt::format("<a href=\"#stats\">rank {}</a>", worst->rank), sub,
+                    "warn");
+    } else {
+      append_figure(out, "straggler", "straggler", "none",
+                    fmt::format("no rank {:.0f}% slower", st->straggler_margin * 100));
+    }
+  }
+  ProblemCounts pc = count_problems(tl);
+  bool listed = !format_diagnostics(tl).empty();
+  std::string value = std::to_string(pc.problems);
+  if (listed) value = "<a href=\"#problems\">" + value + "</a>";
+  append_figure(out, "problems", "input problems", value,
+                pc.notes > 0 ? fmt::format("{} note{}", with_commas(pc.notes), pc.notes == 1 ? "" : "s")
+                             : (pc.problems > 0 ? "warnings and errors" : "every line read"),
+                pc.problems > 0 ? "bad" : "");
+  out += "</section>\n";
 }
 
 }  // namespace
@@ -455,7 +784,9 @@ SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, Byt
     append_xml_escaped(page, n);
     page += "</p>\n";
   }
-  page += "</header>\n<section id=\"timeline\"><h2>Timeline</h2>\n";
+  page += "</header>\n";
+  append_overview(page, tl, opt.stats);
+  page += "<section id=\"timeline\"><h2>Timeline</h2>\n";
   page += toolbar();
   page += "<div class=\"svg-wrap\">\n";
   out.write(page);
@@ -478,9 +809,9 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   std::string page = html_page_head(title);
   page += "<header><h1>";
   append_xml_escaped(page, title);
-  page += "</h1>\n<p class=\"meta source\">A: ";
+  page += "</h1>\n<p class=\"meta source\">A (base): ";
   append_xml_escaped(page, in.a_source);
-  page += "<br>B: ";
+  page += "<br>B (new): ";
   append_xml_escaped(page, in.b_source);
   page += "</p>\n";
   for (const std::string& n : opt.notes) {
@@ -488,8 +819,9 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     append_xml_escaped(page, n);
     page += "</p>\n";
   }
-  page += "</header>\n";
+  page += "<p class=\"meta\"><a href=\"#timeline\">the two timelines, base above new</a></p>\n</header>\n";
   if (in.diff) page += format_diff_html(*in.diff);
+  page += in.steps_html;
 
   // One time scale for both pictures: the longer of the two drawn ranges.
   SvgOptions svg = opt.svg;
@@ -500,14 +832,14 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     for (const SvgRunSelection& r : select_for_svg(*tl, svg).runs) span = std::max(span, r.end_ns - r.start_ns);
   }
   svg.span_ns = std::max<int64_t>(span, 1000);
-  page += "<section id=\"timeline\"><h2>Timelines, one time scale</h2>\n";
+  page += "<section id=\"timeline\"><h2>Timelines, base above new, one time scale</h2>\n";
   page += toolbar();
   out.write(page);
   page.clear();
   int side = 0;
   for (const Timeline* tl : {in.a, in.b}) {
     const std::string& src = side == 0 ? in.a_source : in.b_source;
-    page += fmt::format("<h3 class=\"side\" data-side=\"{}\">{}: ", side == 0 ? "a" : "b", side == 0 ? "A" : "B");
+    page += fmt::format("<h3 class=\"side\" data-side=\"{}\">{}: ", side == 0 ? "a" : "b", side == 0 ? "A (base)" : "B (new)");
     append_xml_escaped(page, src);
     page += "</h3>\n<div class=\"svg-wrap\" data-side=\"";
     page += side == 0 ? "a" : "b";
@@ -516,7 +848,7 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     page.clear();
     if (tl) {
       svg.id_prefix = side == 0 ? "ppt-a" : "ppt-b";
-      svg.title = fmt::format("{}: {}", side == 0 ? "A" : "B", src);
+      svg.title = fmt::format("{}: {}", side == 0 ? "A (base)" : "B (new)", src);
       svg.sync = "diff";
       write_svg(*tl, svg, out);
     }

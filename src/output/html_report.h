@@ -47,6 +47,9 @@ struct DiffReportInput {
   const Timeline* b = nullptr;
   std::string a_source, b_source;
   const Diff* diff = nullptr;
+  // The per-step comparison, as escaped markup (a <section>): placed between
+  // the deltas and the pictures; nothing when empty.
+  std::string steps_html = {};
 };
 void write_diff_report(const DiffReportInput& input, const ReportOptions& options, ByteSink& out);
 

@@ -7,6 +7,13 @@ Chromium ends up with (after the page's script ran) and from a screenshot:
   - one row per rank and one rectangle per job, and the page script ran (its
     CSP hash is right) and counted them;
   - zoom, pan and the hover card work (driven by the page's #ppt-selftest);
+  - at 800 px the summary card is above the fold and nothing scrolls
+    sideways; at 1920 px the picture fills the window;
+  - with 64 ranks the time axis stays in view when the rows scroll;
+  - a click pins a job's card and marks its micro-batch on the other ranks;
+  - the critical path toggle hides and shows a `.critical-path` overlay
+    (one put into the picture here: the page must work once pictures have one);
+  - the browser logs nothing to its console (no CSP violation, no error);
   - the hostile types are shown as text: no element they describe exists, the
     page title is untouched, the hover card shows the type as text;
   - the screenshot is not blank and shows the job colours.
@@ -119,19 +126,23 @@ def chromium_args(chromium, profile):
             "--hide-scrollbars", "--user-data-dir=" + profile]
 
 
-def dump_dom(chromium, url):
+def dump_dom(chromium, url, size="1400,900"):
     with tempfile.TemporaryDirectory() as profile:
-        p = subprocess.run(chromium_args(chromium, profile) + ["--virtual-time-budget=2000", "--dump-dom", url],
+        p = subprocess.run(chromium_args(chromium, profile) +
+                           ["--window-size=" + size, "--enable-logging=stderr", "--v=0",
+                            "--virtual-time-budget=2000", "--dump-dom", url],
                            capture_output=True, text=True, timeout=120)
     check(p.returncode == 0 and p.stdout.strip(), "chromium --dump-dom failed: %s" % p.stderr[-2000:])
+    console = [line for line in p.stderr.splitlines() if ":CONSOLE" in line]
+    check(not console, "the page logged to the console:\n" + "\n".join(console[:10]))
     d = Dom()
     d.feed(p.stdout)
     return d, p.stdout
 
 
-def screenshot(chromium, url, png):
+def screenshot(chromium, url, png, size="1400,900"):
     with tempfile.TemporaryDirectory() as profile:
-        p = subprocess.run(chromium_args(chromium, profile) + ["--window-size=1400,900", "--screenshot=" + png, url],
+        p = subprocess.run(chromium_args(chromium, profile) + ["--window-size=" + size, "--screenshot=" + png, url],
                            capture_output=True, text=True, timeout=120)
     check(p.returncode == 0 and os.path.exists(png), "chromium --screenshot failed: %s" % p.stderr[-2000:])
 
@@ -215,12 +226,15 @@ def check_report(binary, chromium, work):
     dom2, _ = dump_dom(chromium, url + "#ppt-selftest=%d" % target)
     st = json.loads(dom2.find("body")[0].get("data-selftest", "{}"))
     zoomed, panned, reset = (transform(st.get(k)) for k in ("zoomed", "panned", "reset"))
-    check(zoomed and abs(zoomed[1] - 4) < 1e-6, "zoom: %r" % st.get("zoomed"))
+    # The picture is laid out at the window's width: scale `fit` shows it all.
+    fit = st.get("fit", 0)
+    check(fit > 0, "no plot width fit: %r" % st.get("fit"))
+    check(zoomed and abs(zoomed[1] - 4 * fit) < 1e-6, "zoom: %r (fit %r)" % (st.get("zoomed"), fit))
     check(st.get("ticks", 0) >= 3, "the axis was not redrawn after zooming")
     # Dragging 100 screen pixels to the left moves the view right, at the same zoom.
-    check(panned and abs(panned[1] - 4) < 1e-6 and panned[0] < zoomed[0] - 1,
+    check(panned and abs(panned[1] - 4 * fit) < 1e-6 and panned[0] < zoomed[0] - 1,
           "pan: %r after %r" % (st.get("panned"), st.get("zoomed")))
-    check(reset and abs(reset[0]) < 1e-9 and abs(reset[1] - 1) < 1e-9, "reset: %r" % st.get("reset"))
+    check(reset and abs(reset[0]) < 1e-9 and abs(reset[1] - fit) < 1e-9, "reset: %r" % st.get("reset"))
     card = st.get("card", {})
     check(card.get("hidden") is False, "the hover card did not show")
     check(card.get("type") == HOSTILE_TITLE, "card type %r" % card.get("type"))
@@ -231,22 +245,77 @@ def check_report(binary, chromium, work):
     check(dom2.title == "pp-timeline report" and dom2.count("img") == 0 and dom2.count("pwned") == 0,
           "the hover card ran the hostile type")
 
-    # The screenshot: not blank, and the job colours are on it.
-    png = os.path.join(work, "report.png")
-    screenshot(chromium, url, png)
-    w, h, px = decode_png(png)
-    colors = {}
-    for row in px:
-        for c in row:
-            colors[c] = colors.get(c, 0) + 1
-    background = max(colors.values())
-    check(len(colors) > 20, "screenshot has only %d colours" % len(colors))
-    check(background < 0.97 * w * h, "screenshot is nearly blank")
-    for typ in ("forward", "backward", "optimizer"):
-        fill = next(r["fill"] for r in rects if r["data-type"] == typ).lstrip("#")
-        rgb = tuple(int(fill[i:i + 2], 16) for i in (0, 2, 4))
-        check(colors.get(rgb, 0) >= 40, "%s colour #%s: %d pixels on the screenshot" % (typ, fill, colors.get(rgb, 0)))
+    # The click: the pinned card shows the job, its micro-batch is marked on
+    # every rank (same step and micro-batch), the rest is dimmed.
+    pin = st.get("pin", {})
+    check(pin.get("hidden") is False, "the pinned card did not show: %r" % pin)
+    check(pin.get("type") == HOSTILE_TITLE and pin.get("step") == "1", "pinned card %r" % pin)
+    marked = pin.get("marked", [])
+    check(all(m["mb"] == "0" and m["step"] == "1" for m in marked), "marked jobs of another micro-batch: %r" % marked)
+    check(sorted({m["rank"] for m in marked}) == [str(r) for r in range(ranks)],
+          "micro-batch 0 of step 1 not marked on every rank: %r" % marked)
+    check(pin.get("peers", "").startswith("%d jobs on %d ranks" % (len(marked), ranks)), "pinned count %r" % pin.get("peers"))
+    check(all(float(m["opacity"]) == 1 for m in marked) and float(pin.get("otherOpacity", 1)) < 0.5,
+          "the marked jobs do not stand out: %r, others %r" % ([m["opacity"] for m in marked], pin.get("otherOpacity")))
+    check(st.get("unpinned") is True, "Esc/unpin left marks behind")
+    check(any(b.get("data-toggle") == "critical-path" and "hidden" in b for b in dom.find("button")),
+          "the critical path button shows on a page without a critical path")
+
+    # Layout: the summary card above the fold at 800 px, no sideways scroll;
+    # the picture fills a 1920 px window.
+    for size in ("800,600", "1920,1080"):
+        d, _ = dump_dom(chromium, url + "#ppt-selftest=%d" % target, size)
+        lt = json.loads(d.find("body")[0].get("data-selftest", "{}"))
+        win, svg, ov = lt.get("window", {}), lt.get("svg", {}), lt.get("overview") or {}
+        check(ov and ov.get("bottom", 1e9) <= win.get("height", 0), "%s: summary card at %r, window %r" % (size, ov, win))
+        check(win.get("scrollWidth", 1e9) <= win.get("width", 0),
+              "%s: the page scrolls sideways: %r, wider: %r" % (size, win, lt.get("wide")))
+        check(svg.get("width", 0) > 0.9 * win.get("width", 0), "%s: picture %r wide in a %r window" % (size, svg, win))
+
+    # The screenshots, narrow to wide: not blank, and the job colours are on them.
+    for size in ("800,600", "1400,900", "1920,1080"):
+        png = os.path.join(work, "report-%s.png" % size.replace(",", "x"))
+        screenshot(chromium, url, png, size)
+        w, h, px = decode_png(png)
+        colors = {}
+        for row in px:
+            for c in row:
+                colors[c] = colors.get(c, 0) + 1
+        background = max(colors.values())
+        check(len(colors) > 20, "%s: screenshot has only %d colours" % (size, len(colors)))
+        check(background < 0.97 * w * h, "%s: screenshot is nearly blank" % size)
+        for typ in ("forward", "backward", "optimizer"):
+            fill = next(r["fill"] for r in rects if r["data-type"] == typ).lstrip("#")
+            rgb = tuple(int(fill[i:i + 2], 16) for i in (0, 2, 4))
+            check(colors.get(rgb, 0) >= 40,
+                  "%s: %s colour #%s: %d pixels on the screenshot" % (size, typ, fill, colors.get(rgb, 0)))
     return jobs
+
+
+def check_tall(binary, chromium, work):
+    """64 ranks: the axis stays at the top while the rows scroll under it;
+    the critical path toggle hides an overlay once the picture has one."""
+    logs = os.path.join(work, "tall")
+    write_run(logs, 64, 2, hostile=False)
+    page = os.path.join(work, "tall.html")
+    p = ppt_test.run(binary, ["report", "--log_dir", logs, "-o", page])
+    check(p.returncode == 0, "pp-timeline report failed: " + p.stderr)
+    text = open(page, encoding="utf-8").read()
+    overlay = ('<g class="critical-path"><line class="critical-hop" x1="80" y1="100" x2="400" y2="300" '
+               'stroke="#d00" stroke-width="3"/></g>\n</svg>')
+    with open(page, "w", encoding="utf-8") as f:
+        f.write(text.replace("</svg>", overlay, 1))
+    d, _ = dump_dom(chromium, "file://" + page + "#ppt-selftest=0", "1280,800")
+    st = json.loads(d.find("body")[0].get("data-selftest", "{}"))
+    sc = st.get("scroll", {})
+    axis, first, last = sc.get("axis") or {}, sc.get("firstRow") or {}, sc.get("lastRow") or {}
+    check(sc.get("y", 0) > 0 and first.get("top", 0) < 0, "the page did not scroll the rows away: %r" % sc)
+    check(sc.get("stuck") is True and 0 <= axis.get("top", -1) and axis.get("bottom", 1e9) <= last.get("top", 0),
+          "the axis did not stay in view: %r" % sc)
+    cp = st.get("critical", {})
+    check(cp.get("button") is True, "no critical path button with an overlay: %r" % cp)
+    check(cp.get("before") != "none" and cp.get("after") == "none" and cp.get("again") == cp.get("before"),
+          "the critical path toggle: %r" % cp)
 
 
 def check_diff(binary, chromium, work):
@@ -266,6 +335,14 @@ def check_diff(binary, chromium, work):
     check(len(dom.find("rect", "job")) == ja + jb, "job rectangles on the diff page")
     runs = dom.find("g", "run")
     check(len({r["data-span-us"] for r in runs}) == 1, "the two pictures do not share a time scale")
+    check([h.get("data-side") for h in dom.find("h3", "side")] == ["a", "b"], "base and new headings")
+    check(any(t.startswith("A (base): ") for t in dom.texts) and any(t.startswith("B (new): ") for t in dom.texts),
+          "the pictures are not named base and new")
+    d, _ = dump_dom(chromium, "file://" + page + "#ppt-selftest=0", "1920,1080")
+    st = json.loads(d.find("body")[0].get("data-selftest", "{}"))
+    check(st.get("svg", {}).get("width", 0) > 0.9 * 1920, "diff picture not filling the window: %r" % st.get("svg"))
+    widths = {s.get("width") for s in d.find("svg", "ppt-timeline")}
+    check(len(widths) == 1, "the base and new pictures differ in width: %r" % widths)
     check(any(t.startswith("slower") for t in dom.texts), "no 'slower' verdict on the diff page")
 
 
@@ -280,6 +357,7 @@ def main():
         return SKIP
     with temp_dir("ppt-browser-") as work:
         jobs = check_report(args.binary, chromium, work)
+        check_tall(args.binary, chromium, work)
         check_diff(args.binary, chromium, work)
     print("ok: report with %d jobs and a diff page checked in %s" % (jobs, chromium))
     return 0

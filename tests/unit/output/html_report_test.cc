@@ -2,6 +2,8 @@
 // never turned into markup, the stats and diff sections present.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <regex>
 
 #include "analysis/diff.h"
@@ -188,4 +190,110 @@ TEST_CASE("the diff report shows both runs on one scale, zoomed together, with t
   INFO(between(page, "<dl class=\"summary\">", "</dl>"));
   CHECK(page.find("<dt>verdict</dt><dd>slower") != std::string::npos);
   CHECK(count(page, "<rect class=\"job\"") == a.job_count() + b.job_count());
+}
+
+TEST_CASE("the report opens with a summary card of the run's figures", "[html]") {
+  Timeline tl = pipeline(2, 3);
+  Stats st = testing::stats_of(tl);
+  st.stragglers.push_back({1, 1, "back<ward>", 1'300'000, 1'000'000, 0.30, 1.0, 6});
+  st.stragglers.push_back({0, 0, "forward", 1'100'000, 1'000'000, 0.10, 0.8, 6});
+  ReportOptions opt;
+  opt.stats = &st;
+  std::string page = report_of(tl, opt);
+  std::string card = between(page, "<section id=\"overview\"", "</section>");
+  REQUIRE_FALSE(card.empty());
+  // Above the timeline and the stats: the first thing after the heading.
+  CHECK(page.find("<section id=\"overview\"") < page.find("<section id=\"timeline\""));
+  auto figure = [&](const std::string& name) {
+    return between(card, "data-figure=\"" + name + "\"", "</div></div>");
+  };
+  CHECK(figure("schedule").find(std::string(schedule_name(st.schedule.kind))) != std::string::npos);
+  CHECK(figure("pp").find(">" + std::to_string(st.schedule.pp_degree) + "<") != std::string::npos);
+  CHECK(figure("mb").find(">" + std::to_string(st.schedule.micro_batches) + "<") != std::string::npos);
+  CHECK(figure("bubble").find(fmt::format("{:.1f}%", st.bubble_ratio * 100)) != std::string::npos);
+  // Steps start every 1000 us in the logs: start of step k to start of k+1.
+  CHECK(figure("period").find("1.000 ms") != std::string::npos);
+  CHECK(figure("step-time").find(fmt::format("{:.3f} ms", st.step_time.median_ns / 1e6)) != std::string::npos);
+  // The worst straggler, escaped, and how many others there are.
+  std::string straggler = figure("straggler");
+  CHECK(straggler.find("rank 1") != std::string::npos);
+  CHECK(straggler.find("back&lt;ward&gt;") != std::string::npos);
+  CHECK(straggler.find("+30%") != std::string::npos);
+  CHECK(straggler.find("1 more") != std::string::npos);
+  CHECK(figure("problems").find(">0<") != std::string::npos);
+  CHECK(card.find("href=\"#problems\"") == std::string::npos);  // no section to link to
+}
+
+TEST_CASE("the summary card counts the input problems and links to them", "[html]") {
+  std::string log = testing::job_line("forward", 0, 0, 100) + "Profiler Info: Job (x), type = forward\n" +
+                    testing::job_line("backward", 0, 200, 400) + testing::job_line("backward", 0, 200, 400);
+  Timeline tl = build_from_scans({{"logs/workerlog.0", "", 0, 0, 0}}, {""}, [&] {
+    std::vector<FileScan> scans;
+    scans.push_back(scan_buffer(log, 0, parser()));
+    return scans;
+  }());
+  std::string page = report_of(tl);
+  std::string card = between(page, "<section id=\"overview\"", "</section>");
+  std::string problems = between(card, "data-figure=\"problems\"", "</div></div>");
+  CHECK(problems.find(">2<") != std::string::npos);  // a malformed line and a duplicate
+  CHECK(problems.find("href=\"#problems\"") != std::string::npos);
+  CHECK(page.find("<section id=\"problems\">") != std::string::npos);
+  // A run of one step has no period.
+  CHECK(between(card, "data-figure=\"period\"", "</div></div>").find("ms") == std::string::npos);
+}
+
+TEST_CASE("the report page lets the picture fill the window and pins a job's card", "[html]") {
+  Timeline tl = pipeline(2, 2);
+  std::string page = report_of(tl);
+  std::string style = between(page, "<style>", "</style>");
+  // The picture is laid out by the script at the window's width, one user
+  // unit per pixel: never shrunk to fit (that made its text unreadable).
+  std::string svg_rule = between(style, ".svg-wrap svg {", "}");
+  REQUIRE_FALSE(svg_rule.empty());
+  CHECK(svg_rule.find("max-width") == std::string::npos);
+  CHECK(report_script().find("relayout") != std::string::npos);
+  // The pinned card, beside the hover card, with a close button and the
+  // micro-batch's count.
+  std::string pin = between(page, "<div id=\"ppt-pin\"", "</div>");
+  REQUIRE_FALSE(pin.empty());
+  CHECK(pin.find("data-pin-close") != std::string::npos);
+  for (const char* f : {"job", "rank", "type", "mb", "step", "start", "dur", "src", "peers"}) {
+    CHECK(pin.find(std::string("data-field=\"") + f + "\"") != std::string::npos);
+  }
+  CHECK(style.find("rect.job.hl") != std::string::npos);
+}
+
+TEST_CASE("the critical path toggle hides the picture's critical path overlay", "[html]") {
+  Timeline tl = pipeline(2, 2);
+  std::string page = report_of(tl);
+  CHECK(page.find("data-toggle=\"critical-path\"") != std::string::npos);
+  std::string style = between(page, "<style>", "</style>");
+  // The rule the toggle relies on: the class on the page root hides every
+  // overlay element; the script toggles exactly that class on the root.
+  CHECK(style.find(".ppt-no-critical .critical-path { display: none; }") != std::string::npos);
+  CHECK(report_script().find("document.documentElement.classList.toggle('ppt-no-critical'") != std::string::npos);
+  // A page with an overlay keeps it inside the picture, untouched by the page.
+  std::string fragment = "<svg class=\"ppt-timeline\"><g class=\"critical-path\"><path d=\"M0 0L10 0\"/></g></svg>";
+  std::string built = html_page_head("t") + fragment + html_page_tail();
+  CHECK(built.find(fragment) != std::string::npos);
+  CHECK(count(built, "<script") == 1);
+}
+
+TEST_CASE("the diff page names base and new and has a place for the per-step table", "[html]") {
+  Timeline a = pipeline(2, 2);
+  Timeline b = pipeline(2, 2, "forward", 150);
+  Stats sa = testing::stats_of(a), sb = testing::stats_of(b);
+  Diff d = diff_stats(sa, sb);
+  DiffReportInput in{&a, &b, "base/", "new/", &d};
+  in.steps_html = "<section id=\"diff-steps\"><h2>Steps</h2></section>\n";
+  StringSink sink;
+  write_diff_report(in, {}, sink);
+  const std::string& page = sink.data;
+  CHECK(page.find("A (base): base/") != std::string::npos);
+  CHECK(page.find("B (new): new/") != std::string::npos);
+  size_t deltas = page.find("id=\"diff\""), steps = page.find("id=\"diff-steps\""),
+         pictures = page.find("<section id=\"timeline\"");
+  REQUIRE(steps != std::string::npos);
+  CHECK(deltas < steps);
+  CHECK(steps < pictures);
 }
