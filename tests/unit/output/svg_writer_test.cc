@@ -484,7 +484,7 @@ TEST_CASE("a run too dense to read is drawn as its slowest step, unless steps ar
   CHECK(!select_for_svg(pipeline(2, 2), opt).slowest);
 }
 
-TEST_CASE("--width sets the whole picture's width", "[svg]") {
+TEST_CASE("a width sets the whole picture's width", "[svg]") {
   Timeline tl = pipeline(2, 1);
   SvgOptions opt;
   opt.width = 800;
