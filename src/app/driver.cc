@@ -44,14 +44,19 @@ std::string source_of(const LayoutRequest& request) {
 
 bool needs_stats(const std::vector<OutputSpec>& outputs) {
   for (const OutputSpec& o : outputs) {
-    if (o.format == OutputFormat::kHtmlReport) return true;
+    // The report's tables; the pictures' title, stages and critical paths.
+    if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg || o.format == OutputFormat::kPng) {
+      return true;
+    }
   }
   return false;
 }
 
 bool draws(const std::vector<OutputSpec>& outputs) {
   for (const OutputSpec& o : outputs) {
-    if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg) return true;
+    if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg || o.format == OutputFormat::kPng) {
+      return true;
+    }
   }
   return false;
 }

@@ -27,6 +27,8 @@ struct ConvertOptions {
   bool absolute = false;
   std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
   bool no_flows = false;  // no arrows between dependent jobs
+  double width = 0;       // .svg/.png: the picture's width in pixels (0: the default)
+  double scale = 2;       // .png: device pixels per picture pixel
 };
 
 // The conversion is the main job: its options live on the top-level app.

@@ -12,9 +12,14 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   add_input_options(app, o.input);
   app.add_option("-o,--output", o.outputs,
                  "output file, format by extension (.json: Chrome trace, .pftrace/.perfetto-trace: Perfetto's "
-                 "protobuf trace, .svg: picture, .html: report); "
+                 "protobuf trace, .svg: picture, .png: the same picture as an image, .html: report); "
                  "may be repeated");
   add_steps_option(app, o.steps);
+  app.add_option("--width", o.width,
+                 "width of the .svg/.png picture in pixels (default: a 1200-pixel time axis plus the row labels)")
+      ->check(CLI::Range(300.0, 30000.0));
+  app.add_option("--scale", o.scale, "pixels of the .png image per picture pixel (default 2, sharp on dense screens)")
+      ->check(CLI::Range(0.25, 8.0));
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
   app.add_flag("--no-flows", o.no_flows,
@@ -74,8 +79,15 @@ int run_convert(const ConvertOptions& o) {
   wopt.absolute = o.absolute;
   wopt.threads = o.run.threads;
   wopt.svg.steps = steps;
+  wopt.svg.width = o.width;
+  wopt.svg.png_scale = o.scale;
   if (draws(outputs)) {
-    std::string note = select_for_svg(*result.timeline, wopt.svg).note;
+    // The lone pictures draw the slowest step when the run is too dense (outputs.cc).
+    SvgOptions shown = wopt.svg;
+    for (const OutputSpec& out : outputs) {
+      shown.slowest_step_when_dense |= out.format == OutputFormat::kSvg || out.format == OutputFormat::kPng;
+    }
+    std::string note = select_for_svg(*result.timeline, shown).note;
     if (!note.empty()) say.note(note);
   }
   std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt, o.no_flows);

@@ -20,50 +20,6 @@ int32_t take_trailing_number(std::string& s) {
   return v;
 }
 
-// How each kind is drawn: a hue, saturation and lightness for SVG/HTML, and
-// catapult's reserved colour name for the JSON traces.
-struct KindStyle {
-  double hue, saturation, lightness;
-  const char* chrome_name;
-};
-
-constexpr KindStyle style_of(JobKind kind) {
-  switch (kind) {
-    case JobKind::kForward: return {212, 0.40, 0.48, "thread_state_running"};
-    case JobKind::kBackward: return {30, 0.88, 0.56, "rail_idle"};
-    case JobKind::kBackwardWeight: return {295, 0.30, 0.58, "rail_animation"};
-    case JobKind::kOptimizer: return {110, 0.38, 0.45, "rail_response"};
-    case JobKind::kLr: return {175, 0.32, 0.55, "rail_load"};
-    case JobKind::kCommunication: return {0, 0, 0.62, "thread_state_iowait"};
-    case JobKind::kNoPipeline: return {48, 0.80, 0.55, "thread_state_unknown"};
-    case JobKind::kOther: break;
-  }
-  return {0, 0.55, 0.50, "thread_state_unknown"};  // hue from the base's hash
-}
-
-std::string hsl_hex(double h, double s, double l) {
-  l = std::clamp(l, 0.15, 0.85);
-  double c = (1 - std::fabs(2 * l - 1)) * s;
-  double hp = std::fmod(h, 360.0) / 60.0;
-  double x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
-  double r = 0, g = 0, b = 0;
-  if (hp < 1) r = c, g = x;
-  else if (hp < 2) r = x, g = c;
-  else if (hp < 3) g = c, b = x;
-  else if (hp < 4) g = x, b = c;
-  else if (hp < 5) r = x, b = c;
-  else r = c, b = x;
-  double m = l - c / 2;
-  auto byte = [&](double v) { return static_cast<int>(std::lround(std::clamp(v + m, 0.0, 1.0) * 255)); };
-  return fmt::format("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b));
-}
-
-uint32_t fnv1a(std::string_view s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : s) h = (h ^ c) * 16777619u;
-  return h;
-}
-
 }  // namespace
 
 bool is_first_chunk_forward(std::string_view type) { return type == "forward" || type == "forward0"; }
@@ -131,19 +87,5 @@ int legend_rank(const TypeParts& parts) {
     default: return 4;
   }
 }
-
-std::string type_color(std::string_view type) {
-  TypeParts p = split_type(type);
-  JobKind kind = job_kind(p);
-  KindStyle st = style_of(kind);
-  double h = kind == JobKind::kOther ? fnv1a(p.base) % 360 : st.hue;
-  double l = st.lightness;
-  if (p.suffix.find("reduce") != std::string::npos) l -= 0.1;
-  static constexpr double kChunkShade[] = {0, -0.12, 0.10, -0.20, 0.17, -0.06, 0.05};
-  if (p.chunk > 0) l += kChunkShade[p.chunk % 7];
-  return hsl_hex(h, st.saturation, l);
-}
-
-const char* chrome_color_name(std::string_view type) { return style_of(job_kind(type)).chrome_name; }
 
 }  // namespace ppt

@@ -1,14 +1,14 @@
 // The job-type vocabulary in one place: how a type such as `backward_w1` or
-// `forward(chunk0)` splits into its parts, what kind of work it is, where it
-// goes in a legend and which colour every output gives it. The passes (steps,
-// schedule, dependencies, stats) and the writers (Chrome JSON, .pftrace, SVG,
-// HTML, the diff trace) all ask here, so a new spelling of a type is taught
-// once.
+// `forward(chunk0)` splits into its parts, what kind of work it is and where
+// it goes in a legend (output/palette.h gives each kind its colour). The
+// passes (steps, schedule, dependencies, stats) and the writers (Chrome JSON,
+// .pftrace, SVG, HTML, the diff trace) all ask here, so a new spelling of a
+// type is taught once.
 //
 // Types are never a closed list: Paddle's plans and the training front-ends
 // name them freely (paddle/fluid/framework/new_executor/interpreter/job.h only
 // holds a string). A type this module does not know is kind kOther, keeps its
-// whole name as base, and still gets a stable colour of its own.
+// whole name as base (and the palette still gives it a stable colour).
 //
 // All functions are pure and thread safe.
 #pragma once
@@ -53,13 +53,5 @@ inline bool is_input_grad_half(const TypeParts& parts) { return parts.base == "b
 
 // Legends list lr, forward, backward (both halves), optimizer, then the rest.
 int legend_rank(const TypeParts& parts);
-
-// The type's fill in SVG and HTML: "#rrggbb", a hue by kind (hashed from the
-// base for kOther), lighter or darker by chunk, darker for a *_reduce suffix.
-std::string type_color(std::string_view type);
-
-// The legacy viewer's reserved colour name for the type (catapult's cname),
-// by kind: the old helper's forward, backward and optimizer, extended.
-const char* chrome_color_name(std::string_view type);
 
 }  // namespace ppt

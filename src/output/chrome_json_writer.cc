@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "model/job_types.h"
+#include "output/palette.h"
 #include "passes/dependencies.h"
 #include "pp_timeline/log_line.h"
 #include "output/trace_naming.h"

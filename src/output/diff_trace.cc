@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "model/job_types.h"
+#include "output/palette.h"
 #include "output/chrome_json_writer.h"
 #include "output/trace_naming.h"
 

@@ -6,16 +6,18 @@
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/perfetto_writer.h"
+#include "output/png_writer.h"
 
 namespace ppt {
 
 std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
   if (path.ends_with(".json")) return OutputFormat::kChromeJson;
   if (path.ends_with(".svg")) return OutputFormat::kSvg;
+  if (path.ends_with(".png")) return OutputFormat::kPng;
   if (path.ends_with(".html") || path.ends_with(".htm")) return OutputFormat::kHtmlReport;
   if (path.ends_with(".pftrace") || path.ends_with(".perfetto-trace")) return OutputFormat::kPerfettoTrace;
   if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
-  *error = fmt::format("{}: unknown output format (use a .json, .pftrace, .svg or .html name, or --perfetto-json FILE)", path);
+  *error = fmt::format("{}: unknown output format (use a .json, .pftrace, .svg, .png or .html name, or --perfetto-json FILE)", path);
   return std::nullopt;
 }
 
@@ -59,6 +61,12 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
                          size_t* bytes) {
   OutputFile file;
   if (std::string error = open_output(file, spec.path, input_paths(timeline.files)); !error.empty()) return error;
+  // Pictures carry the stats (title, stages, critical paths); a lone picture
+  // draws its slowest step when the whole run would be too dense to read.
+  SvgOptions svg = options.svg;
+  if (!svg.stats) svg.stats = options.stats;
+  SvgOptions picture = svg;
+  picture.slowest_step_when_dense = true;
   switch (spec.format) {
     case OutputFormat::kChromeJson:
     case OutputFormat::kPerfettoJson: {
@@ -78,11 +86,16 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
       break;
     }
     case OutputFormat::kSvg:
-      write_svg(timeline, options.svg, file);
+      write_svg(timeline, picture, file);
       break;
+    case OutputFormat::kPng: {
+      PngResult png = write_png(timeline, picture, file);
+      if (!png.error.empty()) return fmt::format("{}: {}", spec.path, png.error);
+      break;
+    }
     case OutputFormat::kHtmlReport: {
       ReportOptions r;
-      r.svg = options.svg;
+      r.svg = svg;
       r.title = options.title;
       r.source = options.source;
       r.stats = options.stats;

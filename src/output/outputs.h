@@ -17,8 +17,9 @@ class OutputFile;
 
 // kSvg: a static picture (svg_writer.h); kHtmlReport: the self-contained
 // report page (html_report.h); kPerfettoTrace: Perfetto's protobuf trace
-// (.pftrace, .perfetto-trace; perfetto_writer.h).
-enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport, kPerfettoTrace };
+// (.pftrace, .perfetto-trace; perfetto_writer.h); kPng: the same picture as
+// kSvg, rasterized (png_writer.h).
+enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport, kPerfettoTrace, kPng };
 
 struct OutputSpec {
   std::string path;
@@ -27,7 +28,7 @@ struct OutputSpec {
 
 struct WriteOptions {
   bool absolute = false;
-  SvgOptions svg;           // .svg and .html: steps to draw, size cap
+  SvgOptions svg;           // .svg, .png and .html: steps to draw, size cap
   std::string title;        // .html: <title> and heading ("pp-timeline report" when empty)
   std::string source;       // .html: what was read, shown under the heading
   std::vector<std::string> notes;  // .html: layout notes

@@ -8,7 +8,9 @@
 #include <map>
 #include <set>
 
+#include "analysis/stats.h"
 #include "output/chrome_json_writer.h"
+#include "output/palette.h"
 #include "output/summary.h"
 #include "model/job_types.h"
 #include "output/trace_naming.h"
@@ -96,9 +98,62 @@ std::optional<StepRange> parse_step_range(std::string_view text, std::string* er
 // ---------------------------------------------------------------------------
 // Selection
 
+namespace {
+
+constexpr double kReadablePx = 12;  // a job narrower than this cannot carry its label
+
+struct StepPick {
+  uint32_t run = 0;
+  int32_t step = 0;
+  int64_t ns = 0;
+  size_t steps = 0;  // steps in the timeline, all runs
+};
+
+// The slowest step when the median job of the whole timeline, drawn across
+// the plot width, is too narrow to read; nullopt when it is readable or has
+// one step.
+std::optional<StepPick> dense_pick(const Timeline& tl, const SvgOptions& opt) {
+  std::vector<double> widths;
+  widths.reserve(tl.job_count());
+  StepPick pick;
+  bool found = false;
+  double plot_w = std::max(100.0, opt.plot_width);
+  for (const Run& run : tl.runs) {
+    int64_t span = opt.span_ns > 0 ? opt.span_ns : std::max<int64_t>(run.last_ns - run.first_ns, 1000);
+    for (uint32_t ti : run.tracks) {
+      for (const Job& j : tl.tracks[ti].jobs) {
+        widths.push_back(static_cast<double>(j.end_ns - j.start_ns) * plot_w / static_cast<double>(span));
+      }
+    }
+    for (const StepSpan& s : run.steps) {
+      if (s.ranks == 0) continue;
+      ++pick.steps;
+      if (!found || s.end_ns - s.start_ns > pick.ns) {
+        found = true;
+        pick.run = run.index;
+        pick.step = s.number;
+        pick.ns = s.end_ns - s.start_ns;
+      }
+    }
+  }
+  if (!found || pick.steps < 2 || widths.empty()) return std::nullopt;
+  auto mid = widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2);
+  std::nth_element(widths.begin(), mid, widths.end());
+  if (*mid >= kReadablePx) return std::nullopt;
+  return pick;
+}
+
+}  // namespace
+
 SvgSelection select_for_svg(const Timeline& tl, const SvgOptions& opt) {
   SvgSelection sel;
   StepRange range = opt.steps.value_or(StepRange{});
+  std::optional<StepPick> pick;
+  if (!opt.steps && opt.slowest_step_when_dense) pick = dense_pick(tl, opt);
+  if (pick) {
+    range = {pick->step, pick->step};
+    sel.slowest = true;
+  }
   struct StepInfo {
     size_t jobs = 0;
     int64_t first = INT64_MAX, last = INT64_MIN;
@@ -107,12 +162,13 @@ SvgSelection select_for_svg(const Timeline& tl, const SvgOptions& opt) {
   bool stop = false;
   int32_t any_min = INT32_MAX, any_max = INT32_MIN;
   for (const Run& run : tl.runs) {
+    bool skip_run = pick && run.index != pick->run;
     std::map<int32_t, StepInfo> steps;
     for (uint32_t ti : run.tracks) {
       for (const Job& j : tl.tracks[ti].jobs) {
         any_min = std::min(any_min, j.step);
         any_max = std::max(any_max, j.step);
-        if (!range.contains(j.step)) continue;
+        if (skip_run || !range.contains(j.step)) continue;
         StepInfo& s = steps[j.step];
         ++s.jobs;
         s.first = std::min(s.first, j.start_ns);
@@ -144,7 +200,12 @@ SvgSelection select_for_svg(const Timeline& tl, const SvgOptions& opt) {
                                          : fmt::format("steps {}-{}", r.first_step, r.last_step));
     }
   }
-  if (sel.capped) {
+  if (sel.slowest) {
+    std::string where = tl.runs.size() > 1 ? fmt::format(" of run {}", pick->run + 1) : std::string();
+    sel.note = fmt::format("drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
+                           "to read; choose steps with --steps A:B",
+                           pick->step, where, pick->steps, static_cast<double>(pick->ns) / 1e6);
+  } else if (sel.capped) {
     sel.note = fmt::format("showing {} ({} of {} jobs): a picture holds at most {} jobs; choose steps with --steps A:B",
                            fmt::join(shown, ", "), with_commas(sel.jobs), with_commas(sel.jobs_in_range),
                            with_commas(opt.max_jobs));
@@ -161,15 +222,19 @@ SvgSelection select_for_svg(const Timeline& tl, const SvgOptions& opt) {
 
 namespace {
 
-constexpr double kLaneH = 14;
+constexpr double kLaneH = 18;
 constexpr double kLaneGap = 2;
-constexpr double kRowGap = 5;
+constexpr double kRowGap = 3;
+constexpr double kGroupHead = 16;  // a replica's (or machine's) heading row
+constexpr double kGroupGap = 6;
 constexpr double kCharW = 6.6;   // average advance of an 11 px sans-serif character
+constexpr double kLabelCharW = 6.2;  // of a 10 px job label (digits and capitals)
 constexpr double kRight = 16;
 constexpr double kAxisH = 24;
 constexpr double kStepLabelH = 14;
 constexpr double kRunGap = 22;
 constexpr double kRunHead = 18;   // the run's heading, above its axis
+constexpr double kThinPx = 2;     // narrower jobs get no hairline (it would hide them)
 
 void append_num(std::string& out, double v) {
   if (std::fabs(v) < 0.0005) v = 0;  // no "-0"
@@ -207,6 +272,51 @@ std::string tick_label(int64_t t_ns, int64_t step_ns) {
   return fmt::format("{:.{}f} {}", t_ns / div, decimals, unit);
 }
 
+// "1.234 ms", "12.3 µs", "1.50 s".
+std::string duration_text(int64_t ns) {
+  double a = std::fabs(static_cast<double>(ns));
+  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.1f} µs", ns / 1e3);
+}
+
+// The block's label: family letter, micro-batch, chunk ("F3", "B0c1", "W2");
+// "" for families without one (communication, unknown types).
+std::string block_label(const TypeParts& p, int32_t micro_batch) {
+  const char* letter = nullptr;
+  switch (job_kind(p)) {
+    case JobKind::kForward: letter = "F"; break;
+    case JobKind::kBackward: letter = "B"; break;
+    case JobKind::kBackwardWeight: letter = "W"; break;
+    case JobKind::kOptimizer: return "opt";
+    case JobKind::kLr: return "lr";
+    default: return "";
+  }
+  std::string out = letter;
+  if (micro_batch >= 0) out += std::to_string(micro_batch);
+  if (p.chunk >= 0) out += "c" + std::to_string(p.chunk);
+  return out;
+}
+
+size_t utf8_length(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+struct Row {
+  uint32_t track = 0;
+  int32_t stage = -1;
+  int32_t replica = -1;
+  std::string label;  // short: "s0 · GPU 0", "GPU 3"
+  double y = 0;       // inside the run's rows
+};
+struct RowGroup {
+  std::string heading;  // "" when the run has one group
+  double y = 0;
+  std::vector<Row> rows;
+};
+
 class SvgWriter {
  public:
   SvgWriter(const Timeline& tl, const SvgOptions& opt, ByteSink& out)
@@ -222,15 +332,17 @@ class SvgWriter {
     }
   }
   std::string id(std::string_view what) const { return opt_.id_prefix + "-" + std::string(what); }
-  double write_legend(double y, double width, const std::vector<uint32_t>& types);
-  double write_run(const SvgRunSelection& r, double y);
-  double rows_height(const Run& run) const {
-    double h = 0;
-    for (uint32_t ti : run.tracks) h += tl_.tracks[ti].lanes * (kLaneH + kLaneGap) - kLaneGap + kRowGap;
-    return run.tracks.empty() ? 0 : h - kRowGap;
-  }
-  double run_height(const Run& run) const { return kRunHead + kAxisH + kStepLabelH + rows_height(run); }
+  double write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical);
+  double write_run(size_t index, const SvgRunSelection& r, double y);
+  std::vector<RowGroup> layout_rows(const Run& run) const;
+  double run_height(const std::vector<RowGroup>& groups) const;
   void write_axis(int64_t t0, int64_t span);
+  void write_critical_paths(const SvgRunSelection& r, const std::vector<RowGroup>& groups, double scale, int64_t t0);
+  std::string title_text(const SvgSelection& sel, size_t ranks) const;
+  const RankStats* rank_stats(int32_t rank) const {
+    auto it = rank_stats_.find(rank);
+    return it == rank_stats_.end() ? nullptr : it->second;
+  }
 
   const Timeline& tl_;
   const SvgOptions& opt_;
@@ -239,19 +351,103 @@ class SvgWriter {
   std::string buf_;
   double label_w_ = 80;
   double plot_w_ = 1200;
+  bool staged_ = false;  // stages (and replicas) are known
+  bool critical_drawn_ = false;
+  double run_head_ = kRunHead;  // 0 when one run: the title says it all
+  std::map<int32_t, const RankStats*> rank_stats_;
   std::vector<std::string> type_text_;   // escaped
   std::vector<std::string> type_fill_;
+  std::vector<std::string> type_label_color_;
+  std::vector<TypeParts> type_parts_;
+  std::vector<std::vector<RowGroup>> run_rows_;  // by selection index
 };
 
-double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types) {
+std::vector<RowGroup> SvgWriter::layout_rows(const Run& run) const {
+  std::vector<Row> rows;
+  std::set<int32_t> machines;
+  bool replicas = false;
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl_.tracks[ti];
+    Row row;
+    row.track = ti;
+    if (const RankStats* rs = rank_stats(t.rank); rs && staged_) {
+      row.stage = rs->stage;
+      row.replica = rs->replica;
+      replicas = replicas || rs->replica > 0;
+    } else if (t.stage >= 0) {
+      row.stage = t.stage;
+    }
+    row.label = row.stage >= 0 ? fmt::format("s{} · GPU {}", row.stage, t.rank) : fmt::format("GPU {}", t.rank);
+    machines.insert(t.machine);
+    rows.push_back(std::move(row));
+  }
+  // Replica by replica, stage order inside; else machine by machine.
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    const Track &ta = tl_.tracks[a.track], &tb = tl_.tracks[b.track];
+    if (replicas) return std::make_tuple(a.replica, a.stage, ta.rank) < std::make_tuple(b.replica, b.stage, tb.rank);
+    return std::make_tuple(ta.machine, ta.rank) < std::make_tuple(tb.machine, tb.rank);
+  });
+  auto machine_text = [&](const std::vector<Row>& rs) {
+    std::vector<std::string> names;
+    for (const Row& r : rs) {
+      int32_t m = tl_.tracks[r.track].machine;
+      std::string n = m >= 0 && static_cast<size_t>(m) < tl_.machines.size() ? tl_.machines[m] : std::to_string(m);
+      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+    if (names.size() > 3) return fmt::format("{}, {} … ({} machines)", names[0], names[1], names.size());
+    return fmt::format("{}", fmt::join(names, ", "));
+  };
+  std::vector<RowGroup> groups;
+  for (Row& row : rows) {
+    const Track& t = tl_.tracks[row.track];
+    bool split = groups.empty() ||
+                 (replicas ? row.replica != groups.back().rows.back().replica
+                           : t.machine != tl_.tracks[groups.back().rows.back().track].machine);
+    if (split) groups.emplace_back();
+    groups.back().rows.push_back(std::move(row));
+  }
+  bool headed = groups.size() > 1 || machines.size() > 1;
+  double y = 0;
+  for (RowGroup& g : groups) {
+    if (headed) {
+      std::string where = machine_text(g.rows);
+      g.heading = replicas ? fmt::format("replica {}", g.rows.front().replica) : where;
+      if (replicas && !where.empty()) g.heading += " · " + where;
+      if (g.heading.empty()) g.heading = fmt::format("machine {}", tl_.tracks[g.rows.front().track].machine);
+    }
+    g.y = y;
+    if (headed) y += kGroupHead;
+    for (Row& r : g.rows) {
+      const Track& t = tl_.tracks[r.track];
+      r.y = y;
+      y += t.lanes * (kLaneH + kLaneGap) - kLaneGap + kRowGap;
+    }
+    y += kGroupGap - kRowGap;
+  }
+  return groups;
+}
+
+double SvgWriter::run_height(const std::vector<RowGroup>& groups) const {
+  double h = 0;
+  if (!groups.empty()) {
+    const Row& last = groups.back().rows.back();
+    h = last.y + tl_.tracks[last.track].lanes * (kLaneH + kLaneGap) - kLaneGap;
+  }
+  return run_head_ + kAxisH + kStepLabelH + h;
+}
+
+double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical) {
   buf_ += "<g class=\"legend\">\n";
   double x = 8;
-  for (uint32_t t : types) {
-    double w = 14 + kCharW * static_cast<double>(tl_.types[t].size()) + 16;
+  auto place = [&](double w) {
     if (x > 8 && x + w > width) {
       x = 8;
       y += 16;
     }
+  };
+  for (uint32_t t : types) {
+    double w = 14 + kCharW * static_cast<double>(tl_.types[t].size()) + 16;
+    place(w);
     buf_ += "<g class=\"legend-item\" data-legend-type=\"";
     buf_ += type_text_[t];
     buf_ += "\"><rect x=\"";
@@ -269,7 +465,33 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     buf_ += "</text></g>\n";
     x += w;
   }
-  buf_ += "</g>\n";
+  if (critical) {
+    const char* text = "critical path";
+    double w = 14 + kCharW * 13 + 16;
+    place(w);
+    buf_ += "<g class=\"legend-critical\"><rect x=\"";
+    append_num(buf_, x + 0.75);
+    buf_ += "\" y=\"";
+    append_num(buf_, y - 8.25);
+    buf_ += "\" width=\"8.5\" height=\"8.5\" fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"";
+    append_num(buf_, x + 14);
+    buf_ += "\" y=\"";
+    append_num(buf_, y);
+    buf_ += "\">";
+    buf_ += text;
+    buf_ += "</text></g>\n";
+    x += w;
+  }
+  const char* key = "block label: F/B/W + micro-batch (c: chunk)";
+  double w = kCharW * 44;
+  place(w);
+  buf_ += "<text class=\"legend-key\" x=\"";
+  append_num(buf_, x);
+  buf_ += "\" y=\"";
+  append_num(buf_, y);
+  buf_ += "\" fill=\"#666\">";
+  buf_ += key;
+  buf_ += "</text>\n</g>\n";
   return y;
 }
 
@@ -294,8 +516,85 @@ void SvgWriter::write_axis(int64_t t0, int64_t span) {
   }
 }
 
-double SvgWriter::write_run(const SvgRunSelection& r, double y) {
+void SvgWriter::write_critical_paths(const SvgRunSelection& r, const std::vector<RowGroup>& groups, double scale,
+                                     int64_t t0) {
+  if (!opt_.stats) return;
+  std::map<int32_t, double> row_y;  // rank -> its row's top
+  for (const RowGroup& g : groups) {
+    for (const Row& row : g.rows) row_y[tl_.tracks[row.track].rank] = row.y;
+  }
+  auto x_of = [&](int64_t t) { return static_cast<double>(t - t0) * scale; };
+  std::string clip = "url(#" + id("clip") + ")";
+  bool any = false;
+  for (const StepStats& st : opt_.stats->steps) {
+    if (st.run != r.run || st.step < r.first_step || st.step > r.last_step) continue;
+    const std::vector<CriticalHop>& hops = st.critical_path.hops;
+    if (hops.empty()) continue;
+    if (!any) {
+      buf_ += "<g class=\"critical-path\" transform=\"translate(";
+      append_num(buf_, label_w_);
+      buf_ += ",0)\" clip-path=\"";
+      buf_ += clip;
+      buf_ += "\"><g class=\"zoom\">\n";
+      any = true;
+    }
+    buf_ += "<g class=\"critical-step\" data-step=\"";
+    append_int(buf_, st.step);
+    buf_ += "\" data-hops=\"";
+    append_int(buf_, static_cast<int64_t>(hops.size()));
+    buf_ += "\" data-job-us=\"";
+    append_us(buf_, st.critical_path.job_ns);
+    buf_ += "\" data-wait-us=\"";
+    append_us(buf_, st.critical_path.wait_ns);
+    buf_ += "\" fill=\"none\" stroke=\"#111\" vector-effect=\"non-scaling-stroke\">\n";
+    const CriticalHop* prev = nullptr;
+    for (const CriticalHop& h : hops) {
+      auto it = row_y.find(h.rank);
+      if (it == row_y.end()) {
+        prev = nullptr;
+        continue;
+      }
+      double y = it->second;
+      if (prev) {
+        double py = row_y[prev->rank];
+        buf_ += "<line class=\"cp-link\" x1=\"";
+        append_num(buf_, x_of(prev->end_ns));
+        buf_ += "\" y1=\"";
+        append_num(buf_, py + kLaneH / 2);
+        buf_ += "\" x2=\"";
+        append_num(buf_, x_of(h.start_ns));
+        buf_ += "\" y2=\"";
+        append_num(buf_, y + kLaneH / 2);
+        buf_ += "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\"";
+        if (h.from_other_rank) buf_ += " stroke-dasharray=\"3 2\"";
+        buf_ += "/>\n";
+      }
+      buf_ += "<rect class=\"cp-hop\" x=\"";
+      append_num(buf_, x_of(h.start_ns));
+      buf_ += "\" y=\"";
+      append_num(buf_, y + 0.75);
+      buf_ += "\" width=\"";
+      append_num(buf_, std::max(static_cast<double>(h.end_ns - h.start_ns) * scale, 0.5));
+      buf_ += "\" height=\"";
+      append_num(buf_, kLaneH - 1.5);
+      buf_ += "\" data-rank=\"";
+      append_int(buf_, h.rank);
+      buf_ += "\" data-mb=\"";
+      append_int(buf_, h.micro_batch);
+      buf_ += "\" data-wait-us=\"";
+      append_us(buf_, h.wait_ns);
+      buf_ += "\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\"/>\n";
+      prev = &h;
+    }
+    buf_ += "</g>\n";
+  }
+  if (any) buf_ += "</g></g>\n";
+  critical_drawn_ = critical_drawn_ || any;
+}
+
+double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
   const Run& run = tl_.runs[r.run];
+  const std::vector<RowGroup>& groups = run_rows_[index];
   int64_t t0 = r.start_ns;
   int64_t span = opt_.span_ns > 0 ? opt_.span_ns : std::max<int64_t>(r.end_ns - r.start_ns, 1000);
   double scale = plot_w_ / static_cast<double>(span);
@@ -326,12 +625,14 @@ double SvgWriter::write_run(const SvgRunSelection& r, double y) {
   heading += r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                          : fmt::format("steps {} to {}", r.first_step, r.last_step);
   heading += fmt::format(", {} rank{}, {} jobs", ranks, ranks == 1 ? "" : "s", with_commas(r.jobs));
-  buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
-  append_xml_escaped(buf_, heading);
-  buf_ += "</text>\n";
+  if (run_head_ > 0) {
+    buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
+    append_xml_escaped(buf_, heading);
+    buf_ += "</text>\n";
+  }
 
   // Axis.
-  double axis_y = kRunHead;
+  double axis_y = run_head_;
   buf_ += "<g class=\"axis\" transform=\"translate(";
   append_num(buf_, label_w_);
   buf_ += ",";
@@ -378,85 +679,151 @@ double SvgWriter::write_run(const SvgRunSelection& r, double y) {
   }
   buf_ += "</g>\n";
 
-  // Rows.
+  // Rows, group by group.
   double rows_y = labels_y + kStepLabelH;
   buf_ += "<g class=\"rows\" transform=\"translate(0,";
   append_num(buf_, rows_y);
   buf_ += ")\">\n";
-  double row_y = 0;
   std::string clip = "url(#" + id("clip") + ")";
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl_.tracks[ti];
-    double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
-    std::string label = naming_.thread_name(t, 0);
-    buf_ += "<g class=\"rank\" data-rank=\"";
-    append_int(buf_, t.rank);
-    buf_ += "\" data-machine=\"";
-    append_int(buf_, t.machine);
-    buf_ += "\" data-lanes=\"";
-    append_int(buf_, t.lanes);
-    buf_ += "\" data-label=\"";
-    append_xml_escaped(buf_, label);
-    buf_ += "\" data-src=\"";
-    append_xml_escaped(buf_, tl_.files[t.file].path);
-    buf_ += "\" transform=\"translate(0,";
-    append_num(buf_, row_y);
-    buf_ += ")\">\n<text class=\"rank-label\" x=\"";
-    append_num(buf_, label_w_ - 6);
-    buf_ += "\" y=\"";
-    append_num(buf_, std::min(row_h, kLaneH) - 3);
-    buf_ += "\" text-anchor=\"end\">";
-    append_xml_escaped(buf_, label);
-    buf_ += "</text>\n<g transform=\"translate(";
-    append_num(buf_, label_w_);
-    buf_ += ",0)\" clip-path=\"";
-    buf_ += clip;
-    buf_ += "\"><g class=\"zoom\">\n<rect class=\"row-bg\" x=\"0\" y=\"0\" width=\"";
-    append_num(buf_, plot_w_);
-    buf_ += "\" height=\"";
-    append_num(buf_, row_h);
-    buf_ += "\" fill=\"#ececec\"/>\n";
-    for (const Job& j : t.jobs) {
-      if (j.step < r.first_step || j.step > r.last_step) continue;
-      double x = x_of(j.start_ns);
-      double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * scale, 0.05);
-      buf_ += "<rect class=\"job\" x=\"";
-      append_num(buf_, x);
-      buf_ += "\" y=\"";
-      append_num(buf_, j.lane * (kLaneH + kLaneGap));
-      buf_ += "\" width=\"";
-      append_num(buf_, w);
-      buf_ += "\" height=\"";
-      append_num(buf_, kLaneH);
-      buf_ += "\" fill=\"";
-      buf_ += type_fill_[j.type];
-      buf_ += "\" data-name=\"";
-      append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
-      buf_ += "\" data-job=\"";
-      append_int(buf_, j.job_id);
-      buf_ += "\" data-type=\"";
-      buf_ += type_text_[j.type];
-      buf_ += "\" data-mb=\"";
-      append_int(buf_, j.micro_batch);
-      buf_ += "\" data-step=\"";
-      append_int(buf_, j.step);
-      buf_ += "\" data-line=\"";
-      append_int(buf_, j.line);
-      buf_ += "\" data-start-us=\"";
-      append_us(buf_, j.start_ns - tl_.origin_ns);
-      buf_ += "\" data-dur-us=\"";
-      append_us(buf_, j.end_ns - j.start_ns);
-      if (j.lane > 0) {
-        buf_ += "\" data-lane=\"";
-        append_int(buf_, j.lane);
+  std::string label;
+  for (const RowGroup& g : groups) {
+    if (!g.heading.empty()) {
+      buf_ += "<g class=\"group\"";
+      if (g.rows.front().replica >= 0) {
+        buf_ += " data-replica=\"";
+        append_int(buf_, g.rows.front().replica);
+        buf_ += "\"";
       }
-      buf_ += "\"/>\n";
-      flush_if_big();
+      buf_ += "><rect class=\"group-band\" x=\"0\" y=\"";
+      append_num(buf_, g.y);
+      buf_ += "\" width=\"";
+      append_num(buf_, label_w_ + plot_w_);
+      buf_ += "\" height=\"";
+      append_num(buf_, kGroupHead - 2);
+      buf_ += "\" fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
+      append_num(buf_, g.y + kGroupHead - 5);
+      buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
+      append_xml_escaped(buf_, g.heading);
+      buf_ += "</text></g>\n";
     }
-    buf_ += "</g></g>\n</g>\n";
-    row_y += row_h + kRowGap;
+    for (const Row& row : g.rows) {
+      const Track& t = tl_.tracks[row.track];
+      double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
+      buf_ += "<g class=\"rank\" data-rank=\"";
+      append_int(buf_, t.rank);
+      buf_ += "\" data-machine=\"";
+      append_int(buf_, t.machine);
+      if (row.stage >= 0) {
+        buf_ += "\" data-stage=\"";
+        append_int(buf_, row.stage);
+      }
+      if (row.replica >= 0) {
+        buf_ += "\" data-replica=\"";
+        append_int(buf_, row.replica);
+      }
+      buf_ += "\" data-lanes=\"";
+      append_int(buf_, t.lanes);
+      buf_ += "\" data-label=\"";
+      append_xml_escaped(buf_, naming_.thread_name(t, 0));
+      buf_ += "\" data-src=\"";
+      append_xml_escaped(buf_, tl_.files[t.file].path);
+      buf_ += "\" transform=\"translate(0,";
+      append_num(buf_, row.y);
+      buf_ += ")\">\n<text class=\"rank-label\" x=\"";
+      append_num(buf_, label_w_ - 6);
+      buf_ += "\" y=\"";
+      append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
+      buf_ += "\" text-anchor=\"end\">";
+      append_xml_escaped(buf_, row.label);
+      buf_ += "</text>\n<g transform=\"translate(";
+      append_num(buf_, label_w_);
+      buf_ += ",0)\" clip-path=\"";
+      buf_ += clip;
+      buf_ += "\"><g class=\"zoom\">\n<rect class=\"row-bg\" x=\"0\" y=\"0\" width=\"";
+      append_num(buf_, plot_w_);
+      buf_ += "\" height=\"";
+      append_num(buf_, row_h);
+      buf_ += "\" fill=\"#ececec\"/>\n";
+      std::string labels;  // the blocks' labels, over all the rectangles
+      for (const Job& j : t.jobs) {
+        if (j.step < r.first_step || j.step > r.last_step) continue;
+        double x = x_of(j.start_ns);
+        double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * scale, 0.05);
+        double jy = j.lane * (kLaneH + kLaneGap);
+        const TypeParts& parts = type_parts_[j.type];
+        buf_ += "<rect class=\"job\" x=\"";
+        append_num(buf_, x);
+        buf_ += "\" y=\"";
+        append_num(buf_, jy);
+        buf_ += "\" width=\"";
+        append_num(buf_, w);
+        buf_ += "\" height=\"";
+        append_num(buf_, kLaneH);
+        buf_ += "\" fill=\"";
+        buf_ += type_fill_[j.type];
+        if (w < kThinPx) buf_ += "\" style=\"stroke:none";
+        buf_ += "\" data-name=\"";
+        append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+        buf_ += "\" data-job=\"";
+        append_int(buf_, j.job_id);
+        buf_ += "\" data-type=\"";
+        buf_ += type_text_[j.type];
+        buf_ += "\" data-mb=\"";
+        append_int(buf_, j.micro_batch);
+        if (parts.chunk >= 0) {
+          buf_ += "\" data-chunk=\"";
+          append_int(buf_, parts.chunk);
+        }
+        buf_ += "\" data-step=\"";
+        append_int(buf_, j.step);
+        buf_ += "\" data-line=\"";
+        append_int(buf_, j.line);
+        buf_ += "\" data-start-us=\"";
+        append_us(buf_, j.start_ns - tl_.origin_ns);
+        buf_ += "\" data-dur-us=\"";
+        append_us(buf_, j.end_ns - j.start_ns);
+        if (j.lane > 0) {
+          buf_ += "\" data-lane=\"";
+          append_int(buf_, j.lane);
+        }
+        if (opt_.embedded) {
+          buf_ += "\"/>\n";  // the page shows its own card on hover
+        } else {
+          buf_ += "\"><title>";
+          append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+          buf_ += " · step ";
+          append_int(buf_, j.step);
+          buf_ += " · ";
+          append_xml_escaped(buf_, row.label);
+          buf_ += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns),
+                              duration_text(j.start_ns - tl_.origin_ns));
+          buf_ += "</title></rect>\n";
+        }
+        if (opt_.labels) {
+          std::string text = block_label(parts, j.micro_batch);
+          if (!text.empty() && kLabelCharW * static_cast<double>(text.size()) + 4 <= w) {
+            labels += "<text x=\"";
+            append_num(labels, x + w / 2);
+            labels += "\" y=\"";
+            append_num(labels, jy + kLaneH / 2 + 3.5);
+            labels += "\" fill=\"";
+            labels += type_label_color_[j.type];
+            labels += "\">";
+            labels += text;
+            labels += "</text>\n";
+          }
+        }
+        flush_if_big();
+      }
+      if (!labels.empty()) {
+        buf_ += "<g class=\"job-labels\" font-size=\"10\" text-anchor=\"middle\" pointer-events=\"none\">\n";
+        buf_ += labels;
+        buf_ += "</g>\n";
+      }
+      buf_ += "</g></g>\n</g>\n";
+    }
   }
-  double rows_h = std::max(0.0, row_y - kRowGap);
+  double rows_h = run_height(groups) - (run_head_ + kAxisH + kStepLabelH);
 
   // Step boundaries, over the rows.
   buf_ += "<g class=\"steps\" transform=\"translate(";
@@ -480,23 +847,91 @@ double SvgWriter::write_run(const SvgRunSelection& r, double y) {
   };
   for (const StepSpan* s : spans) boundary(s->start_ns, s->number, "step-line");
   if (!spans.empty()) boundary(spans.back()->end_ns, spans.back()->number, "step-line step-end");
-  buf_ += "</g></g>\n</g>\n</g>\n";
+  buf_ += "</g></g>\n";
+  write_critical_paths(r, groups, scale, t0);
+  buf_ += "</g>\n</g>\n";
   return rows_y + rows_h;
+}
+
+std::string SvgWriter::title_text(const SvgSelection& sel, size_t ranks) const {
+  std::vector<std::string> parts;
+  const Stats* st = opt_.stats;
+  if (st && st->schedule.kind != ScheduleKind::kUnknown) {
+    const ScheduleInfo& s = st->schedule;
+    std::string name = s.kind == ScheduleKind::kNoPipeline ? "no pipeline" : std::string(schedule_name(s.kind));
+    if (!s.variant.empty()) name += " (" + s.variant + ")";
+    parts.push_back(name);
+    parts.push_back(fmt::format("P={}", s.pp_degree));
+    if (s.micro_batches > 0) parts.push_back(fmt::format("M={}", s.micro_batches));
+    if (s.chunks > 1) parts.push_back(fmt::format("V={}", s.chunks));
+    if (s.replicas > 1) parts.push_back(fmt::format("{} replicas", s.replicas));
+  } else {
+    parts.push_back(fmt::format("{} rank{}", ranks, ranks == 1 ? "" : "s"));
+  }
+  // Steps drawn.
+  size_t steps_total = 0;
+  for (const Run& run : tl_.runs) steps_total += run.steps.size();
+  if (sel.runs.size() == 1) {
+    const SvgRunSelection& r = sel.runs.front();
+    std::string s = r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
+                                                : fmt::format("steps {}-{}", r.first_step, r.last_step);
+    if (sel.slowest) s += fmt::format(" (slowest of {})", steps_total);
+    else s += fmt::format(" of {}", steps_total);
+    parts.push_back(s);
+  } else if (!sel.runs.empty()) {
+    parts.push_back(fmt::format("{} runs, {} steps", sel.runs.size(), steps_total));
+  }
+  // Bubble of the drawn steps, measured; the schedule's ideal.
+  if (st) {
+    double idle = 0, span = 0;
+    for (const StepStats& s : st->steps) {
+      for (const SvgRunSelection& r : sel.runs) {
+        if (s.run == r.run && s.step >= r.first_step && s.step <= r.last_step) {
+          idle += static_cast<double>(s.idle_ns);
+          span += static_cast<double>(s.busy_ns + s.idle_ns);
+        }
+      }
+    }
+    std::string bubble;
+    if (span > 0) bubble = fmt::format("bubble {:.1f}%", 100 * idle / span);
+    if (st->schedule.ideal_bubble_ratio >= 0) {
+      bubble += fmt::format("{}ideal {:.1f}%", bubble.empty() ? "" : " (", 100 * st->schedule.ideal_bubble_ratio);
+      if (span > 0) bubble += ")";
+    }
+    if (!bubble.empty()) parts.push_back(bubble);
+  }
+  parts.push_back(fmt::format("{} job{}", with_commas(sel.jobs), sel.jobs == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, " · "));
 }
 
 SvgSelection SvgWriter::write() {
   SvgSelection sel = select_for_svg(tl_, opt_);
-  plot_w_ = std::max(100.0, opt_.plot_width);
+  if (opt_.stats) {
+    for (const RankStats& rs : opt_.stats->ranks) rank_stats_[rs.rank] = &rs;
+    staged_ = opt_.stats->schedule.pp_degree > 1;
+  }
+  for (const SvgRunSelection& r : sel.runs) run_rows_.push_back(layout_rows(tl_.runs[r.run]));
+  run_head_ = sel.runs.size() > 1 ? kRunHead : 0;
   size_t longest = 4;
-  for (const Track& t : tl_.tracks) longest = std::max(longest, naming_.thread_name(t, 0).size());
+  for (const auto& groups : run_rows_) {
+    for (const RowGroup& g : groups) {
+      for (const Row& row : g.rows) longest = std::max(longest, utf8_length(row.label));
+    }
+  }
   label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);
+  plot_w_ = std::max(100.0, opt_.width > 0 ? opt_.width - label_w_ - kRight : opt_.plot_width);
   double width = label_w_ + plot_w_ + kRight;
 
   type_text_.resize(tl_.types.size());
   type_fill_.resize(tl_.types.size());
+  type_label_color_.resize(tl_.types.size());
+  type_parts_.resize(tl_.types.size());
   for (size_t i = 0; i < tl_.types.size(); ++i) {
     type_text_[i] = xml_escaped(tl_.types[i]);
-    type_fill_[i] = type_color(tl_.types[i]);
+    Rgb fill = type_fill(tl_.types[i]);
+    type_fill_[i] = hex(fill);
+    type_label_color_[i] = std::string(label_color(fill));
+    type_parts_[i] = split_type(tl_.types[i]);
   }
   // Types drawn, for the legend.
   std::vector<uint8_t> used(tl_.types.size(), 0);
@@ -510,23 +945,25 @@ SvgSelection SvgWriter::write() {
     }
   }
   std::vector<uint32_t> legend;
-  std::vector<TypeParts> parts(tl_.types.size());
   for (uint32_t i = 0; i < used.size(); ++i) {
-    if (!used[i]) continue;
-    legend.push_back(i);
-    parts[i] = split_type(tl_.types[i]);
+    if (used[i]) legend.push_back(i);
   }
   std::sort(legend.begin(), legend.end(), [&](uint32_t a, uint32_t b) {
-    const TypeParts &pa = parts[a], &pb = parts[b];
+    const TypeParts &pa = type_parts_[a], &pb = type_parts_[b];
     return std::make_tuple(legend_rank(pa), pa.base, pa.chunk, pa.suffix, tl_.types[a]) <
            std::make_tuple(legend_rank(pb), pb.base, pb.chunk, pb.suffix, tl_.types[b]);
   });
-
-  std::string head_title = opt_.title;
-  if (head_title.empty()) {
-    head_title = fmt::format("pp-timeline: {} rank{}, {} job{} drawn", ranks.size(), ranks.size() == 1 ? "" : "s",
-                             with_commas(sel.jobs), sel.jobs == 1 ? "" : "s");
+  bool critical = false;
+  if (opt_.stats) {
+    for (const StepStats& s : opt_.stats->steps) {
+      for (const SvgRunSelection& r : sel.runs) {
+        critical = critical || (s.run == r.run && s.step >= r.first_step && s.step <= r.last_step &&
+                                !s.critical_path.hops.empty());
+      }
+    }
   }
+
+  std::string head_title = opt_.title.empty() ? title_text(sel, ranks.size()) : opt_.title;
   // Title, note and legend first: their height decides where the runs go.
   buf_.clear();
   double y = 20;
@@ -541,13 +978,13 @@ SvgSelection SvgWriter::write() {
     buf_ += "</text>\n";
     y += 16;
   }
-  y = write_legend(y + 22, width - 8, legend) + 12;
+  y = write_legend(y + 22, width - 8, legend, critical) + 12;
   std::string header = std::move(buf_);
 
   std::vector<double> run_y;
-  for (const SvgRunSelection& r : sel.runs) {
+  for (const auto& groups : run_rows_) {
     run_y.push_back(y);
-    y += run_height(tl_.runs[r.run]) + kRunGap;
+    y += run_height(groups) + kRunGap;
   }
   double height = std::max(y, 60.0);
 
@@ -575,7 +1012,8 @@ SvgSelection SvgWriter::write() {
   }
   buf_ += ">\n<title>";
   append_xml_escaped(buf_, head_title);
-  buf_ += "</title>\n<defs><clipPath id=\"";
+  buf_ += "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
+          "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
   append_xml_escaped(buf_, id("clip"));
   buf_ += "\"><rect x=\"0\" y=\"-10\" width=\"";
   append_num(buf_, plot_w_);
@@ -587,7 +1025,7 @@ SvgSelection SvgWriter::write() {
   buf_ += "\" fill=\"#ffffff\"/>\n";
   buf_ += header;
   for (size_t i = 0; i < sel.runs.size(); ++i) {
-    write_run(sel.runs[i], run_y[i]);
+    write_run(i, sel.runs[i], run_y[i]);
     flush_if_big();
   }
   if (sel.runs.empty()) {

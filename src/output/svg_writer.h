@@ -1,24 +1,50 @@
 // Writes the timeline as a static SVG picture, fit for a PR comment or a wiki
-// page, and the same picture for the HTML report to embed.
+// page (png_writer.h rasterizes it), and the same picture for the HTML report
+// to embed.
 //
-// What the picture shows, per run (one section each, stacked): a time axis
-// (milliseconds or seconds since the timeline's origin, the same numbers as
-// the JSON traces), one row per rank (a rank with overlapping jobs gets one
-// lane per overlap, inside its row), each job a rectangle coloured by type, a
-// legend of the types drawn, and a line at every step boundary. Idle time is
-// the grey row background between rectangles.
+// What the picture shows: a title with the schedule, P, M (V, replicas), the
+// steps drawn and the bubble of those steps, measured and ideal (from
+// SvgOptions::stats; the rank count without them); a legend of the types
+// drawn; then per run (one section each, stacked) a time axis (milliseconds
+// or seconds since the timeline's origin, the same numbers as the JSON
+// traces) and one row per rank (a rank with overlapping jobs gets one lane
+// per overlap, inside its row). Rows are grouped by replica, in stage order,
+// under a heading naming the replica and its machines (by machine when the
+// stages are unknown), and labelled short: "s0 · GPU 0", "GPU 3". Each job is
+// a rectangle in its type's colour (palette.h, the JSON traces' colours),
+// parted from the next by a white hairline, labelled with its family letter,
+// micro-batch and chunk ("F3", "B0c1", "W2", "opt") when wide enough, and
+// carrying a <title> tooltip (not when embedded: the report shows its own
+// card). Idle time is the grey row background. A dashed line marks every
+// step boundary; each drawn step's critical path
+// (analysis/critical_path.h) is drawn over the rows as outlined hops and the
+// links between them (dashed when the hop crosses ranks).
 //
 // Every element a script may look for carries data attributes:
-//   <g class="rank" data-rank="3" data-lanes="1" data-label="GPU:3" data-src="logs/workerlog.3">
-//   <rect class="job" data-type="forward" data-mb="2" data-step="5" data-line="120"
-//         data-start-us="1234.5" data-dur-us="980" .../>
-//   <g class="run" data-run="0" data-first-step="0" data-last-step="9" ...>
+//   <svg class="ppt-timeline" id="ppt" data-jobs="204" data-jobs-in-range="204" data-sync="diff">
+//   <g class="run" data-run="0" data-first-step="0" data-last-step="9" data-t0-us="0"
+//      data-span-us="1234.5" data-plot-x="96" data-plot-w="1200">   (the report zooms `g.zoom` inside)
+//   <g class="group" data-replica="1">                              (a heading band)
+//   <g class="rank" data-rank="3" data-machine="0" data-stage="1" data-replica="1" data-lanes="1"
+//      data-label="GPU:3" data-src="logs/workerlog.3">             (stage/replica when known)
+//   <rect class="job" data-name="forward mb2" data-job="2" data-type="forward" data-mb="2"
+//         data-chunk="1" data-step="5" data-line="120" data-start-us="1234.5" data-dur-us="980"
+//         data-lane="1"/>                                           (chunk, lane when there is one)
+//   <g class="job-labels">  the blocks' labels, over the rectangles of a row
+//   <text class="step-label" data-step="5" data-x="12.5">, <line class="step-line" data-step="5">
+//   <g class="critical-path">  <g class="critical-step" data-step="5" data-hops="9" data-job-us=".."
+//      data-wait-us="..">  <rect class="cp-hop" data-rank="0" data-mb="3" data-wait-us="..">
+//      <line class="cp-link">  (a page hides the overlay by hiding g.critical-path)
+//   <g class="legend-item" data-legend-type="forward">, <g class="legend-critical">
 // Everything that comes from a log (types, paths, machine names) is escaped.
 //
 // Size: a picture is meant to be looked at, so it holds at most
 // SvgOptions::max_jobs job rectangles. When the chosen steps hold more, the
 // first steps that fit are drawn and the picture says which steps are shown
-// (SvgSelection::note says the same for the command line).
+// (SvgSelection::note says the same for the command line). With
+// SvgOptions::slowest_step_when_dense (the .svg and .png outputs) and no
+// steps chosen, a timeline whose median job would be narrower than a label is
+// drawn as its slowest step only, and says so.
 #pragma once
 
 #include <cstdint>
@@ -43,10 +69,22 @@ struct StepRange {
 // nullopt and a message when the text is not one of those.
 std::optional<StepRange> parse_step_range(std::string_view text, std::string* error);
 
+struct Stats;
+
 struct SvgOptions {
   std::optional<StepRange> steps;  // all steps when empty
+  // With no `steps`: when the whole timeline would be too dense to read (its
+  // median job narrower than a label), draw only the slowest step and say so.
+  // The .svg and .png outputs ask for this; the report, which zooms, does not.
+  bool slowest_step_when_dense = false;
   size_t max_jobs = 20000;         // job rectangles at most (see above); at least one step is always drawn
   double plot_width = 1200;        // pixels for the time axis
+  double width = 0;                // the whole picture's width in pixels; when > 0 it decides the plot width
+  double png_scale = 2;            // .png: device pixels per picture pixel
+  bool labels = true;              // micro-batch labels in the blocks wide enough for them
+  // The pipeline's schedule, P, M and bubbles for the title, stages and
+  // replicas for the rows, the critical paths to draw; none when null.
+  const Stats* stats = nullptr;
   // Inside an HTML page: no XML prolog, ids prefixed with `id_prefix` so two
   // pictures can share a page.
   bool embedded = false;
@@ -73,6 +111,7 @@ struct SvgSelection {
   size_t jobs = 0;                    // drawn
   size_t jobs_in_range = 0;           // in the chosen steps (more than `jobs` when capped)
   bool capped = false;
+  bool slowest = false;               // the slowest step only (SvgOptions::slowest_step_when_dense)
   std::string note;                   // for the user when capped or nothing matched; "" otherwise
 };
 

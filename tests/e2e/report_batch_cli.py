@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""`report`, `batch` and `.svg`/`.html` outputs through the binary (no browser
+"""`report`, `batch` and `.svg`/`.png`/`.html` outputs through the binary (no browser
 needed): exit statuses, messages, what is written.
 
   - batch: exit 0 when every artifact converts, 1 when one fails (the others
     still written, the failure in index.json and summary.md), 2 for usage;
     one progress line per run when stderr is not a terminal;
   - report: the page written, usage errors for a missing -o or bad --steps;
-  - convert -o x.svg / x.html, --steps, and the note when a picture is capped;
+  - convert -o x.svg / x.png / x.html, --steps, --width, --scale, and the note when a
+    picture is capped;
   - batch in CI: .zip artifacts, run names from the distinguishing path parts,
     a reused --out (stale run folders it wrote removed, nothing else), links
     in summary.md (--link-base, GitHub Actions), rounded ratios, --outputs,
@@ -265,6 +266,16 @@ def check_all(b):
         check(p.returncode == 0, "convert -o .svg -o .html: %s" % p.stderr)
         check(open(svg).read().count('<rect class="job"') == 6, "convert --steps 2 .svg")
         check(open(rep).read().startswith("<!DOCTYPE html>"), "convert .html is not the page")
+        png = os.path.join(w, "t.png")
+        p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "-o", png, "--width", "900", "--scale", "1")
+        check(p.returncode == 0, "convert -o .png: %s" % p.stderr)
+        head = open(png, "rb").read(24)
+        check(head[:8] == b"\x89PNG\r\n\x1a\n", "convert -o .png wrote no PNG")
+        check(int.from_bytes(head[16:20], "big") == 900, "--width 900 --scale 1: PNG %d wide" %
+              int.from_bytes(head[16:20], "big"))
+        check(' width="900"' in open(svg).read()[:600], "--width 900: the SVG's width")
+        p = run(b, "--log_dir", os.path.join(w, "good"), "-o", png, "--scale", "0")
+        check(p.returncode == 2 and "--scale" in p.stderr, "convert --scale 0: %r" % p.stderr)
         p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "--steps", "x")
         check(p.returncode == 2 and "--steps" in p.stderr, "convert bad --steps: %r" % p.stderr)
         p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "--steps", "40:50")

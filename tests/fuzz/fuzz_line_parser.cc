@@ -25,6 +25,7 @@
 #include "output/chrome_json_writer.h"
 #include "model/diagnostics.h"
 #include "model/job_types.h"
+#include "output/palette.h"
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "model/timeline.h"

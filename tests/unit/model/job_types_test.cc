@@ -59,28 +59,3 @@ TEST_CASE("job types are classified by what the job does", "[job_types]") {
   CHECK(legend_rank(split_type("backward")) < legend_rank(split_type("optimizer")));
   CHECK(legend_rank(split_type("optimizer")) < legend_rank(split_type("recv_forward")));
 }
-
-TEST_CASE("job types get stable colours by kind, shaded by chunk", "[svg]") {
-  CHECK(type_color("forward") == type_color("forward"));
-  CHECK(type_color("forward") != type_color("backward"));
-  CHECK(type_color("backward") != type_color("backward_w"));
-  CHECK(type_color("forward0") == type_color("forward"));
-  CHECK(type_color("forward1") != type_color("forward0"));
-  CHECK(type_color("recv_forward") == type_color("send_backward"));
-  CHECK(type_color("something_new") == type_color("something_new"));
-  for (const char* t : {"forward", "backward_b1", "optimizer", "lr", "default", "forward(chunk0)", "x"}) {
-    std::string c = type_color(t);
-    CHECK(std::regex_match(c, std::regex("#[0-9a-f]{6}")));
-  }
-}
-
-TEST_CASE("the JSON traces name the legacy viewer's colour by kind", "[job_types]") {
-  CHECK(std::string(chrome_color_name("forward1")) == "thread_state_running");
-  CHECK(std::string(chrome_color_name("backward_b")) == "rail_idle");
-  CHECK(std::string(chrome_color_name("backward_w")) == "rail_animation");
-  CHECK(std::string(chrome_color_name("optimizer")) == "rail_response");
-  CHECK(std::string(chrome_color_name("lr")) == "rail_load");
-  CHECK(std::string(chrome_color_name("recv_forward")) == "thread_state_iowait");
-  CHECK(std::string(chrome_color_name("default")) == "thread_state_unknown");
-  CHECK(std::string(chrome_color_name("something_new")) == "thread_state_unknown");
-}

@@ -8,7 +8,9 @@
 #include <regex>
 #include <set>
 
+#include "analysis/stats.h"
 #include "output/outputs.h"
+#include "output/palette.h"
 #include "output/svg_writer.h"
 #include "passes/timeline_builder.h"
 #include "support/test_support.h"
@@ -296,4 +298,199 @@ TEST_CASE(".svg and .html outputs are chosen by extension and written whole", "[
   CHECK(svg.size() == bytes);
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK(count(svg, "<rect class=\"job\"") == 20);
+}
+
+namespace {
+
+// The text of every <text> inside the first element that starts with `open`.
+std::vector<std::string> texts_in(const std::string& svg, const std::string& open, size_t from = 0) {
+  std::vector<std::string> out;
+  size_t p = svg.find(open, from);
+  if (p == std::string::npos) return out;
+  size_t end = svg.find("</g>", p);
+  std::regex re("<text[^>]*>([^<]*)</text>");
+  std::string part = svg.substr(p, end - p);
+  for (std::sregex_iterator it(part.begin(), part.end(), re), e; it != e; ++it) out.push_back((*it)[1]);
+  return out;
+}
+
+// Four ranks, two stages by two replicas, as the stats say.
+Stats two_by_two(const Timeline& tl) {
+  Stats st;
+  st.schedule.kind = ScheduleKind::k1F1B;
+  st.schedule.pp_degree = 2;
+  st.schedule.replicas = 2;
+  st.schedule.micro_batches = 2;
+  st.schedule.ideal_bubble_ratio = 1.0 / 3;
+  for (int r = 0; r < 4; ++r) {
+    RankStats rs;
+    rs.rank = r;
+    rs.stage = r % 2;
+    rs.replica = r / 2;
+    st.ranks.push_back(rs);
+  }
+  for (const StepSpan& s : tl.runs[0].steps) {
+    StepStats ss;
+    ss.step = s.number;
+    ss.start_ns = s.start_ns;
+    ss.end_ns = s.end_ns;
+    ss.busy_ns = 3000;
+    ss.idle_ns = 1000;
+    st.steps.push_back(ss);
+  }
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("blocks wide enough carry their micro-batch and chunk; narrow ones stay blank", "[svg]") {
+  // F0 F1 B0 B1 optimizer: 100-200 us jobs across 720 us on 1200 px.
+  Timeline tl = pipeline(1, 1);
+  std::string svg = svg_of(tl);
+  CHECK(texts_in(svg, "<g class=\"job-labels\"") == std::vector<std::string>{"F0", "F1", "B0", "B1", "opt"});
+  // A label sits in the middle of its block.
+  CHECK(attrs(svg, "<g class=\"job-labels\"", "text-anchor") == std::vector<std::string>{"middle"});
+  // Chunks: forward1 is chunk 1 of micro-batch 0; a 1 us job has no room.
+  tl = from_logs({job_line("forward0", 0, 0, 500) + job_line("forward1", 0, 500, 1000) +
+                  job_line("backward_w1", 3, 1000, 1001) + job_line("optimizer", 0, 1001, 1500)});
+  svg = svg_of(tl);
+  CHECK(texts_in(svg, "<g class=\"job-labels\"") == std::vector<std::string>{"F0c0", "F0c1", "opt"});
+  CHECK(attrs(svg, "<rect class=\"job\"", "data-chunk") == std::vector<std::string>{"0", "1", "1"});
+  SvgOptions opt;
+  opt.labels = false;
+  CHECK(svg_of(tl, opt).find("job-labels") == std::string::npos);
+}
+
+TEST_CASE("touching jobs are parted by a hairline and every job has a tooltip", "[svg]") {
+  Timeline tl = from_logs({job_line("forward", 0, 0, 500) + job_line("forward", 1, 500, 1000) +
+                           job_line("forward", 2, 1000, 1001)});
+  std::string svg = svg_of(tl);
+  // The hairline is a white stroke of every job rectangle that does not hide a thin one.
+  CHECK(svg.find("rect.job { stroke: #ffffff; stroke-width: 0.75px;") != std::string::npos);
+  CHECK(count(svg, "style=\"stroke:none\"") == 1);
+  // One <title> per job after the picture's own, naming the job, its step, row and time.
+  CHECK(count(svg, "<title>") == 4);
+  CHECK(svg.find("><title>forward mb1 · step 0 · GPU 0 · 500.0 µs at 500.0 µs</title></rect>") != std::string::npos);
+  // The fills are the palette's, shared with the JSON traces.
+  CHECK(attrs(svg, "<rect class=\"job\"", "fill").front() == type_color("forward"));
+  std::string why;
+  CHECK(well_formed(svg, &why));
+  INFO(why);
+}
+
+TEST_CASE("rows are grouped by replica, in stage order, with short labels", "[svg]") {
+  Timeline tl = pipeline(4, 2);
+  Stats st = two_by_two(tl);
+  st.ranks[0].stage = 1;  // ranks 0 and 1 swap stages: rank 1 comes first
+  st.ranks[1].stage = 0;
+  SvgOptions opt;
+  opt.stats = &st;
+  std::string svg = svg_of(tl, opt);
+  CHECK(attrs(svg, "<g class=\"rank\"", "data-rank") == std::vector<std::string>{"1", "0", "2", "3"});
+  CHECK(attrs(svg, "<g class=\"rank\"", "data-stage") == std::vector<std::string>{"0", "1", "0", "1"});
+  CHECK(attrs(svg, "<g class=\"rank\"", "data-replica") == std::vector<std::string>{"0", "0", "1", "1"});
+  std::vector<std::string> labels;
+  std::regex re("class=\"rank-label\"[^>]*>([^<]*)<");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), re), e; it != e; ++it) labels.push_back((*it)[1]);
+  CHECK(labels == std::vector<std::string>{"s0 · GPU 1", "s1 · GPU 0", "s0 · GPU 2", "s1 · GPU 3"});
+  CHECK(count(svg, "<g class=\"group\" data-replica=") == 2);
+  CHECK(svg.find(">replica 1</text>") != std::string::npos);  // no machine names to add
+  // The full name stays in the data.
+  CHECK(attrs(svg, "<g class=\"rank\"", "data-label").front() == "GPU:1");
+  // Without stats: one group of plain rows, no heading.
+  svg = svg_of(tl);
+  CHECK(count(svg, "<g class=\"group\"") == 0);
+  CHECK(svg.find(">GPU 3</text>") != std::string::npos);
+}
+
+TEST_CASE("the title names the schedule, P, M, the steps and the bubble, measured and ideal", "[svg]") {
+  Timeline tl = pipeline(4, 2);
+  Stats st = two_by_two(tl);
+  SvgOptions opt;
+  opt.stats = &st;
+  std::string svg = svg_of(tl, opt);
+  std::smatch m;
+  REQUIRE(std::regex_search(svg, m, std::regex("<text class=\"title\"[^>]*>([^<]*)<")));
+  CHECK(m[1] == "1F1B · P=2 · M=2 · 2 replicas · steps 0-1 of 2 · bubble 25.0% (ideal 33.3%) · 40 jobs");
+  opt.steps = StepRange{1, 1};
+  st.steps[1].idle_ns = 3000;
+  svg = svg_of(tl, opt);
+  REQUIRE(std::regex_search(svg, m, std::regex("<text class=\"title\"[^>]*>([^<]*)<")));
+  CHECK(m[1] == "1F1B · P=2 · M=2 · 2 replicas · step 1 of 2 · bubble 50.0% (ideal 33.3%) · 20 jobs");
+}
+
+TEST_CASE("the critical path of each drawn step is an overlay of outlined hops", "[svg]") {
+  Timeline tl = pipeline(4, 2);
+  Stats st = two_by_two(tl);
+  // Step 1: rank 0's forward mb0, then rank 1's backward mb1 (from another rank).
+  const int64_t t1 = tl.runs[0].steps[1].start_ns;
+  st.steps[1].critical_path.hops = {
+      {0, "forward", 0, t1, t1 + 100'000, 0, false},
+      {1, "backward", 1, t1 + 455'000, t1 + 655'000, 355'000, true},
+  };
+  SvgOptions opt;
+  opt.stats = &st;
+  opt.plot_width = 1000;
+  std::string svg = svg_of(tl, opt);
+  CHECK(count(svg, "<g class=\"critical-path\"") == 1);
+  CHECK(count(svg, "<g class=\"critical-step\"") == 1);
+  CHECK(attrs(svg, "<g class=\"critical-step\"", "data-step") == std::vector<std::string>{"1"});
+  CHECK(attrs(svg, "<rect class=\"cp-hop\"", "data-rank") == std::vector<std::string>{"0", "1"});
+  CHECK(count(svg, "<line class=\"cp-link\"") == 1);
+  CHECK(svg.find("stroke-dasharray=\"3 2\"/>", svg.find("<line class=\"cp-link\"")) != std::string::npos);
+  // Placed on the same scale as the jobs: the first hop where rank 0's step-1 forward is.
+  std::vector<std::string> xs = attrs(svg, "<rect class=\"cp-hop\"", "x");
+  std::vector<std::string> job_x = attrs(svg, "<rect class=\"job\"", "x");
+  CHECK(xs.front() == job_x[5]);  // rank 0's sixth job: step 1's first forward
+  CHECK(svg.find("class=\"legend-critical\"") != std::string::npos);
+  // A step not drawn draws no path.
+  opt.steps = StepRange{0, 0};
+  CHECK(svg_of(tl, opt).find("critical-path") == std::string::npos);
+}
+
+TEST_CASE("a run too dense to read is drawn as its slowest step, unless steps are chosen", "[svg]") {
+  // 300 steps of 1000 us with 100 us jobs: 0.4 px each across 1200 px. Step 7 is the slowest.
+  std::vector<std::string> logs(2);
+  for (int r = 0; r < 2; ++r) {
+    int64_t t = 0;
+    for (int s = 0; s < 300; ++s) {
+      int64_t slow = s == 7 ? 400 : 0;
+      logs[r] += job_line("forward", 0, t, t + 100) + job_line("backward", 0, t + 100, t + 300 + slow) +
+                 job_line("optimizer", 0, t + 300 + slow, t + 320 + slow);
+      t += 1000 + slow;
+    }
+  }
+  Timeline tl = from_logs(logs);
+  SvgOptions opt;
+  opt.slowest_step_when_dense = true;
+  SvgSelection sel = select_for_svg(tl, opt);
+  CHECK(sel.slowest);
+  REQUIRE(sel.runs.size() == 1);
+  CHECK(sel.runs[0].first_step == 7);
+  CHECK(sel.runs[0].last_step == 7);
+  CHECK(sel.jobs == 6);
+  CHECK(sel.note.rfind("drawing step 7, the slowest of 300 steps (0.720 ms)", 0) == 0);
+  std::string svg = svg_of(tl, opt);
+  CHECK(count(svg, "<rect class=\"job\"") == 6);
+  CHECK(svg.find("step 7 (slowest of 300)") != std::string::npos);
+  // --steps overrides; so does a picture that is readable, and the report (no flag).
+  opt.steps = StepRange{0, 299};
+  CHECK(!select_for_svg(tl, opt).slowest);
+  CHECK(select_for_svg(tl, opt).jobs == 1800);
+  opt.steps.reset();
+  opt.slowest_step_when_dense = false;
+  CHECK(select_for_svg(tl, opt).jobs == 1800);
+  opt.slowest_step_when_dense = true;
+  CHECK(!select_for_svg(pipeline(2, 2), opt).slowest);
+}
+
+TEST_CASE("a width sets the whole picture's width", "[svg]") {
+  Timeline tl = pipeline(2, 1);
+  SvgOptions opt;
+  opt.width = 800;
+  std::string svg = svg_of(tl, opt);
+  CHECK(attrs(svg, "<svg", "width") == std::vector<std::string>{"800"});
+  double plot_x = std::stod(attrs(svg, "<g class=\"run\"", "data-plot-x").front());
+  double plot_w = std::stod(attrs(svg, "<g class=\"run\"", "data-plot-w").front());
+  CHECK(plot_x + plot_w + 16 == Approx(800));
 }
