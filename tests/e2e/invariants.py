@@ -278,7 +278,7 @@ def check_b(binary, work, logs, protoc):
         print("note: protoc not found: the .pftrace checks of b are skipped (Debian: protobuf-compiler)")
     for a, b in DIFF_PAIRS:
         out = os.path.join(work, "b_diff_%s_%s.json" % (a, b))
-        p = run(binary, ["diff", logs[a], logs[b], "-o", out, "-q"])
+        p = run(binary, ["diff", logs[a], logs[b], "--trace", out, "-q"])
         if p.returncode not in (0, 1) or not os.path.exists(out):
             checks.check(False, "b/diff %s %s: exit %d, no trace\n%s" % (a, b, p.returncode, p.stderr))
             continue
