@@ -162,15 +162,16 @@ std::string format_pipeline_summary(const DriverResult& r) {
   std::string s;
   const Timeline& tl = *r.timeline;
   const PipelineShape& shape = r.pipeline.shape;
-  const int32_t run_ranks = tl.rank_count();
-  if (shape.pp_degree > 1 && shape.pp_degree < run_ranks) {
-    s += fmt::format(", {} stages x {} replicas ({})", shape.pp_degree, run_ranks / shape.pp_degree, shape.source);
+  // The replicas the pipeline decision counted (one is no news).
+  if (shape.pp_degree > 1 && shape.replicas > 1) {
+    s += fmt::format(", {} x {} ({})", counted(shape.pp_degree, "stage"), counted(shape.replicas, "replica"),
+                     shape.source);
   }
   std::string clocks = format_clock_alignment(tl, r.clocks);
   if (!clocks.empty()) s += "; " + clocks;
   if (r.dependencies.contradicted > 0) {
-    s += fmt::format("; {} of {} dependencies contradicted by the times", with_commas(r.dependencies.contradicted),
-                     with_commas(r.dependencies.edges.size()));
+    s += fmt::format("; {} of {} contradicted by the times", with_commas(r.dependencies.contradicted),
+                     counted(r.dependencies.edges.size(), "dependency", "dependencies"));
   }
   return s;
 }

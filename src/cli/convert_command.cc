@@ -11,16 +11,17 @@ namespace ppt::cli {
 void setup_convert(CLI::App& app, ConvertOptions& o) {
   add_input_options(app, o.input);
   app.add_option("-o,--output", o.outputs,
-                 "output file, format by extension (.json: Chrome trace, .pftrace/.perfetto-trace: Perfetto's "
-                 "protobuf trace, .svg: picture, .png: the same picture as an image, .html: report); "
-                 "may be repeated");
+                 "output file, format by extension (.json: Chrome trace, .json.gz: the same gzipped, "
+                 ".pftrace/.perfetto-trace: Perfetto's protobuf trace, .svg: picture, .png: the same picture as an "
+                 "image, .html: report; - : Chrome JSON on standard output); may be repeated");
   add_steps_option(app, o.steps);
   app.add_option("--width", o.width,
                  "width of the .svg/.png picture in pixels (default: a 1200-pixel time axis plus the row labels)")
       ->check(CLI::Range(300.0, 30000.0));
   app.add_option("--scale", o.scale, "pixels of the .png image per picture pixel (default 2, sharp on dense screens)")
       ->check(CLI::Range(0.25, 8.0));
-  app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
+  app.add_option("--perfetto-json", o.perfetto_json,
+                 "write the Perfetto-flavoured JSON trace here (gzipped when the name ends with .gz)");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
   app.add_flag("--no-flows", o.no_flows,
                "no flow arrows from each job to the job it feeds (same micro-batch, next stage)");
@@ -49,16 +50,18 @@ int run_convert(const ConvertOptions& o) {
     return kExitUsage;
   }
   std::vector<OutputSpec> outputs;
-  for (const std::string& path : o.outputs) {
-    std::string error;
-    auto format = format_for_path(path, &error);
-    if (!format) {
+  if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  for (const std::string& path : o.perfetto_json) {
+    if (std::string error = check_output_path(path, outputs); !error.empty()) {
       say.error(error);
       return kExitUsage;
     }
-    outputs.push_back({path, *format});
+    outputs.push_back(spec_with_format(path, OutputFormat::kPerfettoJson));
   }
-  for (const std::string& path : o.perfetto_json) outputs.push_back({path, OutputFormat::kPerfettoJson});
   if (outputs.empty()) {
     // Beside the log directory; for files (and standard input) in the current folder.
     LayoutRequest request = o.input.request();

@@ -1,6 +1,7 @@
 // pp-timeline diff A B: did a change make the schedule worse, and where?
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -28,26 +29,33 @@ struct DiffCommandOptions {
   double rank_change_pct = 5.0;
   bool json = false;
   bool markdown = false;
+  std::vector<std::string> outputs;
   std::string trace;
   std::string color = "auto";
 };
 
 int run_diff(const DiffCommandOptions& o) {
   Reporter say("diff", o.run.quiet);
-  std::optional<OutputFormat> format;
-  if (!o.trace.empty() && !is_stdout_path(o.trace)) {
+  std::vector<OutputSpec> outputs;
+  if (std::string error = resolve_report_outputs(OutputCommand::kDiff, o.outputs, o.json, o.markdown, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  if (!o.trace.empty()) {
     std::string error;
-    format = format_for_path(o.trace, &error);
-    if (!format) {
-      say.error("-o " + error);
+    std::optional<OutputSpec> trace = resolve_output(OutputCommand::kDiffTrace, o.trace, OutputFormat::kDiffTrace, &error);
+    if (trace) error = check_output_path(o.trace, outputs);
+    if (!error.empty()) {
+      say.error("--trace " + error);
       return kExitUsage;
     }
-    // The two runs make one Chrome JSON trace or one report page; no other
-    // format is written for a comparison.
-    if (*format != OutputFormat::kChromeJson && *format != OutputFormat::kHtmlReport) {
-      say.error("-o " + o.trace + ": diff writes a .json trace of both runs or an .html report");
-      return kExitUsage;
-    }
+    outputs.insert(outputs.begin(), *trace);
+  }
+  // The verdict is the command's answer: on standard output also when the
+  // outputs are files (a CI log shows it), as text.
+  if (std::none_of(outputs.begin(), outputs.end(), [](const OutputSpec& s) { return is_stdout_path(s.path); })) {
+    outputs.push_back({"-", OutputFormat::kReportText});
   }
   if (o.a == "-" && o.b == "-") {
     say.error("-: standard input is one run's log, read once; name '-' for A or B only");
@@ -57,7 +65,7 @@ int run_diff(const DiffCommandOptions& o) {
   DriverRequest request = driver_request(LayoutRequest{"", {}, o.devices}, o.run);
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
   request.stats_options.critical_paths = false;
-  if (!o.trace.empty()) request.outputs = {o.trace};
+  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   StatsInput a, b;
   if (int code = load_stats_or_json(o.a, request, say, "A: ", &a); code != kExitOk) return code;
   if (int code = load_stats_or_json(o.b, request, say, "B: ", &b); code != kExitOk) return code;
@@ -68,57 +76,58 @@ int run_diff(const DiffCommandOptions& o) {
   dopt.fail_if_slower_pct = o.fail_if_slower_pct;
   Diff d = diff_stats(a.stats, b.stats, dopt);
 
-  int code = kExitOk;
-  if (!o.trace.empty()) {
-    if (!a.timeline() || !b.timeline()) {
-      say.error("-o needs the logs of both runs, not a stats JSON; no trace written");
-      code = kExitInput;
-    } else {
-      std::vector<std::string> inputs = input_paths(a.timeline()->files);
-      for (const std::string& p : input_paths(b.timeline()->files)) inputs.push_back(p);
-      OutputFile file;
-      std::string error = open_output(file, o.trace, inputs);
-      if (!error.empty()) {
-        say.error(error);
-        code = kExitInput;
-      } else if (format == OutputFormat::kHtmlReport) {
-        // The report page: the deltas, then both timelines on one scale.
-        DiffReportInput report{a.timeline(), b.timeline(), o.a, o.b, &d};
-        write_diff_report(report, ReportOptions{}, file);
-        if (!file.commit()) {
-          say.error(file.error());
-          code = kExitInput;
-        } else {
-          say.info(fmt::format("wrote {}", o.trace));
-        }
-      } else if (DiffTraceInfo info = write_diff_trace(*a.timeline(), o.a, *b.timeline(), o.b, file); !file.commit()) {
-        say.error(file.error());
-        code = kExitInput;
-      } else {
-        say.info(info.common_step
-                     ? fmt::format("wrote {}: both runs aligned at step {}", o.trace, info.step)
-                     : fmt::format("wrote {}: no step number in common; aligned A's step {} with B's step {}",
-                                   o.trace, info.step, info.step_b));
-      }
+  std::vector<std::string> inputs;
+  for (const StatsInput* side : {&a, &b}) {
+    if (side->timeline()) {
+      for (const std::string& p : input_paths(side->timeline()->files)) inputs.push_back(p);
     }
   }
-
-  std::string text;
-  if (o.json) {
-    text = format_diff_json(d);
-  } else if (o.markdown) {
-    text = format_diff_markdown(d);
-  } else {
-    TextStyle style;
-    style.color = use_color(o.color, true);
-    text = format_diff_text(d, style);
-  }
-  if (!is_stdout_path(o.trace)) {
-    // The verdict on standard output, checked like every output: a closed or
-    // full standard output is an error, not a silent exit 0.
-    if (std::string error = write_text_output("-", text); !error.empty()) {
+  int code = kExitOk;
+  for (const OutputSpec& out : outputs) {
+    const bool two_runs = out.format == OutputFormat::kDiffTrace || out.format == OutputFormat::kDiffReport;
+    if (two_runs && (!a.timeline() || !b.timeline())) {
+      say.error(fmt::format("{}: the {} needs the logs of both runs, not a stats JSON; not written", out.path,
+                            out.format == OutputFormat::kDiffTrace ? "trace" : "page"));
+      code = kExitInput;
+      continue;
+    }
+    DiffTraceInfo info;
+    std::string error = write_spec(out, inputs, [&](ByteSink& sink) {
+      switch (out.format) {
+        case OutputFormat::kDiffTrace:
+          info = write_diff_trace(*a.timeline(), o.a, *b.timeline(), o.b, sink);
+          break;
+        case OutputFormat::kDiffReport: {
+          // The report page: the deltas, then both timelines on one scale.
+          DiffReportInput report{a.timeline(), b.timeline(), o.a, o.b, &d};
+          write_diff_report(report, ReportOptions{}, sink);
+          break;
+        }
+        case OutputFormat::kReportJson:
+          sink.write(format_diff_json(d));
+          break;
+        case OutputFormat::kReportMarkdown:
+          sink.write(format_diff_markdown(d));
+          break;
+        default: {
+          TextStyle style;
+          style.color = use_color(o.color, is_stdout_path(out.path));
+          sink.write(format_diff_text(d, style));
+          break;
+        }
+      }
+    });
+    if (!error.empty()) {
+      // A closed or full standard output is an error too, not a silent exit 0.
       say.error(error);
       code = kExitInput;
+    } else if (out.format == OutputFormat::kDiffTrace && !is_stdout_path(out.path)) {
+      say.info(info.common_step
+                   ? fmt::format("wrote {}: both runs aligned at step {}", out.path, info.step)
+                   : fmt::format("wrote {}: no step number in common; aligned A's step {} with B's step {}",
+                                 out.path, info.step, info.step_b));
+    } else if (!is_stdout_path(out.path)) {
+      say.info(fmt::format("wrote {}", out.path));
     }
   }
   if (o.run.timings) {
@@ -127,8 +136,9 @@ int run_diff(const DiffCommandOptions& o) {
     }
   }
   if (d.gate_failed) {
-    say.line(fmt::format("{}: B's mean step time is {:+.1f}% against A's, more than --fail-if-slower {:g}%",
-                         say.prefix(), d.step_time.delta_pct, o.fail_if_slower_pct));
+    say.line(fmt::format("{}: B's mean step time is {} against A's, more than --fail-if-slower {:g}%",
+                         say.prefix(), format_percent(d.step_time.delta_pct, PercentSign::kAlways),
+                         o.fail_if_slower_pct));
     return kExitInput;
   }
   return code;
@@ -160,9 +170,13 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "name the ranks whose busy time per step changed by more than PCT %")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  sub->add_option("-o,--output", o->trace,
-                  "also write one trace (.json) holding both runs, aligned at their first common step, or (.html) a "
-                  "report page with the deltas and both timelines one above the other");
+  sub->add_option("-o,--output", o->outputs,
+                  "write the comparison in the format of the name's extension (.txt: text, .json: the diff JSON, "
+                  ".md: Markdown, .html: a page with the deltas and both timelines one above the other; - : "
+                  "standard output); may be repeated. The verdict is printed as text too, unless - is named");
+  sub->add_option("--trace", o->trace,
+                  "write one trace (.json, or .json.gz gzipped) holding both runs, aligned at their first common "
+                  "step");
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
               "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"

@@ -1,14 +1,52 @@
 // pp-timeline: turns PaddlePaddle pipeline-parallel launch logs into
 // timelines. main() only parses, runs the chosen command and returns its code.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "output/output_file.h"
 #include "reporter.h"
 
 namespace {
+
+// Edits (insert, delete, replace one character) that turn `a` into `b`.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The subcommand that `word` (the first log file named, which does not
+// exist) was probably meant to be: a prefix of its name, or within two
+// edits of it. "" when none is close.
+std::string close_subcommand(CLI::App& app, const std::string& word) {
+  if (word.empty() || word.find('/') != std::string::npos || word.find('.') != std::string::npos) return "";
+  std::error_code ec;
+  if (std::filesystem::exists(word, ec)) return "";
+  std::string best;
+  size_t best_distance = 3;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    const std::string& name = sub->get_name();
+    size_t d = word.size() >= 3 && name.rfind(word, 0) == 0 ? 1 : edit_distance(word, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best;
+}
 
 int run(int argc, char** argv) {
   using namespace ppt::cli;
@@ -36,6 +74,14 @@ int run(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
   if (chosen) return chosen();
+  // `pp-timeline stat`: a subcommand misspelt, not a log file to read.
+  if (!convert.input.files.empty()) {
+    if (std::string name = close_subcommand(app, convert.input.files.front()); !name.empty()) {
+      Reporter().error(fmt::format("{}: no such file or directory, nor a command; did you mean 'pp-timeline {}'?",
+                                   convert.input.files.front(), name));
+      return kExitUsage;
+    }
+  }
   return run_convert(convert);
 }
 

@@ -14,7 +14,7 @@ namespace {
 struct ReportCommandOptions {
   InputOptions input;
   RunOptions run;
-  std::string output;
+  std::vector<std::string> outputs;
   std::string steps;
   size_t max_jobs = SvgOptions{}.max_jobs;
 };
@@ -32,10 +32,15 @@ int run_report(const ReportCommandOptions& o) {
     say.error(error);
     return kExitUsage;
   }
+  std::vector<OutputSpec> outputs;
+  if (std::string error = resolve_outputs(OutputCommand::kReport, o.outputs, OutputFormat::kHtmlReport, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
   // Drawn as `convert` draws an .html output: the same driver, the same page.
-  const std::vector<OutputSpec> outputs{{o.output, OutputFormat::kHtmlReport}};
   DriverRequest request = driver_request(o.input.request(), o.run);
-  request.outputs = {o.output};
+  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
@@ -43,14 +48,17 @@ int run_report(const ReportCommandOptions& o) {
   if (!sel.note.empty()) say.note(sel.note);
   std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt);
   if (o.run.timings) say.timings(result.timings);
-  if (!written[0].error.empty()) {
-    say.error(written[0].error);
-    return kExitInput;
+  int code = kExitOk;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!written[i].error.empty()) {
+      say.error(written[i].error);
+      code = kExitInput;
+    } else if (!is_stdout_path(outputs[i].path)) {
+      say.info(fmt::format("wrote {} ({} KB): {} jobs drawn", outputs[i].path, (written[i].bytes + 1023) / 1024,
+                           sel.jobs));
+    }
   }
-  if (!is_stdout_path(o.output)) {
-    say.info(fmt::format("wrote {} ({} KB): {} jobs drawn", o.output, (written[0].bytes + 1023) / 1024, sel.jobs));
-  }
-  return kExitOk;
+  return code;
 }
 
 }  // namespace
@@ -63,7 +71,8 @@ void setup_report(CLI::App& app, Runner& chosen) {
       "stats tables. No network, no external file: it opens anywhere. The same page as convert's .html output.\n"
       "  pp-timeline report --log_dir logs/ -o report.html [--steps 10:20]");
   add_input_options(*sub, o->input);
-  sub->add_option("-o,--output", o->output, "the HTML file to write (- for stdout)")->required();
+  sub->add_option("-o,--output", o->outputs, "the HTML file to write (.html or .htm; - for stdout); may be repeated")
+      ->required();
   add_steps_option(*sub, o->steps);
   add_max_jobs_option(*sub, o->max_jobs);
   add_run_options(*sub, o->run);

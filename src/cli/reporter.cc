@@ -37,10 +37,13 @@ void Reporter::info(std::string_view text) const {
 
 void Reporter::line(std::string_view text) const { put(text); }
 
+bool Reporter::shows(const DiagnosticLine& line) const {
+  return !quiet_ || (!line.example && line.severity != Severity::kInfo);
+}
+
 void Reporter::diagnostics(const std::vector<DiagnosticLine>& lines) const {
   for (const DiagnosticLine& l : lines) {
-    if (quiet_ && l.example) continue;
-    put(diagnostic_text(l));
+    if (shows(l)) put(diagnostic_text(l));
   }
 }
 

@@ -5,8 +5,9 @@
 // (summary.h) printed as they come.
 //
 // --quiet is a filter on what a message is, never on how it looks: it keeps
-// errors, the summary and the count of each kind of input problem, and drops
-// notes, progress and the examples of each problem.
+// errors, the summary and the count of each kind of input problem (errors
+// and warnings), and drops notes (also the counts of kinds that are notes,
+// such as clock_offset), progress and the examples of each problem.
 #pragma once
 
 #include <string>
@@ -31,8 +32,11 @@ class Reporter {
   void info(std::string_view text) const;
   // A line that carries its own prefix (the summary); always printed.
   void line(std::string_view text) const;
-  // The input problems: each example (not under --quiet), then each kind's count.
+  // The input problems: each example (not under --quiet), then each kind's
+  // count (under --quiet, those of errors and warnings).
   void diagnostics(const std::vector<DiagnosticLine>& lines) const;
+  // Whether diagnostics() prints `line`.
+  bool shows(const DiagnosticLine& line) const;
   // "pp-timeline: timings: layout 0.001 s, ..., total 1.290 s"
   void timings(const std::vector<PhaseTime>& phases) const;
 

@@ -7,6 +7,7 @@
 #include "output/output_file.h"
 #include "output/outputs.h"
 #include "output/stats_writers.h"
+#include "reporter.h"
 #include "stats_input.h"
 
 namespace ppt::cli {
@@ -18,7 +19,7 @@ struct StatsCommandOptions {
   double straggler_margin_pct = 10;
   bool json = false;
   bool markdown = false;
-  std::string output;
+  std::vector<std::string> outputs;
   std::string color = "auto";
 };
 
@@ -28,33 +29,60 @@ int run_stats(const StatsCommandOptions& o) {
     say.error("give --log_dir DIR or log files (see pp-timeline stats --help)");
     return kExitUsage;
   }
-  bool json = o.json || (!o.markdown && o.output.ends_with(".json"));
-  bool markdown = o.markdown || (!o.json && o.output.ends_with(".md"));
-  const std::string output = o.output.empty() ? std::string("-") : o.output;
+  std::vector<OutputSpec> outputs;
+  if (std::string error = resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
   DriverRequest request = driver_request(o.input.request(), o.run);
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
-  request.outputs = {output};
+  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   StatsInput input;
-  if (int code = load_stats_input(request, say, "", false, &input); code != kExitOk) return code;
-  std::string text;
-  if (json) {
-    text = format_stats_json(input.stats, input.timeline()->origin_ns);
-  } else if (markdown) {
-    text = format_stats_markdown(input.stats);
-  } else {
-    TextStyle style;
-    style.color = use_color(o.color, is_stdout_path(output));
-    text = format_stats_text(input.stats, style);
-  }
+  if (int code = load_stats_input(request, say, "", draws(outputs), &input); code != kExitOk) return code;
   DriverResult& run = *input.run;
-  std::string error =
-      timed(run, "write", [&] { return write_text_output(output, text, input_paths(run.timeline->files)); });
-  if (o.run.timings) say.timings(run.timings);
-  if (!error.empty()) {
-    say.error(error);
-    return kExitInput;
+  const std::vector<std::string> inputs = input_paths(run.timeline->files);
+  // One analysis, every output from it: the reports here, the page through
+  // the writers phase (as report and convert write it).
+  std::vector<OutputSpec> pages;
+  std::vector<std::string> errors;
+  timed(run, "write", [&] {
+    for (const OutputSpec& out : outputs) {
+      std::string text;
+      switch (out.format) {
+        case OutputFormat::kReportJson:
+          text = format_stats_json(input.stats, input.timeline()->origin_ns);
+          break;
+        case OutputFormat::kReportMarkdown:
+          text = format_stats_markdown(input.stats);
+          break;
+        case OutputFormat::kReportText: {
+          TextStyle style;
+          style.color = use_color(o.color, is_stdout_path(out.path));
+          text = format_stats_text(input.stats, style);
+          break;
+        }
+        default:
+          pages.push_back(out);
+          continue;
+      }
+      std::string error = write_spec(out, inputs, [&](ByteSink& sink) { sink.write(text); });
+      if (!error.empty()) errors.push_back(error);
+    }
+    return 0;
+  });
+  if (!pages.empty()) {
+    WriteOptions wopt;
+    wopt.threads = o.run.threads;
+    SvgSelection sel = select_for_svg(*run.timeline, wopt.svg);
+    if (!sel.note.empty()) say.note(sel.note);
+    for (const WrittenOutput& w : write_outputs(run, pages, wopt)) {
+      if (!w.error.empty()) errors.push_back(w.error);
+    }
   }
-  return kExitOk;
+  if (o.run.timings) say.timings(run.timings);
+  for (const std::string& e : errors) say.error(e);
+  return errors.empty() ? kExitOk : kExitInput;
 }
 
 }  // namespace
@@ -68,8 +96,10 @@ void setup_stats(CLI::App& app, Runner& chosen) {
       "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
   add_input_options(*sub, o->input);
   add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
-  sub->add_option("-o,--output", o->output,
-                  "write the report here instead of stdout (.json: JSON, .md: Markdown, unless a flag says)");
+  sub->add_option("-o,--output", o->outputs,
+                  "write the report here instead of standard output, in the format of the name's extension "
+                  "(.txt: text, .json: JSON, .md: Markdown, .html: the report page; - : standard output); may be "
+                  "repeated");
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
               "not be written; 2 usage error (an output that is an input among them); 3 internal error.");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -25,6 +26,30 @@ bool use_color(const std::string& when, bool to_stdout) {
   return isatty(STDOUT_FILENO) == 1;
 }
 
+std::string resolve_report_outputs(OutputCommand command, const std::vector<std::string>& paths, bool json,
+                                   bool markdown, std::vector<OutputSpec>* out) {
+  const OutputFormat chosen = json ? OutputFormat::kReportJson
+                              : markdown ? OutputFormat::kReportMarkdown
+                                         : OutputFormat::kReportText;
+  if (std::string error = resolve_outputs(command, paths, chosen, out); !error.empty()) return error;
+  if (out->empty()) {
+    out->push_back({"-", chosen});
+    return "";
+  }
+  bool to_stdout = false, flag_named = false;
+  for (const OutputSpec& o : *out) {
+    to_stdout = to_stdout || is_stdout_path(o.path);
+    flag_named = flag_named || o.format == chosen;
+  }
+  if ((json || markdown) && !to_stdout && !flag_named) {
+    const char* flag = json ? "--json" : "--markdown";
+    return fmt::format("{} chooses the format of standard output, and -o names files only, each written in the "
+                       "format of its extension; add -o - to print it too, or drop {}",
+                       flag, flag);
+  }
+  return "";
+}
+
 int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
                      StatsInput* out) {
   // The same times as the trace: machines' clocks aligned as convert does,
@@ -32,7 +57,11 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
   request.stats = true;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, draws, label); code != kExitOk) return code;
-  if (!format_diagnostics(*result.timeline).empty()) say.line(format_summary(*result.timeline));
+  // The summary accounts for the problems listed; with none shown, none.
+  std::vector<DiagnosticLine> lines = format_diagnostics(*result.timeline);
+  if (std::any_of(lines.begin(), lines.end(), [&](const DiagnosticLine& l) { return say.shows(l); })) {
+    say.line(format_summary(*result.timeline));
+  }
   out->stats = *result.stats;
   out->run = std::move(result);
   return kExitOk;

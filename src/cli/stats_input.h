@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "app/driver.h"
 #include "reporter.h"
@@ -29,6 +30,15 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
 // the output of `stats --json`. `request.input` is replaced by `path`.
 int load_stats_or_json(const std::string& path, DriverRequest request, const Reporter& say, std::string_view label,
                        StatsInput* out);
+
+// The -o of stats and diff (OutputCommand::kStats, kDiff): each file in the
+// format of its extension; "-", or no -o at all, is the report on standard
+// output in the format --json or --markdown choose (text by default). With
+// files only, a format flag is the old spelling of one file's format
+// (`--json -o base.json`) and must name the format of one of them; else it
+// is a usage error, like a bad extension. Returns "" or the message.
+std::string resolve_report_outputs(OutputCommand command, const std::vector<std::string>& paths, bool json,
+                                   bool markdown, std::vector<OutputSpec>* out);
 
 // `--color auto|always|never` for a report written to stdout.
 bool use_color(const std::string& when, bool to_stdout);

@@ -578,6 +578,10 @@ td.good, .status-ok { color: #1a7f37; }
 td.warn { color: #9a6700; }
 td.bad { color: #b00020; }
 td.dim { color: #888; }
+.legend { color: #555; font-size: 12px; margin: 2px 0 8px; }
+.legend span.good { color: #1a7f37; }
+.legend span.warn { color: #9a6700; }
+.legend span.bad { color: #b00020; }
 .note { color: #666; font-weight: normal; font-size: 13px; }
 dl.summary { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 4px 0 8px; }
 dl.summary dt { color: #555; }
@@ -797,7 +801,14 @@ SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, Byt
   SvgSelection sel = write_svg(tl, svg, out);
 
   page += "</div></section>\n";
-  if (opt.stats) page += format_stats_html(*opt.stats);
+  if (opt.stats && opt.stats->source.empty() && !opt.source.empty()) {
+    // Stats computed without a name of their own: the page's heading names what was read.
+    Stats named = *opt.stats;
+    named.source = opt.source;
+    page += format_stats_html(named);
+  } else if (opt.stats) {
+    page += format_stats_html(*opt.stats);
+  }
   append_problems(page, tl);
   page += html_page_tail();
   out.write(page);

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <stdexcept>
+
 #include "output/chrome_json_writer.h"
+#include "output/gzip_sink.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/perfetto_writer.h"
@@ -10,15 +14,142 @@
 
 namespace ppt {
 
-std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
-  if (path.ends_with(".json")) return OutputFormat::kChromeJson;
-  if (path.ends_with(".svg")) return OutputFormat::kSvg;
-  if (path.ends_with(".png")) return OutputFormat::kPng;
-  if (path.ends_with(".html") || path.ends_with(".htm")) return OutputFormat::kHtmlReport;
-  if (path.ends_with(".pftrace") || path.ends_with(".perfetto-trace")) return OutputFormat::kPerfettoTrace;
-  if (path == "-" || path == "/dev/stdout") return OutputFormat::kChromeJson;
-  *error = fmt::format("{}: unknown output format (use a .json, .pftrace, .svg, .png or .html name, or --perfetto-json FILE)", path);
+std::vector<OutputExtension> output_extensions(OutputCommand command) {
+  using F = OutputFormat;
+  switch (command) {
+    case OutputCommand::kConvert:
+      return {
+          {".json.gz", F::kChromeJson, true, "Chrome trace JSON, gzipped"},
+          {".json", F::kChromeJson, false, "Chrome trace JSON"},
+          {".pftrace", F::kPerfettoTrace, false, "Perfetto protobuf trace"},
+          {".perfetto-trace", F::kPerfettoTrace, false, "Perfetto protobuf trace"},
+          {".svg", F::kSvg, false, "picture"},
+          {".png", F::kPng, false, "the picture as an image"},
+          {".html", F::kHtmlReport, false, "report page"},
+          {".htm", F::kHtmlReport, false, "report page"},
+      };
+    case OutputCommand::kStats:
+      return {
+          {".txt", F::kReportText, false, "text"},
+          {".json", F::kReportJson, false, "stats JSON"},
+          {".md", F::kReportMarkdown, false, "Markdown"},
+          {".html", F::kHtmlReport, false, "report page"},
+          {".htm", F::kHtmlReport, false, "report page"},
+      };
+    case OutputCommand::kDiff:
+      return {
+          {".txt", F::kReportText, false, "text"},
+          {".json", F::kReportJson, false, "diff JSON"},
+          {".md", F::kReportMarkdown, false, "Markdown"},
+          {".html", F::kDiffReport, false, "page of both runs"},
+          {".htm", F::kDiffReport, false, "page of both runs"},
+      };
+    case OutputCommand::kDiffTrace:
+      return {
+          {".json.gz", F::kDiffTrace, true, "trace of both runs, gzipped"},
+          {".json", F::kDiffTrace, false, "trace of both runs"},
+      };
+    case OutputCommand::kReport:
+      return {
+          {".html", F::kHtmlReport, false, "report page"},
+          {".htm", F::kHtmlReport, false, "report page"},
+      };
+  }
+  return {};
+}
+
+std::string_view command_name(OutputCommand command) {
+  switch (command) {
+    case OutputCommand::kConvert: return "convert";
+    case OutputCommand::kStats: return "stats";
+    case OutputCommand::kDiff: return "diff";
+    case OutputCommand::kDiffTrace: return "diff --trace";
+    case OutputCommand::kReport: return "report";
+  }
+  return "";
+}
+
+namespace {
+
+bool names_a_directory(const std::string& path) {
+  if (path.ends_with('/')) return true;
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+// ".json (Chrome trace JSON), .html/.htm (report page)": the rows of a
+// command's table, the names of one format together.
+std::string list_extensions(OutputCommand command) {
+  std::vector<OutputExtension> rows = output_extensions(command);
+  std::string list;
+  for (size_t i = 0; i < rows.size();) {
+    size_t k = i + 1;
+    std::string names(rows[i].extension);
+    while (k < rows.size() && rows[k].format == rows[i].format && rows[k].gzip == rows[i].gzip &&
+           rows[k].what == rows[i].what) {
+      names += fmt::format("/{}", rows[k].extension);
+      ++k;
+    }
+    list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", names, rows[i].what);
+    i = k;
+  }
+  return list;
+}
+
+}  // namespace
+
+std::string check_output_path(const std::string& path, const std::vector<OutputSpec>& earlier) {
+  if (path.empty()) return "-o needs a file name";
+  if (!is_stdout_path(path) && names_a_directory(path)) {
+    return fmt::format("{}: is a directory; an output is a file", path);
+  }
+  for (const OutputSpec& e : earlier) {
+    bool both_stdout = is_stdout_path(e.path) && is_stdout_path(path);
+    bool same = !is_stdout_path(path) && (e.path == path || same_file(e.path, path));
+    if (both_stdout || same) return fmt::format("{}: named twice as an output", both_stdout ? "standard output" : path);
+  }
+  return "";
+}
+
+std::optional<OutputSpec> resolve_output(OutputCommand command, const std::string& path, OutputFormat stdout_format,
+                                         std::string* error) {
+  if (is_stdout_path(path)) return OutputSpec{path, stdout_format, false};
+  if (std::string e = check_output_path(path, {}); !e.empty()) {
+    *error = e;
+    return std::nullopt;
+  }
+  for (const OutputExtension& row : output_extensions(command)) {
+    const size_t n = row.extension.size();
+    // A name, not only an extension: "x.json", never ".json" or "dir/.json".
+    if (path.ends_with(row.extension) && path.size() > n && path[path.size() - n - 1] != '/') {
+      return OutputSpec{path, row.format, row.gzip};
+    }
+  }
+  *error = fmt::format("{}: {} writes {}, told by the name's extension, or - for standard output", path,
+                       command_name(command), list_extensions(command));
   return std::nullopt;
+}
+
+std::string resolve_outputs(OutputCommand command, const std::vector<std::string>& paths, OutputFormat stdout_format,
+                            std::vector<OutputSpec>* out) {
+  for (const std::string& path : paths) {
+    std::string error;
+    std::optional<OutputSpec> spec = resolve_output(command, path, stdout_format, &error);
+    if (!spec) return error;
+    if (error = check_output_path(path, *out); !error.empty()) return error;
+    out->push_back(std::move(*spec));
+  }
+  return "";
+}
+
+std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error) {
+  std::optional<OutputSpec> spec = resolve_output(OutputCommand::kConvert, path, OutputFormat::kChromeJson, error);
+  if (!spec) return std::nullopt;
+  return spec->format;
+}
+
+OutputSpec spec_with_format(const std::string& path, OutputFormat format) {
+  return OutputSpec{path, format, !is_stdout_path(path) && path.ends_with(".gz")};
 }
 
 bool is_stdout_path(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
@@ -57,56 +188,77 @@ std::string write_text_output(const std::string& path, std::string_view text, co
   return file.commit() ? std::string() : file.error();
 }
 
+std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& inputs,
+                       const std::function<void(ByteSink&)>& write, size_t* bytes) {
+  OutputFile file;
+  if (std::string error = open_output(file, spec.path, inputs); !error.empty()) return error;
+  if (spec.gzip) {
+    GzipSink gz(file);
+    write(gz);
+    if (!gz.finish()) return fmt::format("{}: gzip compression failed", spec.path);
+  } else {
+    write(file);
+  }
+  if (bytes) *bytes = file.bytes_written();
+  if (!file.commit()) return file.error();
+  return "";
+}
+
 std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
                          size_t* bytes) {
-  OutputFile file;
-  if (std::string error = open_output(file, spec.path, input_paths(timeline.files)); !error.empty()) return error;
   // Pictures carry the stats (title, stages, critical paths); a lone picture
   // draws its slowest step when the whole run would be too dense to read.
   SvgOptions svg = options.svg;
   if (!svg.stats) svg.stats = options.stats;
   SvgOptions picture = svg;
   picture.slowest_step_when_dense = true;
-  switch (spec.format) {
-    case OutputFormat::kChromeJson:
-    case OutputFormat::kPerfettoJson: {
-      JsonWriteOptions o;
-      o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
-      o.absolute = options.absolute;
-      o.dependencies = options.dependencies;
-      write_chrome_json(timeline, o, file);
-      break;
+  std::string png_error;
+  std::string error = write_spec(spec, input_paths(timeline.files), [&](ByteSink& out) {
+    switch (spec.format) {
+      case OutputFormat::kChromeJson:
+      case OutputFormat::kPerfettoJson: {
+        JsonWriteOptions o;
+        o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
+        o.absolute = options.absolute;
+        o.dependencies = options.dependencies;
+        write_chrome_json(timeline, o, out);
+        break;
+      }
+      case OutputFormat::kPerfettoTrace: {
+        PerfettoWriteOptions o;
+        o.absolute = options.absolute;
+        o.dependencies = options.dependencies;
+        o.threads = options.threads;
+        write_perfetto_trace(timeline, o, out);
+        break;
+      }
+      case OutputFormat::kSvg:
+        write_svg(timeline, picture, out);
+        break;
+      case OutputFormat::kPng:
+        png_error = write_png(timeline, picture, out).error;
+        break;
+      case OutputFormat::kHtmlReport: {
+        ReportOptions r;
+        r.svg = svg;
+        r.title = options.title;
+        r.source = options.source;
+        r.stats = options.stats;
+        r.notes = options.notes;
+        write_html_report(timeline, r, out);
+        break;
+      }
+      case OutputFormat::kReportText:
+      case OutputFormat::kReportJson:
+      case OutputFormat::kReportMarkdown:
+      case OutputFormat::kDiffReport:
+      case OutputFormat::kDiffTrace:
+        // Written by their command, which has the stats or both runs.
+        throw std::logic_error("write_output: a report format is the command's to write");
     }
-    case OutputFormat::kPerfettoTrace: {
-      PerfettoWriteOptions o;
-      o.absolute = options.absolute;
-      o.dependencies = options.dependencies;
-      o.threads = options.threads;
-      write_perfetto_trace(timeline, o, file);
-      break;
-    }
-    case OutputFormat::kSvg:
-      write_svg(timeline, picture, file);
-      break;
-    case OutputFormat::kPng: {
-      PngResult png = write_png(timeline, picture, file);
-      if (!png.error.empty()) return fmt::format("{}: {}", spec.path, png.error);
-      break;
-    }
-    case OutputFormat::kHtmlReport: {
-      ReportOptions r;
-      r.svg = svg;
-      r.title = options.title;
-      r.source = options.source;
-      r.stats = options.stats;
-      r.notes = options.notes;
-      write_html_report(timeline, r, file);
-      break;
-    }
-  }
-  if (bytes) *bytes = file.bytes_written();
-  if (!file.commit()) return file.error();
-  return "";
+  }, bytes);
+  if (error.empty() && !png_error.empty()) return fmt::format("{}: {}", spec.path, png_error);
+  return error;
 }
 
 }  // namespace ppt

@@ -1,11 +1,13 @@
 // Output formats, chosen by file extension, and writing one output whole.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "output/byte_sink.h"
 #include "output/svg_writer.h"
 #include "model/timeline.h"
 
@@ -15,15 +17,31 @@ struct Dependencies;
 struct Stats;
 class OutputFile;
 
-// kSvg: a static picture (svg_writer.h); kHtmlReport: the self-contained
-// report page (html_report.h); kPerfettoTrace: Perfetto's protobuf trace
-// (.pftrace, .perfetto-trace; perfetto_writer.h); kPng: the same picture as
-// kSvg, rasterized (png_writer.h).
-enum class OutputFormat { kChromeJson, kPerfettoJson, kSvg, kHtmlReport, kPerfettoTrace, kPng };
+// What a file holds. The first five and kPng are a run's timeline
+// (write_output below); the report formats are what `stats` or `diff` says, written by the
+// command (stats_writers.h); the diff formats hold two runs (html_report.h,
+// diff_trace.h). kSvg: a static picture (svg_writer.h); kHtmlReport: the
+// self-contained report page (html_report.h); kPerfettoTrace: Perfetto's
+// protobuf trace (perfetto_writer.h); kPng: the kSvg picture rasterized
+// (png_writer.h).
+enum class OutputFormat {
+  kChromeJson,
+  kPerfettoJson,
+  kSvg,
+  kHtmlReport,
+  kPerfettoTrace,
+  kPng,
+  kReportText,
+  kReportJson,
+  kReportMarkdown,
+  kDiffReport,
+  kDiffTrace,
+};
 
 struct OutputSpec {
   std::string path;
   OutputFormat format;
+  bool gzip = false;  // .gz: gzipped as it is written (gzip_sink.h)
 };
 
 struct WriteOptions {
@@ -37,8 +55,48 @@ struct WriteOptions {
   const Stats* stats = nullptr;  // .html: the stats tables (the driver's); none when null
 };
 
-// The format that `path`'s extension asks for, or nullopt with a message.
+// The commands' tables of outputs. kDiffTrace is `diff --trace FILE`.
+enum class OutputCommand { kConvert, kStats, kDiff, kDiffTrace, kReport };
+
+// One row of a command's table: a file whose name ends with `extension` is
+// written as `format` (gzipped when `gzip`). Documented in docs/cli.md,
+// "Outputs".
+struct OutputExtension {
+  std::string_view extension;
+  OutputFormat format;
+  bool gzip = false;
+  std::string_view what;  // for messages: "Chrome trace JSON"
+};
+
+// The rows of `command`'s table (a longer extension before its tail:
+// .json.gz before .json).
+std::vector<OutputExtension> output_extensions(OutputCommand command);
+// "convert", "stats", ... as in messages.
+std::string_view command_name(OutputCommand command);
+
+// The spec for one -o PATH of `command`: by extension; "-" and /dev/stdout
+// are standard output in `stdout_format`. Nullopt and a message (usage, exit
+// 2) for an extension the command does not write (the message lists the
+// ones it does) and for a directory (a trailing '/' or an existing one).
+std::optional<OutputSpec> resolve_output(OutputCommand command, const std::string& path, OutputFormat stdout_format,
+                                         std::string* error);
+
+// Every -o of a command, resolved and appended to `out`, each path named
+// once over `out` (standard output too). Returns "" or the message of the
+// first that is refused (usage, exit 2).
+std::string resolve_outputs(OutputCommand command, const std::vector<std::string>& paths,
+                            OutputFormat stdout_format, std::vector<OutputSpec>* out);
+
+// "" when `path` may be written after `earlier`: not a directory, not named
+// before; else the message.
+std::string check_output_path(const std::string& path, const std::vector<OutputSpec>& earlier);
+
+// convert's table (resolve_output for OutputCommand::kConvert).
 std::optional<OutputFormat> format_for_path(const std::string& path, std::string* error);
+
+// A spec for a file whose format is given by an option (--perfetto-json):
+// gzipped when the name ends with ".gz".
+OutputSpec spec_with_format(const std::string& path, OutputFormat format);
 
 // "-" and /dev/stdout: standard output (descriptor 1, output_file.h).
 bool is_stdout_path(const std::string& path);
@@ -60,6 +118,12 @@ std::string open_output(OutputFile& file, const std::string& path, const std::ve
 // Writes `text` to `path` through open_output(); returns "" or an error line.
 std::string write_text_output(const std::string& path, std::string_view text,
                               const std::vector<std::string>& inputs = {});
+
+// Opens `spec` through open_output() and hands `write` the sink to write
+// to: the file, or a gzip stream into it (spec.gzip); then commits. Returns
+// "" or an error line. `bytes` (optional) receives the size of the file.
+std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& inputs,
+                       const std::function<void(ByteSink&)>& write, size_t* bytes = nullptr);
 
 // Writes one output through open_output() (the timeline's files are its
 // inputs); returns "" or an error line.

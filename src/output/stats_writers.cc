@@ -116,9 +116,10 @@ std::string render_markdown(const Table& t) {
 
 std::string ms(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
 std::string ms_unit(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-std::string percent(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
-std::string signed_pct(double pct) { return fmt::format("{:+.1f}%", pct); }
-std::string points(double ratio_delta) { return fmt::format("{:+.1f} pt", ratio_delta * 100.0); }
+// Percentages through the one helper (util/text.h): never "-0.0%".
+std::string percent(double ratio) { return format_percent(ratio * 100.0); }
+std::string signed_pct(double pct) { return format_percent(pct, PercentSign::kAlways); }
+std::string points(double ratio_delta) { return format_percent(ratio_delta * 100.0, PercentSign::kAlways, 1, " pt"); }
 
 std::string paint(const std::string& s, Tone tone, bool color) {
   if (!color || tone == Tone::kPlain) return s;
@@ -141,6 +142,19 @@ Tone delta_tone(double pct, double noise) {
   if (pct > noise) return Tone::kBad;
   if (pct < -noise) return Tone::kGood;
   return Tone::kPlain;
+}
+
+// A rank's idle time (and bubble) per step is the step time less its busy
+// time, so it moves against its busy time when the rank itself changed: a
+// rank that got slower waits less, which is no good news. Such a change is
+// left plain (the busy cell carries the colour); idle is coloured only when
+// the busy time stayed within the noise or moved the same way, i.e. when the
+// rank waits more (bad) or less (good) for the others (docs/stats.md).
+Tone idle_tone(double idle_pct, double busy_pct, double noise) {
+  Tone busy = delta_tone(busy_pct, noise);
+  Tone idle = delta_tone(idle_pct, noise);
+  if (busy != Tone::kPlain && idle != Tone::kPlain && busy != idle) return Tone::kPlain;
+  return idle;
 }
 
 std::string order_label(const CriticalHop& h) {
@@ -173,9 +187,9 @@ std::string step_label(const Stats& st, const StepStats& s) {
 StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
   StatsParts p;
   size_t ranks = st.ranks.size();
-  p.title = fmt::format("pp-timeline stats: {} ({} rank{}, {} run{}, {} step{}, {} jobs)", st.source, ranks,
-                        ranks == 1 ? "" : "s", st.runs, st.runs == 1 ? "" : "s", st.steps.size(),
-                        st.steps.size() == 1 ? "" : "s", with_commas(st.jobs));
+  p.title = fmt::format("pp-timeline stats{}{} ({}, {}, {}, {})", st.source.empty() ? "" : ": ", st.source,
+                        counted(ranks, "rank"), counted(st.runs, "run"), counted(st.steps.size(), "step"),
+                        counted(st.jobs, "job"));
   const ScheduleInfo& s = st.schedule;
   std::string sched(schedule_name(s.kind));
   if (!s.variant.empty()) sched += fmt::format(" ({})", s.variant);
@@ -492,10 +506,10 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                  {signed_pct(r.busy_delta_pct), delta_tone(r.busy_delta_pct, noise)},
                  {r.in_a ? ms(r.idle_a_ns) : "-"},
                  {r.in_b ? ms(r.idle_b_ns) : "-"},
-                 {signed_pct(r.idle_delta_pct), delta_tone(r.idle_delta_pct, noise)},
+                 {signed_pct(r.idle_delta_pct), idle_tone(r.idle_delta_pct, r.busy_delta_pct, noise)},
                  {percent(r.bubble_a)},
                  {percent(r.bubble_b)},
-                 {points(r.bubble_delta), delta_tone(r.bubble_delta * 100, noise)}});
+                 {points(r.bubble_delta), idle_tone(r.bubble_delta * 100, r.busy_delta_pct, noise)}});
   }
   p.types.header = {"type", "count A", "count B", "mean A ms", "mean B ms", "mean", "p95 A ms", "p95 B ms"};
   for (const TypeDelta& td : d.types) {
@@ -624,6 +638,17 @@ std::string html_summary(const std::vector<std::pair<std::string, std::string>>&
   return out + "</dl>\n";
 }
 
+// What the colours of the tables mean: one sample per tone.
+std::string legend(const std::vector<std::pair<std::string, std::string>>& tones) {
+  std::string out = "<p class=\"legend\">Colours:";
+  for (const auto& [cls, text] : tones) {
+    out += cls.empty() ? " <span>" : " <span class=\"" + cls + "\">";
+    out += xml_escaped(cls.empty() ? "plain" : cls) + "</span> " + xml_escaped(text) + ";";
+  }
+  out.pop_back();
+  return out + "</p>\n";
+}
+
 std::string html_section(const std::string& title, const std::string& note, const Table& t, bool fold,
                          const std::string& none = "") {
   std::string head = xml_escaped(title);
@@ -640,6 +665,9 @@ std::string format_stats_html(const Stats& st) {
   StatsParts p = build_stats_parts(st, style, false);
   std::string out = "<section class=\"stats\" id=\"stats\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
   out += html_summary(p.summary);
+  out += legend({{"good", "bubble within 2 points of the schedule's ideal"},
+                 {"warn", "2 to 10 points above it; the slowest step"},
+                 {"bad", "more than 10 points above it; a straggler's margin"}});
   out += html_section("Steps", p.steps_note, p.steps, p.steps.rows.size() > 20);
   out += html_section("Ranks, per step", p.ranks_note, p.ranks, p.ranks.rows.size() > 32);
   if (p.show_stages) out += html_section("Stages, per step and rank", "", p.stages, false);
@@ -657,6 +685,9 @@ std::string format_diff_html(const Diff& d) {
   DiffParts p = build_diff_parts(d, false);
   std::string out = "<section class=\"stats diff\" id=\"diff\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
   out += html_summary(p.summary);
+  out += legend({{"good", "better for the run: less time, or a rank waiting less for the others"},
+                 {"bad", "worse for the run: more time, or a rank waiting more for the others"},
+                 {"", "within the noise, or a rank's idle time moving against its own busy time"}});
   out += html_section("Ranks, per step (B against A)", "", p.ranks, p.ranks.rows.size() > 32);
   out += html_section("Job types", "", p.types, false);
   out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,

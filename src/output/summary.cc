@@ -38,9 +38,9 @@ std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
 std::string format_summary(const Timeline& tl) {
   const InputCounts& c = tl.counts;
   uint64_t rejected = tl.diagnostics.rejected_jobs();
-  std::string s = fmt::format("pp-timeline: {} files, {} lines, {} profiler lines: {} jobs written, {} rejected",
-                              with_commas(c.files), with_commas(c.lines), with_commas(c.profiler_lines),
-                              with_commas(tl.job_count()), with_commas(rejected));
+  std::string s = fmt::format("pp-timeline: {}, {}, {}: {} written, {} rejected", counted(c.files, "file"),
+                              counted(c.lines, "line"), counted(c.profiler_lines, "profiler line"),
+                              counted(tl.job_count(), "job"), with_commas(rejected));
   if (rejected > 0) {
     std::string parts;
     for (size_t k = 0; k < kIssueKindCount; ++k) {
@@ -54,14 +54,14 @@ std::string format_summary(const Timeline& tl) {
   // Dynamic-graph profile records: a job is a B and an E record, so the
   // profiler lines there are the jobs the records describe.
   if (c.profile_records > 0) {
-    s += fmt::format("; {} dynamic-graph profile records (a B and an E per job)", with_commas(c.profile_records));
+    s += fmt::format("; {} (a B and an E per job)", counted(c.profile_records, "dynamic-graph profile record"));
   }
   size_t steps = 0;
   for (const Run& r : tl.runs) steps += r.steps.size();
-  s += fmt::format("; {} ranks, {} steps", tl.rank_files(), steps);
-  if (tl.runs.size() > 1) s += fmt::format(", {} runs", tl.runs.size());
+  s += fmt::format("; {}, {}", counted(tl.rank_files(), "rank"), counted(steps, "step"));
+  if (tl.runs.size() > 1) s += fmt::format(", {}", counted(tl.runs.size(), "run"));
   uint64_t overlapping = tl.diagnostics.count_of(IssueKind::kOverlap);
-  if (overlapping > 0) s += fmt::format(", {} overlapping jobs on extra lanes", with_commas(overlapping));
+  if (overlapping > 0) s += fmt::format(", {} on extra lanes", counted(overlapping, "overlapping job"));
   if (!tl.partial.empty()) s += "; " + tl.partial;
   if (tl.resolution_ns > 1) s += fmt::format("; times to {}", format_resolution(tl.resolution_ns));
   return s;

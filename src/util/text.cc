@@ -1,5 +1,7 @@
 #include "util/text.h"
 
+#include <fmt/format.h>
+
 namespace ppt {
 
 char32_t utf8_code_point(std::string_view s, size_t i, size_t n) {
@@ -36,6 +38,30 @@ std::string with_commas(uint64_t n) {
     out.push_back(digits[i]);
   }
   return out;
+}
+
+std::string counted(uint64_t n, std::string_view singular, std::string_view plural) {
+  std::string out = with_commas(n);
+  out += ' ';
+  if (n == 1) {
+    out += singular;
+  } else if (plural.empty()) {
+    out += singular;
+    out += 's';
+  } else {
+    out += plural;
+  }
+  return out;
+}
+
+std::string format_percent(double pct, PercentSign sign, int decimals, std::string_view unit) {
+  std::string text = fmt::format("{:.{}f}", pct, decimals);
+  // Rounded to zero: no sign at all (fmt keeps the sign of -0.04 as "-0.0").
+  bool zero = text.find_first_not_of("-0.") == std::string::npos;
+  if (zero && text.front() == '-') text.erase(0, 1);
+  if (!zero && sign == PercentSign::kAlways && text.front() != '-') text.insert(0, 1, '+');
+  text += unit;
+  return text;
 }
 
 bool natural_less(const std::string& a, const std::string& b) {

@@ -66,6 +66,17 @@ bool parse_whole_number(std::string_view text, T* out) {
 // 1234567 -> "1,234,567".
 std::string with_commas(uint64_t n);
 
+// "1 file", "2 files", "1,234 steps": the count with commas and the noun in
+// the singular for exactly one. `plural` defaults to `singular` + "s".
+std::string counted(uint64_t n, std::string_view singular, std::string_view plural = {});
+
+// Every percentage people read is formatted here: `pct` (already in percent)
+// with `decimals` places and `unit` ("%", " pt"). A value that rounds to zero
+// is "0.0%", never "-0.0%" (nor "+0.0%" with kAlways).
+enum class PercentSign { kNegativeOnly, kAlways };
+std::string format_percent(double pct, PercentSign sign = PercentSign::kNegativeOnly, int decimals = 1,
+                           std::string_view unit = "%");
+
 // ---------------------------------------------------------------------------
 // Names
 

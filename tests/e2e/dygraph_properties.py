@@ -57,7 +57,7 @@ def run(binary, args):
 
 
 def summary(stderr):
-    m = re.search(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected(?: \(([^)]*)\))?",
+    m = re.search(r"(\d[\d,]*) profiler lines?: (\d[\d,]*) jobs? written, (\d[\d,]*) rejected(?: \(([^)]*)\))?",
                   stderr)
     check(m, "no summary line in stderr:\n" + stderr)
     seen, written, rejected = [int(g.replace(",", "")) for g in m.groups()[:3]]

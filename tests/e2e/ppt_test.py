@@ -43,7 +43,7 @@ EXAMPLE = os.path.join(ROOT, "testdata", "example")
 PROTO_DIR = os.path.join(ROOT, "tests", "proto")
 PROTO = os.path.join(PROTO_DIR, "perfetto_trace_subset.proto")
 
-SUMMARY_RE = re.compile(r"(\d[\d,]*) profiler lines: (\d[\d,]*) jobs written, (\d[\d,]*) rejected")
+SUMMARY_RE = re.compile(r"(\d[\d,]*) profiler lines?: (\d[\d,]*) jobs? written, (\d[\d,]*) rejected")
 # A job line as Paddle prints it (standalone_executor.cc), for hand-written logs.
 JOB_LINE = ("I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (%d), type = %s, "
             "micro_batch_id = %d, job_start_time = %s, job_end_time = %s\n")

@@ -101,14 +101,14 @@ def main():
 
         # the two-run trace
         trace = os.path.join(tmp, "diff.json")
-        rc, _, err = run(binary, "diff", a, slow, "-o", trace)
-        check(rc == 0 and os.path.exists(trace), f"diff -o writes a trace ({err})")
+        rc, _, err = run(binary, "diff", a, slow, "--trace", trace)
+        check(rc == 0 and os.path.exists(trace), f"diff --trace writes a trace ({err})")
         if os.path.exists(trace):
             names = sorted(e["args"]["name"] for e in json.load(open(trace))["traceEvents"]
                            if e.get("ph") == "M" and e.get("name") == "process_name")
             check(names == ["A: " + a, "B: " + slow], f"the trace has the two runs as processes ({names})")
-        rc, _, err = run(binary, "diff", base, slow, "-o", os.path.join(tmp, "no.json"))
-        check(rc == 1 and "needs the logs" in err, "-o refuses a stats JSON baseline")
+        rc, _, err = run(binary, "diff", base, slow, "--trace", os.path.join(tmp, "no.json"))
+        check(rc == 1 and "needs the logs" in err, "--trace refuses a stats JSON baseline")
 
         # the steps are the trace's Step track, also when a machine's clock is off
         skew = os.path.join(tmp, "skew")
@@ -146,7 +146,8 @@ def main():
             (["diff", a], 2, "diff with one run"),
             (["diff", a, os.path.join(tmp, "missing")], 2, "diff with a missing run"),
             (["diff", bad, a], 1, "diff with a JSON that is not stats"),
-            (["diff", a, slow, "-o", os.path.join(tmp, "x.txt")], 2, "diff -o with an unknown format"),
+            (["diff", a, slow, "-o", os.path.join(tmp, "x.pdf")], 2, "diff -o with an unknown format"),
+            (["diff", a, slow, "--trace", os.path.join(tmp, "x.html")], 2, "diff --trace x.html"),
             (["diff", a, slow, "-o", os.path.join(tmp, "x.svg")], 2, "diff -o with a format diff does not write"),
             (["diff", a, slow, "-o", os.path.join(tmp, "x.pftrace")], 2, "diff -o x.pftrace"),
         ]:

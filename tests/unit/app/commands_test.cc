@@ -70,11 +70,12 @@ TEST_CASE("every command refuses an output that is one of its input logs") {
   for (const Case& c : {
            Case{"convert", "logs/workerlog.0 -o logs/workerlog.0.json --perfetto-json logs/workerlog.0", "logs/workerlog.0"},
            Case{"convert -o", "rank0.json -o rank0.json", "rank0.json"},
-           Case{"stats -o", "stats --log_dir logs -o logs/workerlog.0", "logs/workerlog.0"},
-           Case{"stats --json -o", "stats --log_dir logs --json -o logs/workerlog.1", "logs/workerlog.1"},
-           Case{"report -o", "report --log_dir logs -o logs/workerlog.0", "logs/workerlog.0"},
+           Case{"stats -o", "stats rank0.json -o rank0.json", "rank0.json"},
+           Case{"stats --json -o", "stats --json rank0.json -o rank0.json", "rank0.json"},
+           Case{"report -o", "report rank0.html -o rank0.html", "rank0.html"},
            Case{"diff -o (B's log)", "diff logs rank0.html -o rank0.html", "rank0.html"},
            Case{"diff -o (A's log)", "diff rank0.json logs -o rank0.json", "rank0.json"},
+           Case{"diff --trace (A's log)", "diff rank0.json logs --trace rank0.json", "rank0.json"},
            Case{"batch --out", "batch logs --out logs/workerlog.0", "logs/workerlog.0"},
        }) {
     INFO(c.what);

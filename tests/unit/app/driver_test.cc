@@ -113,4 +113,18 @@ TEST_CASE("driver: no job and --strict stop before the analysis") {
   CHECK(run_driver(req).ok());
 }
 
+TEST_CASE("driver: the summary names the replicas the pipeline decision counted, in words") {
+  DriverResult r;
+  r.timeline.emplace();
+  r.timeline->world_ranks = 8;
+  r.pipeline.shape = {4, 2, "job order"};
+  CHECK(format_pipeline_summary(r) == ", 4 stages x 2 replicas (job order)");
+  // Fewer ranks than two pipelines: one replica, which is no news.
+  r.timeline->world_ranks = 6;
+  r.pipeline.shape = {4, 1, "--pp-degree"};
+  CHECK(format_pipeline_summary(r).empty());
+  r.pipeline.shape = {1, 6, "no pipeline"};
+  CHECK(format_pipeline_summary(r).empty());
+}
+
 }  // namespace ppt::testing

@@ -33,4 +33,18 @@ TEST_CASE("format_diagnostics gives examples, then one count per kind, as data")
   CHECK(diagnostic_text(lines[0]) == lines[0].text);
 }
 
+TEST_CASE("the summary line counts in words: one file, one rank, one step") {
+  testing::TempDir dir;
+  dir.write("logs/workerlog.0", testing::job_line("forward", 0, 0, 10) + testing::job_line("backward", 0, 20, 30));
+  Timeline tl = testing::load_dir(dir.path() + "/logs");
+  std::string s = format_summary(tl);
+  INFO(s);
+  CHECK(s.find(": 1 file, ") != std::string::npos);
+  CHECK(s.find("; 1 rank, 1 step") != std::string::npos);
+  CHECK(s.find("1 files") == std::string::npos);
+  CHECK(s.find("1 ranks") == std::string::npos);
+  CHECK(s.find("1 steps") == std::string::npos);
+  CHECK(s.find("2 profiler lines: 2 jobs written, 0 rejected") != std::string::npos);
+}
+
 }  // namespace ppt

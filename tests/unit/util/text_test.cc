@@ -139,6 +139,31 @@ TEST_CASE("counts read with thousands separators", "[text]") {
   for (const Row& row : rows) CHECK(with_commas(row.n) == row.text);
 }
 
+TEST_CASE("counts name their noun in the singular for one, in the plural otherwise", "[text]") {
+  CHECK(counted(1, "file") == "1 file");
+  CHECK(counted(0, "file") == "0 files");
+  CHECK(counted(2, "rank") == "2 ranks");
+  CHECK(counted(1234, "step") == "1,234 steps");
+  CHECK(counted(1, "replica") == "1 replica");
+  CHECK(counted(3, "overlapping job", "overlapping jobs") == "3 overlapping jobs");
+  CHECK(counted(1, "overlapping job", "overlapping jobs") == "1 overlapping job");
+}
+
+TEST_CASE("percentages that round to zero have no sign", "[text]") {
+  CHECK(format_percent(-0.04) == "0.0%");
+  CHECK(format_percent(-0.0) == "0.0%");
+  CHECK(format_percent(12.345) == "12.3%");
+  CHECK(format_percent(-1.25) == "-1.2%");
+  CHECK(format_percent(-0.04, PercentSign::kAlways) == "0.0%");
+  CHECK(format_percent(0.0, PercentSign::kAlways) == "0.0%");
+  CHECK(format_percent(0.05, PercentSign::kAlways) == "+0.1%");
+  CHECK(format_percent(3.0, PercentSign::kAlways) == "+3.0%");
+  CHECK(format_percent(-3.0, PercentSign::kAlways) == "-3.0%");
+  CHECK(format_percent(-0.4, PercentSign::kAlways, 0) == "0%");
+  CHECK(format_percent(-0.04, PercentSign::kAlways, 1, " pt") == "0.0 pt");
+  CHECK(format_percent(-2.0, PercentSign::kAlways, 1, " pt") == "-2.0 pt");
+}
+
 TEST_CASE("machine folders sort naturally", "[layout]") {
   std::vector<std::string> names = {"machine10", "machine2", "machine1", "machine9", "machine02", "machineA"};
   std::sort(names.begin(), names.end(), natural_less);
