@@ -14,7 +14,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
                  "output file, format by extension (.json: Chrome trace, .pftrace/.perfetto-trace: Perfetto's "
                  "protobuf trace, .svg: picture, .html: report); "
                  "may be repeated");
-  add_steps_option(app, o.steps);
+  add_selection_options(app, o.selection);
   app.add_option("--perfetto-json", o.perfetto_json, "write the Perfetto-flavoured JSON trace here");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");
   app.add_flag("--no-flows", o.no_flows,
@@ -38,8 +38,8 @@ int run_convert(const ConvertOptions& o) {
     say.error("give --log_dir DIR or log files (see --help)");
     return kExitUsage;
   }
-  std::optional<StepRange> steps;
-  if (std::string error = parse_steps_option(o.steps, &steps); !error.empty()) {
+  Selection selection;
+  if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
@@ -67,13 +67,13 @@ int run_convert(const ConvertOptions& o) {
   DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
+  request.selection = selection;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
 
   WriteOptions wopt;
   wopt.absolute = o.absolute;
   wopt.threads = o.run.threads;
-  wopt.svg.steps = steps;
   if (draws(outputs)) {
     std::string note = select_for_svg(*result.timeline, wopt.svg).note;
     if (!note.empty()) say.note(note);
