@@ -33,7 +33,7 @@ void check_consistent(const Timeline& tl) {
   }
 }
 
-TEST_CASE("--steps keeps those steps and counts the jobs left out", "[selection]") {
+TEST_CASE("a step range keeps those steps and counts the jobs left out", "[selection]") {
   auto g = testing::generate_logs("--schedule 1f1b --stages 2 --micro-batches 4 --steps 4 --seed 2");
   Timeline& tl = g->timeline;
   const size_t before = tl.job_count();
@@ -49,7 +49,7 @@ TEST_CASE("--steps keeps those steps and counts the jobs left out", "[selection]
   CHECK(format_summary(tl).find(fmt::format("{} left out by the selection", tl.unselected_jobs)) != std::string::npos);
 }
 
-TEST_CASE("--skip-warmup drops each run's first steps, then --steps picks", "[selection]") {
+TEST_CASE("skipping the warm-up drops each run's first steps, then --steps picks", "[selection]") {
   auto g = testing::generate_logs("--schedule 1f1b --stages 2 --micro-batches 4 --steps 4 --seed 2");
   Selection sel;
   sel.skip_warmup = 1;
@@ -58,7 +58,7 @@ TEST_CASE("--skip-warmup drops each run's first steps, then --steps picks", "[se
   CHECK(steps_of(g->timeline) == std::vector<int32_t>{1, 2});
 }
 
-TEST_CASE("--run keeps one appended run, renumbered as the only one", "[selection]") {
+TEST_CASE("choosing a run keeps one appended run, renumbered as the only one", "[selection]") {
   auto g = testing::generate_logs("--schedule 1f1b --stages 2 --micro-batches 4 --steps 3 --rerun --seed 2");
   Timeline& tl = g->timeline;
   REQUIRE(tl.runs.size() == 2);
