@@ -17,6 +17,32 @@ std::string_view verdict_name(Verdict v) {
   return "same";
 }
 
+std::string_view gate_metric_name(GateMetric m) {
+  switch (m) {
+    case GateMetric::kBusy: return "busy";
+    case GateMetric::kThroughput: return "throughput";
+    case GateMetric::kPeriod: break;
+  }
+  return "period";
+}
+
+std::optional<GateMetric> gate_metric_from_name(std::string_view name) {
+  if (name == "period") return GateMetric::kPeriod;
+  if (name == "busy") return GateMetric::kBusy;
+  if (name == "throughput") return GateMetric::kThroughput;
+  return std::nullopt;
+}
+
+std::string metric_change(const Diff& d) {
+  double pct = d.metric == GateMetric::kThroughput ? d.throughput.delta_pct
+               : d.metric == GateMetric::kBusy     ? d.step_time.delta_pct
+                                                   : d.period.delta_pct;
+  const char* what = d.metric == GateMetric::kThroughput ? "throughput"
+                     : d.metric == GateMetric::kBusy     ? "busy span"
+                                                         : "step period";
+  return fmt::format("{} {:+.1f}%", what, pct);
+}
+
 std::string schedule_label(const ScheduleInfo& s) {
   std::string label(schedule_name(s.kind));
   if (!s.variant.empty()) label += fmt::format(" ({})", s.variant);
@@ -73,23 +99,106 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
   d.bubble_b_error = b.bubble_ratio_error;
   d.fail_if_slower_pct = opt.fail_if_slower_pct;
 
+  auto compare_times = [&](const StepTimeSummary& sa, const StepTimeSummary& sb) {
+    StepTimeDelta t;
+    t.a_ns = sa.mean_ns;
+    t.b_ns = sb.mean_ns;
+    t.a_median_ns = sa.median_ns;
+    t.b_median_ns = sb.median_ns;
+    t.a_steps = sa.count;
+    t.b_steps = sb.count;
+    t.delta_pct = pct(t.a_ns, t.b_ns);
+    double se = 0;
+    if (t.a_steps > 0 && t.b_steps > 0) {
+      se = std::sqrt(sa.stdev_ns * sa.stdev_ns / t.a_steps + sb.stdev_ns * sb.stdev_ns / t.b_steps);
+    }
+    t.noise_pct = std::max(opt.noise_floor_pct, t.a_ns > 0 ? 200.0 * se / t.a_ns : 0.0);
+    return t;
+  };
+  d.step_time = compare_times(a.step_time, b.step_time);
+  d.period = compare_times(a.step_period, b.step_period);
   StepTimeDelta& t = d.step_time;
-  t.a_ns = a.step_time.mean_ns;
-  t.b_ns = b.step_time.mean_ns;
-  t.a_median_ns = a.step_time.median_ns;
-  t.b_median_ns = b.step_time.median_ns;
-  t.a_steps = a.step_time.count;
-  t.b_steps = b.step_time.count;
-  t.delta_pct = pct(t.a_ns, t.b_ns);
-  double se = 0;
-  if (t.a_steps > 0 && t.b_steps > 0) {
-    se = std::sqrt(a.step_time.stdev_ns * a.step_time.stdev_ns / t.a_steps +
-                   b.step_time.stdev_ns * b.step_time.stdev_ns / t.b_steps);
+  d.throughput.a = a.throughput;
+  d.throughput.b = b.throughput;
+  d.throughput.delta_pct = pct(a.throughput.steps_per_second, b.throughput.steps_per_second);
+
+  // The metric: periods need a next step on both sides.
+  d.metric = opt.metric;
+  const bool periods = d.period.a_steps > 0 && d.period.b_steps > 0;
+  if (d.metric != GateMetric::kBusy && !periods) {
+    const char* who = d.period.a_steps == 0 && d.period.b_steps == 0 ? "neither run has"
+                      : d.period.a_steps == 0                        ? "A has"
+                                                                     : "B has";
+    std::string reason = fmt::format("{} a step period (a run of one step, or a stats JSON written before "
+                                     "periods were measured)",
+                                     who);
+    if (who[0] != 'n') reason = fmt::format("{} no step period (a run of one step, or a stats JSON written before "
+                                            "periods were measured)",
+                                            who);
+    if (opt.metric_chosen) {
+      d.gate_error = fmt::format("--gate {}: {}; use --gate busy", gate_metric_name(d.metric), reason);
+    } else {
+      d.metric_note = fmt::format("the busy span is compared: {}", reason);
+    }
+    d.metric = GateMetric::kBusy;
   }
-  t.noise_pct = std::max(opt.noise_floor_pct, t.a_ns > 0 ? 200.0 * se / t.a_ns : 0.0);
-  if (t.delta_pct > t.noise_pct) d.verdict = Verdict::kSlower;
-  else if (t.delta_pct < -t.noise_pct) d.verdict = Verdict::kFaster;
-  d.gate_failed = opt.fail_if_slower_pct >= 0 && t.delta_pct > opt.fail_if_slower_pct;
+  switch (d.metric) {
+    case GateMetric::kPeriod:
+      d.slower_pct = d.period.delta_pct;
+      d.noise_pct = d.period.noise_pct;
+      break;
+    case GateMetric::kThroughput:
+      d.slower_pct = -d.throughput.delta_pct;
+      d.noise_pct = d.period.noise_pct;
+      break;
+    case GateMetric::kBusy:
+      d.slower_pct = t.delta_pct;
+      d.noise_pct = t.noise_pct;
+      break;
+  }
+  if (d.slower_pct > d.noise_pct) d.verdict = Verdict::kSlower;
+  else if (d.slower_pct < -d.noise_pct) d.verdict = Verdict::kFaster;
+  d.gate_failed = opt.fail_if_slower_pct >= 0 && d.gate_error.empty() && d.slower_pct > opt.fail_if_slower_pct;
+
+  // Per step: by number when the runs share step numbers, else by position.
+  {
+    std::map<int32_t, const StepStats*> bn;
+    for (const StepStats& s : b.steps) bn.emplace(s.step, &s);
+    bool common = false;
+    for (const StepStats& s : a.steps) common = common || bn.count(s.step) > 0;
+    auto fill = [&](const StepStats* sa, const StepStats* sb) {
+      StepDelta sd;
+      sd.in_a = sa != nullptr;
+      sd.in_b = sb != nullptr;
+      if (sa) {
+        sd.step_a = sa->step;
+        sd.period_a_ns = sa->period_ns;
+        sd.span_a_ns = sa->time_ns();
+      }
+      if (sb) {
+        sd.step_b = sb->step;
+        sd.period_b_ns = sb->period_ns;
+        sd.span_b_ns = sb->time_ns();
+      }
+      if (sa && sb) {
+        if (sa->period_ns > 0 && sb->period_ns >= 0) {
+          sd.period_delta_pct = pct(static_cast<double>(sa->period_ns), static_cast<double>(sb->period_ns));
+        }
+        sd.span_delta_pct = pct(static_cast<double>(sa->time_ns()), static_cast<double>(sb->time_ns()));
+      }
+      d.steps.push_back(sd);
+    };
+    if (common) {
+      std::map<int32_t, std::pair<const StepStats*, const StepStats*>> both;
+      for (const StepStats& s : a.steps) both[s.step].first = &s;
+      for (const StepStats& s : b.steps) both[s.step].second = &s;
+      for (const auto& [n, pair] : both) fill(pair.first, pair.second);
+    } else {
+      for (size_t i = 0; i < std::max(a.steps.size(), b.steps.size()); ++i) {
+        fill(i < a.steps.size() ? &a.steps[i] : nullptr, i < b.steps.size() ? &b.steps[i] : nullptr);
+      }
+    }
+  }
 
   if (t.a_steps == 0 || t.b_steps == 0) d.notes.push_back("a run has no complete step; step times cannot be compared");
   if (a.schedule.kind != b.schedule.kind || a.schedule.pp_degree != b.schedule.pp_degree ||

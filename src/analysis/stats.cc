@@ -6,6 +6,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "passes/pipeline_stage.h"
 
 namespace ppt {
@@ -38,6 +40,36 @@ int64_t union_length(const std::vector<std::pair<int64_t, int64_t>>& sorted, int
   }
   if (open) total += cur_end - cur_start;
   return total;
+}
+
+StepTimeSummary summarize_times(std::vector<int64_t> times) {
+  StepTimeSummary sum;
+  sum.count = static_cast<uint32_t>(times.size());
+  if (times.empty()) return sum;
+  double total = 0;
+  for (int64_t v : times) total += static_cast<double>(v);
+  sum.mean_ns = total / static_cast<double>(times.size());
+  double sq = 0;
+  for (int64_t v : times) sq += (static_cast<double>(v) - sum.mean_ns) * (static_cast<double>(v) - sum.mean_ns);
+  sum.stdev_ns = times.size() > 1 ? std::sqrt(sq / static_cast<double>(times.size() - 1)) : 0.0;
+  std::sort(times.begin(), times.end());
+  sum.median_ns = times[(times.size() + 1) / 2 - 1];
+  sum.min_ns = times.front();
+  sum.max_ns = times.back();
+  return sum;
+}
+
+Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo& schedule, uint32_t micro_batch_size) {
+  Throughput tp;
+  tp.micro_batch_size = micro_batch_size;
+  if (period.count > 0 && period.mean_ns > 0) {
+    tp.steps_per_second = 1e9 / period.mean_ns;
+    if (schedule.micro_batches > 0) {
+      tp.micro_batches_per_second = tp.steps_per_second * schedule.micro_batches * std::max<int32_t>(1, schedule.replicas);
+      tp.samples_per_second = tp.micro_batches_per_second * micro_batch_size;
+    }
+  }
+  return tp;
 }
 
 namespace {
@@ -97,15 +129,39 @@ RankStep measure_rank_step(const Track& track, const std::vector<uint32_t>& jobs
   return out;
 }
 
+// The most common value (ties: the larger); 0 for none.
+uint32_t usual_count(std::vector<uint32_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  uint32_t best = v[0], best_n = 0;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    if (j - i >= best_n) {
+      best = v[i];
+      best_n = static_cast<uint32_t>(j - i);
+    }
+    i = j;
+  }
+  return best;
+}
+
+std::string rank_list(const std::vector<int32_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 16; ++i) s += fmt::format("{}{}", i ? ", " : "", v[i]);
+  if (v.size() > 16) s += ", ...";
+  return s;
+}
+
 }  // namespace
 
 Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps,
                     const StatsOptions& opt) {
   Stats st;
-  st.jobs = tl.job_count();
   st.runs = static_cast<uint32_t>(tl.runs.size());
   st.straggler_margin = opt.straggler_margin;
   st.partial = tl.partial;
+  st.selection = tl.selection;
 
   const std::vector<RankOrder>& orders = plan.orders;
   st.schedule = plan.schedule;
@@ -114,9 +170,36 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
   std::optional<DependencyIndex> dep_index;
   if (paths) dep_index.emplace(tl, *deps);
 
-  // Ranks, in rank order.
+  // One run is measured: runs appended in one log are never pooled.
+  const Run* measured = nullptr;
+  if (!tl.runs.empty()) {
+    size_t ri = opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<size_t>(opt.run)
+                                                                                : tl.runs.size() - 1;
+    measured = &tl.runs[ri];
+    st.run = static_cast<uint32_t>(ri);
+  }
+  if (measured && tl.runs.size() > 1) {
+    std::string others;
+    for (const Run& r : tl.runs) {
+      if (&r == measured) continue;
+      std::vector<int32_t> numbers;
+      for (const StepSpan& sp : r.steps) numbers.push_back(sp.number);
+      size_t jobs = 0;
+      for (uint32_t ti : r.tracks) jobs += tl.tracks[ti].jobs.size();
+      others += fmt::format("{}run {} ({} step{}, {} jobs)", others.empty() ? "" : ", ", r.index + 1, numbers.size(),
+                            numbers.size() == 1 ? "" : "s", jobs);
+    }
+    st.notes.push_back(fmt::format("the logs hold {} runs; these figures are run {}'s, never pooled; left out: {} "
+                                   "(--run N measures another)",
+                                   tl.runs.size(), measured->index + 1, others));
+  }
+
+  // Ranks, in rank order: every loaded rank file, and every rank with jobs.
   std::map<int32_t, int32_t> machine_of;
   for (const Track& t : tl.tracks) machine_of.emplace(t.rank, t.machine);
+  for (const SourceFile& f : tl.files) {
+    if (!f.companion) machine_of.emplace(f.global_rank, f.machine);
+  }
   for (const RankOrder& ro : orders) machine_of.emplace(ro.rank, 0);
   std::unordered_map<int32_t, size_t> rank_index;
   for (auto [rank, machine] : machine_of) {
@@ -144,8 +227,13 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
   std::vector<std::vector<TypeDur>> durations(st.ranks.size());
   std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
 
+  // Complete rank-steps only, for the run's and the stages' bubbles.
+  int64_t all_idle = 0, all_span = 0;
+  std::map<int32_t, StageStats> stages;
+
   std::vector<std::pair<int64_t, int64_t>> scratch;
-  for (const Run& run : tl.runs) {
+  if (measured) {
+    const Run& run = *measured;
     std::unordered_map<int32_t, uint32_t> step_of_number;
     for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
     std::vector<StepJobs> step_jobs(run.steps.size());
@@ -153,6 +241,7 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       const Track& t = tl.tracks[ti];
       size_t ri = rank_index[t.rank];
       st.ranks[ri].jobs += t.jobs.size();
+      st.jobs += t.jobs.size();
       std::vector<TypeDur>& mine = durations[ri];
       for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
       for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
@@ -172,6 +261,21 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       }
       for (const TypeDur& td : mine) slot[td.type] = -1;
     }
+
+    // The usual job count of each rank's steps: a rank-step with fewer is
+    // incomplete (a log cut short, lines lost).
+    std::unordered_map<int32_t, std::vector<uint32_t>> counts;
+    std::vector<uint32_t> every;
+    for (const StepJobs& sj : step_jobs) {
+      for (const StepJobs::Rank& r : sj.ranks) {
+        counts[r.rank].push_back(static_cast<uint32_t>(r.jobs.size()));
+        every.push_back(static_cast<uint32_t>(r.jobs.size()));
+      }
+    }
+    const uint32_t run_usual = usual_count(every);
+    std::unordered_map<int32_t, uint32_t> usual;
+    for (const auto& [rank, v] : counts) usual[rank] = v.size() > 1 ? usual_count(v) : std::max(v[0], run_usual);
+
     for (uint32_t k = 0; k < run.steps.size(); ++k) {
       const StepSpan& span = run.steps[k];
       StepStats ss;
@@ -179,7 +283,9 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       ss.step = span.number;
       ss.start_ns = span.start_ns;
       ss.end_ns = span.end_ns;
+      if (k + 1 < run.steps.size()) ss.period_ns = run.steps[k + 1].start_ns - span.start_ns;
       int64_t len = span.end_ns - span.start_ns;
+      uint32_t complete = 0;
       for (const StepJobs::Rank& r : step_jobs[k].ranks) {
         RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
         RankStats& rs = st.ranks[rank_index[r.rank]];
@@ -191,22 +297,41 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
         rs.cooldown_ns += m.cooldown;
         rs.gaps_ns += m.gaps;
         ++ss.ranks;
+        ++st.rank_steps;
+        const uint32_t want = usual[r.rank];
+        if (r.jobs.size() < want) {
+          ++rs.incomplete_steps;
+          rs.missing_jobs += want - r.jobs.size();
+          ++ss.incomplete_ranks;
+          continue;
+        }
+        ++complete;
+        ++st.complete_rank_steps;
         ss.busy_ns += m.busy;
         ss.idle_ns += len - m.busy;
+        all_idle += len - m.busy;
+        all_span += len;
+        StageStats& sg = stages[rs.stage];
+        sg.span_ns += len;
+        sg.busy_ns += m.busy;
+        sg.idle_ns += len - m.busy;
+        ++sg.rank_steps;
       }
-      if (ss.ranks > 0 && len > 0) {
-        ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * ss.ranks);
+      if (complete > 0 && len > 0) {
+        ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * complete);
       }
       if (paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
       st.steps.push_back(std::move(ss));
     }
+    for (RankStats& rs : st.ranks) {
+      if (rs.steps == 0) continue;
+      rs.missing_steps = static_cast<uint32_t>(run.steps.size()) - rs.steps;
+    }
   }
 
   // Ranks and stages.
-  int64_t all_idle = 0, all_span = 0;
   double all_error_ns = 0;
   st.resolution_ns = tl.resolution_ns;
-  std::map<int32_t, StageStats> stages;
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
     RankStats& rs = st.ranks[ri];
     if (rs.span_ns > 0) rs.bubble_ratio = static_cast<double>(rs.idle_ns) / static_cast<double>(rs.span_ns);
@@ -220,14 +345,11 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       rs.bubble_ratio_error = error_ns / static_cast<double>(rs.span_ns);
       all_error_ns += error_ns;
     }
-    all_idle += rs.idle_ns;
-    all_span += rs.span_ns;
+    if (rs.short_rank()) st.short_ranks.push_back(rs.rank);
+    if (rs.steps == 0) st.ranks_without_jobs.push_back(rs.rank);
     StageStats& sg = stages[rs.stage];
     sg.stage = rs.stage;
     ++sg.ranks;
-    sg.span_ns += rs.span_ns;
-    sg.busy_ns += rs.busy_ns;
-    sg.idle_ns += rs.idle_ns;
     for (TypeDur& td : durations[ri]) {
       std::sort(td.d.begin(), td.d.end());
       rs.types.push_back(summarize(tl.types[td.type], td.d));
@@ -236,10 +358,37 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
               [](const TypeDurations& a, const TypeDurations& b) { return a.type < b.type; });
   }
   st.bubble_ratio = all_span > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_span) : 0;
-  st.bubble_ratio_error = all_span > 0 ? all_error_ns / static_cast<double>(all_span) : 0;
+  st.bubble_ratio_error = all_span > 0 ? std::min(1.0, all_error_ns / static_cast<double>(all_span)) : 0;
   for (auto& [stage, sg] : stages) {
     if (sg.span_ns > 0) sg.bubble_ratio = static_cast<double>(sg.idle_ns) / static_cast<double>(sg.span_ns);
     st.stages.push_back(sg);
+  }
+  if (!st.short_ranks.empty()) {
+    std::string what;
+    for (int32_t r : st.short_ranks) {
+      const RankStats& rs = st.ranks[rank_index[r]];
+      if (what.size() > 400) {
+        what += "; ...";
+        break;
+      }
+      std::string parts;
+      if (rs.missing_steps > 0) parts += fmt::format("misses {} of {} steps", rs.missing_steps, st.steps.size());
+      if (rs.incomplete_steps > 0) {
+        parts += fmt::format("{}{} incomplete step{} ({} job{} fewer than usual)", parts.empty() ? "" : ", ",
+                             rs.incomplete_steps, rs.incomplete_steps == 1 ? "" : "s", rs.missing_jobs,
+                             rs.missing_jobs == 1 ? "" : "s");
+      }
+      what += fmt::format("{}rank {} {}", what.empty() ? "" : "; ", r, parts);
+    }
+    st.notes.push_back(fmt::format("short rank{}: {}; the run's, steps' and stages' bubbles count the {} complete "
+                                   "rank-steps of {}, the ranks' rows every step",
+                                   st.short_ranks.size() == 1 ? "" : "s", what, st.complete_rank_steps,
+                                   st.rank_steps));
+  }
+  if (!st.ranks_without_jobs.empty() && measured) {
+    st.notes.push_back(fmt::format("rank{} {}: no job in {}", st.ranks_without_jobs.size() == 1 ? "" : "s",
+                                   rank_list(st.ranks_without_jobs),
+                                   tl.runs.size() > 1 ? fmt::format("run {}", measured->index + 1) : "the logs"));
   }
 
   // Job types over all ranks, and stragglers.
@@ -301,23 +450,15 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
     return a.rank != b.rank ? a.rank < b.rank : a.type < b.type;
   });
 
-  // Step times.
-  std::vector<int64_t> times;
-  for (const StepStats& s : st.steps) times.push_back(s.time_ns());
-  StepTimeSummary& sum = st.step_time;
-  sum.count = static_cast<uint32_t>(times.size());
-  if (!times.empty()) {
-    double total = 0;
-    for (int64_t v : times) total += static_cast<double>(v);
-    sum.mean_ns = total / static_cast<double>(times.size());
-    double sq = 0;
-    for (int64_t v : times) sq += (static_cast<double>(v) - sum.mean_ns) * (static_cast<double>(v) - sum.mean_ns);
-    sum.stdev_ns = times.size() > 1 ? std::sqrt(sq / static_cast<double>(times.size() - 1)) : 0.0;
-    std::sort(times.begin(), times.end());
-    sum.median_ns = sorted_median(times);
-    sum.min_ns = times.front();
-    sum.max_ns = times.back();
+  // Step times: spans, and periods (start to the next start).
+  std::vector<int64_t> times, periods;
+  for (const StepStats& s : st.steps) {
+    times.push_back(s.time_ns());
+    if (s.period_ns >= 0) periods.push_back(s.period_ns);
   }
+  st.step_time = summarize_times(std::move(times));
+  st.step_period = summarize_times(std::move(periods));
+  st.throughput = compute_throughput(st.step_period, st.schedule, opt.micro_batch_size);
   return st;
 }
 

@@ -11,6 +11,23 @@
 //    span - busy, split into warm-up (before its first job), cool-down (after
 //    its last) and the gaps in between;
 //  - a rank's bubble ratio is sum(idle) / sum(span) over the steps it ran;
+//  - a step's period is the start of step k to the start of step k+1 of the
+//    same run: its span plus the time between steps (data loading, logging,
+//    the optimizer's host work, anything no job covers). The last step of a
+//    run has no next start and no period; it is left out of the period
+//    summary (a run of one step has none);
+//  - throughput is 1 / mean period in steps per second, times M micro-batches
+//    per step and the data-parallel replicas in micro-batches per second, and
+//    times the micro-batch size, when given, in samples per second;
+//  - a rank-step is incomplete when the rank has fewer jobs in it than in
+//    most of its steps (a rank with one step: than most rank-steps of the
+//    run); a rank is short when it misses steps the run has, or has an
+//    incomplete one (a log cut short). The run's, the steps' and the stages'
+//    bubble figures count complete rank-steps only, and say so; a rank's own
+//    row counts every step it ran;
+//  - with several runs in the timeline (appended logs), one is measured (the
+//    last unless StatsOptions::run says) and the others are named in
+//    Stats::notes: runs are never pooled;
 //  - a straggler is a rank whose jobs of one type are consistently (in at
 //    least `straggler_consistency` of them) longer than the median over the
 //    other ranks by more than `straggler_margin`.
@@ -33,6 +50,8 @@ struct StatsOptions {
   double straggler_margin = 0.10;      // 10 % above the others' median
   double straggler_consistency = 0.75; // of the rank's jobs of that type
   bool critical_paths = true;  // needs the dependencies
+  int32_t run = -1;            // the run measured (index into Timeline::runs); -1: the last
+  uint32_t micro_batch_size = 0;  // samples per micro-batch (--micro-batch-size); 0: unknown
 };
 
 // Durations of one job type (over all ranks, or over one rank's jobs).
@@ -54,7 +73,9 @@ struct StepStats {
   uint32_t ranks = 0;        // ranks with jobs in the step
   int64_t busy_ns = 0;       // summed over its ranks
   int64_t idle_ns = 0;
-  double bubble_ratio = 0;   // idle / (ranks * span)
+  double bubble_ratio = 0;   // idle / (ranks * span), complete rank-steps only
+  int64_t period_ns = -1;    // to the next step's start; -1 for the run's last step
+  uint32_t incomplete_ranks = 0;  // ranks whose jobs in the step are fewer than usual (left out above)
   CriticalPath critical_path;
   int64_t time_ns() const { return end_ns - start_ns; }
 };
@@ -79,6 +100,10 @@ struct RankStats {
   // r * (jobs + 2 * steps), over span. 0 for ns input.
   double bubble_ratio_error = 0;
   std::vector<TypeDurations> types;      // this rank's jobs, by type name
+  uint32_t missing_steps = 0;    // steps of the run it has no job in
+  uint32_t incomplete_steps = 0; // steps with fewer jobs than usual (see above)
+  uint64_t missing_jobs = 0;     // jobs those steps lack against the usual count
+  bool short_rank() const { return missing_steps > 0 || incomplete_steps > 0; }
   std::vector<std::string> job_order;    // its plan: "forward:0", ... (schedule.h RankOrder)
   uint32_t steps_like_order = 0;         // steps that follow job_order exactly
 };
@@ -90,6 +115,7 @@ struct StageStats {
   int64_t busy_ns = 0;
   int64_t idle_ns = 0;
   double bubble_ratio = 0;
+  uint32_t rank_steps = 0;  // the complete rank-steps counted above
 };
 
 struct Straggler {
@@ -112,17 +138,37 @@ struct StepTimeSummary {
   double stdev_ns = 0;   // sample standard deviation; 0 for one step
 };
 
+// Steps per second from the mean period, and what follows from it; 0 when
+// there is no period.
+struct Throughput {
+  double steps_per_second = 0;
+  double micro_batches_per_second = 0;  // x M x replicas; 0 when M is unknown
+  double samples_per_second = 0;        // x the micro-batch size; 0 when it is unknown
+  uint32_t micro_batch_size = 0;
+};
+
 struct Stats {
   std::string source;        // what was read, for the report's title
   std::string partial;       // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
   uint64_t jobs = 0;
-  uint32_t runs = 0;
+  uint32_t runs = 0;         // runs in the timeline (after a selection)
+  uint32_t run = 0;          // the one measured, index into them
+  std::string selection;     // Timeline::selection: what --run/--steps/--skip-warmup kept, "" all
+  // What the figures include and leave out, for the headline: the other
+  // runs, short ranks, ranks without jobs.
+  std::vector<std::string> notes;
+  uint32_t rank_steps = 0;           // (rank, step) pairs with jobs in the measured run
+  uint32_t complete_rank_steps = 0;  // of them, the complete ones: the run's bubble figures
+  std::vector<int32_t> short_ranks;  // by rank
+  std::vector<int32_t> ranks_without_jobs;  // loaded rank files with no job in the measured run
   double straggler_margin = 0;
   ScheduleInfo schedule;
   double bubble_ratio = 0;   // sum(idle) / sum(span) over every rank and step
   int64_t resolution_ns = 1;      // the input's time resolution (Timeline::resolution_ns)
   double bubble_ratio_error = 0;  // ± on bubble_ratio: sum of the ranks' idle bounds / sum(span)
-  StepTimeSummary step_time;
+  StepTimeSummary step_time;       // the steps' spans (busy span: first job start to last job end)
+  StepTimeSummary step_period;     // start to next start; the run's last step left out
+  Throughput throughput;
   std::vector<StepStats> steps;    // by (run, step)
   std::vector<RankStats> ranks;    // by rank
   std::vector<StageStats> stages;  // by stage
@@ -136,6 +182,12 @@ struct Stats {
 // null: no critical paths).
 Stats compute_stats(const Timeline& timeline, const PipelinePlan& plan, const Dependencies* dependencies,
                     const StatsOptions& options = {});
+
+// Count, mean, median, min, max and sample standard deviation of `times`.
+StepTimeSummary summarize_times(std::vector<int64_t> times);
+
+// Throughput from the mean period, M and the replicas of `schedule`.
+Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo& schedule, uint32_t micro_batch_size);
 
 // Nearest-rank percentile (0 < q <= 1) of `values`, which it reorders.
 int64_t percentile(std::vector<int64_t>& values, double q);

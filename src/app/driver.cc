@@ -110,6 +110,14 @@ DriverResult run_driver(const DriverRequest& req) {
   r.timeline = build_timeline(layout, build);
   timer.restart();
   Timeline& tl = *r.timeline;
+  if (!req.selection.empty() && tl.job_count() > 0) {
+    if (std::string error = apply_selection(tl, req.selection); !error.empty()) {
+      r.failure = DriverFailure::kUsage;
+      r.error = error;
+      return r;
+    }
+    timer.lap("select");
+  }
 
   // passes
   r.pipeline = decide_pipeline(tl, req.pp_degree, req.threads);

@@ -5,6 +5,8 @@
 //                         inputs are refused here, before any work
 //             scan        read and parse every file (file_scanner.h)
 //             build       runs, steps, lanes (timeline_builder.h)
+//             select      --run, --steps, --skip-warmup (selection.h): the
+//                         rest of the driver sees only what is kept
 //   passes    pipeline    P, replicas and the schedule, decided once
 //                         (pipeline.h)
 //             dependencies  which job feeds which (dependencies.h)
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "app/selection.h"
 #include "input/log_layout.h"
 #include "passes/timeline_builder.h"
 #include "model/timeline.h"
@@ -45,6 +48,7 @@ struct DriverRequest {
   bool align_clocks = true;          // --align-clocks auto
   bool strict = false;               // input problems are a failure
   bool stats = false;                // run the analysis phase
+  Selection selection;               // --run, --steps, --skip-warmup; empty: everything
   StatsOptions stats_options;
   // Paths the command will write; one that is an input is refused before
   // anything is read. "-" and /dev/stdout are standard output, never refused.

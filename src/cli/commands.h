@@ -25,7 +25,7 @@ struct ConvertOptions {
   std::vector<std::string> outputs;
   std::vector<std::string> perfetto_json;
   bool absolute = false;
-  std::string steps;  // .svg/.html outputs: "A:B", steps A to B included
+  SelectionOptions selection;  // --run, --steps, --skip-warmup: every output
   bool no_flows = false;  // no arrows between dependent jobs
   double width = 0;       // .svg/.png: the picture's width in pixels (0: the default)
   double scale = 2;       // .png: device pixels per picture pixel

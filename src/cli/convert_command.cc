@@ -14,7 +14,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
                  "output file, format by extension (.json: Chrome trace, .json.gz: the same gzipped, "
                  ".pftrace/.perfetto-trace: Perfetto's protobuf trace, .svg: picture, .png: the same picture as an "
                  "image, .html: report; - : Chrome JSON on standard output); may be repeated");
-  add_steps_option(app, o.steps);
+  add_selection_options(app, o.selection);
   app.add_option("--width", o.width,
                  "width of the .svg/.png picture in pixels (default: a 1200-pixel time axis plus the row labels)")
       ->check(CLI::Range(300.0, 30000.0));
@@ -44,8 +44,8 @@ int run_convert(const ConvertOptions& o) {
     say.error("give --log_dir DIR or log files (see --help)");
     return kExitUsage;
   }
-  std::optional<StepRange> steps;
-  if (std::string error = parse_steps_option(o.steps, &steps); !error.empty()) {
+  Selection selection;
+  if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
@@ -75,15 +75,17 @@ int run_convert(const ConvertOptions& o) {
   DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
+  request.selection = selection;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
 
   WriteOptions wopt;
   wopt.absolute = o.absolute;
   wopt.threads = o.run.threads;
-  wopt.svg.steps = steps;
   wopt.svg.width = o.width;
   wopt.svg.png_scale = o.scale;
+  // Steps the user chose are drawn as chosen, never cut to the slowest one.
+  wopt.svg.steps = selection.steps;
   if (draws(outputs)) {
     // The lone pictures draw the slowest step when the run is too dense (outputs.cc).
     SvgOptions shown = wopt.svg;

@@ -61,6 +61,33 @@ void add_steps_option(CLI::App& app, std::string& steps) {
   app.add_option("--steps", steps, "steps to draw in pictures and reports: A:B (A to B included), A:, :B or A");
 }
 
+void add_selection_options(CLI::App& app, SelectionOptions& sel) {
+  app.add_option("--run", sel.run,
+                 "only run N (1 = the first) of a log that holds several appended runs; stats and diff measure the "
+                 "last one by default")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--steps", sel.steps,
+                 "only these steps, in every output and figure: A:B (A to B included), A:, :B or A; a range with no "
+                 "step is a usage error that names the steps there are");
+  app.add_option("--skip-warmup", sel.skip_warmup,
+                 "leave out the first N steps of each run (warm-up); --steps then picks among the rest")
+      ->check(CLI::Range(0u, 1000000u));
+}
+
+std::string parse_selection(const SelectionOptions& o, Selection* out) {
+  *out = Selection{};
+  out->run = o.run;
+  out->skip_warmup = o.skip_warmup;
+  return parse_steps_option(o.steps, &out->steps);
+}
+
+void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size) {
+  app.add_option("--micro-batch-size", micro_batch_size,
+                 "samples per micro-batch (the logs do not say it; Paddle's trainers print it at start-up), for "
+                 "samples per second beside steps and micro-batches per second")
+      ->check(CLI::Range(1u, 100000000u));
+}
+
 void add_max_jobs_option(CLI::App& app, size_t& max_jobs) {
   app.add_option("--max-jobs", max_jobs,
                  "job rectangles at most per picture or page; beyond, the first steps that fit are drawn and the "

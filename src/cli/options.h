@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/driver.h"
+#include "app/selection.h"
 #include "output/svg_writer.h"
 
 namespace ppt::cli {
@@ -36,7 +37,19 @@ struct RunOptions {
   bool timings = false;
 };
 
+// What part of the run a command looks at (app/selection.h), the same three
+// options on convert, stats, report and diff.
+struct SelectionOptions {
+  uint32_t run = 0;           // --run N, 1-based; 0: every run (stats: the last)
+  std::string steps;          // --steps A:B
+  uint32_t skip_warmup = 0;   // --skip-warmup N
+};
+
 void add_input_options(CLI::App& app, InputOptions& input);
+// --run, --steps and --skip-warmup.
+void add_selection_options(CLI::App& app, SelectionOptions& selection);
+// The Selection of those options; on a bad --steps the error line, else "".
+std::string parse_selection(const SelectionOptions& options, Selection* out);
 void add_devices_option(CLI::App& app, std::vector<int>& devices);
 void add_threads_option(CLI::App& app, unsigned& threads);
 void add_pp_degree_option(CLI::App& app, int32_t& pp_degree);
@@ -45,6 +58,8 @@ void add_strict_option(CLI::App& app, bool& strict);
 void add_quiet_option(CLI::App& app, bool& quiet);
 void add_timings_option(CLI::App& app, bool& timings);
 void add_steps_option(CLI::App& app, std::string& steps);
+// --micro-batch-size: samples per micro-batch, for samples per second.
+void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size);
 // --max-jobs: the cap on job rectangles of a picture or page.
 void add_max_jobs_option(CLI::App& app, size_t& max_jobs);
 // The report options of stats and diff: --straggler-margin, --json,

@@ -15,7 +15,7 @@ struct ReportCommandOptions {
   InputOptions input;
   RunOptions run;
   std::vector<std::string> outputs;
-  std::string steps;
+  SelectionOptions selection;
   size_t max_jobs = SvgOptions{}.max_jobs;
 };
 
@@ -28,7 +28,8 @@ int run_report(const ReportCommandOptions& o) {
   WriteOptions wopt;
   wopt.svg.max_jobs = o.max_jobs;
   wopt.threads = o.run.threads;
-  if (std::string error = parse_steps_option(o.steps, &wopt.svg.steps); !error.empty()) {
+  Selection selection;
+  if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
@@ -42,6 +43,7 @@ int run_report(const ReportCommandOptions& o) {
   DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
+  request.selection = selection;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
   SvgSelection sel = select_for_svg(*result.timeline, wopt.svg);
@@ -73,7 +75,7 @@ void setup_report(CLI::App& app, Runner& chosen) {
   add_input_options(*sub, o->input);
   sub->add_option("-o,--output", o->outputs, "the HTML file to write (.html or .htm; - for stdout); may be repeated")
       ->required();
-  add_steps_option(*sub, o->steps);
+  add_selection_options(*sub, o->selection);
   add_max_jobs_option(*sub, o->max_jobs);
   add_run_options(*sub, o->run);
   sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"

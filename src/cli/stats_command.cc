@@ -16,6 +16,8 @@ namespace {
 struct StatsCommandOptions {
   InputOptions input;
   RunOptions run;
+  SelectionOptions selection;
+  uint32_t micro_batch_size = 0;
   double straggler_margin_pct = 10;
   bool json = false;
   bool markdown = false;
@@ -36,7 +38,12 @@ int run_stats(const StatsCommandOptions& o) {
     return kExitUsage;
   }
   DriverRequest request = driver_request(o.input.request(), o.run);
+  if (std::string error = parse_selection(o.selection, &request.selection); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
+  request.stats_options.micro_batch_size = o.micro_batch_size;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   StatsInput input;
   if (int code = load_stats_input(request, say, "", draws(outputs), &input); code != kExitOk) return code;
@@ -95,6 +102,8 @@ void setup_stats(CLI::App& app, Runner& chosen) {
       "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
       "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
   add_input_options(*sub, o->input);
+  add_selection_options(*sub, o->selection);
+  add_micro_batch_size_option(*sub, o->micro_batch_size);
   add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
   sub->add_option("-o,--output", o->outputs,
                   "write the report here instead of standard output, in the format of the name's extension "

@@ -2,7 +2,8 @@
 // runs and steps, each job on a lane of its rank.
 //
 // Invariants once build_timeline() has returned (tests check each):
-//  - every job that was drawn from the input is in exactly one Track;
+//  - every job that was drawn from the input is in exactly one Track (or,
+//    after a selection, counted in unselected_jobs);
 //  - within a Track, jobs are sorted by (start_ns, line);
 //  - jobs on one (track, lane) never overlap: each lane nests trivially;
 //  - Job::step is the step number the user sees (numbered from the schedule
@@ -116,6 +117,11 @@ struct Timeline {
   // The coarsest time resolution of the input: 1 (ns) for launch logs, 1 ms
   // when dynamic-graph profile records are read (their ts is whole ms).
   int64_t resolution_ns = 1;
+  // What a selection (app/selection.h: --run, --steps, --skip-warmup) kept,
+  // "" when it kept everything: "run 2 of 2, steps 1-2 of 0-2". The jobs it
+  // left out are counted here, so written + left out + rejected = seen.
+  std::string selection;
+  uint64_t unselected_jobs = 0;
 
   // The run's rank count: world_ranks, or more if a rank is numbered beyond it.
   int32_t rank_count() const {

@@ -2,6 +2,7 @@
 // Key names are documented in docs/stats.md; renaming one is a schema change.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -57,7 +58,9 @@ json step_json(const StepStats& ss, int64_t origin) {
                {"ranks", ss.ranks},
                {"busy_us", us(ss.busy_ns)},
                {"idle_us", us(ss.idle_ns)},
-               {"bubble_ratio", round6(ss.bubble_ratio)}};
+               {"bubble_ratio", round6(ss.bubble_ratio)},
+               {"period_us", ss.period_ns >= 0 ? json(us(ss.period_ns)) : json(nullptr)},
+               {"incomplete_ranks", ss.incomplete_ranks}};
   const CriticalPath& cp = ss.critical_path;
   if (!cp.hops.empty()) {
     json hops = json::array();
@@ -99,6 +102,13 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   if (!st.partial.empty()) doc["partial"] = st.partial;
   doc["jobs"] = st.jobs;
   doc["runs"] = st.runs;
+  doc["measured_run"] = st.run;
+  doc["selection"] = st.selection;
+  doc["notes"] = st.notes;
+  doc["rank_steps"] = st.rank_steps;
+  doc["complete_rank_steps"] = st.complete_rank_steps;
+  doc["short_ranks"] = st.short_ranks;
+  doc["ranks_without_jobs"] = st.ranks_without_jobs;
   doc["time_origin_epoch_ns"] = origin;
   const ScheduleInfo& s = st.schedule;
   doc["schedule"] = {{"name", std::string(schedule_name(s.kind))},
@@ -117,13 +127,22 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
     doc["time_resolution_ns"] = st.resolution_ns;
     doc["bubble_ratio_error"] = round6(st.bubble_ratio_error);
   }
-  const StepTimeSummary& t = st.step_time;
-  doc["step_time"] = {{"count", t.count},
-                      {"mean_us", round3(us(t.mean_ns))},
-                      {"median_us", us(t.median_ns)},
-                      {"min_us", us(t.min_ns)},
-                      {"max_us", us(t.max_ns)},
-                      {"stdev_us", round3(us(t.stdev_ns))}};
+  auto summary = [](const StepTimeSummary& t) {
+    return json{{"count", t.count},
+                {"mean_us", round3(us(t.mean_ns))},
+                {"median_us", us(t.median_ns)},
+                {"min_us", us(t.min_ns)},
+                {"max_us", us(t.max_ns)},
+                {"stdev_us", round3(us(t.stdev_ns))}};
+  };
+  doc["step_time"] = summary(st.step_time);
+  doc["step_period"] = summary(st.step_period);
+  const Throughput& tp = st.throughput;
+  auto positive = [](double v) { return v > 0 ? json(round3(v)) : json(nullptr); };
+  doc["throughput"] = {{"steps_per_second", round6(tp.steps_per_second)},
+                       {"micro_batches_per_second", positive(tp.micro_batches_per_second)},
+                       {"micro_batch_size", tp.micro_batch_size > 0 ? json(tp.micro_batch_size) : json(nullptr)},
+                       {"samples_per_second", positive(tp.samples_per_second)}};
   json steps = json::array();
   for (const StepStats& ss : st.steps) steps.push_back(step_json(ss, origin));
   doc["steps"] = std::move(steps);
@@ -144,7 +163,10 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                      {"gaps_us", us(r.gaps_ns)},
                      {"types", types_json(r.types)},
                      {"job_order", r.job_order},
-                     {"steps_like_order", r.steps_like_order}});
+                     {"steps_like_order", r.steps_like_order},
+                     {"missing_steps", r.missing_steps},
+                     {"incomplete_steps", r.incomplete_steps},
+                     {"missing_jobs", r.missing_jobs}});
     if (st.resolution_ns > 1) ranks.back()["bubble_ratio_error"] = round6(r.bubble_ratio_error);
   }
   doc["ranks"] = std::move(ranks);
@@ -155,7 +177,8 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                       {"span_us", us(sg.span_ns)},
                       {"busy_us", us(sg.busy_ns)},
                       {"idle_us", us(sg.idle_ns)},
-                      {"bubble_ratio", round6(sg.bubble_ratio)}});
+                      {"bubble_ratio", round6(sg.bubble_ratio)},
+                      {"rank_steps", sg.rank_steps}});
   }
   doc["stages"] = std::move(stages);
   doc["types"] = types_json(st.types);
@@ -219,7 +242,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
                               : fmt::format("schema \"{}\" is not a stats file", schema);
       return std::nullopt;
     }
-    if (schema != kStatsSchema) {
+    if (schema != kStatsSchema && schema != kStatsSchemaV1) {
       *error = fmt::format("schema \"{}\" is newer than this pp-timeline reads ({})", schema, kStatsSchema);
       return std::nullopt;
     }
@@ -229,6 +252,13 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
     get(doc, "partial", st.partial);
     get(doc, "jobs", st.jobs);
     get(doc, "runs", st.runs);
+    get(doc, "measured_run", st.run);
+    get(doc, "selection", st.selection);
+    get(doc, "notes", st.notes);
+    get(doc, "rank_steps", st.rank_steps);
+    get(doc, "complete_rank_steps", st.complete_rank_steps);
+    get(doc, "short_ranks", st.short_ranks);
+    get(doc, "ranks_without_jobs", st.ranks_without_jobs);
     get(doc, "time_origin_epoch_ns", origin);
     get(doc, "bubble_ratio", st.bubble_ratio);
     get(doc, "time_resolution_ns", st.resolution_ns);
@@ -250,9 +280,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
       get(s, "ideal_formula", si.ideal_formula);
       get(s, "evidence", si.evidence);
     }
-    if (auto it = doc.find("step_time"); it != doc.end() && it->is_object()) {
-      const json& t = *it;
-      StepTimeSummary& sum = st.step_time;
+    auto read_summary = [](const json& t, StepTimeSummary& sum) {
       get(t, "count", sum.count);
       double v = 0;
       get(t, "mean_us", v);
@@ -263,7 +291,10 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
       v = 0;
       get(t, "stdev_us", v);
       sum.stdev_ns = v * 1000.0;
-    }
+    };
+    if (auto it = doc.find("step_time"); it != doc.end() && it->is_object()) read_summary(*it, st.step_time);
+    const bool has_period = doc.contains("step_period") && doc["step_period"].is_object();
+    if (has_period) read_summary(doc["step_period"], st.step_period);
     if (auto it = doc.find("steps"); it != doc.end() && it->is_array()) {
       for (const json& s : *it) {
         StepStats ss;
@@ -275,8 +306,26 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         ss.busy_ns = get_us(s, "busy_us");
         ss.idle_ns = get_us(s, "idle_us");
         get(s, "bubble_ratio", ss.bubble_ratio);
+        if (auto p = s.find("period_us"); p != s.end() && !p->is_null()) ss.period_ns = ns_from_us(p->get<double>());
+        get(s, "incomplete_ranks", ss.incomplete_ranks);
         st.steps.push_back(std::move(ss));
       }
+    }
+    bool starts = false;
+    if (auto it = doc.find("steps"); it != doc.end() && it->is_array()) {
+      starts = std::all_of(it->begin(), it->end(), [](const json& s) { return s.contains("start_us"); });
+    }
+    if (!has_period && starts) {
+      // Written before periods were measured (pp-timeline-stats/1): each
+      // step's start is there, so the periods follow (start to the next
+      // start of the same run).
+      std::vector<int64_t> periods;
+      for (size_t k = 0; k + 1 < st.steps.size(); ++k) {
+        if (st.steps[k + 1].run != st.steps[k].run) continue;
+        st.steps[k].period_ns = st.steps[k + 1].start_ns - st.steps[k].start_ns;
+        periods.push_back(st.steps[k].period_ns);
+      }
+      st.step_period = summarize_times(std::move(periods));
     }
     if (auto it = doc.find("ranks"); it != doc.end() && it->is_array()) {
       for (const json& r : *it) {
@@ -298,6 +347,9 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         if (auto t = r.find("types"); t != r.end()) rs.types = read_types(*t);
         get(r, "job_order", rs.job_order);
         get(r, "steps_like_order", rs.steps_like_order);
+        get(r, "missing_steps", rs.missing_steps);
+        get(r, "incomplete_steps", rs.incomplete_steps);
+        get(r, "missing_jobs", rs.missing_jobs);
         st.ranks.push_back(std::move(rs));
       }
     }
@@ -310,6 +362,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         sg.busy_ns = get_us(s, "busy_us");
         sg.idle_ns = get_us(s, "idle_us");
         get(s, "bubble_ratio", sg.bubble_ratio);
+        get(s, "rank_steps", sg.rank_steps);
         st.stages.push_back(sg);
       }
     }
@@ -328,6 +381,9 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         st.stragglers.push_back(std::move(sg));
       }
     }
+    uint32_t micro_batch_size = 0;
+    if (auto it = doc.find("throughput"); it != doc.end() && it->is_object()) get(*it, "micro_batch_size", micro_batch_size);
+    st.throughput = compute_throughput(st.step_period, st.schedule, micro_batch_size);
     return st;
   } catch (const json::exception& e) {
     *error = fmt::format("not a valid stats file: {}", e.what());
@@ -335,7 +391,9 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
   }
 }
 
-std::string format_diff_json(const Diff& d) {
+namespace {
+
+json diff_doc(const Diff& d) {
   json doc;
   doc["schema"] = std::string(kDiffSchema);
   doc["a"] = {{"source", d.a_source}, {"schedule", d.a_schedule}, {"bubble_ratio", round6(d.bubble_a)},
@@ -345,18 +403,49 @@ std::string format_diff_json(const Diff& d) {
   if (d.bubble_a_error > 0) doc["a"]["bubble_ratio_error"] = round6(d.bubble_a_error);
   if (d.bubble_b_error > 0) doc["b"]["bubble_ratio_error"] = round6(d.bubble_b_error);
   doc["verdict"] = std::string(verdict_name(d.verdict));
-  const StepTimeDelta& t = d.step_time;
-  doc["step_time"] = {{"a_us", round3(us(t.a_ns))},
-                      {"b_us", round3(us(t.b_ns))},
-                      {"delta_pct", round3(t.delta_pct)},
-                      {"a_median_us", us(t.a_median_ns)},
-                      {"b_median_us", us(t.b_median_ns)},
-                      {"a_steps", t.a_steps},
-                      {"b_steps", t.b_steps},
-                      {"noise_pct", round3(t.noise_pct)}};
+  doc["metric"] = std::string(gate_metric_name(d.metric));
+  doc["metric_note"] = d.metric_note.empty() ? json(nullptr) : json(d.metric_note);
+  doc["slower_pct"] = round3(d.slower_pct);
+  doc["noise_pct"] = round3(d.noise_pct);
+  auto times = [](const StepTimeDelta& t) {
+    return json{{"a_us", round3(us(t.a_ns))},
+                {"b_us", round3(us(t.b_ns))},
+                {"delta_pct", round3(t.delta_pct)},
+                {"a_median_us", us(t.a_median_ns)},
+                {"b_median_us", us(t.b_median_ns)},
+                {"a_steps", t.a_steps},
+                {"b_steps", t.b_steps},
+                {"noise_pct", round3(t.noise_pct)}};
+  };
+  doc["step_time"] = times(d.step_time);
+  doc["period"] = times(d.period);
+  auto positive = [](double v) { return v > 0 ? json(round3(v)) : json(nullptr); };
+  const ThroughputDelta& tp = d.throughput;
+  doc["throughput"] = {{"a_steps_per_second", round6(tp.a.steps_per_second)},
+                       {"b_steps_per_second", round6(tp.b.steps_per_second)},
+                       {"delta_pct", round3(tp.delta_pct)},
+                       {"a_micro_batches_per_second", positive(tp.a.micro_batches_per_second)},
+                       {"b_micro_batches_per_second", positive(tp.b.micro_batches_per_second)},
+                       {"a_samples_per_second", positive(tp.a.samples_per_second)},
+                       {"b_samples_per_second", positive(tp.b.samples_per_second)}};
+  json steps = json::array();
+  auto opt_us = [](bool in, int64_t ns) { return in && ns >= 0 ? json(us(ns)) : json(nullptr); };
+  for (const StepDelta& sd : d.steps) {
+    steps.push_back({{"step_a", sd.in_a ? json(sd.step_a) : json(nullptr)},
+                     {"step_b", sd.in_b ? json(sd.step_b) : json(nullptr)},
+                     {"period_a_us", opt_us(sd.in_a, sd.period_a_ns)},
+                     {"period_b_us", opt_us(sd.in_b, sd.period_b_ns)},
+                     {"period_delta_pct", round3(sd.period_delta_pct)},
+                     {"span_a_us", opt_us(sd.in_a, sd.span_a_ns)},
+                     {"span_b_us", opt_us(sd.in_b, sd.span_b_ns)},
+                     {"span_delta_pct", round3(sd.span_delta_pct)}});
+  }
+  doc["steps"] = std::move(steps);
   doc["bubble"] = {{"a", round6(d.bubble_a)}, {"b", round6(d.bubble_b)}, {"delta", round6(d.bubble_b - d.bubble_a)}};
   if (d.fail_if_slower_pct >= 0) {
-    doc["gate"] = {{"fail_if_slower_pct", d.fail_if_slower_pct}, {"failed", d.gate_failed}};
+    doc["gate"] = {{"fail_if_slower_pct", d.fail_if_slower_pct},
+                   {"metric", std::string(gate_metric_name(d.metric))},
+                   {"failed", d.gate_failed}};
   } else {
     doc["gate"] = nullptr;
   }
@@ -406,6 +495,26 @@ std::string format_diff_json(const Diff& d) {
   for (const Straggler& s : d.new_stragglers) stragglers.push_back(straggler_json(s));
   doc["new_stragglers"] = std::move(stragglers);
   doc["notes"] = d.notes;
+  return doc;
+}
+
+}  // namespace
+
+std::string format_diff_json(const Diff& d) { return diff_doc(d).dump(1) + "\n"; }
+
+std::string format_diff_set_json(const std::vector<Diff>& diffs) {
+  json doc;
+  doc["schema"] = std::string(kDiffSetSchema);
+  doc["baseline"] = diffs.empty() ? std::string() : diffs.front().a_source;
+  bool failed = false;
+  json arr = json::array();
+  for (const Diff& d : diffs) {
+    failed = failed || d.gate_failed;
+    json one = diff_doc(d);
+    arr.push_back(std::move(one));
+  }
+  doc["gate_failed"] = failed;
+  doc["diffs"] = std::move(arr);
   return doc.dump(1) + "\n";
 }
 

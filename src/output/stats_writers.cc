@@ -201,6 +201,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   if (!st.partial.empty()) {
     p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
   }
+  if (!st.selection.empty()) p.summary.emplace_back("selection", st.selection);
+  for (const std::string& n : st.notes) p.summary.emplace_back("note", n);
   if (st.resolution_ns > 1) {
     p.summary.emplace_back("times", fmt::format("to {} (the input's resolution): a job's edges may each be off by "
                                                 "that much; bubble figures carry the bound",
@@ -212,6 +214,10 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   // Coarse input times (dynamic-graph records: whole ms): the bound on the
   // measured figure (docs/stats.md).
   if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
+  if (st.complete_rank_steps < st.rank_steps) {
+    bubble += fmt::format(" (over the {} complete rank-steps of {}: short ranks' incomplete steps left out)",
+                          st.complete_rank_steps, st.rank_steps);
+  }
   if (s.ideal_bubble_ratio >= 0) {
     double over = st.bubble_ratio - s.ideal_bubble_ratio;
     bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
@@ -222,20 +228,42 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   p.summary.emplace_back("bubble", bubble);
   const StepTimeSummary& t = st.step_time;
+  const StepTimeSummary& per = st.step_period;
   const StepStats* worst = slowest_step(st);
+  if (per.count > 0) {
+    p.summary.emplace_back(
+        "period", fmt::format("mean {}, median {}, min {}, max {}: a step's start to the next one's, over {} step{} "
+                              "(the last has no next)",
+                              ms_unit(per.mean_ns), ms_unit(per.median_ns), ms_unit(per.min_ns), ms_unit(per.max_ns),
+                              per.count, per.count == 1 ? "" : "s"));
+  } else {
+    p.summary.emplace_back("period", t.count > 0 ? "none: one step has no next start" : "no step");
+  }
   if (t.count > 0) {
     p.summary.emplace_back(
-        "step time", fmt::format("mean {}, median {}, min {}, max {}{}", ms_unit(t.mean_ns), ms_unit(t.median_ns),
-                                 ms_unit(t.min_ns), ms_unit(t.max_ns),
+        "busy span", fmt::format("mean {}, median {}, min {}, max {}{}: first job start to last job end",
+                                 ms_unit(t.mean_ns), ms_unit(t.median_ns), ms_unit(t.min_ns), ms_unit(t.max_ns),
                                  worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
   } else {
-    p.summary.emplace_back("step time", "no step");
+    p.summary.emplace_back("busy span", "no step");
+  }
+  const Throughput& tp = st.throughput;
+  if (tp.steps_per_second > 0) {
+    std::string text = fmt::format("{:.3f} steps/s", tp.steps_per_second);
+    if (tp.micro_batches_per_second > 0) {
+      text += fmt::format(", {:.2f} micro-batches/s (M={}{})", tp.micro_batches_per_second, s.micro_batches,
+                          s.replicas > 1 ? fmt::format(" x {} replicas", s.replicas) : "");
+      text += tp.samples_per_second > 0
+                  ? fmt::format(", {:.2f} samples/s (--micro-batch-size {})", tp.samples_per_second, tp.micro_batch_size)
+                  : std::string(", samples/s with --micro-batch-size N");
+    }
+    p.summary.emplace_back("throughput", text);
   }
 
   // Steps.
   bool runs = st.runs > 1;
-  p.steps.header = runs ? std::vector<std::string>{"run", "step", "time ms", "ranks", "bubble"}
-                        : std::vector<std::string>{"step", "time ms", "ranks", "bubble"};
+  p.steps.header = runs ? std::vector<std::string>{"run", "step", "period ms", "span ms", "ranks", "bubble"}
+                        : std::vector<std::string>{"step", "period ms", "span ms", "ranks", "bubble"};
   p.steps.left = 0;
   std::vector<const StepStats*> steps;
   for (const StepStats& ss : st.steps) steps.push_back(&ss);
@@ -249,8 +277,11 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     std::vector<Cell> row;
     if (runs) row.push_back({std::to_string(ss->run + 1)});
     row.push_back({std::to_string(ss->step)});
+    row.push_back({ss->period_ns >= 0 ? ms(ss->period_ns) : "-"});
     row.push_back({ms(ss->time_ns()), ss == worst && st.steps.size() > 1 ? Tone::kWarn : Tone::kPlain});
-    row.push_back({std::to_string(ss->ranks)});
+    row.push_back({ss->incomplete_ranks > 0 ? fmt::format("{} ({} incomplete)", ss->ranks, ss->incomplete_ranks)
+                                            : std::to_string(ss->ranks),
+                   ss->incomplete_ranks > 0 ? Tone::kWarn : Tone::kPlain});
     row.push_back({percent(ss->bubble_ratio), bubble_tone(ss->bubble_ratio, s.ideal_bubble_ratio)});
     p.steps.add(std::move(row));
   }
@@ -271,7 +302,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     double n = std::max<uint32_t>(r->steps, 1);
     p.ranks.add({{std::to_string(r->rank)},
                  {std::to_string(r->stage)},
-                 {std::to_string(r->steps)},
+                 {r->short_rank() ? fmt::format("{} short", r->steps) : std::to_string(r->steps),
+                  r->short_rank() ? Tone::kBad : Tone::kPlain},
                  {ms(r->busy_ns / n)},
                  {ms(r->idle_ns / n)},
                  {percent(r->bubble_ratio), bubble_tone(r->bubble_ratio, s.ideal_bubble_ratio)},
@@ -284,8 +316,10 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   p.stages.header = {"stage", "ranks", "busy ms", "idle ms", "bubble"};
   p.stages.left = 0;
   for (const StageStats& sg : st.stages) {
-    double n = 0;
-    for (const RankStats& r : st.ranks) n += r.stage == sg.stage ? r.steps : 0;
+    double n = sg.rank_steps;
+    if (n == 0) {
+      for (const RankStats& r : st.ranks) n += r.stage == sg.stage ? r.steps : 0;
+    }
     n = std::max(n, 1.0);
     p.stages.add({{std::to_string(sg.stage)},
                   {std::to_string(sg.ranks)},
@@ -443,8 +477,11 @@ namespace {
 struct DiffParts {
   std::string title;
   std::vector<std::pair<std::string, std::string>> summary;
-  Table ranks, types, changes, stragglers;
+  Table steps, ranks, types, changes, stragglers;
+  std::string steps_note;
 };
+
+constexpr size_t kDiffStepRows = 50;
 
 DiffParts build_diff_parts(const Diff& d, bool color) {
   DiffParts p;
@@ -452,11 +489,31 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   const StepTimeDelta& t = d.step_time;
   Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
   std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
-  p.summary.emplace_back("verdict", fmt::format("{}: mean step time {} (noise {:.1f}%)", verdict,
-                                                signed_pct(t.delta_pct), t.noise_pct));
-  p.summary.emplace_back("step time", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {})",
+  p.summary.emplace_back("verdict", fmt::format("{}: {} (noise {:.1f}%; metric: {})", verdict, metric_change(d),
+                                                d.noise_pct, gate_metric_name(d.metric)));
+  if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
+  const StepTimeDelta& per = d.period;
+  if (per.a_steps > 0 || per.b_steps > 0) {
+    p.summary.emplace_back("period", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
+                                                 ms_unit(per.a_ns), per.a_steps, ms_unit(per.a_median_ns),
+                                                 ms_unit(per.b_ns), per.b_steps, ms_unit(per.b_median_ns),
+                                                 signed_pct(per.delta_pct)));
+  }
+  p.summary.emplace_back("busy span", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
                                                   ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
-                                                  t.b_steps, ms_unit(t.b_median_ns)));
+                                                  t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
+  const ThroughputDelta& tp = d.throughput;
+  if (tp.a.steps_per_second > 0 || tp.b.steps_per_second > 0) {
+    std::string text = fmt::format("A {:.3f}, B {:.3f} steps/s ({})", tp.a.steps_per_second, tp.b.steps_per_second,
+                                   signed_pct(tp.delta_pct));
+    if (tp.a.samples_per_second > 0 && tp.b.samples_per_second > 0) {
+      text += fmt::format("; A {:.2f}, B {:.2f} samples/s", tp.a.samples_per_second, tp.b.samples_per_second);
+    } else if (tp.a.micro_batches_per_second > 0 && tp.b.micro_batches_per_second > 0) {
+      text += fmt::format("; A {:.2f}, B {:.2f} micro-batches/s", tp.a.micro_batches_per_second,
+                          tp.b.micro_batches_per_second);
+    }
+    p.summary.emplace_back("throughput", text);
+  }
   if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
     // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
     p.summary.emplace_back("bubble", fmt::format("A {} ± {}, B {} ± {} ({}; a change within the bounds may be none)",
@@ -469,10 +526,10 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   if (d.fail_if_slower_pct >= 0) {
     p.summary.emplace_back(
         "gate", d.gate_failed
-                    ? paint(fmt::format("FAILED: B is {} slower, more than --fail-if-slower {:g}%",
-                                        signed_pct(t.delta_pct), d.fail_if_slower_pct),
+                    ? paint(fmt::format("FAILED: B is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
+                                        d.slower_pct, metric_change(d), d.fail_if_slower_pct),
                             Tone::kBad, color)
-                    : fmt::format("passed: {} is within --fail-if-slower {:g}%", signed_pct(t.delta_pct),
+                    : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
                                   d.fail_if_slower_pct));
   }
   // Where: the ranks whose own work changed, with their job types.
@@ -494,7 +551,27 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   p.summary.emplace_back("where", where.empty() ? "no rank's busy time changed by more than the threshold" : where);
   for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
 
-  double noise = t.noise_pct;
+  double noise = d.noise_pct;
+  p.steps.header = {"step", "period A ms", "period B ms", "period", "span A ms", "span B ms", "span"};
+  p.steps.left = 0;
+  for (const StepDelta& sd : d.steps) {
+    if (p.steps.rows.size() == kDiffStepRows) {
+      p.steps_note = fmt::format("the first {} of {} steps; --json lists all", kDiffStepRows, d.steps.size());
+      break;
+    }
+    std::string step = !sd.in_a ? fmt::format("- / {}", sd.step_b)
+                       : !sd.in_b ? fmt::format("{} / -", sd.step_a)
+                       : sd.step_a == sd.step_b ? std::to_string(sd.step_a)
+                                                : fmt::format("{} / {}", sd.step_a, sd.step_b);
+    bool both_periods = sd.in_a && sd.in_b && sd.period_a_ns >= 0 && sd.period_b_ns >= 0;
+    p.steps.add({{step},
+                 {sd.in_a && sd.period_a_ns >= 0 ? ms(sd.period_a_ns) : "-"},
+                 {sd.in_b && sd.period_b_ns >= 0 ? ms(sd.period_b_ns) : "-"},
+                 {both_periods ? signed_pct(sd.period_delta_pct) : "-", delta_tone(sd.period_delta_pct, noise)},
+                 {sd.in_a ? ms(sd.span_a_ns) : "-"},
+                 {sd.in_b ? ms(sd.span_b_ns) : "-"},
+                 {sd.in_a && sd.in_b ? signed_pct(sd.span_delta_pct) : "-", delta_tone(sd.span_delta_pct, noise)}});
+  }
   p.ranks.header = {"rank", "stage", "busy A ms", "busy B ms", "busy", "idle A ms", "idle B ms", "idle", "bubble A",
                     "bubble B", "bubble"};
   p.ranks.left = 0;
@@ -559,6 +636,7 @@ std::string format_diff_text(const Diff& d, const TextStyle& style) {
     }
     out += "\n" + bold(title, color) + "\n" + render_text(t, color);
   };
+  section("steps (B against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none");
   section("ranks, per step (B against A)", p.ranks, "none");
   section("job types", p.types, "none");
   section("schedule changes (first position where B's job order differs from A's)", p.changes,
@@ -582,6 +660,8 @@ std::string format_diff_markdown(const Diff& d) {
       out += "\n**" + md_escape(title) + "**\n\n" + render_markdown(t);
     }
   };
+  section("Steps (B against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none",
+          p.steps.rows.size() > 10);
   section("Ranks, per step (B against A)", p.ranks, "none", p.ranks.rows.size() > 16);
   section("Job types", p.types, "none", false);
   section("Schedule changes", p.changes, "none: every rank runs the same job order", p.changes.rows.size() > 16);
@@ -688,6 +768,7 @@ std::string format_diff_html(const Diff& d) {
   out += legend({{"good", "better for the run: less time, or a rank waiting less for the others"},
                  {"bad", "worse for the run: more time, or a rank waiting more for the others"},
                  {"", "within the noise, or a rank's idle time moving against its own busy time"}});
+  out += html_section("Steps (B against A)", p.steps_note, p.steps, p.steps.rows.size() > 20);
   out += html_section("Ranks, per step (B against A)", "", p.ranks, p.ranks.rows.size() > 32);
   out += html_section("Job types", "", p.types, false);
   out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,

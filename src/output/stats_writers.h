@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/diff.h"
 #include "analysis/stats.h"
@@ -46,13 +47,23 @@ bool looks_like_json(std::string_view head);
 std::string format_diff_text(const Diff& diff, const TextStyle& style = {});
 std::string format_diff_markdown(const Diff& diff);
 std::string format_diff_json(const Diff& diff);
+// Several runs against one baseline (diff A B C...): {"schema", "baseline",
+// "gate_failed", "diffs": [each as format_diff_json writes it]}.
+std::string format_diff_set_json(const std::vector<Diff>& diffs);
 
 // The same sections as the Markdown, as escaped HTML fragments (a <section>)
 // for the report page (html_report.h).
 std::string format_stats_html(const Stats& stats);
 std::string format_diff_html(const Diff& diff);
 
-inline constexpr std::string_view kStatsSchema = "pp-timeline-stats/1";
-inline constexpr std::string_view kDiffSchema = "pp-timeline-diff/1";
+// The JSON's "schema" key; docs/schemas/ holds the JSON Schema of each
+// (stats.v2.json, diff.v2.json). /2 added the step periods, throughput,
+// the selection and the short ranks; a /1 stats file still reads back (its
+// periods follow from the steps' starts).
+inline constexpr std::string_view kStatsSchema = "pp-timeline-stats/2";
+inline constexpr std::string_view kStatsSchemaV1 = "pp-timeline-stats/1";
+inline constexpr std::string_view kDiffSchema = "pp-timeline-diff/2";
+// diff with more than two runs: each of B, C... against A.
+inline constexpr std::string_view kDiffSetSchema = "pp-timeline-diff-set/2";
 
 }  // namespace ppt

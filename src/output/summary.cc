@@ -51,6 +51,10 @@ std::string format_summary(const Timeline& tl) {
     }
     s += " (" + parts + ")";
   }
+  // A selection (--run, --steps, --skip-warmup) keeps the account whole.
+  if (tl.unselected_jobs > 0 || !tl.selection.empty()) {
+    s += fmt::format(", {} left out by the selection: {}", with_commas(tl.unselected_jobs), tl.selection);
+  }
   // Dynamic-graph profile records: a job is a B and an E record, so the
   // profiler lines there are the jobs the records describe.
   if (c.profile_records > 0) {

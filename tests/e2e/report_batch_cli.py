@@ -279,7 +279,7 @@ def check_all(b):
         p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "--steps", "x")
         check(p.returncode == 2 and "--steps" in p.stderr, "convert bad --steps: %r" % p.stderr)
         p = run(b, "--log_dir", os.path.join(w, "good"), "-o", svg, "--steps", "40:50")
-        check(p.returncode == 0 and "no job in steps 40:50 (the timeline has steps 0 to 2)" in p.stderr,
+        check(p.returncode == 2 and "--steps 40:50: no step is left; the run has steps 0-2" in p.stderr,
               "steps out of range: %r" % p.stderr)
 
 

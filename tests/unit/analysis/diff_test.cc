@@ -111,7 +111,7 @@ TEST_CASE("stats JSON reads back into the same numbers and diffs as the logs do"
 
   // The documented keys.
   nlohmann::json doc = nlohmann::json::parse(text);
-  CHECK(doc["schema"] == "pp-timeline-stats/1");
+  CHECK(doc["schema"] == "pp-timeline-stats/2");
   REQUIRE(doc["ranks"].size() == 8);
   for (const char* key : {"rank", "stage", "busy_us", "idle_us", "bubble_ratio", "warmup_us", "cooldown_us",
                           "gaps_us", "types", "job_order"}) {
@@ -177,6 +177,76 @@ TEST_CASE("what is not a stats JSON is refused with a reason", "[diff][json]") {
   }
   CHECK(looks_like_json("  \n{\"a\":1}"));
   CHECK_FALSE(looks_like_json("I1020 09:15:07 ... Profiler Info"));
+}
+
+}  // namespace
+}  // namespace ppt
+
+namespace ppt {
+namespace {
+
+TEST_CASE("time between steps makes B slower in period and throughput, not in busy span", "[diff][period]") {
+  testing::TempDir dir;
+  const std::string run = "--schedule 1f1b --stages 4 --micro-batches 8 --steps 4 --seed 21";
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", run));
+  Stats b = stats_of(testing::generate_log_dir(dir, "b", run + " --step-gap-us 100500"));
+  DiffOptions opt;
+  opt.fail_if_slower_pct = 3;
+  Diff d = diff_stats(a, b, opt);
+  CHECK(d.metric == GateMetric::kPeriod);
+  CHECK(d.period.delta_pct > 3);
+  CHECK(d.slower_pct == d.period.delta_pct);
+  CHECK(d.verdict == Verdict::kSlower);
+  CHECK(d.gate_failed);
+  CHECK(std::fabs(d.step_time.delta_pct) < 1);
+  REQUIRE(d.steps.size() == 4);
+  CHECK(d.steps[0].period_b_ns - d.steps[0].period_a_ns > 99'000'000);
+  CHECK(d.steps[3].period_a_ns == -1);
+  CHECK(metric_change(d).rfind("step period +", 0) == 0);
+
+  opt.metric = GateMetric::kBusy;
+  Diff busy = diff_stats(a, b, opt);
+  CHECK(busy.verdict == Verdict::kSame);
+  CHECK_FALSE(busy.gate_failed);
+
+  opt.metric = GateMetric::kThroughput;
+  Diff tp = diff_stats(a, b, opt);
+  CHECK(tp.throughput.delta_pct < -3);
+  CHECK(tp.slower_pct == -tp.throughput.delta_pct);
+  CHECK(tp.gate_failed);
+}
+
+TEST_CASE("without periods the busy span is compared, or the chosen metric is an error", "[diff][period]") {
+  testing::TempDir dir;
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", "--schedule 1f1b --stages 2 --steps 1 --seed 3"));
+  Stats b = stats_of(testing::generate_log_dir(dir, "b", "--schedule 1f1b --stages 2 --steps 1 --seed 3"));
+  REQUIRE(a.step_period.count == 0);
+  Diff d = diff_stats(a, b, {});
+  CHECK(d.metric == GateMetric::kBusy);
+  CHECK(d.metric_note.find("neither run has a step period") != std::string::npos);
+  CHECK(d.gate_error.empty());
+  DiffOptions chosen;
+  chosen.metric_chosen = true;
+  Diff e = diff_stats(a, b, chosen);
+  CHECK(e.gate_error.rfind("--gate period: ", 0) == 0);
+}
+
+TEST_CASE("a stats JSON of format 1 reads back with its periods from the steps' starts", "[diff][json]") {
+  testing::TempDir dir;
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", "--schedule 1f1b --stages 2 --steps 3 --seed 8"));
+  nlohmann::json doc = nlohmann::json::parse(format_stats_json(a));
+  CHECK(doc["schema"] == "pp-timeline-stats/2");
+  doc["schema"] = "pp-timeline-stats/1";
+  doc.erase("step_period");
+  doc.erase("throughput");
+  for (auto& s : doc["steps"]) s.erase("period_us");
+  std::string error;
+  std::optional<Stats> back = parse_stats_json(doc.dump(), &error);
+  REQUIRE(back);
+  CHECK(back->step_period.count == 2);
+  CHECK(back->step_period.mean_ns == Approx(a.step_period.mean_ns).margin(2));
+  CHECK(back->steps[0].period_ns == Approx(a.steps[0].period_ns).margin(2));
+  CHECK(back->throughput.steps_per_second == Approx(a.throughput.steps_per_second).epsilon(1e-4));
 }
 
 }  // namespace

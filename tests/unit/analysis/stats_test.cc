@@ -248,3 +248,77 @@ TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a sl
 
 }  // namespace
 }  // namespace ppt
+
+namespace ppt {
+namespace {
+
+TEST_CASE("a step's period runs to the next step's start; the last step has none", "[stats][period]") {
+  testing::TempDir dir;
+  Stats st = testing::stats_of(testing::load_hand_run(dir, "run", two_stage_fthenb()));
+  REQUIRE(st.steps.size() == 2);
+  CHECK(st.steps[0].period_ns == 200 * kUs);  // span 95 us, then 105 us of nothing
+  CHECK(st.steps[1].period_ns == -1);
+  CHECK(st.step_period.count == 1);
+  CHECK(st.step_period.mean_ns == Approx(200.0 * kUs));
+  CHECK(st.throughput.steps_per_second == Approx(5000.0));  // 1 / 200 us
+  CHECK(st.throughput.micro_batches_per_second == Approx(10000.0));  // M = 2
+  CHECK(st.throughput.samples_per_second == 0);  // no micro-batch size
+  StatsOptions opt;
+  opt.micro_batch_size = 4;
+  Stats with = testing::stats_of(testing::load_hand_run(dir, "run2", two_stage_fthenb()), opt);
+  CHECK(with.throughput.samples_per_second == Approx(40000.0));
+}
+
+TEST_CASE("appended runs are measured one at a time, the last by default, the others named", "[stats][runs]") {
+  auto g = testing::generate_logs("--schedule 1f1b --stages 2 --micro-batches 4 --steps 3 --rerun --seed 2");
+  REQUIRE(g->timeline.runs.size() == 2);
+  Stats last = testing::stats_of(g->timeline);
+  CHECK(last.run == 1);
+  CHECK(last.steps.size() == 3);  // not 6 pooled
+  for (const StepStats& s : last.steps) CHECK(s.run == 1);
+  REQUIRE_FALSE(last.notes.empty());
+  CHECK(last.notes[0].find("2 runs") != std::string::npos);
+  CHECK(last.notes[0].find("run 1 (3 steps") != std::string::npos);
+  // No period spans the minute between the runs.
+  CHECK(last.step_period.count == 2);
+  CHECK(last.step_period.max_ns < 1'000'000'000);
+  StatsOptions first;
+  first.run = 0;
+  Stats one = testing::stats_of(g->timeline, first);
+  CHECK(one.run == 0);
+  CHECK(one.steps.size() == 3);
+  CHECK(one.jobs + last.jobs == g->timeline.job_count());
+}
+
+TEST_CASE("a rank cut short is flagged and the run's bubble counts complete rank-steps", "[stats][short]") {
+  auto g = testing::generate_logs("--schedule 1f1b --stages 4 --micro-batches 8 --steps 4 --seed 6");
+  Stats whole = testing::stats_of(g->timeline);
+  CHECK(whole.short_ranks.empty());
+  CHECK(whole.complete_rank_steps == whole.rank_steps);
+  // Rank 3's log ends after its first five jobs.
+  std::ifstream in(g->logs + "/workerlog.3");
+  std::string line, kept;
+  int jobs = 0;
+  while (std::getline(in, line)) {
+    if (line.find("Profiler Info: Job") != std::string::npos && ++jobs > 5) break;
+    kept += line + "\n";
+  }
+  in.close();
+  std::ofstream(g->logs + "/workerlog.3") << kept;
+  Stats cut = testing::stats_of(testing::load_dir(g->logs));
+  REQUIRE(cut.short_ranks == std::vector<int32_t>{3});
+  const RankStats& r3 = testing::rank_of(cut, 3);
+  CHECK(r3.missing_steps == 3);
+  CHECK(r3.incomplete_steps == 1);
+  CHECK(r3.bubble_ratio > 0.6);  // its own row: what it ran
+  CHECK(cut.rank_steps == 13);
+  CHECK(cut.complete_rank_steps == 12);
+  CHECK(cut.bubble_ratio == Approx(whole.bubble_ratio).margin(0.03));
+  CHECK(cut.steps[0].incomplete_ranks == 1);
+  bool noted = false;
+  for (const std::string& n : cut.notes) noted = noted || n.find("short rank: rank 3 misses 3 of 4 steps") == 0;
+  CHECK(noted);
+}
+
+}  // namespace
+}  // namespace ppt

@@ -1,0 +1,142 @@
+#include "app/selection.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+namespace ppt {
+namespace {
+
+std::string range_text(const StepRange& r) {
+  std::string a = r.first == INT32_MIN ? "" : std::to_string(r.first);
+  std::string b = r.last == INT32_MAX ? "" : std::to_string(r.last);
+  return r.first == r.last ? a : a + ":" + b;
+}
+
+std::vector<int32_t> numbers_of(const Run& run) {
+  std::vector<int32_t> n;
+  for (const StepSpan& s : run.steps) n.push_back(s.number);
+  return n;  // Run::steps is sorted by number
+}
+
+}  // namespace
+
+std::string step_list(const std::vector<int32_t>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string Selection::options_text() const {
+  std::string s;
+  if (run > 0) s += fmt::format("--run {}", run);
+  if (steps) s += fmt::format("{}--steps {}", s.empty() ? "" : " ", range_text(*steps));
+  if (skip_warmup > 0) s += fmt::format("{}--skip-warmup {}", s.empty() ? "" : " ", skip_warmup);
+  return s;
+}
+
+std::string apply_selection(Timeline& tl, const Selection& sel) {
+  if (sel.empty()) return "";
+  const size_t runs = tl.runs.size();
+  if (sel.run > runs) {
+    return fmt::format("--run {}: the logs hold {} run{}{}", sel.run, runs, runs == 1 ? "" : "s",
+                       runs > 1 ? fmt::format(" (1-{})", runs) : std::string());
+  }
+  // The step numbers kept in each run (empty: the run is left out).
+  std::vector<std::set<int32_t>> kept(runs);
+  bool any = false;
+  for (size_t r = 0; r < runs; ++r) {
+    if (sel.run > 0 && r + 1 != sel.run) continue;
+    const std::vector<int32_t> numbers = numbers_of(tl.runs[r]);
+    for (size_t k = sel.skip_warmup; k < numbers.size(); ++k) {
+      if (!sel.steps || sel.steps->contains(numbers[k])) kept[r].insert(numbers[k]);
+    }
+    any = any || !kept[r].empty();
+  }
+  if (!any) {
+    // Name the steps that exist, per run when there are several.
+    std::string have;
+    for (size_t r = 0; r < runs; ++r) {
+      if (sel.run > 0 && r + 1 != sel.run) continue;
+      std::string list = step_list(numbers_of(tl.runs[r]));
+      have += runs > 1 ? fmt::format("{}run {} has steps {}", have.empty() ? "" : ", ", r + 1, list)
+                       : fmt::format("the run has steps {}", list);
+    }
+    return fmt::format("{}: no step is left; {}", sel.options_text(), have);
+  }
+
+  // What is kept, for the summary and the reports.
+  std::vector<std::string> parts;
+  size_t kept_runs = 0;
+  for (size_t r = 0; r < runs; ++r) kept_runs += kept[r].empty() ? 0 : 1;
+  for (size_t r = 0; r < runs; ++r) {
+    if (kept[r].empty()) continue;
+    std::vector<int32_t> k(kept[r].begin(), kept[r].end());
+    std::vector<int32_t> all = numbers_of(tl.runs[r]);
+    std::string text = runs > 1 ? fmt::format("run {} of {}", r + 1, runs) : std::string();
+    if (k.size() != all.size()) {
+      text += fmt::format("{}steps {} of {}", text.empty() ? "" : ", ", step_list(k), step_list(all));
+    }
+    if (!text.empty()) parts.push_back(text);
+  }
+
+  // Rebuild the tracks and runs with only what is kept.
+  std::vector<Track> tracks;
+  std::vector<Run> out_runs;
+  uint64_t left_out = 0;
+  for (size_t r = 0; r < runs; ++r) {
+    Run& run = tl.runs[r];
+    if (kept[r].empty()) {
+      for (uint32_t ti : run.tracks) left_out += tl.tracks[ti].jobs.size();
+      continue;
+    }
+    Run nr = run;
+    nr.index = static_cast<uint32_t>(out_runs.size());
+    nr.tracks.clear();
+    nr.steps.clear();
+    for (const StepSpan& s : run.steps) {
+      if (kept[r].count(s.number)) nr.steps.push_back(s);
+    }
+    nr.first_ns = INT64_MAX;
+    nr.last_ns = INT64_MIN;
+    for (uint32_t ti : run.tracks) {
+      Track t = std::move(tl.tracks[ti]);
+      const size_t before = t.jobs.size();
+      std::erase_if(t.jobs, [&](const Job& j) { return !kept[r].count(j.step); });
+      left_out += before - t.jobs.size();
+      if (t.jobs.empty()) continue;
+      uint32_t lanes = 1, overlapping = 0;
+      for (const Job& j : t.jobs) {
+        lanes = std::max(lanes, j.lane + 1);
+        overlapping += j.lane > 0 ? 1 : 0;
+        nr.first_ns = std::min(nr.first_ns, j.start_ns);
+        nr.last_ns = std::max(nr.last_ns, j.end_ns);
+      }
+      t.lanes = lanes;
+      t.overlapping_jobs = overlapping;
+      t.run = nr.index;
+      nr.tracks.push_back(static_cast<uint32_t>(tracks.size()));
+      tracks.push_back(std::move(t));
+    }
+    out_runs.push_back(std::move(nr));
+  }
+  tl.tracks = std::move(tracks);
+  tl.runs = std::move(out_runs);
+  tl.origin_ns = INT64_MAX;
+  for (const Run& r : tl.runs) tl.origin_ns = std::min(tl.origin_ns, r.first_ns);
+  if (tl.runs.empty()) tl.origin_ns = 0;
+  tl.unselected_jobs += left_out;
+  std::string text;
+  for (const std::string& p : parts) text += (text.empty() ? "" : "; ") + p;
+  tl.selection = text.empty() ? sel.options_text() : fmt::format("{} ({})", text, sel.options_text());
+  return "";
+}
+
+}  // namespace ppt
