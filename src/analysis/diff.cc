@@ -1,4 +1,5 @@
 #include "analysis/diff.h"
+#include "util/text.h"
 
 #include <fmt/format.h>
 
@@ -40,7 +41,7 @@ std::string metric_change(const Diff& d) {
   const char* what = d.metric == GateMetric::kThroughput ? "throughput"
                      : d.metric == GateMetric::kBusy     ? "busy span"
                                                          : "step period";
-  return fmt::format("{} {:+.1f}%", what, pct);
+  return fmt::format("{} {}", what, format_percent(pct, PercentSign::kAlways));
 }
 
 std::string schedule_label(const ScheduleInfo& s) {

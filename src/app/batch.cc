@@ -334,7 +334,8 @@ BatchRun::Change compare_with_baseline(const Stats& base, const Stats& run, doub
   DiffOptions options;
   options.fail_if_slower_pct = fail_if_slower_pct;
   Diff d = diff_stats(base, run, options);
-  return {d.step_time.delta_pct, d.step_time.noise_pct, d.bubble_b - d.bubble_a, d.verdict, d.gate_failed};
+  return {d.slower_pct, d.noise_pct, std::string(gate_metric_name(d.metric)), d.bubble_b - d.bubble_a, d.verdict,
+          d.gate_failed};
 }
 
 // Converts one run; `base` (the baseline's stats) is compared with, and
@@ -607,7 +608,8 @@ std::string baseline_name(const BatchResult& r) {
 }
 
 std::string change_text(const BatchRun::Change& c) {
-  return fmt::format("{:+.1f}% ({}){}", c.step_time_delta_pct, verdict_name(c.verdict), c.gate_failed ? ", gate" : "");
+  return fmt::format("{} {} ({}){}", c.metric, format_percent(c.step_time_delta_pct, PercentSign::kAlways),
+                     verdict_name(c.verdict), c.gate_failed ? ", gate" : "");
 }
 
 }  // namespace
@@ -645,6 +647,7 @@ std::string batch_index_json(const BatchResult& result) {
     if (r.change) {
       j["baseline"] = {{"step_time_delta_pct", round3(r.change->step_time_delta_pct)},
                        {"noise_pct", round3(r.change->noise_pct)},
+                       {"metric", r.change->metric},
                        {"bubble_delta", round6(r.change->bubble_delta)},
                        {"verdict", verdict_name(r.change->verdict)},
                        {"gate_failed", r.change->gate_failed}};

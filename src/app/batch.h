@@ -61,8 +61,12 @@ struct BatchRun {
   bool is_baseline = false;
   // Against the baseline run (when there is one, and both converted).
   struct Change {
-    double step_time_delta_pct = 0;  // (run - baseline) / baseline, of the mean step time
+    // How much slower the run is than the baseline, in percent, in the diff
+    // gate's metric (`metric`: the step period unless a run has none; see
+    // analysis/diff.h); negative when faster.
+    double step_time_delta_pct = 0;
     double noise_pct = 0;
+    std::string metric;
     double bubble_delta = 0;         // run - baseline, a ratio
     Verdict verdict = Verdict::kSame;
     bool gate_failed = false;        // slower by more than BatchOptions::fail_if_slower_pct

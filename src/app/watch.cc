@@ -205,10 +205,19 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
     return true;
   };
 
-  std::vector<std::string> stragglers;
-  for (const Straggler& s : st.stragglers) {
-    stragglers.push_back(fmt::format("rank {} {} +{:.0f}%", s.rank, s.type, s.margin * 100));
-  }
+  // stats measures one run at a time (never pooled): the window's other runs
+  // (a run that ended, the next one starting) are measured on their own.
+  std::map<uint32_t, Stats> other_runs;
+  auto stats_of_run = [&](uint32_t index) -> const Stats& {
+    if (st.run == index) return st;
+    auto it = other_runs.find(index);
+    if (it == other_runs.end()) {
+      StatsOptions so = options_.stats;
+      so.run = static_cast<int32_t>(index);
+      it = other_runs.emplace(index, compute_stats(tl, a->plan, &a->dependencies, so)).first;
+    }
+    return it->second;
+  };
   uint64_t problems = tl.diagnostics.rejected_jobs();
 
   bool stop = false;
@@ -223,10 +232,15 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
         stop = true;
         break;
       }
-      auto found = std::find_if(st.steps.begin(), st.steps.end(), [&](const StepStats& s) {
+      const Stats& rs = stats_of_run(run.index);
+      auto found = std::find_if(rs.steps.begin(), rs.steps.end(), [&](const StepStats& s) {
         return s.run == run.index && s.step == span.number;
       });
-      if (found == st.steps.end()) continue;
+      if (found == rs.steps.end()) continue;
+      std::vector<std::string> stragglers;
+      for (const Straggler& s : rs.stragglers) {
+        stragglers.push_back(fmt::format("rank {} {} +{:.0f}%", s.rank, s.type, s.margin * 100));
+      }
       if (!origin_set_) {
         origin_ns_ = tl.origin_ns;
         origin_set_ = true;
@@ -236,8 +250,8 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
       w.stats.run = grun;
       w.stats.step = gstep;
       w.period_ns = si + 1 < run.steps.size() ? run.steps[si + 1].start_ns - span.start_ns : found->time_ns();
-      w.schedule = std::string(schedule_name(st.schedule.kind));
-      w.ideal_bubble_ratio = st.schedule.ideal_bubble_ratio;
+      w.schedule = std::string(schedule_name(rs.schedule.kind));
+      w.ideal_bubble_ratio = rs.schedule.ideal_bubble_ratio;
       w.stragglers = stragglers;
       w.problems = problems;
       int64_t best = -1;

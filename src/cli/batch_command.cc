@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "util/text.h"
 #include "commands.h"
 #include "app/batch.h"
 #include "model/diagnostics.h"
@@ -45,7 +46,8 @@ std::string run_line(const BatchRun& r) {
     std::string change;
     if (r.is_baseline) change = " (the baseline)";
     if (r.change) {
-      change = fmt::format(", {:+.1f}% against the baseline ({})", r.change->step_time_delta_pct,
+      change = fmt::format(", {} {} against the baseline ({})", r.change->metric,
+                           format_percent(r.change->step_time_delta_pct, PercentSign::kAlways),
                            verdict_name(r.change->verdict));
     }
     return fmt::format("{}: ok, {} steps, step time {:.3f} ms, bubble {:.1f}%{}", name, r.steps,
@@ -172,8 +174,9 @@ int run_batch_command(const BatchCommandOptions& o) {
   if (!result.error.empty()) say.error(result.error);
   for (const BatchRun& r : result.runs) {
     if (r.change && r.change->gate_failed) {
-      say.line(fmt::format("{}: {}: {:+.1f}% step time, slower than the baseline by more than {:g}%", say.prefix(),
-                           printable_excerpt(r.name, 120), r.change->step_time_delta_pct, o.fail_if_slower));
+      say.line(fmt::format("{}: {}: {} slower than the baseline (metric: {}), more than --fail-if-slower {:g}%",
+                           say.prefix(), printable_excerpt(r.name, 120),
+                           format_percent(r.change->step_time_delta_pct), r.change->metric, o.fail_if_slower));
     }
   }
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),

@@ -9,6 +9,7 @@ no error or warning, every slice one entry with its exact span, flows bound.
 Exits 77 (ctest: skipped) when node or tests/consumers/node_modules is
 missing: scripts/setup.sh installs them.
 """
+import gzip
 import os
 import shutil
 import subprocess
@@ -88,11 +89,18 @@ def main():
         subprocess.run([a.binary, "--log_dir", os.path.join(work, "vpp"), "-o", absolute, "--absolute", "-q"],
                        check=True)
         diff = os.path.join(work, "diff_1f1b_zbh1.json")
-        p = ppt_test.run(a.binary, ["diff", os.path.join(work, "1f1b"), os.path.join(work, "zbh1"), "-o", diff, "-q"])
+        p = ppt_test.run(a.binary, ["diff", os.path.join(work, "1f1b"), os.path.join(work, "zbh1"), "--trace", diff, "-q"])
         if p.returncode not in (0, 1) or not os.path.exists(diff):
             print("FAIL diff: exited %d\n%s" % (p.returncode, p.stderr))
             return 1
         traces += [absolute, diff]
+        # .json.gz: what a viewer reads after undoing the gzip (Perfetto and
+        # catapult detect it by its magic bytes).
+        gz = os.path.join(work, "vpp.json.gz")
+        subprocess.run([a.binary, "--log_dir", os.path.join(work, "vpp"), "-o", gz, "-q"], check=True)
+        with gzip.open(gz, "rb") as f_in, open(os.path.join(work, "vpp_from_gz.json"), "wb") as f_out:
+            f_out.write(f_in.read())
+        traces.append(os.path.join(work, "vpp_from_gz.json"))
         p = subprocess.run([node, os.path.join(HERE, "devtools_check.mjs")] + traces, cwd=HERE)
         return 0 if p.returncode == 0 else 1
 

@@ -59,11 +59,11 @@ def main():
         rc, out, err = run(binary, "stats", "--log_dir", a, "-o", o("s.json"), "-o", o("s.md"), "-o", o("s.txt"))
         check(rc == 0 and out == "", f"stats with files only prints nothing ({rc}: {err.strip()})")
         if rc == 0 and os.path.exists(o("s.json")):
-            check(json.load(open(o("s.json")))["schema"] == "pp-timeline-stats/1", "stats -o s.json is the JSON")
+            check(json.load(open(o("s.json")))["schema"] == "pp-timeline-stats/2", "stats -o s.json is the JSON")
             check(open(o("s.md")).read().startswith("### "), "stats -o s.md is Markdown")
             check(open(o("s.txt")).read().startswith("pp-timeline stats: "), "stats -o s.txt is the text")
         rc, out, err = run(binary, "stats", "--log_dir", a, "--json", "-o", o("s2.md"), "-o", "-")
-        check(rc == 0 and out.startswith("{") and json.loads(out)["schema"] == "pp-timeline-stats/1" and
+        check(rc == 0 and out.startswith("{") and json.loads(out)["schema"] == "pp-timeline-stats/2" and
               os.path.exists(o("s2.md")) and open(o("s2.md")).read().startswith("### "), f"stats --json -o s2.md -o -: JSON on stdout ({err.strip()})")
         rc, _, err = run(binary, "stats", "--log_dir", a, "-o", o("s.html"), "-q")
         check(rc == 0 and os.path.exists(o("s.html")) and "pp-timeline stats: " in open(o("s.html")).read(),
@@ -75,7 +75,7 @@ def main():
             doc = json.load(open(o("d.json")))
         except (OSError, ValueError):
             doc = {}
-        check(doc.get("schema") == "pp-timeline-diff/1", f"diff --json -o d.json writes the diff JSON ({err.strip()})")
+        check(doc.get("schema") == "pp-timeline-diff/2", f"diff --json -o d.json writes the diff JSON ({err.strip()})")
         check("verdict" in out and not out.startswith("{"), "with files only, the verdict is printed as text")
         rc, _, err = run(binary, "diff", a, slow, "--markdown", "-o", o("d.md"))
         check(rc == 0 and os.path.exists(o("d.md")) and open(o("d.md")).read().startswith("### "), f"diff --markdown -o d.md ({err.strip()})")

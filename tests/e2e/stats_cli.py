@@ -133,7 +133,12 @@ def gate_and_selection(binary, tmp):
     check(dset.get("schema") == "pp-timeline-diff-set/2" and len(dset.get("diffs", [])) == 2,
           "diff A B C --json holds one diff per run")
     rc, _, err = run(binary, "diff", fast, fast2, gap, "-o", os.path.join(tmp, "three.json"))
-    check(rc == 2, f"-o with three runs is a usage error ({err.strip()})")
+    three = json.load(open(os.path.join(tmp, "three.json"))) if rc == 0 else {}
+    check(three.get("schema") == "pp-timeline-diff-set/2", f"diff A B C -o x.json writes the diff set ({err.strip()})")
+    for name, flag in (("three.html", "-o"), ("three_trace.json", "--trace")):
+        rc, _, err = run(binary, "diff", fast, fast2, gap, flag, os.path.join(tmp, name))
+        check(rc == 2 and not os.path.exists(os.path.join(tmp, name)),
+              f"{flag} {name} with three runs is a usage error: a page or trace holds two ({err.strip()})")
 
     # the selection, the same on every command
     rc, out, err = run(binary, "stats", fast, "--steps", "1:2", "--json")
