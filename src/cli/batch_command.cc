@@ -204,9 +204,10 @@ void setup_batch(CLI::App& app, Runner& chosen) {
       ->capture_default_str();
   sub->add_option("--baseline", o->baseline,
                   "a log directory or archive of one run: converted too, and every other run is compared with it "
-                  "(step time and bubble, as diff does)");
+                  "(the step period and bubble, as diff does)");
   sub->add_option("--fail-if-slower", o->fail_if_slower,
-                  "exit 1 when a run's step time is more than PCT percent slower than the baseline's")
+                  "exit 1 when a run is more than PCT percent slower than the baseline in diff's gate metric (the step "
+                  "period: a step's start to the next one's)")
       ->check(CLI::Range(0.0, 1e6));
   sub->add_option("--link-base", o->link_base,
                   "links in summary.md are URL/<run>/report.html (where the output directory is published); "

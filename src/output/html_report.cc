@@ -145,6 +145,7 @@ constexpr const char* kScript = R"JS(
       t0: num(g.getAttribute('data-t0-us')), span: num(g.getAttribute('data-span-us')),
       a: 0, b: w0, group: svg.getAttribute('data-sync') || ('v' + i),
       zooms: g.querySelectorAll('g.zoom'), labels: g.querySelectorAll('text.step-label'),
+      jobLabels: g.querySelectorAll('g.job-labels text'),
       axis: g.querySelector('g.axis'), rows: g.querySelector('g.rows'), head: null, headY: 0, headH: 0
     };
     // The axis and the step numbers move into one group drawn last, so that
@@ -185,6 +186,15 @@ constexpr const char* kScript = R"JS(
     var k = v.w / (v.b - v.a), tx = -v.a * k;
     var tr = 'translate(' + tx + ',0) scale(' + k + ',1)';
     v.zooms.forEach(function (z) { z.setAttribute('transform', tr); });
+    // Block labels sit inside the zoomed groups: undo the horizontal scale on
+    // each so its text keeps its size, and show it only while its block
+    // (data-w, in picture units) is wide enough for it.
+    v.jobLabels.forEach(function (t) {
+      var x = num(t.getAttribute('x'));
+      var fits = t.textContent.length * 6.2 + 4 <= num(t.getAttribute('data-w')) * k;
+      t.setAttribute('visibility', fits ? 'visible' : 'hidden');
+      if (fits) t.setAttribute('transform', 'translate(' + x + ',0) scale(' + (1 / k) + ',1) translate(' + (-x) + ',0)');
+    });
     var lastEnd = -1e9;
     v.labels.forEach(function (e) {
       var x = num(e.getAttribute('data-x')) * k + tx;
@@ -470,7 +480,21 @@ constexpr const char* kScript = R"JS(
     out.fit = v.w / v.w0;
     var ov = document.getElementById('overview');
     out.overview = ov ? box(ov) : null;
+    // Block labels: how many show, and the widest one's screen width against
+    // its own (unscaled) text width, before and after zooming in.
+    var labelState = function () {
+      var shown = 0, ratio = 0;
+      v.jobLabels.forEach(function (t) {
+        if (t.getAttribute('visibility') === 'hidden') return;
+        ++shown;
+        var own = t.getComputedTextLength();
+        if (own > 0) ratio = Math.max(ratio, t.getBoundingClientRect().width / own);
+      });
+      return { total: v.jobLabels.length, shown: shown, ratio: ratio };
+    };
+    out.labelsFit = labelState();
     zoomAll(4);
+    out.labelsZoomed = labelState();
     out.zoomed = z();
     out.ticks = v.axis ? v.axis.querySelectorAll('g.tick').length : 0;
     var bg = v.g.querySelector('rect.row-bg');

@@ -806,6 +806,13 @@ double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
             append_num(labels, x + w / 2);
             labels += "\" y=\"";
             append_num(labels, jy + kLaneH / 2 + 3.5);
+            if (opt_.embedded) {
+              // The page re-scales the time axis (html_report.cc): it keeps
+              // the label's glyphs upright and hides it when its block
+              // becomes too narrow, from the block's width.
+              labels += "\" data-w=\"";
+              append_num(labels, w);
+            }
             labels += "\" fill=\"";
             labels += type_label_color_[j.type];
             labels += "\">";

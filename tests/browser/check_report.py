@@ -229,6 +229,14 @@ def check_report(binary, chromium, work):
     # The picture is laid out at the window's width: scale `fit` shows it all.
     fit = st.get("fit", 0)
     check(fit > 0, "no plot width fit: %r" % st.get("fit"))
+    # Block labels keep their size whatever the zoom (not stretched with the
+    # time axis), and zooming in shows every one the picture carries.
+    lf, lz = st.get("labelsFit", {}), st.get("labelsZoomed", {})
+    check(lz.get("total", 0) > 0 and lz.get("shown") == lz.get("total"),
+          "zoomed in, not every block label shows: %r" % lz)
+    for state in (lf, lz):
+        check(state.get("shown", 0) == 0 or 0.8 < state.get("ratio", 0) < 1.25,
+              "block labels are stretched with the time axis: %r" % state)
     check(zoomed and abs(zoomed[1] - 4 * fit) < 1e-6, "zoom: %r (fit %r)" % (st.get("zoomed"), fit))
     check(st.get("ticks", 0) >= 3, "the axis was not redrawn after zooming")
     # Dragging 100 screen pixels to the left moves the view right, at the same zoom.
