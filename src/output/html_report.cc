@@ -706,19 +706,6 @@ void append_problems(std::string& out, const Timeline& tl) {
 std::string ms_text(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 std::string percent_text(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
 
-// The step period: the median time from the start of step k to the start of
-// step k+1 (consecutive steps of one run), -1 without such a pair.
-int64_t median_step_period_ns(const Stats& st) {
-  std::vector<int64_t> periods;
-  for (size_t i = 1; i < st.steps.size(); ++i) {
-    const StepStats &a = st.steps[i - 1], &b = st.steps[i];
-    if (a.run == b.run && b.step == a.step + 1) periods.push_back(b.start_ns - a.start_ns);
-  }
-  if (periods.empty()) return -1;
-  std::sort(periods.begin(), periods.end());
-  return periods[(periods.size() - 1) / 2];
-}
-
 // One figure of the summary card: a name, the value, a line under it. All
 // three are markup already escaped by the caller.
 void append_figure(std::string& out, const char* id, const char* name, const std::string& value,
@@ -756,9 +743,10 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
       tone = over > 0.05 ? "bad" : over > 0.01 ? "warn" : "good";
     }
     append_figure(out, "bubble", "bubble, measured", bubble, ideal, tone);
-    int64_t period = median_step_period_ns(*st);
-    append_figure(out, "period", "step period", period >= 0 ? ms_text(static_cast<double>(period)) : "&#8211;",
-                  period >= 0 ? "median, start to next start" : "needs two consecutive steps");
+    // The step period as stats measures it (start to the next step's start).
+    const StepTimeSummary& p = st->step_period;
+    append_figure(out, "period", "step period", p.count > 0 ? ms_text(static_cast<double>(p.median_ns)) : "&#8211;",
+                  p.count > 0 ? "median, start to next start" : "needs two steps");
     const StepTimeSummary& t = st->step_time;
     append_figure(out, "step-time", "step time", t.count > 0 ? ms_text(static_cast<double>(t.median_ns)) : "&#8211;",
                   t.count > 0 ? fmt::format("median of {} step{}, max {}", t.count, t.count == 1 ? "" : "s",
