@@ -40,9 +40,11 @@ bool before(uint32_t run_a, int32_t step_a, uint32_t run_b, int32_t step_b) {
 
 }  // namespace
 
-Watcher::Watcher(WatchOptions options) : options_(std::move(options)) {
+Watcher::Watcher(WatchOptions options) : options_(std::move(options)), parser_(std::make_unique<LineParser>()) {
   options_.keep_steps = std::max<size_t>(options_.keep_steps, 2);
 }
+
+Watcher::~Watcher() = default;
 
 Watcher::FileState& Watcher::file(const std::string& path) {
   for (FileState& f : files_) {
@@ -83,7 +85,14 @@ void Watcher::add_lines(const std::string& path, std::string_view lines, WatchCl
     f.line_starts.push_back(static_cast<uint32_t>(f.text.size()));
     f.text += line;
     if (options_.keep_all) f.all += line;
-    if (line.find(log_line::kJobMarker) != line.npos) ++jobs_seen_;
+    if (line.find(log_line::kJobMarker) != line.npos) {
+      ++jobs_seen_;
+      // The window is re-read on every update and later cut, so its counts
+      // are of the window only; the running total is kept here, a line at
+      // a time (O(new bytes)).
+      std::string_view whole = line.substr(0, line.size() - (line.back() == '\n' ? 1 : 0));
+      if (parser_->parse(whole).kind == LineKind::kRejected) ++rejected_seen_;
+    }
   }
 }
 
@@ -218,7 +227,7 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
     }
     return it->second;
   };
-  uint64_t problems = tl.diagnostics.rejected_jobs();
+  const uint64_t problems = rejected_seen_;
 
   bool stop = false;
   for (const Run& run : tl.runs) {

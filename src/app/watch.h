@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,8 @@
 #include "passes/pipeline.h"
 
 namespace ppt {
+
+class LineParser;
 
 using WatchClock = std::chrono::steady_clock;
 
@@ -70,7 +73,7 @@ struct WatchStep {
   std::string slowest_type;         // that rank's type with the most time in the step
   std::vector<RankInStep> ranks;    // by rank
   std::vector<std::string> stragglers;  // "rank 3 forward +12%", over the window
-  uint64_t problems = 0;            // input problems in the window
+  uint64_t problems = 0;            // job lines rejected since the watch began
 };
 
 // A timeline with what the passes decided about it.
@@ -84,6 +87,7 @@ struct WatchAnalysis {
 class Watcher {
  public:
   explicit Watcher(WatchOptions options);
+  ~Watcher();
 
   // The files as the layout finder sees them now (ranks, machines); files
   // are keyed by path, so a layout that grows keeps what was read.
@@ -105,6 +109,8 @@ class Watcher {
   int64_t origin_ns() const { return origin_ns_; }
   uint64_t bytes_kept() const;
   uint64_t jobs_seen() const { return jobs_seen_; }
+  // Job lines rejected since the start (each judged once, as it arrives).
+  uint64_t rejected_seen() const { return rejected_seen_; }
 
  private:
   struct StepMark {
@@ -143,6 +149,8 @@ class Watcher {
   int64_t origin_ns_ = 0;
   bool origin_set_ = false;
   uint64_t jobs_seen_ = 0;
+  uint64_t rejected_seen_ = 0;
+  std::unique_ptr<LineParser> parser_;  // judges each job line once, for rejected_seen_
   size_t reported_since_cut_ = 0;
 };
 

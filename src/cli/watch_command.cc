@@ -150,7 +150,7 @@ class Dashboard {
       for (double v : h) s += kBars[std::clamp(static_cast<int>(v * 8), 0, 7)];
       s += "\n";
     }
-    s += fmt::format("problems: {} alerts, {} rejected job lines in the window\n", alert_count_, w.problems);
+    s += fmt::format("problems: {} alerts, {} rejected job lines so far\n", alert_count_, w.problems);
     for (const std::string& a : alerts_) s += "  " + a + "\n";
     return s;
   }

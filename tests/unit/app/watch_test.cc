@@ -135,3 +135,27 @@ TEST_CASE("the window is cut as steps are reported, and the numbers and figures 
   CHECK(window->timeline.job_count() <= 2u * 5 * 8);
   CHECK(window->timeline.runs[0].steps.size() <= 8);
 }
+
+TEST_CASE("the problems so far count every rejected job line, also after the window has moved past it", "[watch]") {
+  WatchOptions o;
+  o.keep_steps = 2;
+  Watcher w(o);
+  w.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  const std::string bad =
+      "I1020 09:15:07.265326 4242 standalone_executor.cc:217] Profiler Info: Job (9), type = forward, "
+      "micro_batch_id = 0, job_start_time = 1697793307000.500000, job_end_time = oops\n";
+  std::vector<WatchStep> seen;
+  for (int k = 0; k < 12; ++k) {
+    for (int r = 0; r < 2; ++r) {
+      std::string lines = step_lines(r, k);
+      if (k == 3 && r == 0) lines += bad;
+      w.add_lines("logs/workerlog." + std::to_string(r), lines, t0);
+    }
+    for (WatchStep& s : w.update(t0, k == 11)) seen.push_back(std::move(s));
+  }
+  REQUIRE(seen.size() == 12);
+  CHECK(w.rejected_seen() == 1);
+  CHECK(seen.front().problems == 0);  // step 0 was reported before the bad line came
+  CHECK(seen.back().problems == 1);   // step 11: the line is long out of the window
+}
