@@ -36,6 +36,9 @@ fi
 "$root/scripts/setup.sh"
 build=${PPT_BUILD_DIR:-$root/build-$mode}
 cd "$root"
+if command -v ccache >/dev/null && [[ -z ${CMAKE_CXX_COMPILER_LAUNCHER:-} ]]; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake --preset "$mode" -B "$build" >/dev/null
 fi
