@@ -235,6 +235,12 @@ def number_cases(binary, tmp):
     check(conv.returncode == 2 and p.returncode == 2, "--pp-degree 3 on 8 ranks: convert exit %d, watch exit %d: %s"
           % (conv.returncode, p.returncode, p.stderr))
     check("--pp-degree 3 does not divide the 8 ranks" in p.stderr, "watch names the bad P: " + p.stderr)
+    # --strict as every command has it: a rejected job line stops the watch, exit 1.
+    bad = os.path.join(ppt_test.ROOT, "testdata", "cases", "bad_lines", "logs")
+    p = ppt_test.run(binary, ["watch", bad, "--strict", "--idle-timeout", "0", "--jsonl", os.devnull] + POLL,
+                     timeout=30)
+    check(p.returncode == 1 and "--strict" in p.stderr, "watch --strict on a rejected line: exit %d: %s"
+          % (p.returncode, p.stderr))
     # --steps is the selection elsewhere: watch names the option that stops it.
     p = ppt_test.run(binary, ["watch", eight, "--steps", "2", "--jsonl", os.devnull], timeout=30)
     check(p.returncode == 2 and "--stop-after" in p.stderr, "watch --steps names --stop-after: " + p.stderr)
