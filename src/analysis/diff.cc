@@ -44,16 +44,6 @@ std::string metric_change(const Diff& d) {
   return fmt::format("{} {}", what, format_percent(pct, PercentSign::kAlways));
 }
 
-std::string schedule_label(const ScheduleInfo& s) {
-  std::string label(schedule_name(s.kind));
-  if (!s.variant.empty()) label += fmt::format(" ({})", s.variant);
-  if (s.kind == ScheduleKind::kNoPipeline) return label;
-  label += fmt::format(" P={} M={}", s.pp_degree, s.micro_batches);
-  if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
-  if (s.replicas > 1) label += fmt::format(" x{} replicas", s.replicas);
-  return label;
-}
-
 namespace {
 
 double pct(double a, double b) { return a > 0 ? (b - a) / a * 100.0 : 0.0; }

@@ -81,7 +81,7 @@ struct ScheduleChange {
 // Means of the steps' spans, or of their periods, A against B.
 struct StepTimeDelta {
   double a_ns = 0, b_ns = 0;  // means
-  int64_t a_median_ns = 0, b_median_ns = 0;
+  double a_median_ns = 0, b_median_ns = 0;
   uint32_t a_steps = 0, b_steps = 0;  // steps measured (for periods: steps with a next one)
   double delta_pct = 0;       // (b - a) / a
   double noise_pct = 0;
@@ -132,8 +132,5 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& options = {})
 
 // "period +23.0%" / "throughput -18.7%": the metric and B's change in it.
 std::string metric_change(const Diff& diff);
-
-// "1F1B P=8 M=64"
-std::string schedule_label(const ScheduleInfo& s);
 
 }  // namespace ppt

@@ -8,9 +8,17 @@
 
 #include <fmt/format.h>
 
+#include "input/log_layout.h"
 #include "passes/pipeline_stage.h"
 
 namespace ppt {
+
+double median_of_sorted(const std::vector<int64_t>& sorted) {
+  const size_t n = sorted.size();
+  if (n == 0) return 0;
+  if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
+  return (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2;
+}
 
 int64_t percentile(std::vector<int64_t>& values, double q) {
   if (values.empty()) return 0;
@@ -53,7 +61,7 @@ StepTimeSummary summarize_times(std::vector<int64_t> times) {
   for (int64_t v : times) sq += (static_cast<double>(v) - sum.mean_ns) * (static_cast<double>(v) - sum.mean_ns);
   sum.stdev_ns = times.size() > 1 ? std::sqrt(sq / static_cast<double>(times.size() - 1)) : 0.0;
   std::sort(times.begin(), times.end());
-  sum.median_ns = times[(times.size() + 1) / 2 - 1];
+  sum.median_ns = median_of_sorted(times);
   sum.min_ns = times.front();
   sum.max_ns = times.back();
   return sum;
@@ -91,11 +99,6 @@ TypeDurations summarize(const std::string& type, const std::vector<int64_t>& sor
   d.p95_ns = at(0.95);
   d.max_ns = sorted.back();
   return d;
-}
-
-int64_t sorted_median(const std::vector<int64_t>& sorted) {
-  if (sorted.empty()) return 0;
-  return sorted[(sorted.size() + 1) / 2 - 1];
 }
 
 // One rank's part of one step.
@@ -146,11 +149,92 @@ uint32_t usual_count(std::vector<uint32_t> v) {
   return best;
 }
 
-std::string rank_list(const std::vector<int32_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size() && i < 16; ++i) s += fmt::format("{}{}", i ? ", " : "", v[i]);
-  if (v.size() > 16) s += ", ...";
-  return s;
+}  // namespace
+
+namespace {
+
+// One rank's durations of one type, sorted.
+struct TypeDur {
+  uint32_t type;
+  std::vector<int64_t> d;
+};
+
+// Job types over all ranks (Stats::types), and the stragglers among the
+// ranks (stats.h's definition), from each rank's sorted durations by type.
+void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& durations, const StatsOptions& opt,
+                   Stats& st) {
+  std::vector<uint32_t> type_order(tl.types.size());
+  for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
+  std::sort(type_order.begin(), type_order.end(),
+            [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
+  // (rank index, sorted durations) by type, ranks ascending.
+  std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
+  for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
+    for (const TypeDur& td : durations[ri]) by_type[td.type].emplace_back(ri, &td.d);
+  }
+  for (uint32_t type : type_order) {
+    std::vector<int64_t> all;
+    std::vector<std::pair<size_t, double>> medians;  // (rank index, median)
+    std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
+    for (const auto& [ri, d] : by_type[type]) {
+      all.insert(all.end(), d->begin(), d->end());
+      medians.emplace_back(ri, median_of_sorted(*d));
+      of_rank.push_back(d);
+    }
+    if (all.empty()) continue;
+    std::sort(all.begin(), all.end());
+    st.types.push_back(summarize(tl.types[type], all));
+    if (medians.size() < 2) continue;
+    // The median of the other ranks' medians: the median of the sorted
+    // medians with this rank's left out, read off in O(1) (the element at
+    // index i of the rest is sorted[i] before this rank's place, sorted[i + 1]
+    // from it on).
+    std::vector<double> sorted;
+    for (const auto& m : medians) sorted.push_back(m.second);
+    std::sort(sorted.begin(), sorted.end());
+    const size_t rest = sorted.size() - 1;
+    for (size_t mi = 0; mi < medians.size(); ++mi) {
+      const auto& [ri, med] = medians[mi];
+      const std::vector<int64_t>& d = *of_rank[mi];
+      if (d.size() < 3) continue;
+      size_t pos = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), med) - sorted.begin());
+      auto other = [&](size_t i) { return i < pos ? sorted[i] : sorted[i + 1]; };
+      double ref = rest % 2 == 1 ? other(rest / 2) : (other(rest / 2 - 1) + other(rest / 2)) / 2;
+      if (ref <= 0) continue;
+      double margin = med / ref - 1.0;
+      if (margin <= opt.straggler_margin) continue;
+      double threshold = ref * (1.0 + opt.straggler_margin);
+      size_t above = static_cast<size_t>(
+          d.end() - std::upper_bound(d.begin(), d.end(), static_cast<int64_t>(std::floor(threshold))));
+      double consistency = static_cast<double>(above) / static_cast<double>(d.size());
+      if (consistency < opt.straggler_consistency) continue;
+      Straggler s;
+      s.rank = st.ranks[ri].rank;
+      s.stage = st.ranks[ri].stage;
+      s.type = tl.types[type];
+      s.median_ns = med;
+      s.others_median_ns = ref;
+      s.margin = margin;
+      s.consistency = consistency;
+      s.jobs = d.size();
+      st.stragglers.push_back(std::move(s));
+    }
+  }
+  std::sort(st.stragglers.begin(), st.stragglers.end(), [](const Straggler& a, const Straggler& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.type < b.type;
+  });
+}
+
+// The step time and period summaries and the throughput, from st.steps.
+void summarize_steps(const StatsOptions& opt, Stats& st) {
+  std::vector<int64_t> times, periods;
+  for (const StepStats& s : st.steps) {
+    times.push_back(s.time_ns());
+    if (s.period_ns >= 0) periods.push_back(s.period_ns);
+  }
+  st.step_time = summarize_times(std::move(times));
+  st.step_period = summarize_times(std::move(periods));
+  st.throughput = compute_throughput(st.step_period, st.schedule, opt.micro_batch_size);
 }
 
 }  // namespace
@@ -220,10 +304,6 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
 
   // Durations by rank and type: per rank only the types it ran (a hostile log
   // can hold very many types; ranks x types would not fit).
-  struct TypeDur {
-    uint32_t type;
-    std::vector<int64_t> d;
-  };
   std::vector<std::vector<TypeDur>> durations(st.ranks.size());
   std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
 
@@ -387,78 +467,13 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
   }
   if (!st.ranks_without_jobs.empty() && measured) {
     st.notes.push_back(fmt::format("rank{} {}: no job in {}", st.ranks_without_jobs.size() == 1 ? "" : "s",
-                                   rank_list(st.ranks_without_jobs),
+                                   format_rank_ranges(st.ranks_without_jobs),
                                    tl.runs.size() > 1 ? fmt::format("run {}", measured->index + 1) : "the logs"));
   }
 
-  // Job types over all ranks, and stragglers.
-  std::vector<uint32_t> type_order(tl.types.size());
-  for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
-  std::sort(type_order.begin(), type_order.end(),
-            [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
-  // (rank index, sorted durations) by type, ranks ascending.
-  std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
-  for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
-    for (const TypeDur& td : durations[ri]) by_type[td.type].emplace_back(ri, &td.d);
-  }
-  for (uint32_t type : type_order) {
-    std::vector<int64_t> all;
-    std::vector<std::pair<size_t, int64_t>> medians;  // (rank index, median)
-    std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
-    for (const auto& [ri, d] : by_type[type]) {
-      all.insert(all.end(), d->begin(), d->end());
-      medians.emplace_back(ri, sorted_median(*d));
-      of_rank.push_back(d);
-    }
-    if (all.empty()) continue;
-    std::sort(all.begin(), all.end());
-    st.types.push_back(summarize(tl.types[type], all));
-    if (medians.size() < 2) continue;
-    // The median of the other ranks' medians: the same nearest-rank median
-    // over the sorted medians with this rank's left out, read off in O(1).
-    std::vector<int64_t> sorted;
-    for (const auto& m : medians) sorted.push_back(m.second);
-    std::sort(sorted.begin(), sorted.end());
-    const size_t k = (sorted.size() - 1 + 1) / 2 - 1;  // median's index among n - 1
-    for (size_t mi = 0; mi < medians.size(); ++mi) {
-      const auto& [ri, med] = medians[mi];
-      const std::vector<int64_t>& d = *of_rank[mi];
-      if (d.size() < 3) continue;
-      size_t pos = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), med) - sorted.begin());
-      int64_t ref = k < pos ? sorted[k] : sorted[k + 1];
-      if (ref <= 0) continue;
-      double margin = static_cast<double>(med) / static_cast<double>(ref) - 1.0;
-      if (margin <= opt.straggler_margin) continue;
-      double threshold = static_cast<double>(ref) * (1.0 + opt.straggler_margin);
-      size_t above = static_cast<size_t>(
-          d.end() - std::upper_bound(d.begin(), d.end(), static_cast<int64_t>(std::floor(threshold))));
-      double consistency = static_cast<double>(above) / static_cast<double>(d.size());
-      if (consistency < opt.straggler_consistency) continue;
-      Straggler s;
-      s.rank = st.ranks[ri].rank;
-      s.stage = st.ranks[ri].stage;
-      s.type = tl.types[type];
-      s.median_ns = med;
-      s.others_median_ns = ref;
-      s.margin = margin;
-      s.consistency = consistency;
-      s.jobs = d.size();
-      st.stragglers.push_back(std::move(s));
-    }
-  }
-  std::sort(st.stragglers.begin(), st.stragglers.end(), [](const Straggler& a, const Straggler& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.type < b.type;
-  });
+  measure_types(tl, durations, opt, st);
 
-  // Step times: spans, and periods (start to the next start).
-  std::vector<int64_t> times, periods;
-  for (const StepStats& s : st.steps) {
-    times.push_back(s.time_ns());
-    if (s.period_ns >= 0) periods.push_back(s.period_ns);
-  }
-  st.step_time = summarize_times(std::move(times));
-  st.step_period = summarize_times(std::move(periods));
-  st.throughput = compute_throughput(st.step_period, st.schedule, opt.micro_batch_size);
+  summarize_steps(opt, st);
   return st;
 }
 

@@ -122,8 +122,8 @@ struct Straggler {
   int32_t rank = 0;
   int32_t stage = 0;
   std::string type;
-  int64_t median_ns = 0;         // the rank's median duration of the type
-  int64_t others_median_ns = 0;  // the median of the other ranks' medians
+  double median_ns = 0;          // the rank's median duration of the type (median_of_sorted)
+  double others_median_ns = 0;   // the median of the other ranks' medians
   double margin = 0;             // median / others - 1
   double consistency = 0;        // share of its jobs above others * (1 + the option's margin)
   uint64_t jobs = 0;
@@ -132,7 +132,7 @@ struct Straggler {
 struct StepTimeSummary {
   uint32_t count = 0;
   double mean_ns = 0;
-  int64_t median_ns = 0;
+  double median_ns = 0;  // median_of_sorted
   int64_t min_ns = 0;
   int64_t max_ns = 0;
   double stdev_ns = 0;   // sample standard deviation; 0 for one step
@@ -188,6 +188,11 @@ StepTimeSummary summarize_times(std::vector<int64_t> times);
 
 // Throughput from the mean period, M and the replicas of `schedule`.
 Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo& schedule, uint32_t micro_batch_size);
+
+// The median of sorted values, the one definition every figure uses: the
+// middle value, or for an even count the mean of the two middle values; 0
+// for none.
+double median_of_sorted(const std::vector<int64_t>& sorted);
 
 // Nearest-rank percentile (0 < q <= 1) of `values`, which it reorders.
 int64_t percentile(std::vector<int64_t>& values, double q);

@@ -23,8 +23,6 @@ class PhaseTimer {
     out_.push_back({name, std::chrono::duration<double>(now - mark_).count()});
     mark_ = now;
   }
-  // The phases timed elsewhere (the build's) end now.
-  void restart() { mark_ = Clock::now(); }
 
  private:
   std::vector<PhaseTime>& out_;
@@ -42,18 +40,9 @@ std::string source_of(const LayoutRequest& request) {
 
 }  // namespace
 
-bool needs_stats(const std::vector<OutputSpec>& outputs) {
-  for (const OutputSpec& o : outputs) {
-    // The report's tables; the pictures' title, stages and critical paths.
-    if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg || o.format == OutputFormat::kPng) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool draws(const std::vector<OutputSpec>& outputs) {
   for (const OutputSpec& o : outputs) {
+    // The report's tables; the pictures' title, stages and critical paths.
     if (o.format == OutputFormat::kHtmlReport || o.format == OutputFormat::kSvg || o.format == OutputFormat::kPng) {
       return true;
     }
@@ -82,24 +71,11 @@ DriverResult run_driver(const DriverRequest& req) {
   }
   r.layout = std::move(*found.layout);
   const Layout& layout = *r.layout;
-  // Outputs are checked before any work.
-  std::vector<std::string> inputs = input_paths(layout.files);
-  inputs.insert(inputs.end(), req.other_inputs.begin(), req.other_inputs.end());
-  for (const std::string& out : req.outputs) {
-    if (std::string error = check_not_an_input(out, inputs); !error.empty()) {
-      r.failure = DriverFailure::kUsage;
-      r.error = error;
-      return r;
-    }
-  }
-  if (req.pp_degree > 0) {
-    // The whole run's ranks: a subset (--devices) keeps the run's stages.
-    std::string error = check_pp_degree(req.pp_degree, static_cast<size_t>(layout.world_ranks));
-    if (!error.empty()) {
-      r.failure = DriverFailure::kUsage;
-      r.error = error;
-      return r;
-    }
+  // Outputs and P are checked before any work.
+  if (std::string error = check_request(req, layout); !error.empty()) {
+    r.failure = DriverFailure::kUsage;
+    r.error = error;
+    return r;
   }
   timer.lap("layout");
 
@@ -108,13 +84,29 @@ DriverResult run_driver(const DriverRequest& req) {
   build.threads = req.threads;
   build.timings = &r.timings;
   r.timeline = build_timeline(layout, build);
-  timer.restart();
+  run_passes(req, r);
+  return r;
+}
+
+std::string check_request(const DriverRequest& req, const Layout& layout) {
+  std::vector<std::string> inputs = input_paths(layout.files);
+  inputs.insert(inputs.end(), req.other_inputs.begin(), req.other_inputs.end());
+  for (const std::string& out : req.outputs) {
+    if (std::string error = check_not_an_input(out, inputs); !error.empty()) return error;
+  }
+  // The whole run's ranks: a subset (--devices) keeps the run's stages.
+  if (req.pp_degree > 0) return check_pp_degree(req.pp_degree, static_cast<size_t>(layout.world_ranks));
+  return "";
+}
+
+void run_passes(const DriverRequest& req, DriverResult& r) {
+  PhaseTimer timer(r.timings);
   Timeline& tl = *r.timeline;
   if (!req.selection.empty() && tl.job_count() > 0) {
     if (std::string error = apply_selection(tl, req.selection); !error.empty()) {
       r.failure = DriverFailure::kUsage;
       r.error = error;
-      return r;
+      return;
     }
     timer.lap("select");
   }
@@ -130,11 +122,11 @@ DriverResult run_driver(const DriverRequest& req) {
 
   if (tl.job_count() == 0) {
     r.failure = DriverFailure::kNoJobs;
-    return r;
+    return;
   }
   if (req.strict && has_input_errors(tl)) {
     r.failure = DriverFailure::kStrict;
-    return r;
+    return;
   }
 
   // analysis
@@ -143,7 +135,6 @@ DriverResult run_driver(const DriverRequest& req) {
     r.stats->source = r.source;
     timer.lap("stats");
   }
-  return r;
 }
 
 std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs,

@@ -86,6 +86,18 @@ struct DriverResult {
 // load -> passes -> analysis. Never throws for bad input.
 DriverResult run_driver(const DriverRequest& request);
 
+// The layout phase's checks of a request against the files found: an
+// output that is an input (or one of `other_inputs`), a --pp-degree that does
+// not divide the run's ranks. "" or the one-line usage error.
+std::string check_request(const DriverRequest& request, const Layout& layout);
+
+// The passes and analysis phases on `result.timeline` (set, built): the
+// selection, the pipeline, the dependencies, the clocks, the no-job and
+// --strict checks, the stats when asked for; the failure, if any, in
+// `result`. run_driver runs it after the build, watch on each window of
+// steps it builds: one copy of the pipeline tail for every command.
+void run_passes(const DriverRequest& request, DriverResult& result);
+
 // The writers phase: each output through a temporary file (outputs.h), side
 // by side on up to `threads` threads (one output gets them all); the .html
 // report carries `result.stats` (computed when the request had `stats`),
@@ -109,9 +121,11 @@ auto timed(DriverResult& result, const char* name, Fn&& fn) {
   return value;
 }
 
-// Whether any of `outputs` is drawn (.svg, .html) or needs the stats (.html).
-bool needs_stats(const std::vector<OutputSpec>& outputs);
+// Whether any of `outputs` is drawn (.svg, .png, .html). Every drawn output
+// needs the stats (the page's tables; a picture's title, stages and critical
+// paths) and no other does, so the two questions have one answer.
 bool draws(const std::vector<OutputSpec>& outputs);
+inline bool needs_stats(const std::vector<OutputSpec>& outputs) { return draws(outputs); }
 
 // For the summary line: ", 2 stages x 2 replicas (--pp-degree)", the clocks
 // moved and the contradicted dependencies; "" when there is nothing to say.

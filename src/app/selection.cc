@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "input/log_layout.h"
+#include "util/text.h"
+
 namespace ppt {
 namespace {
 
@@ -22,16 +25,33 @@ std::vector<int32_t> numbers_of(const Run& run) {
 
 }  // namespace
 
-std::string step_list(const std::vector<int32_t>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
-    i = j + 1;
+std::optional<StepRange> parse_step_range(std::string_view text, std::string* error) {
+  StepRange r;
+  size_t colon = text.find(':');
+  bool ok;
+  if (colon == std::string_view::npos) {
+    ok = parse_whole_number(text, &r.first);
+    r.last = r.first;
+  } else {
+    std::string_view a = text.substr(0, colon), b = text.substr(colon + 1);
+    ok = !(a.empty() && b.empty());
+    if (ok && !a.empty()) ok = parse_whole_number(a, &r.first);
+    if (ok && !b.empty()) ok = parse_whole_number(b, &r.last);
   }
-  return out.empty() ? "none" : out;
+  if (!ok) {
+    *error = fmt::format("'{}': give steps as A:B (A to B included), A:, :B or A", text);
+    return std::nullopt;
+  }
+  if (r.first > r.last) {
+    *error = fmt::format("'{}': the first step is after the last", text);
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::string step_list(const std::vector<int32_t>& v) {
+  // The one range formatter (log_layout.h), for ranks and steps alike.
+  return v.empty() ? "none" : format_rank_ranges(v);
 }
 
 std::string Selection::options_text() const {

@@ -14,11 +14,17 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "model/step_range.h"
 #include "model/timeline.h"
-#include "output/svg_writer.h"  // StepRange
 
 namespace ppt {
+
+// "A:B" (A to B included), "A:" (from A), ":B" (up to B) or "A" (only A):
+// the one reading of a --steps range (the selection's, batch's steps to
+// draw). nullopt and a message when the text is not one of those.
+std::optional<StepRange> parse_step_range(std::string_view text, std::string* error);
 
 struct Selection {
   uint32_t run = 0;                // 1-based; 0: every run

@@ -55,7 +55,10 @@ Watcher::FileState& Watcher::file(const std::string& path) {
   return files_.back();
 }
 
-void Watcher::set_layout(const Layout& layout) {
+std::string Watcher::set_layout(const Layout& layout) {
+  DriverRequest checked = options_.passes;
+  checked.outputs.clear();  // the command checks its outputs as it writes them
+  if (std::string error = check_request(checked, layout); !error.empty()) return error;
   machines_ = layout.machines;
   world_ranks_ = layout.world_ranks;
   for (const SourceFile& s : layout.files) {
@@ -66,6 +69,7 @@ void Watcher::set_layout(const Layout& layout) {
   std::stable_sort(files_.begin(), files_.end(), [](const FileState& a, const FileState& b) {
     return std::tie(a.source.machine, a.source.global_rank) < std::tie(b.source.machine, b.source.global_rank);
   });
+  return "";
 }
 
 void Watcher::add_lines(const std::string& path, std::string_view lines, WatchClock::time_point now) {
@@ -104,13 +108,34 @@ void Watcher::add_unterminated(const std::string& path, std::string_view line) {
   if (options_.keep_all) f.all += line;
 }
 
-uint64_t Watcher::bytes_kept() const {
-  uint64_t n = 0;
-  for (const FileState& f : files_) n += f.text.size() + f.all.size() + f.line_starts.size() * 4;
-  return n;
+int32_t Watcher::window_anchor(const Timeline& tl) const {
+  for (const Track& t : tl.tracks) {
+    if (t.run != 0 || !files_[t.file].cut_at_anchor) continue;
+    const FileState& f = files_[t.file];
+    const size_t context = count_lines(f.context_start) + count_lines(f.context_marker);
+    for (const Job& j : t.jobs) {
+      if (j.line == context + 1) return j.step;
+    }
+  }
+  if (!tl.runs.empty() && !tl.runs[0].steps.empty()) return tl.runs[0].steps[0].number;
+  return anchor_step_;
 }
 
-std::optional<WatchAnalysis> Watcher::analyze(bool whole, bool with_stats) const {
+void Watcher::renumber(Timeline& tl) const {
+  if (!cut_ || tl.runs.empty()) return;
+  const int32_t shift = anchor_step_ - window_anchor(tl);
+  if (shift == 0) return;
+  Run& first = tl.runs[0];
+  for (StepSpan& s : first.steps) s.number += shift;
+  first.marker_start_step += shift;
+  for (uint32_t k : first.tracks) {
+    for (Job& j : tl.tracks[k].jobs) {
+      if (j.step >= 0) j.step += shift;
+    }
+  }
+}
+
+std::optional<DriverResult> Watcher::analyze(bool whole, bool with_stats, const Selection& selection) const {
   std::vector<SourceFile> sources;
   std::vector<FileScan> scans;
   LineParser parser;
@@ -125,58 +150,53 @@ std::optional<WatchAnalysis> Watcher::analyze(bool whole, bool with_stats) const
     }
   }
   if (sources.empty()) return std::nullopt;
-  WatchAnalysis a;
-  a.timeline = build_from_scans(std::move(sources), machines_, std::move(scans), options_.threads);
-  a.timeline.world_ranks = world_ranks_;
-  if (a.timeline.job_count() == 0) return std::nullopt;
-  a.plan = decide_pipeline(a.timeline, options_.pp_degree, options_.threads);
-  a.dependencies = find_dependencies(a.timeline, a.plan, options_.threads);
-  if (options_.align_clocks) align_clocks(a.timeline, a.dependencies);
-  report_dependencies(a.timeline, a.dependencies);
-  if (with_stats) a.stats = compute_stats(a.timeline, a.plan, &a.dependencies, options_.stats);
-  return a;
+  DriverResult r;
+  r.timeline = build_from_scans(std::move(sources), machines_, std::move(scans), options_.passes.threads);
+  r.timeline->world_ranks = world_ranks_;
+  if (r.timeline->job_count() == 0) return std::nullopt;
+  if (!whole) renumber(*r.timeline);
+  DriverRequest request = options_.passes;
+  request.stats = with_stats;
+  request.selection = selection;
+  run_passes(request, r);
+  if (r.failure == DriverFailure::kNoJobs) return std::nullopt;
+  return r;
 }
 
-std::optional<WatchAnalysis> Watcher::window() const { return analyze(false, true); }
+std::optional<DriverResult> Watcher::window() const {
+  if (!emitted_any_) return std::nullopt;
+  // The current run's last keep_steps reported steps, through the selection
+  // every command has (selection.h); the steps still open are left out.
+  Selection last;
+  last.run = (cut_ ? last_run_ - anchor_run_ : last_run_) + 1;
+  last.steps = StepRange{last_step_ - static_cast<int32_t>(options_.keep_steps) + 1, last_step_};
+  return analyze(false, true, last);
+}
 
-std::optional<WatchAnalysis> Watcher::whole_run() const {
+std::optional<DriverResult> Watcher::whole_run(bool stats) const {
   if (!options_.keep_all) return std::nullopt;
-  return analyze(true, false);
+  return analyze(true, stats, {});
 }
 
 std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishing) {
   std::vector<WatchStep> out;
-  std::optional<WatchAnalysis> a = analyze(false, true);
+  std::optional<DriverResult> a = analyze(false, true, {});
   if (!a) return out;
-  Timeline& tl = a->timeline;
+  if (!a->ok()) {
+    failure_ = a->failure;
+    return out;
+  }
+  Timeline& tl = *a->timeline;
   const Stats& st = *a->stats;
 
-  // The window's first lines of each file, to map its numbers to the run's.
+  // The window's first lines of each file, to map its lines to the file's.
   std::vector<size_t> context_lines(files_.size());
   for (size_t i = 0; i < files_.size(); ++i) {
     context_lines[i] = count_lines(files_[i].context_start) + count_lines(files_[i].context_marker);
   }
-  int32_t window_anchor = 0;
-  bool have_anchor = false;
-  if (cut_) {
-    for (const Track& t : tl.tracks) {
-      if (have_anchor || t.run != 0 || !files_[t.file].cut_at_anchor) continue;
-      for (const Job& j : t.jobs) {
-        if (j.line == context_lines[t.file] + 1) {
-          window_anchor = j.step;
-          have_anchor = true;
-          break;
-        }
-      }
-    }
-    if (!have_anchor && !tl.runs.empty() && !tl.runs[0].steps.empty()) {
-      window_anchor = tl.runs[0].steps[0].number;
-    }
-  }
+  // The window's steps carry the run's numbers (renumber); its runs count
+  // from the anchor's.
   auto global_run = [&](uint32_t run) { return cut_ ? anchor_run_ + run : run; };
-  auto global_step = [&](uint32_t run, int32_t step) {
-    return cut_ && run == 0 ? step - window_anchor + anchor_step_ : step;
-  };
 
   // Each file's steps' first lines, in the run's numbers.
   for (FileState& f : files_) f.marks.clear();
@@ -186,7 +206,7 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
     for (const Job& j : t.jobs) {
       if (j.step < 0 || j.line <= context_lines[t.file]) continue;
       uint32_t line = static_cast<uint32_t>(j.line - 1 - context_lines[t.file]);
-      auto key = std::make_pair(global_run(t.run), global_step(t.run, j.step));
+      auto key = std::make_pair(global_run(t.run), j.step);
       auto [it, inserted] = m.emplace(key, line);
       if (!inserted) it->second = std::min(it->second, line);
     }
@@ -221,9 +241,9 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
     if (st.run == index) return st;
     auto it = other_runs.find(index);
     if (it == other_runs.end()) {
-      StatsOptions so = options_.stats;
+      StatsOptions so = options_.passes.stats_options;
       so.run = static_cast<int32_t>(index);
-      it = other_runs.emplace(index, compute_stats(tl, a->plan, &a->dependencies, so)).first;
+      it = other_runs.emplace(index, compute_stats(tl, a->pipeline, &a->dependencies, so)).first;
     }
     return it->second;
   };
@@ -234,7 +254,7 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
     for (size_t si = 0; si < run.steps.size() && !stop; ++si) {
       const StepSpan& span = run.steps[si];
       uint32_t grun = global_run(run.index);
-      int32_t gstep = global_step(run.index, span.number);
+      int32_t gstep = span.number;
       if (cut_ && before(grun, gstep, anchor_run_, anchor_step_)) continue;
       if (emitted_any_ && !before(last_run_, last_step_, grun, gstep)) continue;
       if (!complete(run, span.number)) {
@@ -246,10 +266,6 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
         return s.run == run.index && s.step == span.number;
       });
       if (found == rs.steps.end()) continue;
-      std::vector<std::string> stragglers;
-      for (const Straggler& s : rs.stragglers) {
-        stragglers.push_back(fmt::format("rank {} {} +{:.0f}%", s.rank, s.type, s.margin * 100));
-      }
       if (!origin_set_) {
         origin_ns_ = tl.origin_ns;
         origin_set_ = true;
@@ -258,10 +274,9 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
       w.stats = *found;
       w.stats.run = grun;
       w.stats.step = gstep;
-      w.period_ns = si + 1 < run.steps.size() ? run.steps[si + 1].start_ns - span.start_ns : found->time_ns();
-      w.schedule = std::string(schedule_name(rs.schedule.kind));
+      w.schedule = schedule_label(rs.schedule);
       w.ideal_bubble_ratio = rs.schedule.ideal_bubble_ratio;
-      w.stragglers = stragglers;
+      w.stragglers = rs.stragglers;
       w.problems = problems;
       int64_t best = -1;
       const int64_t span_ns = std::max<int64_t>(span.end_ns - span.start_ns, 1);
@@ -295,7 +310,7 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
   }
 
   // Keep the window bounded: cut each file at the step keep_steps back.
-  if (emitted_any_ && reported_since_cut_ >= std::max<size_t>(options_.keep_steps / 2, 1)) {
+  if (emitted_any_ && reported_since_cut_ > 0) {
     int32_t target = last_step_ - static_cast<int32_t>(options_.keep_steps) + 1;
     if (!cut_ || before(anchor_run_, anchor_step_, last_run_, target)) cut(last_run_, target);
   }

@@ -5,9 +5,9 @@
 // file, the job lines (and the start-up and schedule-marker lines) of a
 // window of recent steps, and on every update it scans that window with the
 // batch scanner (scan_buffer), builds it with the batch passes
-// (build_from_scans: runs, steps, lanes), decides the pipeline, the
-// dependencies and the clocks, and computes the stats (compute_stats), all
-// exactly as `stats` does on the finished logs. What is incremental is which
+// (build_from_scans: runs, steps, lanes), and runs the driver's passes and
+// analysis on it (driver.h, run_passes: the pipeline, the dependencies, the
+// clocks, --strict, the stats), the one copy every command runs. What is incremental is which
 // text is kept and how the window's step numbers map to the whole run's:
 //
 //  - a step is complete when every rank of its run has a job of a later step
@@ -15,12 +15,14 @@
 //    file moved on to a later run, or wrote nothing for the idle timeout, or
 //    the watch is ending;
 //  - once more than keep_steps steps have been reported, each file's text is
-//    cut at its first line of the step keep_steps back (so the window always
+//    cut, on every update that reports a step, at its first line of the step
+//    keep_steps back (so the window always
 //    holds the steps before the open ones: a step's span starts no earlier
 //    than the previous one ended, as in the batch); the start-up line and the
 //    schedule marker of the run the cut falls in are kept before the text, so
-//    runs are split and steps numbered as before the cut; the window's step
-//    numbers are mapped back by the step the cut was made at;
+//    runs are split and steps numbered as before the cut; the window's
+//    timeline is renumbered by the step the cut was made at before the
+//    passes run, so its steps, stats and page carry the logs' own numbers;
 //  - memory is O(ranks x window) for the figures; keep_all (for the whole-run
 //    outputs at the end) also keeps every job line of the run (about 200
 //    bytes per job) and one byte per other line, so line numbers stay the
@@ -36,10 +38,9 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "app/driver.h"
 #include "input/log_layout.h"
 #include "model/timeline.h"
-#include "passes/dependencies.h"
-#include "passes/pipeline.h"
 
 namespace ppt {
 
@@ -48,13 +49,19 @@ class LineParser;
 using WatchClock = std::chrono::steady_clock;
 
 struct WatchOptions {
-  unsigned threads = 1;
-  int32_t pp_degree = 0;            // 0: inferred, as every command
-  bool align_clocks = true;
+  // The passes as every command runs them (run_passes): threads, P, the
+  // clocks, --strict, the stats options; its input, outputs and selection
+  // are not used here.
+  DriverRequest passes = one_thread();
   size_t keep_steps = 20;           // reported steps kept in the window (at least 2)
   std::chrono::milliseconds idle_timeout{10000};  // a file silent this long has finished its step
   bool keep_all = false;            // keep every job line for whole_run()
-  StatsOptions stats;
+
+  static DriverRequest one_thread() {
+    DriverRequest r;
+    r.threads = 1;
+    return r;
+  }
 };
 
 // One rank's share of a step.
@@ -65,23 +72,14 @@ struct RankInStep {
 
 // A completed step, numbered as in the whole run.
 struct WatchStep {
-  StepStats stats;                  // run and step as `stats` numbers them
-  int64_t period_ns = 0;            // to the next step's start (the step's time when it is the last)
-  std::string schedule;             // the window's schedule name
+  StepStats stats;                  // run and step as `stats` numbers them; its period_ns as stats'
+  std::string schedule;             // the window's schedule label (schedule_label)
   double ideal_bubble_ratio = -1;   // -1: unknown
   int32_t slowest_rank = -1;        // the rank busiest in the step
   std::string slowest_type;         // that rank's type with the most time in the step
   std::vector<RankInStep> ranks;    // by rank
-  std::vector<std::string> stragglers;  // "rank 3 forward +12%", over the window
+  std::vector<Straggler> stragglers;  // the window's, as stats finds them
   uint64_t problems = 0;            // job lines rejected since the watch began
-};
-
-// A timeline with what the passes decided about it.
-struct WatchAnalysis {
-  Timeline timeline;
-  PipelinePlan plan;
-  Dependencies dependencies;
-  std::optional<Stats> stats;
 };
 
 class Watcher {
@@ -91,7 +89,9 @@ class Watcher {
 
   // The files as the layout finder sees them now (ranks, machines); files
   // are keyed by path, so a layout that grows keeps what was read.
-  void set_layout(const Layout& layout);
+  // Returns "" or the usage error of the request against it
+  // (check_request: a --pp-degree that does not divide the run's ranks).
+  std::string set_layout(const Layout& layout);
   // Whole lines appended to `path` (each ending in '\n'); `unterminated` is
   // the file's last line without its '\n', given once at the end.
   void add_lines(const std::string& path, std::string_view lines, WatchClock::time_point now);
@@ -101,16 +101,19 @@ class Watcher {
   // watch ends, so every step is complete.
   std::vector<WatchStep> update(WatchClock::time_point now, bool finishing);
 
-  // The window (the last keep_steps steps and the open ones), with stats.
-  std::optional<WatchAnalysis> window() const;
-  // Every job line since the start (keep_all), built like the batch does.
-  std::optional<WatchAnalysis> whole_run() const;
+  // The page's window: the current run's last keep_steps reported steps,
+  // numbered as the logs number them, through the passes with stats. Empty
+  // before the first step is reported; otherwise check failure (--strict).
+  std::optional<DriverResult> window() const;
+  // Every job line since the start (keep_all), built like the batch does,
+  // through the passes (stats when the request asks for them).
+  std::optional<DriverResult> whole_run(bool stats) const;
 
   int64_t origin_ns() const { return origin_ns_; }
-  uint64_t bytes_kept() const;
   uint64_t jobs_seen() const { return jobs_seen_; }
-  // Job lines rejected since the start (each judged once, as it arrives).
-  uint64_t rejected_seen() const { return rejected_seen_; }
+  // Set when the passes failed on the window (--strict and a rejected line):
+  // the watch has nothing more to report.
+  DriverFailure failure() const { return failure_; }
 
  private:
   struct StepMark {
@@ -131,7 +134,11 @@ class Watcher {
   };
 
   FileState& file(const std::string& path);
-  std::optional<WatchAnalysis> analyze(bool whole, bool with_stats) const;
+  std::optional<DriverResult> analyze(bool whole, bool with_stats, const Selection& selection) const;
+  // The window's step number of the anchor's first jobs (the step the cut
+  // was made at), found from the first kept line of a file cut there.
+  int32_t window_anchor(const Timeline& window) const;
+  void renumber(Timeline& window) const;
   void cut(uint32_t run, int32_t step);
 
   WatchOptions options_;
@@ -149,8 +156,9 @@ class Watcher {
   int64_t origin_ns_ = 0;
   bool origin_set_ = false;
   uint64_t jobs_seen_ = 0;
-  uint64_t rejected_seen_ = 0;
+  uint64_t rejected_seen_ = 0;      // job lines rejected since the start (each judged once)
   std::unique_ptr<LineParser> parser_;  // judges each job line once, for rejected_seen_
+  DriverFailure failure_ = DriverFailure::kNone;
   size_t reported_since_cut_ = 0;
 };
 

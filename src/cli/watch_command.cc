@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,34 +18,40 @@
 #include <thread>
 
 #include "app/watch.h"
+#include "app/watch_alerts.h"
 #include "commands.h"
 #include "input/log_follower.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/stats_writers.h"
+#include "output/stats_json.h"
 #include "reporter.h"
+#include "util/text.h"
 
 namespace ppt::cli {
 namespace {
 
 struct WatchCommandOptions {
   InputOptions input;
-  unsigned threads = 1;
-  int32_t pp_degree = 0;
-  std::string align_clocks = "auto";
-  bool quiet = false;
+  RunOptions run = one_thread();  // --threads (default 1 here), --pp-degree, --align-clocks, --strict, -q
   std::string jsonl;
   std::string report;
   size_t report_every = 10;
   std::vector<std::string> outputs;
-  size_t steps = 0;
+  size_t stop_after = 0;
+  std::string steps;              // refused: --steps is the selection elsewhere
   double alert_if_slower = -1;
   std::string exec;
   double idle_timeout_s = 10;
   size_t keep_steps = 20;
   int poll_ms = 200;
   std::string dashboard = "auto";
+
+  static RunOptions one_thread() {
+    RunOptions r;
+    r.threads = 1;  // beside a training run: one core unless asked
+    return r;
+  }
 };
 
 std::atomic<bool> g_stop{false};
@@ -71,47 +76,17 @@ void install_stop_handlers() {
   }
 }
 
-std::string ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+// A step's period; the run's last step has none (stats.h).
+std::string period_text(int64_t ns) { return ns < 0 ? std::string("none (the run's last step)") : ms(static_cast<double>(ns)); }
 std::string pct(double r) { return r < 0 ? std::string("?") : fmt::format("{:.1f}%", r * 100); }
-
-int64_t median_of(std::deque<int64_t> values) {
-  std::vector<int64_t> v(values.begin(), values.end());
-  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-struct Alert {
-  std::string kind;  // slow_step, straggler
-  uint32_t run = 0;
-  int32_t step = 0;
-  int64_t period_ns = 0;
-  int64_t median_ns = 0;
-  int32_t rank = -1;
-  std::string type;
-  std::string message;
-};
-
-void run_alert_command(const std::string& cmd, const Alert& a) {
-  pid_t pid = fork();
-  if (pid != 0) return;  // the parent reaps it later; a failed fork is no alert command
-  setenv("PPT_ALERT_KIND", a.kind.c_str(), 1);
-  setenv("PPT_ALERT_RUN", std::to_string(a.run).c_str(), 1);
-  setenv("PPT_ALERT_STEP", std::to_string(a.step).c_str(), 1);
-  setenv("PPT_ALERT_PERIOD_US", fmt::format("{:.3f}", a.period_ns / 1000.0).c_str(), 1);
-  setenv("PPT_ALERT_MEDIAN_US", fmt::format("{:.3f}", a.median_ns / 1000.0).c_str(), 1);
-  setenv("PPT_ALERT_RANK", std::to_string(a.rank).c_str(), 1);
-  setenv("PPT_ALERT_TYPE", a.type.c_str(), 1);
-  setenv("PPT_ALERT_MESSAGE", a.message.c_str(), 1);
-  execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-  _exit(127);
-}
 
 // The live view: redrawn in place after each batch of completed steps.
 class Dashboard {
  public:
   explicit Dashboard(std::string source) : source_(std::move(source)) {}
 
-  void add(const WatchStep& w, int64_t median_ns) {
+  void add(const WatchStep& w, double median_ns) {
     last_ = w;
     median_ns_ = median_ns;
     ++steps_;
@@ -132,12 +107,17 @@ class Dashboard {
     s += fmt::format("pp-timeline watch  {}  {} steps reported\n", source_, steps_);
     if (!last_) return s + "waiting for the first complete step...\n";
     const WatchStep& w = *last_;
-    s += fmt::format("step {} (run {})  period {}  median {}  span {}\n", w.stats.step, w.stats.run, ms(w.period_ns),
-                     ms(median_ns_), ms(w.stats.time_ns()));
+    // Runs counted from 1, as --run counts them.
+    s += fmt::format("step {} (run {})  period {}  median {}  span {}\n", w.stats.step, w.stats.run + 1,
+                     period_text(w.stats.period_ns), ms(median_ns_), ms(static_cast<double>(w.stats.time_ns())));
     s += fmt::format("bubble {} measured, {} ideal ({})\n", pct(w.stats.bubble_ratio), pct(w.ideal_bubble_ratio),
                      w.schedule);
     s += fmt::format("slowest rank {} ({})", w.slowest_rank, w.slowest_type);
-    if (!w.stragglers.empty()) s += fmt::format("  stragglers: {}", fmt::join(w.stragglers, ", "));
+    if (!w.stragglers.empty()) {
+      std::vector<std::string> named;
+      for (const Straggler& g : w.stragglers) named.push_back(format_straggler(g));
+      s += fmt::format("  stragglers: {}", fmt::join(named, ", "));
+    }
     s += "\nrank  busy share of the last steps (low = waiting)\n";
     static const char* kBars[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
     size_t shown = 0;
@@ -159,7 +139,7 @@ class Dashboard {
   static constexpr size_t kWidth = 60;
   std::string source_;
   std::optional<WatchStep> last_;
-  int64_t median_ns_ = 0;
+  double median_ns_ = 0;
   size_t steps_ = 0;
   std::map<int32_t, std::deque<double>> history_;
   std::vector<std::string> alerts_;
@@ -168,8 +148,8 @@ class Dashboard {
 
 std::string write_report(const Watcher& watcher, const std::string& path, const std::string& source,
                          const std::vector<std::string>& inputs) {
-  std::optional<WatchAnalysis> a = watcher.window();
-  if (!a) return "";
+  std::optional<DriverResult> a = watcher.window();
+  if (!a || !a->ok()) return "";
   OutputFile file;
   if (std::string error = open_output(file, path, inputs); !error.empty()) return error;
   ReportOptions r;
@@ -177,23 +157,37 @@ std::string write_report(const Watcher& watcher, const std::string& path, const 
   r.source = source + " (the last steps, while the run trains)";
   r.stats = a->stats ? &*a->stats : nullptr;
   r.refresh_seconds = 5;
-  write_html_report(a->timeline, r, file);
+  write_html_report(*a->timeline, r, file);
   if (!file.commit()) return file.error();
   return "";
 }
 
+// The request's checks (driver.h, check_request) against the logs there now:
+// an output that is one of them, a --pp-degree that does not divide their
+// ranks. A log that appears later under an output's name is refused when the
+// output is written; P is checked again as the layout grows (Watcher).
+std::string check_now(const DriverRequest& request) {
+  LayoutResult now = discover_layout(request.input);
+  if (!now.layout) return "";
+  return check_request(request, *now.layout);
+}
+
 int run_watch(const WatchCommandOptions& o) {
-  Reporter say("watch", o.quiet);
-  LayoutRequest request = o.input.request();
-  if (std::string error = resolve_positional_dir(request); !error.empty()) {
+  Reporter say("watch", o.run.quiet);
+  if (!o.steps.empty()) {
+    say.error("--steps selects steps in the other commands; to stop after N completed steps, give --stop-after N");
+    return kExitUsage;
+  }
+  LayoutRequest input = o.input.request();
+  if (std::string error = resolve_positional_dir(input); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
-  if (request.log_dir.empty() && request.files.empty()) {
+  if (input.log_dir.empty() && input.files.empty()) {
     say.error("give --log_dir DIR or log files (see pp-timeline watch --help)");
     return kExitUsage;
   }
-  for (const std::string& f : request.files) {
+  for (const std::string& f : input.files) {
     if (is_stdin_path(f)) {
       say.error("watch follows files; standard input cannot be followed (give the log files)");
       return kExitUsage;
@@ -214,31 +208,24 @@ int run_watch(const WatchCommandOptions& o) {
     return kExitUsage;
   }
 
-  // No output may be one of the logs (those there now; a log that appears
-  // later under an output's name is refused when the output is written).
-  if (LayoutResult now = discover_layout(request); now.layout) {
-    std::vector<std::string> inputs = input_paths(now.layout->files);
-    std::vector<std::string> written = o.outputs;
-    if (!o.jsonl.empty() && o.jsonl != "-") written.push_back(o.jsonl);
-    if (!o.report.empty()) written.push_back(o.report);
-    for (const std::string& path : written) {
-      if (std::string error = check_not_an_input(path, inputs); !error.empty()) {
-        say.error(error);
-        return kExitUsage;
-      }
-    }
+  // The driver's request, as every command builds it from the run options.
+  DriverRequest request = driver_request(input, o.run);
+  request.outputs = o.outputs;
+  if (!o.jsonl.empty() && o.jsonl != "-") request.outputs.push_back(o.jsonl);
+  if (!o.report.empty()) request.outputs.push_back(o.report);
+  if (std::string error = check_now(request); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
   }
 
   WatchOptions wo;
-  wo.threads = o.threads == 0 ? 1 : o.threads;
-  wo.pp_degree = o.pp_degree;
-  wo.align_clocks = o.align_clocks != "off";
+  wo.passes = request;
   wo.keep_steps = o.keep_steps;
   wo.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout_s * 1000));
   wo.keep_all = !outputs.empty();
   Watcher watcher(wo);
-  LogFollower follower(request);
-  const std::string source = request.log_dir.empty() ? fmt::format("{}", fmt::join(request.files, " ")) : request.log_dir;
+  LogFollower follower(input);
+  const std::string source = input.log_dir.empty() ? fmt::format("{}", fmt::join(input.files, " ")) : input.log_dir;
 
   const bool tty = isatty(STDOUT_FILENO) == 1;
   const bool dashboard_on = o.dashboard == "on" || (o.dashboard == "auto" && tty);
@@ -258,53 +245,31 @@ int run_watch(const WatchCommandOptions& o) {
 
   install_stop_handlers();
   Dashboard dash(source);
-  std::deque<int64_t> periods;  // the running median's last 200 steps
-  std::set<std::string> stragglers_seen;
+  WatchAlerts alerts(o.alert_if_slower, o.exec);
   bool alert_fired = false;
   size_t reported = 0, since_report = 0;
   std::vector<std::string> errors;
+  std::string usage_error;
   bool ever_found = false;
+  bool report_written = false;
 
   auto handle = [&](std::vector<WatchStep>& steps) {
     for (WatchStep& w : steps) {
-      if (o.steps > 0 && reported >= o.steps) return;
+      if (o.stop_after > 0 && reported >= o.stop_after) return;
       ++reported;
       ++since_report;
       if (jsonl) {
         std::string line = format_step_json(w.stats, watcher.origin_ns()) + "\n";
         std::fwrite(line.data(), 1, line.size(), jsonl);
       }
-      std::vector<Alert> alerts;
-      if (o.alert_if_slower >= 0 && periods.size() >= 3) {
-        int64_t med = median_of(periods);
-        if (static_cast<double>(w.period_ns) > static_cast<double>(med) * (1 + o.alert_if_slower / 100.0)) {
-          Alert a{"slow_step", w.stats.run, w.stats.step, w.period_ns, med, w.slowest_rank, w.slowest_type, ""};
-          a.message = fmt::format("run {} step {}: period {} is {:.1f}% above the running median {} (slowest rank {}, {})",
-                                  w.stats.run, w.stats.step, ms(w.period_ns),
-                                  (static_cast<double>(w.period_ns) / static_cast<double>(med) - 1) * 100, ms(med),
-                                  w.slowest_rank, w.slowest_type);
-          alerts.push_back(a);
-        }
-      }
-      if (o.alert_if_slower >= 0) {
-        for (const std::string& s : w.stragglers) {
-          std::string key = s.substr(0, s.rfind(' '));
-          if (!stragglers_seen.insert(key).second) continue;
-          Alert a{"straggler", w.stats.run, w.stats.step, w.period_ns, 0, -1, "", ""};
-          std::sscanf(s.c_str(), "rank %d", &a.rank);
-          a.type = key.substr(key.find(' ', 5) + 1);
-          a.message = fmt::format("run {} step {}: straggler {}", w.stats.run, w.stats.step, s);
-          alerts.push_back(a);
-        }
-      }
-      periods.push_back(w.period_ns);
-      if (periods.size() > 200) periods.pop_front();
-      dash.add(w, median_of(periods));
-      for (const Alert& a : alerts) {
+      std::vector<Alert> raised = alerts.observe(w);
+      dash.add(w, alerts.median_ns());
+      for (Alert& a : raised) {
+        ++a.run;  // the messages and PPT_ALERT_RUN count runs from 1, as --run does
         alert_fired = true;
         say.warning("alert: " + a.message);
         dash.alert(a.message);
-        if (!o.exec.empty()) run_alert_command(o.exec, a);
+        if (std::string e = alerts.run_command(a); !e.empty()) say.warning(e);
       }
     }
     if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
@@ -317,6 +282,8 @@ int run_watch(const WatchCommandOptions& o) {
       since_report = 0;
       if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
         errors.push_back(e);
+      } else {
+        report_written = true;
       }
     }
   };
@@ -325,7 +292,11 @@ int run_watch(const WatchCommandOptions& o) {
     std::vector<LogFollower::Update> updates = follower.poll();
     WatchClock::time_point now = WatchClock::now();
     if (!follower.layout().files.empty()) ever_found = true;
-    watcher.set_layout(follower.layout());
+    if (std::string e = watcher.set_layout(follower.layout()); !e.empty()) {
+      usage_error = e;
+      g_stop.store(true);
+      return false;
+    }
     bool news = false;
     for (const LogFollower::Update& u : updates) {
       const std::string& path = follower.files()[u.file]->path();
@@ -337,75 +308,84 @@ int run_watch(const WatchCommandOptions& o) {
     }
     return news;
   };
+  auto draw = [&] {
+    std::string screen = dash.render(32);
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+  };
+  auto done = [&] {
+    return g_stop.load() || (o.stop_after > 0 && reported >= o.stop_after) ||
+           watcher.failure() != DriverFailure::kNone;
+  };
 
   WatchClock::time_point last_update = WatchClock::now();
-  while (!g_stop.load() && (o.steps == 0 || reported < o.steps)) {
+  while (!done()) {
     bool news = feed(false);
     WatchClock::time_point now = WatchClock::now();
-    if (news || now - last_update >= std::chrono::seconds(1)) {
+    if (usage_error.empty() && (news || now - last_update >= std::chrono::seconds(1))) {
       std::vector<WatchStep> steps = watcher.update(now, false);
       last_update = now;
       handle(steps);
-      if (dashboard_on && (news || !steps.empty())) {
-        std::string screen = dash.render(32);
-        std::fwrite(screen.data(), 1, screen.size(), stdout);
-        std::fflush(stdout);
-      }
+      if (dashboard_on && (news || !steps.empty())) draw();
     }
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
-    }
-    if (g_stop.load() || (o.steps > 0 && reported >= o.steps)) break;
+    alerts.reap(false);
+    if (done()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(std::max(o.poll_ms, 1)));
+  }
+  if (!usage_error.empty()) {
+    say.error(usage_error);
+    return kExitUsage;
   }
 
   // The end: what was written until now, every step complete.
-  const bool stopped_by_count = o.steps > 0 && reported >= o.steps;
-  if (!stopped_by_count) {
+  const bool stopped_by_count = o.stop_after > 0 && reported >= o.stop_after;
+  if (!stopped_by_count && watcher.failure() == DriverFailure::kNone) {
     feed(true);
     std::vector<WatchStep> steps = watcher.update(WatchClock::now(), true);
     handle(steps);
   }
   if (jsonl) std::fflush(jsonl);
   if (jsonl_owned) std::fclose(jsonl_file);
-  if (dashboard_on) {
-    std::string screen = dash.render(32);
-    std::fwrite(screen.data(), 1, screen.size(), stdout);
-    std::fflush(stdout);
+  if (dashboard_on) draw();
+  if (watcher.failure() == DriverFailure::kStrict) {
+    errors.push_back("input problems found and --strict given; the watch stopped");
   }
-  if (!o.report.empty()) {
+  std::vector<std::string> written;
+  if (jsonl_owned && reported > 0) written.push_back(o.jsonl);
+  if (!o.report.empty() && watcher.failure() == DriverFailure::kNone) {
     if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
       errors.push_back(e);
+    } else {
+      report_written = true;
     }
   }
-  std::string written;
-  if (!outputs.empty()) {
-    std::optional<WatchAnalysis> whole = watcher.whole_run();
-    if (!whole) {
+  if (report_written) written.push_back(o.report);
+  if (!outputs.empty() && watcher.failure() == DriverFailure::kNone) {
+    std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
+    if (!whole || !whole->ok()) {
       errors.push_back("no job was read: the whole-run outputs were not written");
     } else {
-      if (needs_stats(outputs)) whole->stats = compute_stats(whole->timeline, whole->plan, &whole->dependencies);
       WriteOptions wopt;
-      wopt.dependencies = &whole->dependencies;
-      wopt.threads = wo.threads;
+      wopt.threads = request.threads;
       wopt.source = source;
-      wopt.stats = whole->stats ? &*whole->stats : nullptr;
-      for (const OutputSpec& spec : outputs) {
-        size_t bytes = 0;
-        std::string e = write_output(whole->timeline, spec, wopt, &bytes);
-        if (!e.empty()) errors.push_back(e);
-        else written += fmt::format(" -> {}", spec.path);
+      std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        if (!results[i].error.empty()) errors.push_back(results[i].error);
+        else written.push_back(outputs[i].path);
       }
     }
   }
-  while (waitpid(-1, nullptr, 0) > 0) {
-  }
+  alerts.reap(true);
   for (const std::string& e : errors) say.error(e);
   if (!ever_found) {
     say.error(follower.layout_error().empty() ? std::string("no log file was found") : follower.layout_error());
     return kExitInput;
   }
-  say.info(fmt::format("{} steps reported from {} files, {} jobs read{}{}", reported, follower.files().size(),
-                       watcher.jobs_seen(), alert_fired ? "; an alert fired" : "", written));
+  std::string arrows;
+  for (const std::string& path : written) arrows += " -> " + path;
+  say.info(fmt::format("{} reported from {}, {} read{}{}", counted(reported, "step"),
+                       counted(follower.files().size(), "file"), counted(watcher.jobs_seen(), "job"),
+                       alert_fired ? "; an alert fired" : "", arrows));
   if (!errors.empty()) return kExitInput;
   return alert_fired ? kExitInput : kExitOk;
 }
@@ -428,7 +408,11 @@ void setup_watch(CLI::App& app, Runner& chosen) {
       ->check(CLI::Range(size_t{1}, size_t{1000000}));
   sub->add_option("-o,--output", o->outputs,
                   "when the watch ends, write the whole run here (.pftrace, .json, .svg, .html); repeatable");
-  sub->add_option("--steps", o->steps, "stop after this many completed steps (0: until SIGINT or SIGTERM)");
+  sub->add_option("--stop-after", o->stop_after,
+                  "stop after this many completed steps (0: until SIGINT or SIGTERM)");
+  // --steps is the other commands' selection; here it is refused with a
+  // message that names --stop-after (hidden from the help).
+  sub->add_option("--steps", o->steps)->group("");
   sub->add_option("--alert-if-slower", o->alert_if_slower,
                   "alert when a step's period is more than PCT % above the running median, or a rank "
                   "straggles; exit 1 at the end if an alert fired");
@@ -446,10 +430,14 @@ void setup_watch(CLI::App& app, Runner& chosen) {
   sub->add_option("--poll-ms", o->poll_ms, "milliseconds between two looks at the logs")
       ->check(CLI::Range(1, 60000))
       ->group("");
-  add_threads_option(*sub, o->threads);
-  add_pp_degree_option(*sub, o->pp_degree);
-  add_align_clocks_option(*sub, o->align_clocks);
-  add_quiet_option(*sub, o->quiet);
+  add_threads_option(*sub, o->run.threads);
+  sub->get_option("--threads")
+      ->description("threads for the passes on each update (default 1, so that the watch takes one core beside the "
+                    "training; 0: all cores)");
+  add_pp_degree_option(*sub, o->run.pp_degree);
+  add_align_clocks_option(*sub, o->run.align_clocks);
+  add_strict_option(*sub, o->run.strict);
+  add_quiet_option(*sub, o->run.quiet);
   sub->footer("Exit status: 0 done; 1 an alert fired, no log was found, or an output could not be written;\n"
               "2 usage error; 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_watch(*o); }; });

@@ -67,7 +67,6 @@ void FileFollower::drain(std::string& out) {
     }
     if (got == 0) return;
     offset_ += static_cast<uint64_t>(got);
-    total_ += static_cast<uint64_t>(got);
     split_lines(buffer.data(), static_cast<size_t>(got), out);
   }
 }

@@ -46,9 +46,8 @@ class FileFollower {
   Event poll(std::string& out);
   // The last line, still without its '\n' (for the end of a watch).
   const std::string& partial() const { return partial_; }
-  // Bytes consumed from the open file so far, and from every file followed.
+  // Bytes consumed from the open file so far.
   uint64_t offset() const { return offset_; }
-  uint64_t total_bytes() const { return total_; }
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
 
@@ -62,7 +61,6 @@ class FileFollower {
   dev_t dev_ = 0;
   ino_t ino_ = 0;
   uint64_t offset_ = 0;
-  uint64_t total_ = 0;
   std::string partial_;
   std::string error_;
 };

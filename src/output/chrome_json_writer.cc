@@ -146,57 +146,38 @@ void append_trace_dur_us(std::string& out, int64_t start_ns, int64_t end_ns) {
   out.append(buf, r.ptr);
 }
 
-namespace {
+TraceEventWriter::TraceEventWriter(ByteSink& out) : out_(out) { buf_.reserve(kFlushBytes + 4096); }
 
-void append_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+void TraceEventWriter::set_timeline(const Timeline& tl, JsonFlavor flavor, int64_t origin_ns) {
+  tl_ = &tl;
+  flavor_ = flavor;
+  origin_ = origin_ns;
+  type_text_.clear();
+  colors_.clear();
+  for (const std::string& t : tl.types) {
+    std::string escaped;
+    append_json_escaped(escaped, t);
+    type_text_.push_back(std::move(escaped));
+    colors_.push_back(chrome_color_name(t));
+  }
 }
 
-class JsonTraceWriter {
- public:
-  JsonTraceWriter(const Timeline& tl, const JsonWriteOptions& options, ByteSink& out)
-      : tl_(tl), opt_(options), out_(out), naming_(tl) {
-    origin_ = options.absolute ? 0 : tl.origin_ns;
-    buf_.reserve(kFlushBytes + 4096);
-  }
+void TraceEventWriter::maybe_flush() {
+  if (buf_.size() >= kFlushBytes) flush();
+}
 
-  void write();
+void TraceEventWriter::flush() {
+  out_.write(buf_);
+  buf_.clear();
+}
 
- private:
-  static constexpr size_t kFlushBytes = 1 << 20;
+void TraceEventWriter::begin_event() {
+  if (!first_event_) buf_ += ",\n";
+  first_event_ = false;
+}
 
-  void maybe_flush() {
-    if (buf_.size() >= kFlushBytes) {
-      out_.write(buf_);
-      buf_.clear();
-    }
-  }
-  void begin_event() {
-    if (!first_event_) buf_ += ",\n";
-    first_event_ = false;
-  }
-  void metadata(const char* what, uint32_t pid, int64_t tid, std::string_view key,
-                const std::string* str_value, int64_t int_value);
-  void write_metadata();
-  void write_steps(const Run& run);
-  void write_track(const Track& t);
-  void write_flows();
-
-  const Timeline& tl_;
-  const JsonWriteOptions& opt_;
-  ByteSink& out_;
-  TraceNaming naming_;
-  int64_t origin_ = 0;
-  std::string buf_;
-  bool first_event_ = true;
-  std::vector<std::string> type_text_;  // escaped, by type index
-  std::vector<const char*> colors_;     // by type index
-};
-
-void JsonTraceWriter::metadata(const char* what, uint32_t pid, int64_t tid, std::string_view key,
-                               const std::string* str_value, int64_t int_value) {
+void TraceEventWriter::metadata(const char* what, uint32_t pid, int64_t tid, std::string_view key,
+                                const std::string* str_value, int64_t int_value) {
   begin_event();
   buf_ += "{\"name\":\"";
   buf_ += what;
@@ -219,44 +200,20 @@ void JsonTraceWriter::metadata(const char* what, uint32_t pid, int64_t tid, std:
   buf_ += "}}";
 }
 
-void JsonTraceWriter::write_metadata() {
-  for (const Run& run : tl_.runs) {
-    uint32_t spid = naming_.steps_pid(run.index);
-    std::string name = naming_.steps_process_name(run.index);
-    metadata("process_name", spid, 0, "name", &name, 0);
-    metadata("process_sort_index", spid, 0, "sort_index", nullptr, spid);
-    std::string steps = "steps";
-    metadata("thread_name", spid, naming_.steps_tid(run.index), "name", &steps, 0);
-    int32_t last_machine = -1;
-    for (uint32_t ti : run.tracks) {
-      const Track& t = tl_.tracks[ti];
-      uint32_t pid = naming_.track_pid(t);
-      if (t.machine != last_machine) {
-        // Tracks are in rank order, which is machine-major.
-        std::string pname = naming_.process_name(run.index, t.machine);
-        metadata("process_name", pid, 0, "name", &pname, 0);
-        metadata("process_sort_index", pid, 0, "sort_index", nullptr, pid);
-        last_machine = t.machine;
-      }
-      for (uint32_t lane = 0; lane < t.lanes; ++lane) {
-        uint32_t tid = naming_.track_tid(t, lane);
-        std::string tname = naming_.thread_name(t, lane);
-        metadata("thread_name", pid, tid, "name", &tname, 0);
-        metadata("thread_sort_index", pid, tid, "sort_index", nullptr, naming_.thread_sort_index(t, lane));
-      }
-      maybe_flush();
-    }
-  }
+void TraceEventWriter::name(const char* what, uint32_t pid, int64_t tid, const std::string& value) {
+  metadata(what, pid, tid, "name", &value, 0);
 }
 
-void JsonTraceWriter::write_steps(const Run& run) {
-  uint32_t pid = naming_.steps_pid(run.index);
-  uint32_t tid = naming_.steps_tid(run.index);
+void TraceEventWriter::sort_index(const char* what, uint32_t pid, int64_t tid, int64_t value) {
+  metadata(what, pid, tid, "sort_index", nullptr, value);
+}
+
+void TraceEventWriter::steps(const Run& run, uint32_t pid, uint32_t tid) {
   std::string ids = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":";
   for (const StepSpan& s : run.steps) {
     begin_event();
-    buf_ += "{\"name\":\"step";
-    append_int(buf_, s.number);
+    buf_ += "{\"name\":\"";
+    append_step_name(buf_, s.number);
     buf_ += "\",\"cat\":\"step\",\"ph\":\"X\"";
     buf_ += ids;
     append_trace_us(buf_, s.start_ns - origin_);
@@ -273,18 +230,17 @@ void JsonTraceWriter::write_steps(const Run& run) {
 
 // Hot: one X event per job. The pieces that repeat (escaped type
 // names, colours, the pid/tid text) are built once per type or lane.
-void JsonTraceWriter::write_track(const Track& t) {
+void TraceEventWriter::jobs(const Track& t, uint32_t pid, const TraceNaming& naming) {
   std::vector<std::string> lane_ids(t.lanes);
-  uint32_t pid = naming_.track_pid(t);
   for (uint32_t lane = 0; lane < t.lanes; ++lane) {
     lane_ids[lane] = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
-                     std::to_string(naming_.track_tid(t, lane)) + ",\"ts\":";
+                     std::to_string(naming.track_tid(t, lane)) + ",\"ts\":";
   }
   std::string args_head = ",\"args\":{\"rank\":" + std::to_string(t.rank) +
                           ",\"machine\":" + std::to_string(t.machine) +
                           ",\"local_rank\":" + std::to_string(t.local_index) + ",\"micro_batch_id\":";
   std::string source_prefix;
-  append_json_escaped(source_prefix, tl_.files[t.file].path);
+  append_json_escaped(source_prefix, tl_->files[t.file].path);
   source_prefix += ':';
   for (const Job& j : t.jobs) {
     const std::string& type = type_text_[j.type];
@@ -298,7 +254,7 @@ void JsonTraceWriter::write_track(const Track& t) {
     append_trace_us(buf_, j.start_ns - origin_);
     buf_ += ",\"dur\":";
     append_trace_dur_us(buf_, j.start_ns - origin_, j.end_ns - origin_);
-    if (opt_.flavor == JsonFlavor::kChrome) {
+    if (flavor_ == JsonFlavor::kChrome) {
       buf_ += ",\"cname\":\"";
       buf_ += colors_[j.type];
       buf_ += '"';
@@ -320,6 +276,56 @@ void JsonTraceWriter::write_track(const Track& t) {
     }
     buf_ += "\"}}";
     maybe_flush();
+  }
+}
+
+namespace {
+
+class JsonTraceWriter {
+ public:
+  JsonTraceWriter(const Timeline& tl, const JsonWriteOptions& options, ByteSink& out)
+      : tl_(tl), opt_(options), naming_(tl), events_(out), buf_(events_.buffer()) {
+    origin_ = options.absolute ? 0 : tl.origin_ns;
+    events_.set_timeline(tl, options.flavor, origin_);
+  }
+
+  void write();
+
+ private:
+  void write_metadata();
+  void write_flows();
+
+  const Timeline& tl_;
+  const JsonWriteOptions& opt_;
+  TraceNaming naming_;
+  TraceEventWriter events_;
+  std::string& buf_;  // the events' buffer: the trace's head, flows and tail
+  int64_t origin_ = 0;
+};
+
+void JsonTraceWriter::write_metadata() {
+  for (const Run& run : tl_.runs) {
+    uint32_t spid = naming_.steps_pid(run.index);
+    events_.name("process_name", spid, 0, naming_.steps_process_name(run.index));
+    events_.sort_index("process_sort_index", spid, 0, spid);
+    events_.name("thread_name", spid, naming_.steps_tid(run.index), "steps");
+    int32_t last_machine = -1;
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl_.tracks[ti];
+      uint32_t pid = naming_.track_pid(t);
+      if (t.machine != last_machine) {
+        // Tracks are in rank order, which is machine-major.
+        events_.name("process_name", pid, 0, naming_.process_name(run.index, t.machine));
+        events_.sort_index("process_sort_index", pid, 0, pid);
+        last_machine = t.machine;
+      }
+      for (uint32_t lane = 0; lane < t.lanes; ++lane) {
+        uint32_t tid = naming_.track_tid(t, lane);
+        events_.name("thread_name", pid, tid, naming_.thread_name(t, lane));
+        events_.sort_index("thread_sort_index", pid, tid, naming_.thread_sort_index(t, lane));
+      }
+      events_.maybe_flush();
+    }
   }
 }
 
@@ -356,7 +362,7 @@ void JsonTraceWriter::write_flows() {
     }
     std::string_view name = dependency_kind_name(e.kind);
     for (int side = 0; side < 2; ++side) {
-      begin_event();
+      events_.begin_event();
       buf_ += "{\"name\":\"";
       buf_ += name;
       buf_ += suffix;
@@ -371,22 +377,19 @@ void JsonTraceWriter::write_flows() {
       }
       buf_ += '}';
     }
-    maybe_flush();
+    events_.maybe_flush();
   }
 }
 
 void JsonTraceWriter::write() {
-  for (const std::string& t : tl_.types) {
-    std::string escaped;
-    append_json_escaped(escaped, t);
-    type_text_.push_back(std::move(escaped));
-    colors_.push_back(chrome_color_name(t));
-  }
   buf_ += "{\"traceEvents\":[\n";
   write_metadata();
   for (const Run& run : tl_.runs) {
-    write_steps(run);
-    for (uint32_t ti : run.tracks) write_track(tl_.tracks[ti]);
+    events_.steps(run, naming_.steps_pid(run.index), naming_.steps_tid(run.index));
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl_.tracks[ti];
+      events_.jobs(t, naming_.track_pid(t), naming_);
+    }
   }
   if (opt_.dependencies) write_flows();
   buf_ += "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":{\"generator\":\"pp-timeline\",";
@@ -439,8 +442,7 @@ void JsonTraceWriter::write() {
     buf_ += ']';
   }
   buf_ += "}}\n";
-  out_.write(buf_);
-  buf_.clear();
+  events_.flush();
 }
 
 }  // namespace

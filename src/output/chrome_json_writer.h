@@ -35,14 +35,70 @@
 // own text form.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "output/byte_sink.h"
 #include "model/timeline.h"
 
 namespace ppt {
 
 struct Dependencies;
+class TraceNaming;
 
 enum class JsonFlavor { kChrome, kPerfetto };
+
+// Appends `v` in decimal (the writers' hot path: no allocation, no locale);
+// the one copy for every writer.
+inline void append_int(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// The events of every JSON trace, this writer's and the diff trace's
+// (diff_trace.h), written one way: M events for names and sort order, one X
+// event per step ("step<N>", append_step_name) and per job (job_name(),
+// with its rank, machine, local rank, micro-batch, step, job id, source line
+// and, on a shifted clock, the logged times in its args), streamed to the
+// sink through a 1 MiB buffer. The trace's head and tail are the caller's,
+// appended to buffer().
+class TraceEventWriter {
+ public:
+  explicit TraceEventWriter(ByteSink& out);
+
+  // The timeline the next steps() and jobs() come from, its times shifted
+  // by -origin_ns.
+  void set_timeline(const Timeline& timeline, JsonFlavor flavor, int64_t origin_ns);
+  void name(const char* what, uint32_t pid, int64_t tid, const std::string& value);  // process_name, thread_name
+  void sort_index(const char* what, uint32_t pid, int64_t tid, int64_t value);       // process_, thread_sort_index
+  void steps(const Run& run, uint32_t pid, uint32_t tid);
+  void jobs(const Track& track, uint32_t pid, const TraceNaming& naming);
+
+  // For the caller's own events: the separator before each, the buffer.
+  void begin_event();
+  std::string& buffer() { return buf_; }
+  void maybe_flush();
+  void flush();
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  void metadata(const char* what, uint32_t pid, int64_t tid, std::string_view key, const std::string* str_value,
+                int64_t int_value);
+
+  ByteSink& out_;
+  std::string buf_;
+  bool first_event_ = true;
+  const Timeline* tl_ = nullptr;
+  JsonFlavor flavor_ = JsonFlavor::kChrome;
+  int64_t origin_ = 0;
+  std::vector<std::string> type_text_;  // escaped, by type index
+  std::vector<const char*> colors_;     // by type index
+};
+
 
 struct JsonWriteOptions {
   JsonFlavor flavor = JsonFlavor::kChrome;

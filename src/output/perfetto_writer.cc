@@ -260,7 +260,7 @@ uint32_t PerfettoTraceWriter::assign_name(uint32_t type, int64_t number) {
   if (*slot == 0) {
     const size_t types = tl_.types.size();
     if (type == types) {
-      names_.push_back(fmt::format("step{}", number));
+      names_.push_back(step_name(number));
     } else {
       // name_type(): micro-batch names by type, job-id names past the steps.
       std::string name;

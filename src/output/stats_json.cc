@@ -1,16 +1,15 @@
-// The JSON of `stats --json` and `diff --json`, and reading the former back.
-// Key names are documented in docs/stats.md; renaming one is a schema change.
+#include "output/stats_json.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "output/stats_writers.h"
 
 namespace ppt {
 
-// Ratios and percentages rounded so the JSON stays readable (stats_writers.h).
+// Ratios and percentages rounded so the JSON stays readable (stats_json.h).
 double round6(double v) { return std::round(v * 1e6) / 1e6; }
 double round3(double v) { return std::round(v * 1e3) / 1e3; }
 

@@ -191,13 +191,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
                         counted(ranks, "rank"), counted(st.runs, "run"), counted(st.steps.size(), "step"),
                         counted(st.jobs, "job"));
   const ScheduleInfo& s = st.schedule;
-  std::string sched(schedule_name(s.kind));
-  if (!s.variant.empty()) sched += fmt::format(" ({})", s.variant);
-  if (s.kind != ScheduleKind::kNoPipeline) {
-    sched += fmt::format(", P={} (from {}), M={}", s.pp_degree, s.pp_degree_source, s.micro_batches);
-    if (s.chunks > 1) sched += fmt::format(", V={}", s.chunks);
-    if (s.replicas > 1) sched += fmt::format(", {} data-parallel replicas", s.replicas);
-  }
+  const std::string sched = schedule_label(s, ScheduleLabel::kLong);
   if (!st.partial.empty()) {
     p.summary.emplace_back("loaded", st.partial + ": ranks, stages and P are the whole run's");
   }

@@ -71,30 +71,6 @@ std::string xml_escaped(std::string_view s) {
 // ---------------------------------------------------------------------------
 // Step ranges
 
-std::optional<StepRange> parse_step_range(std::string_view text, std::string* error) {
-  StepRange r;
-  size_t colon = text.find(':');
-  bool ok;
-  if (colon == std::string_view::npos) {
-    ok = parse_whole_number(text, &r.first);
-    r.last = r.first;
-  } else {
-    std::string_view a = text.substr(0, colon), b = text.substr(colon + 1);
-    ok = !(a.empty() && b.empty());
-    if (ok && !a.empty()) ok = parse_whole_number(a, &r.first);
-    if (ok && !b.empty()) ok = parse_whole_number(b, &r.last);
-  }
-  if (!ok) {
-    *error = fmt::format("'{}': give steps as A:B (A to B included), A:, :B or A", text);
-    return std::nullopt;
-  }
-  if (r.first > r.last) {
-    *error = fmt::format("'{}': the first step is after the last", text);
-    return std::nullopt;
-  }
-  return r;
-}
-
 // ---------------------------------------------------------------------------
 // Selection
 
@@ -244,12 +220,6 @@ void append_num(std::string& out, double v) {
   while (end > buf && end[-1] == '0') --end;
   if (end > buf && end[-1] == '.') --end;
   out.append(buf, end);
-}
-
-void append_int(std::string& out, int64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
 }
 
 // Tick spacing: 1, 2 or 5 times a power of ten, about `target` ns.

@@ -54,20 +54,10 @@
 #include <vector>
 
 #include "output/byte_sink.h"
+#include "model/step_range.h"
 #include "model/timeline.h"
 
 namespace ppt {
-
-// Steps `first` to `last`, both included, as numbered in the timeline.
-struct StepRange {
-  int32_t first = INT32_MIN;
-  int32_t last = INT32_MAX;
-  bool contains(int32_t step) const { return step >= first && step <= last; }
-};
-
-// "A:B" (A to B included), "A:" (from A), ":B" (up to B) or "A" (only A).
-// nullopt and a message when the text is not one of those.
-std::optional<StepRange> parse_step_range(std::string_view text, std::string* error);
 
 struct Stats;
 

@@ -56,6 +56,19 @@ void append_job_name(std::string& out, std::string_view type, int32_t micro_batc
   }
 }
 
+void append_step_name(std::string& out, int32_t number) {
+  out += "step";
+  char buf[16];
+  auto r = std::to_chars(buf, buf + sizeof buf, number);
+  out.append(buf, r.ptr);
+}
+
+std::string step_name(int32_t number) {
+  std::string out;
+  append_step_name(out, number);
+  return out;
+}
+
 std::string job_name(std::string_view type, const Job& job) {
   std::string out;
   append_job_name(out, type, job.micro_batch, job.job_id);

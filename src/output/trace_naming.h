@@ -55,4 +55,9 @@ class TraceNaming {
 void append_job_name(std::string& out, std::string_view type, int32_t micro_batch, int32_t job_id);
 std::string job_name(std::string_view type, const Job& job);
 
+// The name of a step's slice in every trace (JSON, .pftrace, the diff
+// trace): "step<N>" ("step5").
+void append_step_name(std::string& out, int32_t number);
+std::string step_name(int32_t number);
+
 }  // namespace ppt

@@ -115,36 +115,21 @@ size_t Dependencies::count(DependencyKind kind) const {
   return n;
 }
 
-Dependencies find_dependencies(const Timeline& tl, const DependencyOptions& options) {
-  return find_dependencies(tl, decide_pipeline(tl, options.pp_degree, options.threads), options.threads);
-}
-
 Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, unsigned threads) {
   Dependencies deps;
   const std::vector<JobClass>& classes = plan.classes;
   const PipelineShape& shape = plan.shape;
   const ScheduleInfo& schedule = plan.schedule;
-  DependencyOptions options;
-  options.threads = threads;
   const int32_t p = std::max(1, shape.pp_degree);
-  deps.pp_degree = p;
-  deps.pp_degree_source = shape.source;
-  deps.schedule = schedule.kind;
-
-  int32_t chunks = 1;
-  for (const JobClass& c : classes) {
-    if ((c.role == JobRole::kForward || c.role == JobRole::kBackward) && c.chunk >= 0 && c.chunk <= kMaxChunk) {
-      chunks = std::max(chunks, c.chunk + 1);
-    }
-  }
-  deps.chunks = chunks;
+  // V is the schedule's (schedule.h, recognize_schedule): one definition.
+  const int32_t chunks = std::clamp(schedule.chunks, 1, kMaxChunk + 1);
   const int32_t stages = p * chunks;  // virtual stages
 
   // Each track's groups, then each track's incoming edges, are independent:
   // computed in parallel, stored by index and merged in order.
   std::vector<TrackGroups> groups(tl.tracks.size());
   std::vector<uint64_t> without_mb(tl.tracks.size(), 0);
-  parallel_for(tl.tracks.size(), options.threads,
+  parallel_for(tl.tracks.size(), threads,
                [&](size_t i) { groups[i] = group_track(tl.tracks[i], classes, &without_mb[i]); });
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
@@ -206,7 +191,7 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
     };
     // Tracks in parallel, a window at a time, so that the edges being found
     // besides those kept stay few (20 bytes an edge, about one per job).
-    const size_t window = size_t{resolve_threads(options.threads)} * 8;
+    const size_t window = size_t{resolve_threads(threads)} * 8;
     // At most one edge per group: room for all at once, not by doubling.
     size_t most = deps.edges.size();
     for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
@@ -214,14 +199,14 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
     std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
     for (size_t at = 0; at < run.tracks.size(); at += window) {
       const size_t count = std::min(window, run.tracks.size() - at);
-      parallel_for(count, options.threads, [&](size_t k) { search(run.tracks[at + k], incoming[k]); });
+      parallel_for(count, threads, [&](size_t k) { search(run.tracks[at + k], incoming[k]); });
       for (size_t k = 0; k < count; ++k) {
         deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
         incoming[k].clear();
       }
     }
   }
-  check_dependencies(tl, deps, options.threads);
+  check_dependencies(tl, deps, threads);
   return deps;
 }
 
@@ -303,22 +288,16 @@ DependencyIndex::DependencyIndex(const Timeline& tl, const Dependencies& deps) {
   track_base_.resize(tl.tracks.size() + 1, 0);
   for (size_t i = 0; i < tl.tracks.size(); ++i) track_base_[i + 1] = track_base_[i] + tl.tracks[i].jobs.size();
   const size_t jobs = track_base_.back();
-  auto build = [&](Csr& csr, bool incoming) {
-    csr.offsets.assign(jobs + 1, 0);
-    for (const Dependency& e : deps.edges) {
-      JobRef r = incoming ? e.consumer : e.producer;
-      ++csr.offsets[track_base_[r.track] + r.job + 1];
-    }
-    for (size_t k = 0; k < jobs; ++k) csr.offsets[k + 1] += csr.offsets[k];
-    csr.edges.resize(deps.edges.size());
-    std::vector<uint32_t> fill(csr.offsets.begin(), csr.offsets.end() - 1);
-    for (uint32_t i = 0; i < deps.edges.size(); ++i) {
-      JobRef r = incoming ? deps.edges[i].consumer : deps.edges[i].producer;
-      csr.edges[fill[track_base_[r.track] + r.job]++] = i;
-    }
-  };
-  build(in_, true);
-  build(out_, false);
+  // Edges by consumer, in compressed rows.
+  in_.offsets.assign(jobs + 1, 0);
+  for (const Dependency& e : deps.edges) ++in_.offsets[track_base_[e.consumer.track] + e.consumer.job + 1];
+  for (size_t k = 0; k < jobs; ++k) in_.offsets[k + 1] += in_.offsets[k];
+  in_.edges.resize(deps.edges.size());
+  std::vector<uint32_t> fill(in_.offsets.begin(), in_.offsets.end() - 1);
+  for (uint32_t i = 0; i < deps.edges.size(); ++i) {
+    const JobRef& r = deps.edges[i].consumer;
+    in_.edges[fill[track_base_[r.track] + r.job]++] = i;
+  }
 }
 
 }  // namespace ppt

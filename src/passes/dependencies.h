@@ -60,32 +60,21 @@ struct Dependency {
   bool contradicted = false;  // consumer.start < producer.end, as of the last check
 };
 
-struct DependencyOptions {
-  int32_t pp_degree = 0;  // P; 0: inferred from the job order (schedule.h), else all ranks
-  unsigned threads = 0;   // tracks searched in parallel (0: one per core); the result does not depend on it
-};
-
+// The edges only: the plan they were found with (P, where it came from, the
+// schedule, V) is the PipelinePlan's, never copied here.
 struct Dependencies {
   std::vector<Dependency> edges;  // by (consumer track, consumer job): tracks in (run, rank) order
-  int32_t pp_degree = 1;          // P used
-  std::string pp_degree_source;   // "--pp-degree", "job order", "start times", "all ranks", ...
-  ScheduleKind schedule = ScheduleKind::kUnknown;
-  int32_t chunks = 1;             // V (model chunks per stage)
   uint64_t jobs_without_micro_batch = 0;  // forward/backward jobs that could not be matched
   uint64_t contradicted = 0;      // edges with `contradicted` set
 
   size_t count(DependencyKind kind) const;
 };
 
-// Finds every dependency of every run, with the stages and schedule of
-// `plan` (pipeline.h: decided once, before any clock alignment).
+// Finds every dependency of every run, with the stages, the schedule and V
+// of `plan` (pipeline.h: decided once, before any clock alignment). Tracks
+// are searched on `threads` threads (0: one per core); the result does not
+// depend on it.
 Dependencies find_dependencies(const Timeline& timeline, const PipelinePlan& plan, unsigned threads = 0);
-
-// The same with a plan decided here first (decide_pipeline with
-// `options.pp_degree`, which must have passed check_pp_degree()): for tests
-// and tools that need nothing else. A command goes through the driver
-// (app/driver.h), which decides the plan once for every pass.
-Dependencies find_dependencies(const Timeline& timeline, const DependencyOptions& options = {});
 
 // Consumer start minus producer end, in the timeline's current times
 // (negative: contradicted).
@@ -103,13 +92,12 @@ void report_dependencies(Timeline& timeline, const Dependencies& deps);
 // "rank 5 forward1 micro-batch 3 (step 2)"
 std::string describe_job(const Timeline& timeline, JobRef job);
 
-// The edges that touch each job, for writers (flow ids) and path walks.
+// The edges into each job, for path walks.
 class DependencyIndex {
  public:
   DependencyIndex(const Timeline& timeline, const Dependencies& deps);
   // Indices into Dependencies::edges, ascending.
   std::span<const uint32_t> incoming(JobRef job) const { return slice(in_, job); }
-  std::span<const uint32_t> outgoing(JobRef job) const { return slice(out_, job); }
 
  private:
   struct Csr {
@@ -122,7 +110,6 @@ class DependencyIndex {
   }
   std::vector<size_t> track_base_;
   Csr in_;
-  Csr out_;
 };
 
 }  // namespace ppt

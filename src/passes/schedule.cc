@@ -28,6 +28,22 @@ std::string_view schedule_name(ScheduleKind kind) {
   return "unknown";
 }
 
+std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form) {
+  std::string label(schedule_name(s.kind));
+  if (!s.variant.empty()) label += fmt::format(" ({})", s.variant);
+  if (s.kind == ScheduleKind::kNoPipeline) return label;
+  if (form == ScheduleLabel::kShort) {
+    label += fmt::format(" P={} M={}", s.pp_degree, s.micro_batches);
+    if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
+    if (s.replicas > 1) label += fmt::format(" x{} replicas", s.replicas);
+  } else {
+    label += fmt::format(", P={} (from {}), M={}", s.pp_degree, s.pp_degree_source, s.micro_batches);
+    if (s.chunks > 1) label += fmt::format(", V={}", s.chunks);
+    if (s.replicas > 1) label += fmt::format(", {} data-parallel replicas", s.replicas);
+  }
+  return label;
+}
+
 std::optional<ScheduleKind> schedule_from_name(std::string_view name) {
   for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB,
                          ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
@@ -331,9 +347,8 @@ std::string join_ints(const std::vector<int32_t>& v, size_t max_items = 12) {
 
 }  // namespace
 
-ScheduleInfo recognize_schedule(const Timeline& tl, const std::vector<RankOrder>& orders,
+ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders,
                                 const std::vector<JobClass>& classes, const PipelineShape& shape) {
-  (void)tl;
   ScheduleInfo info;
   info.pp_degree = shape.pp_degree;
   info.pp_degree_source = shape.source;
@@ -369,7 +384,11 @@ ScheduleInfo recognize_schedule(const Timeline& tl, const std::vector<RankOrder>
     info.ideal_bubble_ratio = ideal_bubble_ratio(info.kind, p, 0, 1, &info.ideal_formula);
     return info;
   }
-  info.chunks = chunks.size() > 1 ? static_cast<int32_t>(chunks.size()) : 1;
+  // V, the one definition (the dependencies' virtual stages use it too): the
+  // highest model chunk of the forward/backward jobs + 1, so that chunk c's
+  // virtual stage c * P + s exists even when some chunk has no job here; a
+  // single chunk, or none, is V = 1.
+  info.chunks = chunks.size() > 1 ? *chunks.rbegin() + 1 : 1;
 
   // M: the distinct micro-batches a rank runs forwards for (ids restart per
   // chunk); the most common value over the ranks.

@@ -116,13 +116,21 @@ struct ScheduleInfo {
   std::string evidence;       // why this schedule (or why none), for the user
 };
 
-ScheduleInfo recognize_schedule(const Timeline& timeline, const std::vector<RankOrder>& orders,
+ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders,
                                 const std::vector<JobClass>& classes, const PipelineShape& shape);
 
 // The bubble ratio (idle / step time) of a schedule with equal stage times,
 // and equal forward, backward-input and backward-weight times for the
 // zero-bubble ones; < 0 when there is no formula. `formula` (optional)
 // receives its text.
+// The schedule as people read it, built here only:
+//  - kShort (diff, batch, watch): "1F1B P=4 M=8", "VPP P=4 M=8 V=2 x2 replicas";
+//  - kLong (the stats report): "1F1B, P=4 (from job order), M=8, V=2, 2
+//    data-parallel replicas".
+// The variant follows the name in parentheses; no pipeline is the name alone.
+enum class ScheduleLabel { kShort, kLong };
+std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form = ScheduleLabel::kShort);
+
 double ideal_bubble_ratio(ScheduleKind kind, int32_t pp_degree, int32_t micro_batches, int32_t chunks,
                           std::string* formula = nullptr);
 

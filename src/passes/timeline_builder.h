@@ -13,14 +13,9 @@
 #include "input/file_scanner.h"
 #include "input/log_layout.h"
 #include "model/timeline.h"
+#include "util/phase_time.h"
 
 namespace ppt {
-
-// Wall time of one phase, for --timings.
-struct PhaseTime {
-  std::string name;
-  double seconds = 0;
-};
 
 struct BuildOptions {
   unsigned threads = 0;  // 0: one per core

@@ -5,11 +5,11 @@ file, a rank whose file appears late, a job line written in two halves, a file
 rotated by a rename and a new file) while `watch --jsonl` follows them. Every
 step must be reported once, with the figures `stats --json` computes on the
 finished logs; SIGINT must leave a complete .pftrace (the same slices as the
-finished logs' trace). Then the static cases: --steps, alerts with --exec,
+finished logs' trace). Then the static cases: --stop-after, alerts with --exec,
 the self-reloading page, the dashboard.
 
 No check depends on timing: the writer's pauses only interleave the writes
-with the watch's polls; the watch's end (SIGINT, --steps) makes every step
+with the watch's polls; the watch's end (SIGINT, --stop-after) makes every step
 complete.
 
   watch_cli.py --binary build/pp-timeline [--protoc protoc]
@@ -18,6 +18,7 @@ complete.
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,14 +169,14 @@ def live_case(binary, protoc, tmp, gen_args=RUN, runs=2):
 
 def static_cases(binary, src, tmp):
     want = stats_steps(binary, src)
-    # --steps N stops by itself; an idle timeout of 0 makes every step complete.
+    # --stop-after N stops by itself; an idle timeout of 0 makes every step complete.
     out = os.path.join(tmp, "three.jsonl")
-    p = ppt_test.run(binary, ["watch", src, "--jsonl", out, "--steps", "3", "--idle-timeout", "0", "-q"] + POLL,
+    p = ppt_test.run(binary, ["watch", src, "--jsonl", out, "--stop-after", "3", "--idle-timeout", "0", "-q"] + POLL,
                      timeout=60)
-    check(p.returncode == 0, "--steps 3: exit %d: %s" % (p.returncode, p.stderr))
-    same_steps(read_jsonl(out), want[:3], "--steps 3")
+    check(p.returncode == 0, "--stop-after 3: exit %d: %s" % (p.returncode, p.stderr))
+    same_steps(read_jsonl(out), want[:3], "--stop-after 3")
     # Standard output is not a terminal: the JSON lines go there.
-    p = ppt_test.run(binary, ["watch", src, "--steps", str(len(want)), "--idle-timeout", "0", "-q"] + POLL,
+    p = ppt_test.run(binary, ["watch", src, "--stop-after", str(len(want)), "--idle-timeout", "0", "-q"] + POLL,
                      timeout=60)
     check(p.returncode == 0, "watch to stdout: " + p.stderr)
     same_steps([json.loads(l) for l in p.stdout.splitlines()], want, "stdout jsonl")
@@ -187,7 +188,7 @@ def static_cases(binary, src, tmp):
     n = len(stats_steps(binary, slow))
     alerts = os.path.join(tmp, "alerts.txt")
     report = os.path.join(tmp, "live.html")
-    p = ppt_test.run(binary, ["watch", slow, "--steps", str(n), "--idle-timeout", "0", "--alert-if-slower", "5",
+    p = ppt_test.run(binary, ["watch", slow, "--stop-after", str(n), "--idle-timeout", "0", "--alert-if-slower", "5",
                               "--exec", "env | grep ^PPT_ALERT_ | sort >> '%s'" % alerts, "--report", report,
                               "--report-every", "1", "--jsonl", os.path.join(tmp, "slow.jsonl")] + POLL, timeout=60)
     check(p.returncode == 1, "an alert fired: exit 1, got %d: %s" % (p.returncode, p.stderr))
@@ -197,12 +198,12 @@ def static_cases(binary, src, tmp):
     page = open(report).read() if os.path.exists(report) else ""
     check('<meta http-equiv="refresh"' in page and "</html>" in page, "the page reloads itself and is whole")
     # Without an alert threshold nothing fires: exit 0.
-    p = ppt_test.run(binary, ["watch", slow, "--steps", str(n), "--idle-timeout", "0", "--jsonl", os.devnull]
+    p = ppt_test.run(binary, ["watch", slow, "--stop-after", str(n), "--idle-timeout", "0", "--jsonl", os.devnull]
                      + POLL, timeout=60)
     check(p.returncode == 0, "no alert asked: exit 0, got %d" % p.returncode)
 
     # The dashboard, forced on without a terminal.
-    p = ppt_test.run(binary, ["watch", src, "--steps", "2", "--idle-timeout", "0", "--dashboard", "on", "--jsonl",
+    p = ppt_test.run(binary, ["watch", src, "--stop-after", "2", "--idle-timeout", "0", "--dashboard", "on", "--jsonl",
                               os.devnull] + POLL, timeout=60)
     check(p.returncode == 0 and "\x1b[H" in p.stdout and "bubble" in p.stdout and "slowest rank" in p.stdout,
           "the dashboard is drawn: " + p.stdout[-400:])
@@ -212,10 +213,76 @@ def static_cases(binary, src, tmp):
     check(p.returncode == 2, "standard input cannot be followed: exit 2, got %d" % p.returncode)
     log = os.path.join(src, "workerlog.0")
     before = open(log).read()
-    p = ppt_test.run(binary, ["watch", src, "--jsonl", log, "--steps", "1"], timeout=30)
+    p = ppt_test.run(binary, ["watch", src, "--jsonl", log, "--stop-after", "1"], timeout=30)
     check(p.returncode == 2 and open(log).read() == before, "--jsonl onto a log: exit 2, the log untouched")
     p = ppt_test.run(binary, ["watch", src, "--exec", "true"], timeout=30)
     check(p.returncode == 2, "--exec without --alert-if-slower: exit 2, got %d" % p.returncode)
+
+
+def dashboard_screens(stdout):
+    return [s for s in stdout.split("\x1b[H\x1b[2J") if s.strip()]
+
+
+def number_cases(binary, tmp):
+    """What watch shows is what the other commands compute, numbered as the logs are."""
+    # --pp-degree is checked as every command checks it: 3 does not divide 8 ranks.
+    eight = os.path.join(tmp, "eight")
+    ppt_test.gen_logs(eight, ["--schedule", "1f1b", "--stages", "4", "--dp", "2", "--micro-batches", "4",
+                              "--steps", "3", "--seed", "4"])
+    conv = ppt_test.run(binary, ["--log_dir", eight, "--pp-degree", "3", "-o", os.path.join(tmp, "x.json")])
+    p = ppt_test.run(binary, ["watch", eight, "--pp-degree", "3", "--stop-after", "1", "--idle-timeout", "0",
+                              "--jsonl", os.devnull] + POLL, timeout=30)
+    check(conv.returncode == 2 and p.returncode == 2, "--pp-degree 3 on 8 ranks: convert exit %d, watch exit %d: %s"
+          % (conv.returncode, p.returncode, p.stderr))
+    check("--pp-degree 3 does not divide the 8 ranks" in p.stderr, "watch names the bad P: " + p.stderr)
+    # --strict as every command has it: a rejected job line stops the watch, exit 1.
+    bad = os.path.join(ppt_test.ROOT, "testdata", "cases", "bad_lines", "logs")
+    p = ppt_test.run(binary, ["watch", bad, "--strict", "--idle-timeout", "0", "--jsonl", os.devnull] + POLL,
+                     timeout=30)
+    check(p.returncode == 1 and "--strict" in p.stderr, "watch --strict on a rejected line: exit %d: %s"
+          % (p.returncode, p.stderr))
+    # --steps is the selection elsewhere: watch names the option that stops it.
+    p = ppt_test.run(binary, ["watch", eight, "--steps", "2", "--jsonl", os.devnull], timeout=30)
+    check(p.returncode == 2 and "--stop-after" in p.stderr, "watch --steps names --stop-after: " + p.stderr)
+
+    # Seven steps, six periods: the dashboard's median period is stats' (the
+    # mean of the two middle periods), and the run's last step has none.
+    seven = os.path.join(tmp, "seven")
+    ppt_test.gen_logs(seven, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "7",
+                              "--seed", "9", "--jitter", "0.2"])
+    p = ppt_test.run(binary, ["stats", "--json", seven], timeout=60)
+    check(p.returncode == 0, "stats: " + p.stderr)
+    doc = json.loads(p.stdout) if p.returncode == 0 else {"step_period": {"median_us": 0, "count": 0}}
+    check(doc["step_period"]["count"] == 6, "seven steps have six periods: %s" % doc["step_period"])
+    p = ppt_test.run(binary, ["watch", seven, "--stop-after", "7", "--idle-timeout", "0", "--dashboard", "on",
+                              "--jsonl", os.devnull] + POLL, timeout=60)
+    screens = dashboard_screens(p.stdout)
+    check(p.returncode == 0 and screens, "the dashboard is drawn: exit %d %s" % (p.returncode, p.stderr))
+    last = screens[-1] if screens else ""
+    want_median = "median %.3f ms" % (doc["step_period"]["median_us"] / 1000.0)
+    check(want_median in last, "the dashboard's median is stats' (%s): %s" % (want_median, last[:300]))
+    check("period none" in last, "the run's last step has no period, as in stats: " + last[:300])
+    check("(run 1)" in last, "the dashboard counts runs from 1, as --run does: " + last[:300])
+
+    # Steps 500-529, 20 kept: the page shows steps 510-529, as the logs number them.
+    late = os.path.join(tmp, "late")
+    ppt_test.gen_logs(late, ["--schedule", "1f1b", "--stages", "2", "--micro-batches", "2", "--steps", "30",
+                             "--seed", "8", "--start-step", "500"])
+    page = os.path.join(tmp, "late.html")
+    jsonl = os.path.join(tmp, "late.jsonl")
+    p = ppt_test.run(binary, ["watch", late, "--stop-after", "30", "--idle-timeout", "0", "--keep-steps", "20",
+                              "--report", page, "--report-every", "1", "--jsonl", jsonl] + POLL, timeout=120)
+    check(p.returncode == 0, "watch --report: exit %d: %s" % (p.returncode, p.stderr))
+    steps = [s["step"] for s in read_jsonl(jsonl)]
+    check(steps == list(range(500, 530)), "the steps are the logs' 500-529: %s" % steps[:5])
+    text = open(page).read() if os.path.exists(page) else ""
+    check("steps 510-529 of 20" in text, "the page shows the last 20 steps, 510-529: %s" %
+          re.findall(r"steps \d+-\d+ of \d+", text)[:2])
+    named = {int(n) for n in re.findall(r"\bstep (\d+)", text)}
+    check(named and all(510 <= n <= 529 for n in named), "every step the page names is one of 510-529: %s"
+          % sorted(named))
+    # The last line names every file written.
+    check(jsonl in p.stderr and page in p.stderr, "the last line names the files written: " + p.stderr[-300:])
 
 
 def main():
@@ -224,8 +291,16 @@ def main():
         return 0
     ap = arg_parser(__doc__)
     ap.add_argument("--protoc", default=None)
+    ap.add_argument("--only", default=None, help="numbers: only the cases of what watch shows")
     args = ap.parse_args()
     protoc = ppt_test.find_protoc(args.protoc)
+    with temp_dir("ppt-watch-cli-") as tmp:
+        try:
+            number_cases(args.binary, tmp)
+        except ppt_test.Failure as e:
+            check(False, str(e))
+    if args.only == "numbers":
+        return checks.exit_code("watch_cli")
     with temp_dir("ppt-watch-cli-") as tmp:
         try:
             src = live_case(args.binary, protoc, tmp)

@@ -40,7 +40,6 @@ TEST_CASE("driver: --pp-degree 2 on four ranks is the P of the arrows, the stats
   CHECK(r.pipeline.shape.pp_degree == 2);
   CHECK(r.pipeline.shape.replicas == 2);
   CHECK(r.pipeline.shape.source == "--pp-degree");
-  CHECK(r.dependencies.pp_degree == 2);
   REQUIRE(r.stats);
   CHECK(r.stats->schedule.pp_degree == 2);
   CHECK(r.stats->schedule.pp_degree_source == "--pp-degree");

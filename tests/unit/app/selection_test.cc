@@ -103,4 +103,31 @@ TEST_CASE("step lists join consecutive numbers", "[selection]") {
 }
 
 }  // namespace
+TEST_CASE("step ranges are read as A:B with both ends included", "[selection]") {
+  struct Row {
+    const char* text;
+    bool ok;
+    int32_t first, last;
+  };
+  const Row rows[] = {
+      {"3:5", true, 3, 5},       {"3", true, 3, 3},          {"3:", true, 3, INT32_MAX}, {":5", true, INT32_MIN, 5},
+      {"-1:2", true, -1, 2},     {"5:3", false, 0, 0},       {"", false, 0, 0},          {":", false, 0, 0},
+      {"a:b", false, 0, 0},      {"1:2:3", false, 0, 0},     {"1.5", false, 0, 0},       {" 1", false, 0, 0},
+      {"99999999999", false, 0, 0},
+  };
+  for (const Row& row : rows) {
+    DYNAMIC_SECTION("'" << row.text << "'") {
+      std::string error;
+      auto r = parse_step_range(row.text, &error);
+      CHECK(r.has_value() == row.ok);
+      if (r) {
+        CHECK(r->first == row.first);
+        CHECK(r->last == row.last);
+      } else {
+        CHECK_FALSE(error.empty());
+      }
+    }
+  }
+}
+
 }  // namespace ppt

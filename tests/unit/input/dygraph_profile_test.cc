@@ -276,8 +276,8 @@ TEST_CASE("a directory of profile files: ranks from names, launch logs beside ar
   // The stages of the records give P = 2, and the arrows follow them.
   PipelinePlan plan = decide_pipeline(tl, 0, 1);
   Dependencies deps = find_dependencies(tl, plan, 1);
-  CHECK(deps.pp_degree == 2);
-  CHECK(deps.pp_degree_source == "stages of the profile records");
+  CHECK(plan.shape.pp_degree == 2);
+  CHECK(plan.shape.source == "stages of the profile records");
   // Per replica and step: 2 forward and 2 backward edges.
   CHECK(deps.edges.size() == 2 * 2 * 4);
   CHECK(deps.contradicted == 0);

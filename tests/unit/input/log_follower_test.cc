@@ -90,7 +90,6 @@ TEST_CASE("a replaced file (removed and written again) is read from its start", 
   FileFollower::Event e{};
   CHECK(poll_text(f, &e) == "run2 a\n");
   CHECK(e == FileFollower::Event::kReplaced);
-  CHECK(f.total_bytes() == 21);
 }
 
 TEST_CASE("a log directory's late files are followed once they appear", "[follower]") {

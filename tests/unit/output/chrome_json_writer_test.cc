@@ -13,6 +13,7 @@
 #include "output/trace_naming.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
+#include "passes/pipeline.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -278,7 +279,7 @@ TEST_CASE("Each dependency is one flow arrow from the producer's slice to the co
     SECTION(args) {
       auto g = generate_logs(std::string("--micro-batches 4 --steps 2 ") + args);
       const Timeline& tl = g->timeline;
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       REQUIRE_FALSE(deps.edges.empty());
       check_flows(tl, deps, write(tl, &deps, JsonFlavor::kChrome));
       check_flows(tl, deps, write(tl, &deps, JsonFlavor::kPerfetto));
@@ -296,7 +297,7 @@ TEST_CASE("Without dependencies the JSON has no flow events", "[flows]") {
   Parsed p = parse(write(tl, nullptr));
   CHECK(p.flows.empty());
   CHECK_FALSE(p.doc["metadata"].contains("flows"));
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   CHECK(parse(write(tl, &deps)).flows.size() == 4);
 }
 
@@ -306,7 +307,7 @@ TEST_CASE("A contradicted dependency is still drawn, named for what it is", "[fl
   ranks[0].lines = {job_line("forward", 0, 0, 1000, 0), job_line("backward", 0, 3000, 4000, 0)};
   ranks[1].lines = {job_line("forward", 0, 800, 1800, 0), job_line("backward", 0, 1800, 2800, 0)};
   Timeline tl = timeline_from_lines(ranks);
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   REQUIRE(deps.edges.size() == 2);
   REQUIRE(deps.contradicted == 1);
   std::string text = write(tl, &deps);
@@ -321,7 +322,7 @@ TEST_CASE("A dependency whose consumer ran before its producer is drawn forward 
   ranks[0].lines = {job_line("forward", 0, 2000, 3000, 0), job_line("backward", 0, 6000, 7000, 0)};
   ranks[1].lines = {job_line("forward", 0, 0, 500, 0), job_line("backward", 0, 4000, 5000, 0)};
   Timeline tl = timeline_from_lines(ranks);
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   REQUIRE(deps.edges.size() == 2);
   REQUIRE(deps.contradicted == 1);
   for (JsonFlavor flavor : {JsonFlavor::kChrome, JsonFlavor::kPerfetto}) {
@@ -338,7 +339,7 @@ TEST_CASE("Jobs of a shifted machine keep their logged times in their args", "[f
   }
   auto g = generate_logs("--stages 4 --machines 2 --micro-batches 4 --steps 1 --skew 1:5");
   Timeline& tl = g->timeline;
-  Dependencies deps = find_dependencies(tl);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
   ClockAlignment a = align_clocks(tl, deps);
   REQUIRE(a.shifts());
   Parsed p = parse(write(tl, &deps));

@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
+#include "output/chrome_json_writer.h"
 #include "support/test_support.h"
 
 namespace ppt {
@@ -88,6 +91,36 @@ TEST_CASE("the diff trace holds both runs as two processes aligned at their firs
   CHECK(processes == std::map<int, std::string>{{1, "A: a"}, {2, "B: b"}});
   CHECK(step12_ts == std::map<int, double>{{1, 0.0}, {2, 0.0}});
   CHECK(jobs == a.job_count() + b.job_count());
+}
+
+TEST_CASE("the diff trace names steps, threads and job args as the Chrome trace does", "[diff][trace]") {
+  testing::TempDir dir;
+  Timeline a = testing::load_dir(testing::generate_log_dir(dir, "a", kRun + " --start-step 10"));
+  StringSink chrome_sink, diff_sink;
+  write_chrome_json(a, {}, chrome_sink);
+  write_diff_trace(a, "a", a, "b", diff_sink);
+  nlohmann::json chrome = nlohmann::json::parse(chrome_sink.data);
+  nlohmann::json diff = nlohmann::json::parse(diff_sink.data);
+  // (thread names, step slice names, the args keys of jobs) of one side.
+  auto names = [](const nlohmann::json& doc, int pid) {
+    std::set<std::string> threads, steps, arg_keys;
+    for (const auto& e : doc["traceEvents"]) {
+      if (pid > 0 && e["pid"] != pid) continue;
+      if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+      if (e["ph"] == "X" && e["cat"] == "step") steps.insert(e["name"].get<std::string>());
+      if (e["ph"] == "X" && e["cat"] != "step") {
+        for (const auto& [key, value] : e["args"].items()) arg_keys.insert(key);
+      }
+    }
+    return std::make_tuple(threads, steps, arg_keys);
+  };
+  auto [threads, steps, keys] = names(chrome, 0);
+  auto [diff_threads, diff_steps, diff_keys] = names(diff, 1);
+  CHECK(steps.count("step10") == 1);
+  CHECK(diff_steps == steps);
+  CHECK(diff_threads == threads);
+  CHECK(diff_keys == keys);
+  CHECK(diff_keys.count("source") == 1);
 }
 
 }  // namespace

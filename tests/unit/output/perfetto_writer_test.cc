@@ -12,6 +12,7 @@
 #include "output/chrome_json_writer.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
+#include "passes/pipeline.h"
 #include "output/trace_naming.h"
 
 using namespace ppt;
@@ -264,7 +265,7 @@ TEST_CASE("The .pftrace decodes with protoc into the model's tracks, slices and 
     SECTION(args) {
       auto g = generate_logs(std::string("--micro-batches 4 --steps 2 ") + args);
       Timeline& tl = g->timeline;
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       align_clocks(tl, deps);
       for (bool absolute : {false, true}) {
         const int64_t origin = absolute ? 0 : tl.origin_ns;
@@ -398,7 +399,7 @@ TEST_CASE("The .pftrace is at most a third of the Chrome JSON's size", "[perfett
     SECTION(c.args) {
       auto g = generate_logs(std::string("--steps 3 ") + c.args);
       Timeline& tl = g->timeline;
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       align_clocks(tl, deps);
       std::vector<const Dependencies*> variants{&deps};
       if (c.without_flows_too) variants.push_back(nullptr);
@@ -470,7 +471,7 @@ TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the thr
   size_t longest = 0;
   for (const Track& t : tl.tracks) longest = std::max(longest, t.jobs.size());
   REQUIRE(longest > 4096);
-  Dependencies deps = find_dependencies(tl);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
   REQUIRE(deps.edges.size() > 4096);
   auto write = [&](unsigned threads) {
     StringSink sink;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "passes/pipeline.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -80,7 +81,7 @@ TEST_CASE("Machines whose clocks are skewed by known amounts are aligned to well
       auto g = generate_logs(std::string("--micro-batches 8 --steps 3 ") + c.args);
       Timeline& tl = g->timeline;
       const auto logged = all_times(tl);
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       REQUIRE(deps.contradicted > 0);  // the skew shows
       ClockAlignment a = align_clocks(tl, deps);
       CHECK(a.consistent);
@@ -122,7 +123,7 @@ TEST_CASE("Logs without skew come out of the alignment untouched", "[clock_align
       Timeline& tl = g->timeline;
       const auto before = all_times(tl);
       const int64_t origin = tl.origin_ns;
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       CHECK(deps.contradicted == 0);
       ClockAlignment a = align_clocks(tl, deps);
       CHECK(a.crossing > 0);
@@ -146,7 +147,7 @@ TEST_CASE("Each run of a log directory reused without --log_overwrite is aligned
   auto g = generate_logs("--stages 4 --machines 2 --micro-batches 8 --steps 2 --rerun --skew 1:6");
   Timeline& tl = g->timeline;
   REQUIRE(tl.runs.size() == 2);
-  Dependencies deps = find_dependencies(tl);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
   ClockAlignment a = align_clocks(tl, deps);
   CHECK(deps.contradicted == 0);
   for (uint32_t run = 0; run < 2; ++run) {
@@ -177,7 +178,7 @@ TEST_CASE("A pair of machines with contradicting dependencies keeps the offset t
                     job_line("backward", 1, 11000, 12000, 1), job_line("backward", 2, 12000, 13000, 2)};
   // Rank 0 has no backward 2: only two backward dependencies.
   Timeline tl = timeline_from_lines(ranks);
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   REQUIRE(deps.count(DependencyKind::kForward) == 3);
   REQUIRE(deps.count(DependencyKind::kBackward) == 2);
   ClockAlignment a = align_clocks(tl, deps);
@@ -252,7 +253,7 @@ TEST_CASE("Machines whose clocks are seconds apart share runs and steps and are 
         Timeline& tl = g->timeline;
         REQUIRE(tl.runs.size() == 1);  // one run although the machines' times do not overlap
         check_steps_against_truth(tl, g->truth);  // as logged: steps matched by structure
-        Dependencies deps = find_dependencies(tl);
+        Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
         REQUIRE(deps.contradicted > 0);
         ClockAlignment a = align_clocks(tl, deps);
         CHECK(a.consistent);
@@ -284,7 +285,7 @@ TEST_CASE("A run longer than the offset between machines has its steps matched b
   REQUIRE(tl.runs.size() == 1);
   CHECK(tl.runs[0].steps.size() == 30);
   check_steps_against_truth(tl, g->truth);
-  Dependencies deps = find_dependencies(tl);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
   align_clocks(tl, deps);
   CHECK(deps.contradicted == 0);
   CHECK(std::llabs(offset_of(tl, 1) + 500000000) <= 500000);
@@ -301,7 +302,7 @@ TEST_CASE("Runs appended to a log directory are told apart and aligned when mach
   Timeline& tl = g->timeline;
   REQUIRE(tl.runs.size() == 2);
   check_steps_against_truth(tl, g->truth);
-  Dependencies deps = find_dependencies(tl);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
   align_clocks(tl, deps);
   CHECK(deps.contradicted == 0);
   for (uint32_t run = 0; run < 2; ++run) CHECK(std::llabs(offset_of(tl, 1, run) - 5000000000) <= 500000);
@@ -322,7 +323,7 @@ TEST_CASE("Clocks that are all off by the same seconds, or one machine alone, ar
       REQUIRE(tl.runs.size() == 1);
       check_steps_against_truth(tl, g->truth);
       const auto before = all_times(tl);
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       CHECK(deps.contradicted == 0);
       ClockAlignment a = align_clocks(tl, deps);
       CHECK_FALSE(a.shifts());
@@ -350,7 +351,7 @@ TEST_CASE("A step that only one shifted rank has stays between its neighbours on
   REQUIRE(tl.runs.size() == 1);
   REQUIRE(tl.runs[0].steps.size() == 3);
   CHECK(tl.runs[0].steps[1].ranks == 1);
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   REQUIRE(deps.contradicted > 0);
   align_clocks(tl, deps);
   CHECK(offset_of(tl, 1) == -2000000);
@@ -380,7 +381,7 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
                     job_line("forward", 0, far_us + 2000, far_us + 3000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   CHECK(tl.job_count() == 6);
-  Dependencies deps = find_dependencies(tl, DependencyOptions{2});
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);
   align_clocks(tl, deps);
   CHECK(tl.job_count() == 6);
   for (const Run& run : tl.runs) {
@@ -402,7 +403,7 @@ TEST_CASE("After alignment every step span starts after the previous one ended w
     SECTION(args) {
       auto g = generate_logs(std::string("--schedule 1f1b --micro-batches 4 --steps 4 --seed 5 ") + args);
       Timeline& tl = g->timeline;
-      Dependencies deps = find_dependencies(tl);
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
       ClockAlignment a = align_clocks(tl, deps);
       CHECK(a.shifts());
       for (const Run& run : tl.runs) {
