@@ -146,21 +146,26 @@ class CudaTimer final : public Timer {
   }
   size_t capacity() const override { return events_.size(); }
 
-  Status mark(size_t slot) override {
+  Status mark(size_t slot, void* stream) override {
+    const auto on = static_cast<Stream>(stream);
     // The caller's current device may be another one (a thread driving two
     // devices); an event can only be recorded with its own device current.
     int current = -1;
     Error e = api_.GetDevice(&current);
     if (e == cuda::kSuccess && current == device_) {
-      e = api_.EventRecord(events_[slot], stream_);
+      e = api_.EventRecord(events_[slot], on);
     } else {
       ++device_switches_;
       DeviceScope scope(api_, device_);
-      e = api_.EventRecord(events_[slot], stream_);
+      e = api_.EventRecord(events_[slot], on);
     }
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
-      return {Code::kCudaError, cuda::failure(api_, "cudaEventRecord on the profiler's stream", e)};
+      return {Code::kCudaError,
+              cuda::failure(api_, on == stream_ ? "cudaEventRecord on the profiler's stream"
+                                                : "cudaEventRecord on the job's stream",
+                            e) +
+                  " (the stream must be one of device " + std::to_string(device_) + ")"};
     }
     return {};
   }
@@ -261,17 +266,17 @@ class CudaTimer final : public Timer {
     return {};
   }
 
-  Status check_capture() override {
+  Status check_capture(void* stream) override {
     int status = cuda::kCaptureStatusNone;
-    const Error e = api_.StreamIsCapturing(stream_, &status);
+    const Error e = api_.StreamIsCapturing(static_cast<Stream>(stream), &status);
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
       return {Code::kCaptureActive,
-              cuda::failure(api_, "cudaStreamIsCapturing on the profiler's stream", e) +
+              cuda::failure(api_, "cudaStreamIsCapturing", e) +
                   "; a capture may be under way"};
     }
     if (status != cuda::kCaptureStatusNone) {
-      return {Code::kCaptureActive, "the profiler's stream is being captured into a CUDA graph"};
+      return {Code::kCaptureActive, "the stream is being captured into a CUDA graph"};
     }
     return {};
   }
