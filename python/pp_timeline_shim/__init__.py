@@ -67,7 +67,8 @@ def _candidates():
         yield env
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
+    # An installed package ships libppt_shim.so; a source tree may hold more.
+    for name in sorted(os.listdir(here), key=lambda n: (n != "libppt_shim.so", n)):
         if name.startswith("libppt_shim.so"):
             yield os.path.join(here, name)
     yield "libppt_shim.so.0"
