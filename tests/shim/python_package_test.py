@@ -274,6 +274,74 @@ with tempfile.TemporaryDirectory() as d:
             check(e.name == "cuda_unavailable", "strict cuda: %s" % e)
         del os.environ["PPT_SHIM_CLOCK"]
 
+
+
+# torch.distributed.pipelining: a fake of the schedule's interface, as torch
+# defines it (stage.py: forward_one_chunk(fwd_chunk_id, args, kwargs),
+# backward_one_chunk(bwd_chunk_id, loss=None, full_backward=True,
+# last_backward=False), backward_weight_one_chunk(bwd_chunk_id,
+# last_backward=False); schedules.py: a multi-stage schedule keeps _stages,
+# runs its actions (PP:0F1...) through those methods in step()).
+from pp_timeline_shim.torch import instrument  # noqa: E402
+
+
+class FakeStage:
+    def __init__(self, stage_index):
+        self.stage_index = stage_index
+        self.calls = []
+
+    def forward_one_chunk(self, fwd_chunk_id, args, kwargs=None, save_forward_output=True):
+        self.calls.append(("F", fwd_chunk_id))
+        return args
+
+    def backward_one_chunk(self, bwd_chunk_id, loss=None, full_backward=True, last_backward=False):
+        self.calls.append(("B" if full_backward else "I", bwd_chunk_id))
+
+    def backward_weight_one_chunk(self, bwd_chunk_id, last_backward=False):
+        self.calls.append(("W", bwd_chunk_id))
+
+
+class FakeZeroBubbleSchedule:
+    """Two local stages (0 and 2 of 4), two micro-batches, actions as
+    torch's runtime runs them: F, I (input backward), W (weight backward)."""
+
+    def __init__(self):
+        self._stages = [FakeStage(0), FakeStage(2)]
+        self._n_microbatches = 2
+        self.order = ["0F0", "0F1", "2F0", "2F1", "2I0", "2W0", "2I1", "2W1", "0B0", "0B1"]
+
+    def step(self, *args, target=None, losses=None, **kwargs):
+        by_index = {s.stage_index: s for s in self._stages}
+        for action in self.order:
+            stage, kind, mb = by_index[int(action[0])], action[1], int(action[2:])
+            if kind == "F":
+                stage.forward_one_chunk(mb, args, kwargs)
+            elif kind == "I":
+                stage.backward_one_chunk(mb, loss=None, full_backward=False)
+            elif kind == "B":
+                stage.backward_one_chunk(mb, loss=None, full_backward=True)
+            else:
+                stage.backward_weight_one_chunk(mb, last_backward=mb == 1)
+
+
+tl = []
+pp_shim = ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, sink=tl.append)
+schedule = FakeZeroBubbleSchedule()
+timed = instrument(schedule, shim=pp_shim)
+for _ in range(2):
+    schedule.step("x", target="y")
+jobs_seen = [(m.group(2), int(m.group(3))) for m in (JOB.match(l) for l in tl) if m]
+check(jobs_seen[:10] == [("forward0", 0), ("forward0", 1), ("forward1", 0), ("forward1", 1),
+                         ("backward_b1", 0), ("backward_w1", 0), ("backward_b1", 1),
+                         ("backward_w1", 1), ("backward0", 0), ("backward0", 1)],
+      "pipelining jobs: %r" % jobs_seen)
+check(len(jobs_seen) == 20 and pp_shim.counts() == (20, 0, 0), "two steps: %r" % (pp_shim.counts(),))
+check(schedule._stages[1].calls[:2] == [("F", 0), ("F", 1)], "the stages still run")
+timed.remove()
+schedule.step("x")
+check(len(tl) == 20, "remove() leaves the schedule as it was")
+check("forward_one_chunk" not in schedule._stages[0].__dict__, "instance patch left behind")
+
 for f in failures:
     print("FAIL:", f)
 print("ok" if not failures else "%d failure(s)" % len(failures))
