@@ -124,6 +124,9 @@ struct JobTimes {
   int64_t micro_batch;
   int64_t start_ns;  // wall clock, nanoseconds since the Unix epoch
   int64_t end_ns;
+  // How far off the step's times may be, from the anchors they were mapped
+  // through (Stats::last_step_uncertainty_ns); 0 on the host clock.
+  int64_t step_uncertainty_ns = 0;
 };
 using JobCallback = std::function<void(const JobTimes& job)>;
 

@@ -260,7 +260,9 @@ struct Profiler::Impl {
       const int64_t start = wall_ns[2 * i];
       const int64_t end = wall_ns[2 * i + 1];
       write(__LINE__, log_line::format_job_line(id, type_names[j.type], mb, start, end));
-      if (options.on_job) options.on_job(JobTimes{type_names[j.type], mb, start, end});
+      if (options.on_job) {
+        options.on_job(JobTimes{type_names[j.type], mb, start, end, stats.last_step_uncertainty_ns});
+      }
     }
     stats.jobs_written += static_cast<int64_t>(step.jobs.size());
     ++stats.steps_written;
@@ -327,6 +329,7 @@ struct Profiler::Impl {
       if (wall_ns.size() < slots.size()) wall_ns.resize(slots.size());
       Status s = timer->resolve(slots.data(), slots.size(), wall_ns.data());
       if (s.ok()) {
+        stats.last_step_uncertainty_ns = timer->last_resolve_uncertainty_ns();
         write_step(step);
         release(step);
       } else {

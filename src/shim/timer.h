@@ -49,6 +49,8 @@ class Timer {
     return {};
   }
   virtual void add_stats(Stats* stats) const { (void)stats; }
+  // The largest uncertainty of the times the last resolve() wrote.
+  virtual int64_t last_resolve_uncertainty_ns() const { return 0; }
 };
 
 std::unique_ptr<Timer> make_host_timer();

@@ -143,3 +143,56 @@ TEST_CASE("fake CUDA: with CUDA required and unusable nothing is timed and every
   CHECK(r.lines.empty());
   CHECK(p.stats().jobs_dropped == 2);
 }
+
+TEST_CASE("fake CUDA: a job midway between flushes a minute apart is timed as well as any") {
+  // Flushes 61 s apart: the two anchors around the job are too far apart to
+  // be joined, and one anchor alone is off by the drift over 30 s (1.5 ms at
+  // 50 ppm) unless an anchor is taken near the job.
+  fake_cuda::Config c;
+  c.device_drift = 50e-6;
+  fake_cuda::Scope fake(c);
+  fake_cuda::Stream s = fake_cuda::make_stream(0);
+  Run r;
+  Profiler p(r.options(s));
+  for (int k = 0; k < 3; ++k) {
+    fake_cuda::advance(30'000'000'000);
+    job(p, s, "forward", 0, 2'000'000);
+    fake_cuda::advance(31'000'000'000);
+    REQUIRE(p.flush(k).ok());
+  }
+  REQUIRE(p.finish().ok());
+  REQUIRE(r.jobs.size() == 3);
+  const int64_t worst = worst_error(r);
+  INFO("worst error " << worst << " ns");
+  CHECK(worst <= 5'000);
+  // And the step says how far off it may be.
+  CHECK(r.jobs.back().step_uncertainty_ns > 0);
+  CHECK(r.jobs.back().step_uncertainty_ns <= 50'000);
+}
+
+TEST_CASE("fake CUDA: an anchor queued behind compute is given up, not waited for") {
+  // One hardware queue: the anchor stream's event waits for the 50 ms the
+  // device is behind at every flush.
+  fake_cuda::Config c;
+  c.shared_queue = true;
+  fake_cuda::Scope fake(c);
+  fake_cuda::Stream s = fake_cuda::make_stream(0);
+  Run r;
+  Profiler p(r.options(s));
+  int64_t worst_flush = 0;
+  for (int k = 0; k < 6; ++k) {
+    for (int j = 0; j < 10; ++j) job(p, s, "forward", j, 5'000'000);
+    const int64_t before = fake_cuda::steady_ns();
+    REQUIRE(p.flush(k).ok());
+    worst_flush = std::max(worst_flush, fake_cuda::steady_ns() - before);
+    // The host runs on; the device idles at the end of every other step, when
+    // an anchor can be taken.
+    fake_cuda::advance(k % 2 == 0 ? 1'000'000 : 80'000'000);
+  }
+  INFO("longest flush " << worst_flush << " ns");
+  CHECK(worst_flush <= 1'000'000);
+  CHECK(p.stats().anchors_rejected > 0);
+  REQUIRE(p.finish().ok());
+  CHECK(r.jobs.size() == 60);
+  CHECK(worst_error(r) <= 20'000);
+}

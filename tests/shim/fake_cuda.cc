@@ -191,6 +191,10 @@ Error EventRecord(Event e, Stream h) {
     s.last_not_ready = SIZE_MAX;
   } else {
     r->done_at = s.now + s.config.latency_ns;
+    if (s.config.shared_queue) {
+      for (const StreamRec& other : s.streams)
+        if (other.user && other.device == r->device) r->done_at = std::max(r->done_at, other.tail);
+    }
   }
   return cuda::kSuccess;
 }
