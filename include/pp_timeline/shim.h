@@ -43,10 +43,14 @@
 //   reported (the last as a warning).
 // - Misuse is returned as a Status with a message, never a crash.
 //
-// Thread safety: a Profiler belongs to one thread and one stream; use one
-// Profiler per executor thread. Distinct Profilers are independent.
-// flush() refuses (kCaptureActive) while the stream is being captured into a
-// CUDA graph.
+// - Where CUDA was asked for and cannot be used, the host clock is said once
+//   on the log stream; with Options::require_cuda nothing is timed instead.
+//
+// Thread safety: a Profiler belongs to one thread and one device (its jobs
+// on Options::stream, or on the stream begin_on() names); use one Profiler
+// per executor thread. Distinct Profilers are independent. flush() refuses
+// (kCaptureActive) while the stream is being captured into a CUDA graph, and
+// begin() refuses a job inside a capture.
 #pragma once
 
 #include <cstdint>
