@@ -70,6 +70,9 @@ struct Api {
 // process (a program linked with libcudart, or one that defines them to
 // count them); a libcudart.so* already loaded (even privately, as Python
 // extensions are); then libcudart.so.13, .12, .11.0 and libcudart.so.
+// When the choice was the last of these (or nothing was found), each later
+// call binds a libcudart the process has loaded since, if any (a framework
+// imported after the first profiler). Tables are never freed.
 const Api* api(std::string* why_not);
 
 // Makes api() return `fake` (nullptr: back to the real runtime). For tests.
