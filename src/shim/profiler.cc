@@ -8,6 +8,13 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(PPT_SHIM_NVTX)
+// NVTX v3 is header-only: with no tool attached its calls are no-ops behind
+// a function pointer, and a tool (Nsight Systems) is found at run time
+// through NVTX_INJECTION64_PATH. No library is linked for it.
+#include <nvtx3/nvToolsExt.h>
+#endif
+
 #include "pp_timeline/log_line.h"
 #include "log_sink.h"
 #include "pp_timeline/shim.h"
@@ -71,6 +78,31 @@ bool is_word(std::string_view s) {
     if (!ok) return false;
   }
   return !s.empty();
+}
+
+// Each job is also an NVTX range on the calling thread, named by its type
+// with the micro-batch as its payload, so that Nsight Systems shows the same
+// jobs the log does.
+void nvtx_push(const std::string& type, int64_t micro_batch) {
+#if defined(PPT_SHIM_NVTX)
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = type.c_str();
+  a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+  a.payload.llValue = micro_batch;
+  nvtxRangePushEx(&a);
+#else
+  (void)type;
+  (void)micro_batch;
+#endif
+}
+
+void nvtx_pop() {
+#if defined(PPT_SHIM_NVTX)
+  nvtxRangePop();
+#endif
 }
 
 // A device that does not reach a step's events in this long is stuck.
@@ -473,6 +505,7 @@ Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_bat
     recorded = true;
   }
   ++m.begins;
+  nvtx_push(m.type_names[index], micro_batch);
   m.open = true;
   m.open_recorded = recorded;
   m.open_type = index;
@@ -486,6 +519,7 @@ Status Profiler::end() {
     return {Code::kEndWithoutBegin, "end() with no job open; every end() must follow a begin()"};
   }
   m.open = false;
+  nvtx_pop();
   if (m.open_recorded) {
     const Impl::Job& j = m.current.jobs.back();
     if (m.cuda) {
@@ -544,6 +578,7 @@ Status Profiler::flush(int64_t step) {
       ++m.stats.jobs_dropped;
     }
     m.open = false;
+    nvtx_pop();
   }
   if (m.refused > 0) {
     m.stats.jobs_dropped += m.refused;
