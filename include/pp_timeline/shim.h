@@ -139,8 +139,9 @@ inline constexpr int64_t kNoEndStep = std::numeric_limits<int64_t>::max();
 struct Options {
   // The caller's stream, a cudaStream_t; nullptr is the legacy default stream.
   void* stream = nullptr;
-  // The stream's device; -1 takes the device current when the Profiler is
-  // made. The caller's current device is left as it was.
+  // The stream's device; -1 takes the stream's own (cudaStreamGetDevice,
+  // CUDA 12.8+), else the device current when the Profiler is made. The
+  // caller's current device is left as it was.
   int device = -1;
   // false forces the host clock even where CUDA works.
   bool use_cuda = true;

@@ -57,6 +57,9 @@ bool bind_all(void* handle, Api* a, std::string* missing) {
   get(a->GetErrorName, "cudaGetErrorName");
   get(a->GetErrorString, "cudaGetErrorString");
   get(a->GetLastError, "cudaGetLastError");
+  if (ok) {
+    a->StreamGetDevice = reinterpret_cast<Error (*)(Stream, int*)>(dlsym(handle, "cudaStreamGetDevice"));
+  }
   return ok;
 }
 

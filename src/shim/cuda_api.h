@@ -54,6 +54,9 @@ struct Api {
   const char* (*GetErrorName)(Error error) = nullptr;
   const char* (*GetErrorString)(Error error) = nullptr;
   Error (*GetLastError)() = nullptr;
+  // Optional (CUDA 12.8 and newer): the device of a stream, so that a
+  // profiler given a stream times on its device whatever is current.
+  Error (*StreamGetDevice)(Stream stream, int* device) = nullptr;
   // From the driver (libcuda.so.1), optional: whether the calling thread has
   // a current context, so that restoring "no device chosen" never creates a
   // context on device 0. Both null when the driver's symbols are not found.

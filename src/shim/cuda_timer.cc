@@ -461,6 +461,14 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
     return nullptr;
   }
   int device = options.device;
+  if (device < 0 && options.stream != nullptr && api->StreamGetDevice != nullptr) {
+    // The stream says its device: the one current now may be another (a
+    // profiler made before set_device, or for another device's stream).
+    if (api->StreamGetDevice(static_cast<Stream>(options.stream), &device) != cuda::kSuccess) {
+      device = -1;
+      (void)api->GetLastError();
+    }
+  }
   if (device < 0) {
     e = api->GetDevice(&device);
     if (e != cuda::kSuccess) {

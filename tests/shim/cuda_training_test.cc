@@ -196,3 +196,18 @@ TEST_CASE("fake CUDA: an anchor queued behind compute is given up, not waited fo
   CHECK(r.jobs.size() == 60);
   CHECK(worst_error(r) <= 20'000);
 }
+
+TEST_CASE("fake CUDA: a profiler given a stream of another device times on that stream's device") {
+  fake_cuda::Scope fake;
+  fake_cuda::set_current_device(0);  // made before set_device(1)
+  fake_cuda::Stream s = fake_cuda::make_stream(1);
+  Run r;
+  Profiler p(r.options(s));
+  CHECK_THAT(p.backend_note(), Catch::Contains("device 1"));
+  job(p, s, "forward", 0, 1'000'000);
+  fake_cuda::advance(5'000'000);
+  REQUIRE(p.flush(0).ok());
+  REQUIRE(p.finish().ok());
+  CHECK(r.jobs.size() == 1);
+  CHECK(fake_cuda::current_device() == 0);  // the caller's device is left as it was
+}
