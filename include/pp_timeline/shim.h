@@ -43,10 +43,14 @@
 //   reported (the last as a warning).
 // - Misuse is returned as a Status with a message, never a crash.
 //
-// Thread safety: a Profiler belongs to one thread and one stream; use one
-// Profiler per executor thread. Distinct Profilers are independent.
-// flush() refuses (kCaptureActive) while the stream is being captured into a
-// CUDA graph.
+// - Where CUDA was asked for and cannot be used, the host clock is said once
+//   on the log stream; with Options::require_cuda nothing is timed instead.
+//
+// Thread safety: a Profiler belongs to one thread and one device (its jobs
+// on Options::stream, or on the stream begin_on() names); use one Profiler
+// per executor thread. Distinct Profilers are independent. flush() refuses
+// (kCaptureActive) while the stream is being captured into a CUDA graph, and
+// begin() refuses a job inside a capture.
 #pragma once
 
 #include <cstdint>
@@ -69,7 +73,8 @@ enum class Code : int {
   kBadEnvironment = 7,    // a PPT_SHIM_* variable could not be understood
   kStepNotRecorded = 8,   // flush(step) of a step in the window that was not recorded
   kTooManyJobs = 9,       // begin() past Options::max_jobs_per_step
-  kCaptureActive = 10,    // flush() while the stream is captured into a CUDA graph
+  kCaptureActive = 10,    // flush() or begin() while the stream is captured into a CUDA graph
+  kCudaUnavailable = 11,  // CUDA events were required (Options::require_cuda) and cannot be used
 };
 
 // The result of a call. Cheap when ok (no allocation).
@@ -93,6 +98,7 @@ const char* code_name(Code code);
 enum class Backend : int {
   kHostClock = 0,   // std::chrono::steady_clock mapped to wall time
   kCudaEvents = 1,  // CUDA events on the profiler's stream
+  kNone = 2,        // nothing is timed: CUDA was required and cannot be used
 };
 
 // How flush() waits for the step's last event.
@@ -122,6 +128,9 @@ struct JobTimes {
   int64_t micro_batch;
   int64_t start_ns;  // wall clock, nanoseconds since the Unix epoch
   int64_t end_ns;
+  // How far off the step's times may be, from the anchors they were mapped
+  // through (Stats::last_step_uncertainty_ns); 0 on the host clock.
+  int64_t step_uncertainty_ns = 0;
 };
 using JobCallback = std::function<void(const JobTimes& job)>;
 
@@ -130,11 +139,18 @@ inline constexpr int64_t kNoEndStep = std::numeric_limits<int64_t>::max();
 struct Options {
   // The caller's stream, a cudaStream_t; nullptr is the legacy default stream.
   void* stream = nullptr;
-  // The stream's device; -1 takes the device current when the Profiler is
-  // made. The caller's current device is left as it was.
+  // The stream's device; -1 takes the stream's own (cudaStreamGetDevice,
+  // CUDA 12.8+), else the device current when the Profiler is made. The
+  // caller's current device is left as it was.
   int device = -1;
   // false forces the host clock even where CUDA works.
   bool use_cuda = true;
+  // CUDA events or nothing (PPT_SHIM_CLOCK=cuda): where CUDA cannot be used
+  // the profiler times nothing rather than write host-timed lines that would
+  // pass for GPU-timed ones; it says why once, and every flush() of a step
+  // with jobs returns kCudaUnavailable. Without it (auto) the host clock is
+  // used, and that too is said once on the log stream.
+  bool require_cuda = false;
   FlushWait wait = FlushWait::kSynchronize;
   // The profiling window [window_start, window_end). Only steps in it are
   // recorded and written; the marker line is written only when window_set.
@@ -151,6 +167,8 @@ struct Options {
   // Where lines go; empty means the log (stderr, or log_file).
   LineSink sink;
   // When not empty, the log is this file (appended to) instead of stderr.
+  // `{rank}` and `{local_rank}` in it are replaced by the launcher's ranks
+  // (expand_log_path()), so that each rank of a job writes its own file.
   std::string log_file;
   // Where warnings go (a step left unflushed at destruction, a type Paddle's
   // helper cannot read); empty means the log, with a W prefix.
@@ -171,6 +189,17 @@ struct Options {
 // cannot use; *options is then unchanged.
 Status options_from_environment(Options* options);
 
+// `pattern` with `{rank}` replaced by the process's global rank and
+// `{local_rank}` by its rank on the node, as the launcher set them:
+// PaddlePaddle's launch (PADDLE_TRAINER_ID, PADDLE_GLOBAL_RANK;
+// PADDLE_RANK_IN_NODE, PADDLE_LOCAL_RANK), torchrun (RANK; LOCAL_RANK), then
+// Open MPI and Slurm (OMPI_COMM_WORLD_RANK, SLURM_PROCID;
+// OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID), the first set one winning.
+// Without any, a placeholder becomes "pid<process id>", so that two
+// processes never share a file by accident. `getenv` is for tests.
+std::string expand_log_path(std::string_view pattern,
+                            const char* (*getenv)(const char*) = nullptr);
+
 // Counters for checks and benchmarks.
 struct Stats {
   int64_t jobs_recorded = 0;     // jobs timed since construction
@@ -184,6 +213,12 @@ struct Stats {
   int64_t device_switches = 0;   // marks taken with another device current
   int64_t anchors = 0;           // anchors taken
   int64_t last_anchor_uncertainty_ns = 0;  // half-width of the last anchor's bracket
+  int64_t jobs_refused_in_capture = 0;     // begin()/end() refused during a graph capture
+  int64_t anchors_rejected = 0;  // anchors that queued behind other work, not used
+  // Of the last step written: the largest uncertainty of its times from the
+  // anchors they were mapped through (their brackets' half-widths, and the
+  // drift that could not be followed where a mark had one anchor only).
+  int64_t last_step_uncertainty_ns = 0;
 };
 
 // Flushed steps kept while their events are not done; one more makes flush()
@@ -200,6 +235,14 @@ class Profiler {
   // Opens a job of `type` (as Paddle names it: forward, backward_b, forward1,
   // optimizer...) for `micro_batch` (below 0: the line has no micro_batch_id).
   Status begin(std::string_view type, int64_t micro_batch);
+  // The same on `stream` (a cudaStream_t of the profiler's device, nullptr
+  // the legacy default stream) instead of Options::stream: for work inside
+  // `with torch.cuda.stream(s)`. A step may mix streams; it is written once
+  // every stream has run its jobs. While `stream` is being captured into a
+  // CUDA graph the job is refused (kCaptureActive, one warning per
+  // profiler): its events would become graph nodes, which cannot be timed,
+  // and nothing else is lost.
+  Status begin_on(void* stream, std::string_view type, int64_t micro_batch);
   // Closes the open job.
   Status end();
   // Ends step `step` (the number is what its lines and the marker say):

@@ -51,7 +51,8 @@ typedef enum ppt_shim_status {
   PPT_SHIM_BAD_ENVIRONMENT = 7,
   PPT_SHIM_STEP_NOT_RECORDED = 8,
   PPT_SHIM_TOO_MANY_JOBS = 9,
-  PPT_SHIM_CAPTURE_ACTIVE = 10
+  PPT_SHIM_CAPTURE_ACTIVE = 10,
+  PPT_SHIM_CUDA_UNAVAILABLE = 11
 } ppt_shim_status;
 
 /* Flags for ppt_shim_create. */
@@ -69,11 +70,19 @@ typedef struct ppt_shim ppt_shim;
  * PPT_SHIM_IGNORE_ENV. Returns NULL on failure (a bad environment variable);
  * ppt_shim_create_error() then says why. */
 PPT_SHIM_API ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags);
+/* The same with the log written to `log_file` (appended; NULL or "": stderr,
+ * or PPT_SHIM_LOG_FILE, which overrides it unless PPT_SHIM_IGNORE_ENV).
+ * `{rank}` and `{local_rank}` in it are the launcher's ranks. */
+PPT_SHIM_API ppt_shim* ppt_shim_create_with_log(void* stream, int device, unsigned flags,
+                                                const char* log_file);
 /* The reason the calling thread's last ppt_shim_create failed, or "". */
 PPT_SHIM_API const char* ppt_shim_create_error(void);
 PPT_SHIM_API void ppt_shim_destroy(ppt_shim* shim);
 
 PPT_SHIM_API int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch);
+/* begin on `stream` instead of the handle's (NULL: the legacy default stream). */
+PPT_SHIM_API int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type,
+                                   int64_t micro_batch);
 PPT_SHIM_API int ppt_shim_end(ppt_shim* shim);
 PPT_SHIM_API int ppt_shim_flush(ppt_shim* shim, int64_t step);
 /* Writes every flushed step, waiting for the device at most timeout_ms.
@@ -89,11 +98,16 @@ PPT_SHIM_API int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void
 
 /* Counters: jobs written, jobs dropped (each with an error returned), steps
  * waiting for the device. Any pointer may be NULL. */
+/* More counters, by name: "jobs_recorded", "jobs_refused_in_capture",
+ * "anchors", "anchors_rejected", "last_step_uncertainty_ns", "flush_waits"...
+ * (the fields of ppt::shim::Stats); -1 for an unknown name or NULL handle. */
+PPT_SHIM_API int64_t ppt_shim_stat(const ppt_shim* shim, const char* name);
 PPT_SHIM_API int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped,
                                  int64_t* steps_pending);
 /* 1 when the current step is recorded, 0 when not or on a NULL handle. */
 PPT_SHIM_API int ppt_shim_recording(const ppt_shim* shim);
-/* 0 host clock, 1 CUDA events, -1 for a NULL handle. */
+/* 0 host clock, 1 CUDA events, 2 nothing timed (CUDA required and unusable),
+ * -1 for a NULL handle. */
 PPT_SHIM_API int ppt_shim_backend(const ppt_shim* shim);
 /* Why the backend is what it is. */
 PPT_SHIM_API const char* ppt_shim_backend_note(const ppt_shim* shim);

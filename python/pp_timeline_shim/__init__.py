@@ -6,7 +6,7 @@ particular CUDA runtime: it uses the one already loaded in the process
 (PyTorch's, Paddle's), so it loads next to either.
 
     import pp_timeline_shim as ppt
-    shim = ppt.Shim(stream=torch.cuda.current_stream().cuda_stream)
+    shim = ppt.Shim(log_file="log/shim.{rank}.log")
     shim.set_window(10, 20)
     for step in range(steps):
         with shim.job("forward", micro_batch=3):
@@ -14,15 +14,26 @@ particular CUDA runtime: it uses the one already loaded in the process
         shim.flush(step)
     shim.finish()
 
+By default a profiler never stops training: a call the shim refuses (a
+nested range, a job open at flush, a job inside a CUDA graph capture...) is
+logged once per kind on the "pp_timeline_shim" logger, counted in
+Shim.problems, and training goes on. Shim(strict=True) raises ShimError
+instead.
+
 The library is found through the environment variable PPT_SHIM_LIBRARY (a
 path), else next to this package, else by the dynamic loader's search
 (LD_LIBRARY_PATH) as libppt_shim.so.0 or libppt_shim.so.
 """
 import contextlib
 import ctypes
+import functools
+import logging
 import os
 
-__all__ = ["Shim", "ShimError", "HOST_CLOCK", "POLL", "IGNORE_ENV", "COMPACT_LINES", "load_library"]
+__all__ = ["Shim", "ShimError", "HOST_CLOCK", "POLL", "IGNORE_ENV", "COMPACT_LINES", "load_library",
+           "stream_handle"]
+
+_log = logging.getLogger("pp_timeline_shim")
 
 HOST_CLOCK = 1 << 0
 POLL = 1 << 1
@@ -32,7 +43,7 @@ COMPACT_LINES = 1 << 3
 _STATUS_NAMES = {
     0: "ok", 1: "end_without_begin", 2: "nested_begin", 3: "invalid_type",
     4: "open_job_at_flush", 5: "invalid_argument", 6: "cuda_error", 7: "bad_environment",
-    8: "step_not_recorded", 9: "too_many_jobs", 10: "capture_active",
+    8: "step_not_recorded", 9: "too_many_jobs", 10: "capture_active", 11: "cuda_unavailable",
 }
 
 _SINK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
@@ -56,7 +67,8 @@ def _candidates():
         yield env
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(here)):
+    # An installed package ships libppt_shim.so; a source tree may hold more.
+    for name in sorted(os.listdir(here), key=lambda n: (n != "libppt_shim.so", n)):
         if name.startswith("libppt_shim.so"):
             yield os.path.join(here, name)
     yield "libppt_shim.so.0"
@@ -83,6 +95,9 @@ def load_library():
     i64 = ctypes.c_int64
     decl = {
         "ppt_shim_create": (h, [h, ctypes.c_int, ctypes.c_uint]),
+        "ppt_shim_create_with_log": (h, [h, ctypes.c_int, ctypes.c_uint, ctypes.c_char_p]),
+        "ppt_shim_begin_on": (ctypes.c_int, [h, h, ctypes.c_char_p, i64]),
+        "ppt_shim_stat": (i64, [h, ctypes.c_char_p]),
         "ppt_shim_create_error": (ctypes.c_char_p, []),
         "ppt_shim_destroy": (None, [h]),
         "ppt_shim_begin": (ctypes.c_int, [h, ctypes.c_char_p, i64]),
@@ -107,60 +122,232 @@ def load_library():
     return lib
 
 
-class Shim:
-    """One profiler for one stream, used from one thread.
 
-    stream: a cudaStream_t as an int (torch.cuda.current_stream().cuda_stream,
-    paddle.device.current_stream().cuda_stream), or None for the legacy
-    default stream. device: -1 for the current one. flags: HOST_CLOCK, POLL,
-    IGNORE_ENV, COMPACT_LINES. sink: a callable taking each line (a str)
-    instead of the log on stderr (or PPT_SHIM_LOG_FILE).
+def _device_of(obj):
+    """The device index a stream object says it is on, or None."""
+    index = getattr(obj, "device_index", None)  # torch.cuda.Stream
+    if isinstance(index, int):
+        return index
+    for attr in ("device", "place"):  # torch.device / Paddle's CUDAPlace
+        dev = getattr(obj, attr, None)
+        if dev is None:
+            continue
+        if isinstance(dev, int):
+            return dev
+        index = getattr(dev, "index", None)
+        if isinstance(index, int):
+            return index
+        get_id = getattr(dev, "get_device_id", None)
+        if callable(get_id):
+            return int(get_id())
+    return None
+
+
+def stream_handle(stream):
+    """(raw cudaStream_t as an int or None, device index or None) of `stream`.
+
+    Accepts None (the legacy default stream), an int (a raw handle), a
+    torch.cuda.Stream (.cuda_stream, .device_index), Paddle's
+    paddle.device.Stream (its .stream_base is the core CUDAStream, whose
+    .cuda_stream is the handle and .place the device) and Paddle's core
+    CUDAStream itself.
+    """
+    if stream is None:
+        return None, None
+    if isinstance(stream, bool):
+        raise TypeError("a stream, not a bool")
+    if isinstance(stream, int):
+        return (stream or None), None
+    base = getattr(stream, "stream_base", None)  # paddle.device.Stream
+    if base is not None:
+        handle, device = stream_handle(base)
+        own = _device_of(stream)
+        return handle, own if own is not None else device
+    for attr in ("cuda_stream", "raw_stream"):
+        handle = getattr(stream, attr, None)
+        if callable(handle):
+            handle = handle()
+        if isinstance(handle, int):
+            return (handle or None), _device_of(stream)
+    raise TypeError("%r is not a stream: it has no cuda_stream, raw_stream or stream_base" %
+                    (stream,))
+
+
+_BACKENDS = {0: "host", 1: "cuda", 2: "none"}
+
+
+class Shim:
+    """One profiler for one thread, on one device.
+
+    stream: the stream jobs run on by default: None (the legacy default
+    stream), a raw cudaStream_t as an int, or a stream object (torch.cuda.Stream,
+    paddle.device.Stream); its device is taken from the object. device: -1 for
+    the stream's, or else the current one. When neither a stream nor a device
+    is given, the native profiler is made at the first call that needs it, so
+    that a Shim made before torch.cuda.set_device() times on the device set
+    by then. job(..., stream=s) times one job on another stream of the device
+    (work inside `with torch.cuda.stream(s)`).
+
+    flags: HOST_CLOCK, POLL, IGNORE_ENV, COMPACT_LINES. sink: a callable
+    taking each line (a str) instead of the log. log_file: the log's path
+    instead of stderr; `{rank}` and `{local_rank}` in it are the launcher's
+    ranks (PADDLE_TRAINER_ID / RANK...); PPT_SHIM_LOG_FILE overrides it.
+
+    strict: raise ShimError on every call the shim refuses. Without it
+    (the default) each kind of refusal is logged once on the
+    "pp_timeline_shim" logger and counted in .problems, and training goes on:
+    a range inside a job (activation recompute in a backward, a library's
+    own range) is not timed, the job around it is; a job left open by an
+    exception is dropped at the next flush, and later steps are timed.
     """
 
-    def __init__(self, stream=None, device=-1, flags=0, sink=None):
+    def __init__(self, stream=None, device=-1, flags=0, sink=None, log_file=None, strict=False):
         self._lib = load_library()
-        self._h = self._lib.ppt_shim_create(stream or None, device, flags)
-        if not self._h:
-            raise ShimError(7, self._lib.ppt_shim_create_error().decode())
+        self._h = None
+        self.strict = strict
+        self.problems = {}
+        self._stack = []  # "job" (open in the native profiler) or "skip" (not timed)
+        handle, stream_device = stream_handle(stream)
+        if device is None or device < 0:
+            device = stream_device if stream_device is not None else -1
+        self._stream = handle
+        self._args = (handle, device, flags, log_file.encode() if log_file else None)
         self._sink = None
-        if sink is not None:
-            self.set_sink(sink)
+        self._sink_fn = sink
+        self._disabled = False
+        self._summarised = False
+        if handle is None and device < 0 and not flags & HOST_CLOCK:
+            # The device is the one current at the first job: check the
+            # environment now all the same, so that a bad variable is said
+            # where the Shim is made.
+            probe = self._lib.ppt_shim_create_with_log(None, -1, flags | HOST_CLOCK, None)
+            if not probe:
+                self._create_failed()
+            else:
+                self._lib.ppt_shim_destroy(probe)
+        else:
+            self._handle()
+
+    # -- the native handle -------------------------------------------------
+
+    def _create_failed(self):
+        message = self._lib.ppt_shim_create_error().decode()
+        self._disabled = True
+        self._problem(7, message + "; nothing is timed")
+
+    def _handle(self):
+        if self._h is None and not self._disabled:
+            self._h = self._lib.ppt_shim_create_with_log(*self._args)
+            if not self._h:
+                self._h = None
+                self._create_failed()
+                return None
+            if self._sink_fn is not None:
+                self._install_sink(self._sink_fn)
+            if self.strict and self._lib.ppt_shim_backend(self._h) == 2:
+                raise ShimError(11, self._lib.ppt_shim_backend_note(self._h).decode())
+        return self._h
+
+    def _problem(self, code, message):
+        name = _STATUS_NAMES.get(code, "unknown")
+        if self.strict:
+            raise ShimError(code, message)
+        seen = self.problems.get(name, 0)
+        self.problems[name] = seen + 1
+        if seen == 0:
+            _log.warning("pp-timeline shim: %s: %s (said once; later ones are counted in "
+                         "Shim.problems)", name, message)
 
     def _check(self, status):
         if status != 0:
-            raise ShimError(status, self._lib.ppt_shim_last_error(self._h).decode())
+            self._problem(status, self._lib.ppt_shim_last_error(self._h).decode())
+        return status == 0
 
-    def begin(self, job_type, micro_batch=-1):
-        self._check(self._lib.ppt_shim_begin(self._h, job_type.encode(), micro_batch))
+    # -- jobs --------------------------------------------------------------
+
+    def begin(self, job_type, micro_batch=-1, stream=None):
+        """Opens a job; `stream` (optional) is the stream it runs on."""
+        if self._stack and not self.strict:
+            self._stack.append("skip")
+            self._problem(2, "a range %r inside an open job is not timed; the job around it is "
+                             "(jobs do not nest)" % (job_type,))
+            return
+        h = self._handle()
+        if h is None:
+            self._stack.append("skip")
+            return
+        if stream is None:
+            status = self._lib.ppt_shim_begin(h, job_type.encode(), micro_batch)
+        else:
+            status = self._lib.ppt_shim_begin_on(h, stream_handle(stream)[0], job_type.encode(),
+                                                 micro_batch)
+        self._stack.append("job" if self._check(status) else "skip")
 
     def end(self):
-        self._check(self._lib.ppt_shim_end(self._h))
+        if self._stack:
+            kind = self._stack.pop()
+            if kind == "skip":
+                return
+        h = self._handle()
+        if h is not None:
+            self._check(self._lib.ppt_shim_end(h))
 
     @contextlib.contextmanager
-    def job(self, job_type, micro_batch=-1):
+    def job(self, job_type, micro_batch=-1, stream=None):
         """with shim.job("forward", micro_batch=3): ... times the block."""
-        self.begin(job_type, micro_batch)
+        self.begin(job_type, micro_batch, stream)
         try:
             yield
         finally:
             self.end()
 
+    def timed(self, job_type, micro_batch=-1, stream=None):
+        """A decorator: @shim.timed("forward") times every call of the function.
+
+        micro_batch may be a callable given the call's arguments that returns
+        the micro-batch.
+        """
+        def wrap(fn):
+            @functools.wraps(fn)
+            def call(*args, **kwargs):
+                mb = micro_batch(*args, **kwargs) if callable(micro_batch) else micro_batch
+                with self.job(job_type, mb, stream):
+                    return fn(*args, **kwargs)
+            return call
+        return wrap
+
     def flush(self, step):
-        """Ends step `step`; its lines are written once the device has run it."""
-        self._check(self._lib.ppt_shim_flush(self._h, step))
+        """Ends step `step`; its lines are written once the device has run it.
+
+        A job still open is dropped (said once), and the ranges open are
+        forgotten, so that a job left open by an exception costs one step."""
+        self._stack = []
+        h = self._handle()
+        if h is not None:
+            self._check(self._lib.ppt_shim_flush(h, step))
 
     def finish(self, timeout_ms=10000):
         """Writes every flushed step, waiting for the device."""
-        self._check(self._lib.ppt_shim_finish(self._h, timeout_ms))
+        if self._h is not None:
+            self._check(self._lib.ppt_shim_finish(self._h, timeout_ms))
 
     def set_step(self, step):
-        self._check(self._lib.ppt_shim_set_step(self._h, step))
+        h = self._handle()
+        if h is not None:
+            self._check(self._lib.ppt_shim_set_step(h, step))
 
     def set_window(self, start, end):
         """Profiles steps [start, end) and writes Paddle's marker line."""
-        self._check(self._lib.ppt_shim_set_window(self._h, start, end))
+        h = self._handle()
+        if h is not None:
+            self._check(self._lib.ppt_shim_set_window(h, start, end))
 
     def set_sink(self, sink):
+        self._sink_fn = sink
+        if self._h is not None:
+            self._install_sink(sink)
+
+    def _install_sink(self, sink):
         if sink is None:
             self._sink = None
             self._check(self._lib.ppt_shim_set_sink(self._h, _SINK(), None))
@@ -173,30 +360,48 @@ class Shim:
         self._check(self._lib.ppt_shim_set_sink(self._h, cb, None))
         self._sink = cb  # keeps the callback alive
 
+    # -- state -------------------------------------------------------------
+
     @property
     def recording(self):
-        return bool(self._lib.ppt_shim_recording(self._h))
+        h = self._handle()
+        return h is not None and bool(self._lib.ppt_shim_recording(h))
 
     @property
     def backend(self):
-        return "cuda" if self._lib.ppt_shim_backend(self._h) == 1 else "host"
+        """"cuda", "host", or "none" (nothing timed: CUDA required and unusable)."""
+        h = self._handle()
+        return "none" if h is None else _BACKENDS.get(self._lib.ppt_shim_backend(h), "none")
 
     @property
     def backend_note(self):
-        return self._lib.ppt_shim_backend_note(self._h).decode()
+        h = self._handle()
+        return "" if h is None else self._lib.ppt_shim_backend_note(h).decode()
+
+    def stat(self, name):
+        """A counter of the native profiler by name (jobs_refused_in_capture,
+        anchors_rejected, last_step_uncertainty_ns...); -1 if unknown."""
+        h = self._handle()
+        return -1 if h is None else self._lib.ppt_shim_stat(h, name.encode())
 
     def counts(self):
         """(jobs written, jobs dropped, steps waiting for the device)."""
+        if self._h is None:
+            return 0, 0, 0
         w, d, p = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
-        self._check(self._lib.ppt_shim_counts(self._h, ctypes.byref(w), ctypes.byref(d),
-                                              ctypes.byref(p)))
+        self._lib.ppt_shim_counts(self._h, ctypes.byref(w), ctypes.byref(d), ctypes.byref(p))
         return w.value, d.value, p.value
 
     def close(self):
         """Writes what is left and frees the profiler (also at garbage collection)."""
+        self._disabled = True  # closed: later calls do nothing
         if self._h:
             self._lib.ppt_shim_destroy(self._h)
             self._h = None
+        if self.problems and not self._summarised:
+            self._summarised = True
+            _log.warning("pp-timeline shim: calls refused over the run: %s", ", ".join(
+                "%s x%d" % kv for kv in sorted(self.problems.items())))
 
     def __enter__(self):
         return self

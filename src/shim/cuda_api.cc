@@ -20,6 +20,11 @@ struct Loaded {
   Api api;
   bool ok = false;
   std::string why_not;
+  // Bound to a libcudart the shim loaded itself (from its list of names),
+  // rather than one the process already had or PPT_SHIM_CUDART named: a
+  // runtime the framework loads later replaces it (see api()).
+  bool own_choice = false;
+  std::string path;  // the file bound, when known
 };
 
 // dlsym on `handle` of every function; false (with *missing) when one lacks.
@@ -52,26 +57,43 @@ bool bind_all(void* handle, Api* a, std::string* missing) {
   get(a->GetErrorName, "cudaGetErrorName");
   get(a->GetErrorString, "cudaGetErrorString");
   get(a->GetLastError, "cudaGetLastError");
+  if (ok) {
+    a->StreamGetDevice = reinterpret_cast<Error (*)(Stream, int*)>(dlsym(handle, "cudaStreamGetDevice"));
+  }
   return ok;
 }
 
-// The path of a libcudart already mapped into the process, or "".
-std::string loaded_cudart() {
-  std::string found;
+// The path of a libcudart mapped into the process other than `except`, or "".
+std::string loaded_cudart(const std::string& except = {}) {
+  struct Search {
+    const std::string* except;
+    std::string found;
+  } search{&except, {}};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* user) {
+        auto* s = static_cast<Search*>(user);
         const char* name = info->dlpi_name;
         if (name == nullptr || *name == '\0') return 0;
         const char* base = std::strrchr(name, '/');
         base = base != nullptr ? base + 1 : name;
-        if (std::strncmp(base, "libcudart.so", 12) == 0) {
-          *static_cast<std::string*>(user) = name;
+        if (std::strncmp(base, "libcudart.so", 12) == 0 && *s->except != name) {
+          s->found = name;
           return 1;
         }
         return 0;
       },
-      &found);
-  return found;
+      &search);
+  return search.found;
+}
+
+// The file `handle` was loaded from.
+std::string path_of(void* handle) {
+  link_map* map = nullptr;
+  if (handle == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_name == nullptr) {
+    return {};
+  }
+  return map->l_name;
 }
 
 void bind_driver(Api* a) {
@@ -95,6 +117,7 @@ Loaded load() {
       a.source = source;
       l.api = a;
       l.ok = true;
+      l.path = path_of(handle);
     }
     return l.ok;
   };
@@ -117,6 +140,7 @@ Loaded load() {
       void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (try_handle(h, name, h != nullptr)) break;
     }
+    l.own_choice = true;
     if (!l.ok) {
       l.why_not = missing.empty() ? "no CUDA runtime (libcudart.so*) could be loaded"
                                   : "the CUDA runtime found lacks " + missing;
@@ -132,17 +156,54 @@ Loaded load() {
   return l;
 }
 
+// Binds the libcudart at `path`, already mapped by the process.
+Loaded load_mapped(const std::string& path) {
+  Loaded l;
+  std::string missing;
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (h == nullptr || !bind_all(h, &l.api, &missing)) return l;
+  l.api.source = path + " (loaded by the process after the shim had chosen a runtime)";
+  l.ok = true;
+  l.path = path;
+  int count = 0;
+  (void)l.api.GetDeviceCount(&count);
+  (void)l.api.GetLastError();
+  bind_driver(&l.api);
+  return l;
+}
+
 }  // namespace
 
+// The runtime is chosen at the first Profiler; a choice the shim made itself
+// (from its list of names, or none found) is looked at again at every later
+// one: a framework imported after the first Profiler (torch after the shim)
+// loads its own libcudart, whose context and streams are the ones the jobs
+// run on, and new Profilers bind that one. Tables are never freed, since the
+// Profilers made earlier keep theirs.
 const Api* api(std::string* why_not) {
   if (const Api* fake = g_fake.load(std::memory_order_acquire)) return fake;
-  static const Loaded loaded = load();
-  if (!loaded.ok) {
-    if (why_not != nullptr) *why_not = loaded.why_not;
+  static std::mutex mutex;
+  static const Loaded* current = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (current == nullptr) {
+    current = new Loaded(load());  // never freed: Profilers hold its table
+  } else if (current->own_choice) {
+    if (std::string other = loaded_cudart(current->path); !other.empty()) {
+      auto* next = new Loaded(load_mapped(other));
+      if (next->ok) {
+        current = next;
+      } else {
+        delete next;
+      }
+    }
+  }
+  if (!current->ok) {
+    if (why_not != nullptr) *why_not = current->why_not;
     return nullptr;
   }
-  return &loaded.api;
+  return &current->api;
 }
+
 
 void set_cuda_api_for_testing(const Api* fake) { g_fake.store(fake, std::memory_order_release); }
 

@@ -54,6 +54,9 @@ struct Api {
   const char* (*GetErrorName)(Error error) = nullptr;
   const char* (*GetErrorString)(Error error) = nullptr;
   Error (*GetLastError)() = nullptr;
+  // Optional (CUDA 12.8 and newer): the device of a stream, so that a
+  // profiler given a stream times on its device whatever is current.
+  Error (*StreamGetDevice)(Stream stream, int* device) = nullptr;
   // From the driver (libcuda.so.1), optional: whether the calling thread has
   // a current context, so that restoring "no device chosen" never creates a
   // context on device 0. Both null when the driver's symbols are not found.
@@ -70,6 +73,9 @@ struct Api {
 // process (a program linked with libcudart, or one that defines them to
 // count them); a libcudart.so* already loaded (even privately, as Python
 // extensions are); then libcudart.so.13, .12, .11.0 and libcudart.so.
+// When the choice was the last of these (or nothing was found), each later
+// call binds a libcudart the process has loaded since, if any (a framework
+// imported after the first profiler). Tables are never freed.
 const Api* api(std::string* why_not);
 
 // Makes api() return `fake` (nullptr: back to the real runtime). For tests.

@@ -6,10 +6,15 @@
 // the device: at each flush the Profiler asks reached() (one cudaEventQuery)
 // whether a finished step's last mark is done, and resolves the steps that
 // are; the others wait for a later flush. checkpoint() takes an anchor at
-// every flush: an event on a private, idle, highest-priority stream whose
-// completion the host brackets by polling (a few microseconds). Each mark is
-// placed on the line through the anchors before and after it, which follows
-// the drift of the device clock against the host's (clock_map.h).
+// every flush, and at a mark when the last one is older than
+// kAnchorPeriodNs: an event on a private, idle, highest-priority stream
+// whose completion the host brackets by polling (a few microseconds). Each
+// mark is placed on the line through the anchors before and after it, which
+// follows the drift of the device clock against the host's (clock_map.h).
+// An anchor the device does not reach within kAnchorPatienceNs queued behind
+// other work (one hardware queue, CUDA_DEVICE_MAX_CONNECTIONS=1, or a busy
+// time slice): it is given up rather than waited for, and counted.
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -74,7 +79,18 @@ constexpr int64_t kGoodHalfWidthNs = 1'000;
 constexpr int64_t kFairHalfWidthNs = 10'000;
 // The device reaches an event on an idle stream within microseconds; waiting
 // this long means something is wrong.
-constexpr int64_t kAnchorTimeoutNs = 1'000'000'000;
+// An anchor not reached in this long waits behind other work: its bracket
+// would be as wide as the wait, and waiting would block the host for the
+// device's whole lag. It is given up (Stats::anchors_rejected).
+constexpr int64_t kAnchorPatienceNs = 200'000;
+// Anchors are also taken at a mark when the last one is older than this, so
+// that a mark is never far from an anchor even when flushes are minutes
+// apart: its time then needs no extrapolation over the drift (50 ppm over
+// 30 s is 1.5 ms) and cudaEventElapsedTime's float stays fine-grained.
+constexpr int64_t kAnchorPeriodNs = 5'000'000'000;
+// The drift assumed where a mark has an anchor on one side only, for its
+// uncertainty (device clocks drift by tens of ppm against the host's).
+constexpr double kDriftBound = 100e-6;
 // The previous anchor is used to follow drift only when it is this recent
 // (cudaEventElapsedTime is a float of milliseconds: 60 s still resolves a few
 // microseconds) and when the two anchors disagree by less than this fraction
@@ -83,7 +99,8 @@ constexpr int64_t kMaxAnchorSpanNs = 60'000'000'000;
 constexpr double kMaxDrift = 1e-3;
 // Anchors kept: a step waits at most Profiler's kMaxPendingSteps flushes, so
 // the anchors around its marks are among the last kAnchorRing.
-constexpr int kAnchorRing = 12;
+// The periodic anchors add one per kAnchorPeriodNs of a long step.
+constexpr int kAnchorRing = 64;
 
 struct Anchor {
   bool valid = false;
@@ -146,21 +163,31 @@ class CudaTimer final : public Timer {
   }
   size_t capacity() const override { return events_.size(); }
 
-  Status mark(size_t slot) override {
+  Status mark(size_t slot, void* stream) override {
+    const auto on = static_cast<Stream>(stream);
     // The caller's current device may be another one (a thread driving two
     // devices); an event can only be recorded with its own device current.
+    if (steady_now_ns() - last_anchor_try_ns_ > kAnchorPeriodNs) {
+      // A stale anchor: take one before this mark (a few microseconds, once
+      // per period). Its failure is not the mark's.
+      (void)checkpoint();
+    }
     int current = -1;
     Error e = api_.GetDevice(&current);
     if (e == cuda::kSuccess && current == device_) {
-      e = api_.EventRecord(events_[slot], stream_);
+      e = api_.EventRecord(events_[slot], on);
     } else {
       ++device_switches_;
       DeviceScope scope(api_, device_);
-      e = api_.EventRecord(events_[slot], stream_);
+      e = api_.EventRecord(events_[slot], on);
     }
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
-      return {Code::kCudaError, cuda::failure(api_, "cudaEventRecord on the profiler's stream", e)};
+      return {Code::kCudaError,
+              cuda::failure(api_, on == stream_ ? "cudaEventRecord on the profiler's stream"
+                                                : "cudaEventRecord on the job's stream",
+                            e) +
+                  " (the stream must be one of device " + std::to_string(device_) + ")"};
     }
     return {};
   }
@@ -204,6 +231,7 @@ class CudaTimer final : public Timer {
     const int slot = next_slot_;
     Anchor a;
     if (Status s = take_anchor(slot, &a); !s.ok()) return s;
+    if (!a.valid) return {};  // queued behind other work: the anchors before serve
     const Anchor& prev = anchors_[(slot + kAnchorRing - 1) % kAnchorRing];
     a.follows_prev = prev.valid && a.steady_ns - prev.steady_ns > 0 &&
                      a.steady_ns - prev.steady_ns < kMaxAnchorSpanNs && drift_is_plausible(prev, a);
@@ -222,7 +250,11 @@ class CudaTimer final : public Timer {
       const Anchor& a = anchors_[(next_slot_ + k) % kAnchorRing];
       if (a.valid) ordered[count++] = &a;
     }
-    if (count == 0) return {Code::kCudaError, "no clock anchor was taken"};
+    if (count == 0) {
+      return {Code::kCudaError, "no clock anchor was taken (every one queued behind other work "
+                                "on the device)"};
+    }
+    resolve_uncertainty_ = 0;
     size_t j = 0;  // the latest anchor known to precede the current mark
     for (size_t i = 0; i < n; ++i) {
       Event ev = events_[slots[i]];
@@ -242,6 +274,9 @@ class CudaTimer final : public Timer {
       int64_t steady = before.steady_ns + since;
       ClockPair pair_before = before.pair;
       ClockPair pair_after = before.pair;
+      // One anchor only: its bracket, and the drift over the distance to it.
+      int64_t uncertainty = before.half_width_ns + static_cast<int64_t>(
+          kDriftBound * static_cast<double>(since < 0 ? -since : since));
       if (j + 1 < count && since >= 0) {
         const Anchor& after = *ordered[j + 1];
         e = api_.EventElapsedTime(&ms, ev, after.event);
@@ -250,28 +285,32 @@ class CudaTimer final : public Timer {
         if (after.follows_prev) {
           steady = steady_between_anchors(before.steady_ns, since, after.steady_ns, until);
           pair_after = after.pair;
+          uncertainty = std::max(before.half_width_ns, after.half_width_ns);
         } else if (until < since) {
           steady = after.steady_ns - until;
           pair_before = after.pair;
           pair_after = after.pair;
+          uncertainty = after.half_width_ns + static_cast<int64_t>(
+              kDriftBound * static_cast<double>(until < 0 ? -until : until));
         }
       }
+      resolve_uncertainty_ = std::max(resolve_uncertainty_, uncertainty);
       wall_ns[i] = wall_between_pairs(pair_before, pair_after, steady);
     }
     return {};
   }
 
-  Status check_capture() override {
+  Status check_capture(void* stream) override {
     int status = cuda::kCaptureStatusNone;
-    const Error e = api_.StreamIsCapturing(stream_, &status);
+    const Error e = api_.StreamIsCapturing(static_cast<Stream>(stream), &status);
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
       return {Code::kCaptureActive,
-              cuda::failure(api_, "cudaStreamIsCapturing on the profiler's stream", e) +
+              cuda::failure(api_, "cudaStreamIsCapturing", e) +
                   "; a capture may be under way"};
     }
     if (status != cuda::kCaptureStatusNone) {
-      return {Code::kCaptureActive, "the profiler's stream is being captured into a CUDA graph"};
+      return {Code::kCaptureActive, "the stream is being captured into a CUDA graph"};
     }
     return {};
   }
@@ -282,12 +321,16 @@ class CudaTimer final : public Timer {
     stats->anchors += anchors_taken_;
     stats->last_anchor_uncertainty_ns = last_half_width_;
     stats->device_switches += device_switches_;
+    stats->anchors_rejected += anchors_rejected_;
   }
+
+  int64_t last_resolve_uncertainty_ns() const override { return resolve_uncertainty_; }
 
  private:
   Status take_first_anchor() {
     Anchor a;
     if (Status s = take_anchor(0, &a); !s.ok()) return s;
+    if (!a.valid) return {};  // the device is busy: a later flush takes the first
     anchors_[0] = a;
     next_slot_ = 1;
     return {};
@@ -298,7 +341,10 @@ class CudaTimer final : public Timer {
     return {Code::kCudaError, cuda::failure(api_, "cudaEventElapsedTime", e)};
   }
 
+  // *out is left invalid (and counted) when the anchor queued behind other
+  // work; an error only for a failed call.
   Status take_anchor(int slot, Anchor* out) {
+    last_anchor_try_ns_ = steady_now_ns();
     Anchor best;
     for (int t = 0; t < kAnchorTries; ++t) {
       Event ev = anchor_events_[slot][t];
@@ -316,13 +362,14 @@ class CudaTimer final : public Timer {
             failure = e;
             return Poll::kError;
           },
-          steady_now_ns, kAnchorTimeoutNs);
+          steady_now_ns, kAnchorPatienceNs);
       if (!bracket) {
         (void)api_.GetLastError();
         if (failure != cuda::kSuccess) {
           return {Code::kCudaError, cuda::failure(api_, "recording the clock anchor", failure)};
         }
-        return {Code::kCudaError, "the clock anchor was not reached within a second"};
+        // Queued behind other work: more tries would queue too.
+        break;
       }
       if (!best.valid || bracket->half_width() < best.half_width_ns) {
         best.valid = true;
@@ -332,6 +379,11 @@ class CudaTimer final : public Timer {
       }
       if (best.half_width_ns <= kGoodHalfWidthNs) break;
       if (t + 1 >= kFairTries && best.half_width_ns <= kFairHalfWidthNs) break;
+    }
+    if (!best.valid) {
+      ++anchors_rejected_;
+      *out = best;
+      return {};
     }
     best.pair = read_clock_pair();
     ++anchors_taken_;
@@ -368,6 +420,9 @@ class CudaTimer final : public Timer {
   int64_t anchors_taken_ = 0;
   int64_t last_half_width_ = 0;
   int64_t device_switches_ = 0;
+  int64_t anchors_rejected_ = 0;
+  int64_t last_anchor_try_ns_ = 0;
+  int64_t resolve_uncertainty_ = 0;
 };
 
 }  // namespace
@@ -406,6 +461,14 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
     return nullptr;
   }
   int device = options.device;
+  if (device < 0 && options.stream != nullptr && api->StreamGetDevice != nullptr) {
+    // The stream says its device: the one current now may be another (a
+    // profiler made before set_device, or for another device's stream).
+    if (api->StreamGetDevice(static_cast<Stream>(options.stream), &device) != cuda::kSuccess) {
+      device = -1;
+      (void)api->GetLastError();
+    }
+  }
   if (device < 0) {
     e = api->GetDevice(&device);
     if (e != cuda::kSuccess) {

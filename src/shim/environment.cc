@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <unistd.h>
+
 #include "pp_timeline/shim.h"
 
 namespace ppt::shim {
@@ -27,7 +29,48 @@ Status bad(const char* name, std::string_view value, const char* expected) {
   return {Code::kBadEnvironment, std::move(m)};
 }
 
+// The launchers' variables, first set one wins. PaddlePaddle's launch sets
+// PADDLE_TRAINER_ID, PADDLE_GLOBAL_RANK, PADDLE_RANK_IN_NODE and
+// PADDLE_LOCAL_RANK for every worker (python/paddle/distributed/launch/
+// controllers/collective.py); torchrun sets RANK and LOCAL_RANK.
+constexpr const char* kRankVariables[] = {"PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", "RANK",
+                                          "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+constexpr const char* kLocalRankVariables[] = {"PADDLE_RANK_IN_NODE", "PADDLE_LOCAL_RANK",
+                                               "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                               "SLURM_LOCALID"};
+
+template <size_t N>
+std::string first_set(const char* const (&names)[N], const char* (*get)(const char*)) {
+  for (const char* name : names) {
+    const char* v = get(name);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return "pid" + std::to_string(static_cast<long>(::getpid()));
+}
+
+const char* real_getenv(const char* name) { return std::getenv(name); }
+
 }  // namespace
+
+std::string expand_log_path(std::string_view pattern, const char* (*getenv)(const char*)) {
+  if (getenv == nullptr) getenv = real_getenv;
+  std::string out;
+  out.reserve(pattern.size());
+  size_t i = 0;
+  while (i < pattern.size()) {
+    const std::string_view rest = pattern.substr(i);
+    if (rest.substr(0, 6) == "{rank}") {
+      out += first_set(kRankVariables, getenv);
+      i += 6;
+    } else if (rest.substr(0, 12) == "{local_rank}") {
+      out += first_set(kLocalRankVariables, getenv);
+      i += 12;
+    } else {
+      out.push_back(pattern[i++]);
+    }
+  }
+  return out;
+}
 
 Status options_from_environment(Options* options) {
   if (options == nullptr) return {Code::kInvalidArgument, "options_from_environment(nullptr)"};
@@ -52,8 +95,10 @@ Status options_from_environment(Options* options) {
     const std::string_view v = clock;
     if (v == "host") {
       o.use_cuda = false;
+      o.require_cuda = false;
     } else if (v == "cuda" || v == "auto") {
       o.use_cuda = true;
+      o.require_cuda = v == "cuda";
     } else {
       return bad("PPT_SHIM_CLOCK", v, "one of auto, cuda, host");
     }

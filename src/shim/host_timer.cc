@@ -23,7 +23,7 @@ class HostTimer final : public Timer {
   }
   size_t capacity() const override { return marks_.size(); }
 
-  Status mark(size_t slot) override {
+  Status mark(size_t slot, void*) override {
     marks_[slot] = steady_now_ns();
     return {};
   }

@@ -8,6 +8,13 @@
 #include <unordered_map>
 #include <vector>
 
+#if defined(PPT_SHIM_NVTX)
+// NVTX v3 is header-only: with no tool attached its calls are no-ops behind
+// a function pointer, and a tool (Nsight Systems) is found at run time
+// through NVTX_INJECTION64_PATH. No library is linked for it.
+#include <nvtx3/nvToolsExt.h>
+#endif
+
 #include "pp_timeline/log_line.h"
 #include "log_sink.h"
 #include "pp_timeline/shim.h"
@@ -28,6 +35,7 @@ const char* code_name(Code code) {
     case Code::kStepNotRecorded: return "step_not_recorded";
     case Code::kTooManyJobs: return "too_many_jobs";
     case Code::kCaptureActive: return "capture_active";
+    case Code::kCudaUnavailable: return "cuda_unavailable";
   }
   return "unknown";
 }
@@ -72,6 +80,31 @@ bool is_word(std::string_view s) {
   return !s.empty();
 }
 
+// Each job is also an NVTX range on the calling thread, named by its type
+// with the micro-batch as its payload, so that Nsight Systems shows the same
+// jobs the log does.
+void nvtx_push(const std::string& type, int64_t micro_batch) {
+#if defined(PPT_SHIM_NVTX)
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = type.c_str();
+  a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+  a.payload.llValue = micro_batch;
+  nvtxRangePushEx(&a);
+#else
+  (void)type;
+  (void)micro_batch;
+#endif
+}
+
+void nvtx_pop() {
+#if defined(PPT_SHIM_NVTX)
+  nvtxRangePop();
+#endif
+}
+
 // A device that does not reach a step's events in this long is stuck.
 constexpr int64_t kQueueWaitNs = 10'000'000'000;
 
@@ -83,14 +116,19 @@ struct Profiler::Impl {
     int64_t micro_batch;
     uint32_t begin_slot;
     uint32_t end_slot;
+    void* stream;
   };
   struct Step {
     int64_t number = 0;
     std::vector<Job> jobs;  // in begin order
+    // Some job ran on another stream than the first: the last event alone
+    // does not say the step is done.
+    bool multi_stream = false;
   };
 
   Options options;
   std::unique_ptr<detail::Timer> timer;
+  bool cuda = false;  // the timer is the CUDA one
   std::unique_ptr<detail::LogFile> log;
   std::string note;
 
@@ -116,6 +154,10 @@ struct Profiler::Impl {
   int64_t expected_step = 0;    // ... and it is this one
   bool recording = true;
   bool marker_written = false;
+  // CUDA was required and cannot be used: nothing is timed (why says why).
+  bool disabled = false;
+  std::string disabled_why;
+  bool capture_warned = false;
   Stats stats;
 
   bool in_window(int64_t step) const {
@@ -190,11 +232,34 @@ struct Profiler::Impl {
       free_slots.push_back(j.end_slot);
     }
     step.jobs.clear();
+    step.multi_stream = false;
+  }
+
+  // Whether every stream of `step` has run its jobs: the last event, and on
+  // a step that mixed streams every job's end (a stream's last job is among
+  // them; the others are done by then and cost one query each).
+  Status step_done(const Step& step, bool* done) {
+    if (Status s = timer->reached(step.jobs.back().end_slot, done); !s.ok() || !*done) return s;
+    if (!step.multi_stream) return {};
+    for (const Job& j : step.jobs) {
+      if (Status s = timer->reached(j.end_slot, done); !s.ok() || !*done) return s;
+    }
+    return {};
+  }
+
+  // Waits for every stream of `step`.
+  Status wait_step(const Step& step, int64_t timeout_ns) {
+    if (!step.multi_stream) return timer->wait(step.jobs.back().end_slot, timeout_ns);
+    for (const Job& j : step.jobs) {
+      if (Status s = timer->wait(j.end_slot, timeout_ns); !s.ok()) return s;
+    }
+    return {};
   }
 
   // Makes `current` an empty step, reusing a spare one's storage.
   void next_step() {
     current.jobs.clear();
+    current.multi_stream = false;
     begins = 0;
     refused = 0;
   }
@@ -227,7 +292,9 @@ struct Profiler::Impl {
       const int64_t start = wall_ns[2 * i];
       const int64_t end = wall_ns[2 * i + 1];
       write(__LINE__, log_line::format_job_line(id, type_names[j.type], mb, start, end));
-      if (options.on_job) options.on_job(JobTimes{type_names[j.type], mb, start, end});
+      if (options.on_job) {
+        options.on_job(JobTimes{type_names[j.type], mb, start, end, stats.last_step_uncertainty_ns});
+      }
     }
     stats.jobs_written += static_cast<int64_t>(step.jobs.size());
     ++stats.steps_written;
@@ -254,13 +321,12 @@ struct Profiler::Impl {
     size_t ready = 0;
     while (ready < pending.size()) {
       Step& step = pending[ready];
-      const uint32_t last = step.jobs.back().end_slot;
       bool done = false;
-      Status s = timer->reached(last, &done);
+      Status s = step_done(step, &done);
       // Too many steps queued (the host is far ahead of the device), or
       // asked to: wait for the oldest.
       if (s.ok() && !done && (wait || pending.size() - ready > kMaxPendingSteps)) {
-        s = timer->wait(last, timeout_ns);
+        s = wait_step(step, timeout_ns);
         done = s.ok();
       }
       if (!s.ok()) {
@@ -295,6 +361,7 @@ struct Profiler::Impl {
       if (wall_ns.size() < slots.size()) wall_ns.resize(slots.size());
       Status s = timer->resolve(slots.data(), slots.size(), wall_ns.data());
       if (s.ok()) {
+        stats.last_step_uncertainty_ns = timer->last_resolve_uncertainty_ns();
         write_step(step);
         release(step);
       } else {
@@ -312,6 +379,7 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.options = std::move(options);
   std::string log_error;
+  m.options.log_file = expand_log_path(m.options.log_file);
   m.log = std::make_unique<detail::LogFile>(m.options.log_file, &log_error);
   if (!log_error.empty()) m.note = log_error + "; ";
   if (m.options.window_start >= m.options.window_end) {
@@ -333,10 +401,26 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   }
   if (m.timer) {
     m.note += cuda_note;
+    m.cuda = true;
   } else {
     m.timer = detail::make_host_timer();
-    m.note += "host clock: " + why_not;
     (void)m.timer->reserve(2 * m.options.reserve_jobs);
+    if (m.options.use_cuda && m.options.require_cuda) {
+      m.disabled = true;
+      m.disabled_why = why_not;
+      m.note += "nothing is timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and CUDA cannot "
+                "be used: " + why_not;
+    } else {
+      m.note += "host clock: " + why_not;
+    }
+    // Said once, on the log stream, so that host-timed lines are never taken
+    // for GPU-timed ones; the text avoids the words Paddle's helper matches.
+    if (m.options.use_cuda) {
+      m.warn(m.disabled ? "pp-timeline shim: " + m.note + "; set PPT_SHIM_CLOCK=auto to time with "
+                                                          "the host clock instead"
+                        : "pp-timeline shim: jobs are timed with the host clock, not CUDA "
+                          "events: " + why_not);
+    }
   }
   const size_t capacity = m.timer->capacity();
   m.free_slots.reserve(capacity);
@@ -366,6 +450,10 @@ Profiler::~Profiler() {
 }
 
 Status Profiler::begin(std::string_view type, int64_t micro_batch) {
+  return begin_on(impl_->options.stream, type, micro_batch);
+}
+
+Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_batch) {
   Impl& m = *impl_;
   if (m.open) {
     return {Code::kNestedBegin, "begin() of " + describe_job(type, micro_batch) + " while " +
@@ -375,7 +463,23 @@ Status Profiler::begin(std::string_view type, int64_t micro_batch) {
   uint32_t index = 0;
   if (Status s = m.intern(type, &index); !s.ok()) return s;
   bool recorded = false;
-  if (m.recording) {
+  if (m.recording && !m.disabled) {
+    if (m.cuda) {
+      // A graph capture on the stream: an event recorded now would be a
+      // graph node, which has no time, and would spoil the whole step.
+      if (Status s = m.timer->check_capture(stream); !s.ok()) {
+        ++m.stats.jobs_refused_in_capture;
+        Status refused(Code::kCaptureActive,
+                       "begin() of " + describe_job(type, micro_batch) + " refused: " +
+                           s.message() +
+                           "; a job inside a capture is not timed (the rest of the step is)");
+        if (!m.capture_warned) {
+          m.capture_warned = true;
+          m.warn(refused.message() + "; this warning is given once");
+        }
+        return refused;
+      }
+    }
     if (m.current.jobs.size() >= m.options.max_jobs_per_step) {
       ++m.refused;
       return {Code::kTooManyJobs,
@@ -389,15 +493,19 @@ Status Profiler::begin(std::string_view type, int64_t micro_batch) {
     m.free_slots.pop_back();
     const uint32_t e = m.free_slots.back();
     m.free_slots.pop_back();
-    if (Status s = m.timer->mark(b); !s.ok()) {
+    if (Status s = m.timer->mark(b, stream); !s.ok()) {
       m.free_slots.push_back(e);
       m.free_slots.push_back(b);
       return s;
     }
-    m.current.jobs.push_back(Impl::Job{index, micro_batch, b, e});
+    if (!m.current.jobs.empty() && m.current.jobs.front().stream != stream) {
+      m.current.multi_stream = true;
+    }
+    m.current.jobs.push_back(Impl::Job{index, micro_batch, b, e, stream});
     recorded = true;
   }
   ++m.begins;
+  nvtx_push(m.type_names[index], micro_batch);
   m.open = true;
   m.open_recorded = recorded;
   m.open_type = index;
@@ -411,9 +519,30 @@ Status Profiler::end() {
     return {Code::kEndWithoutBegin, "end() with no job open; every end() must follow a begin()"};
   }
   m.open = false;
+  nvtx_pop();
   if (m.open_recorded) {
     const Impl::Job& j = m.current.jobs.back();
-    if (Status s = m.timer->mark(j.end_slot); !s.ok()) {
+    if (m.cuda) {
+      if (Status s = m.timer->check_capture(j.stream); !s.ok()) {
+        // Begun before a capture, ended inside it: its end would be a graph
+        // node. The job is dropped; nothing else is.
+        ++m.stats.jobs_refused_in_capture;
+        ++m.stats.jobs_dropped;
+        Status refused(Code::kCaptureActive,
+                       "end() of " + describe_job(m.type_names[j.type], j.micro_batch) +
+                           " refused: " + s.message() +
+                           "; the job began before the capture and is not written");
+        m.free_slots.push_back(j.end_slot);
+        m.free_slots.push_back(j.begin_slot);
+        m.current.jobs.pop_back();
+        if (!m.capture_warned) {
+          m.capture_warned = true;
+          m.warn(refused.message() + "; this warning is given once");
+        }
+        return refused;
+      }
+    }
+    if (Status s = m.timer->mark(j.end_slot, j.stream); !s.ok()) {
       // A job without an end cannot be written.
       m.free_slots.push_back(j.end_slot);
       m.free_slots.push_back(j.begin_slot);
@@ -428,7 +557,7 @@ Status Profiler::end() {
 Status Profiler::flush(int64_t step) {
   Impl& m = *impl_;
   const std::string name = "flush(" + std::to_string(step) + ")";
-  if (Status s = m.timer->check_capture(); !s.ok()) {
+  if (Status s = m.timer->check_capture(m.options.stream); !s.ok()) {
     return {s.code(), name + " refused: " + s.message() +
                           "; nothing was done (querying events now would invalidate the "
                           "capture): call flush() after cudaStreamEndCapture"};
@@ -449,6 +578,7 @@ Status Profiler::flush(int64_t step) {
       ++m.stats.jobs_dropped;
     }
     m.open = false;
+    nvtx_pop();
   }
   if (m.refused > 0) {
     m.stats.jobs_dropped += m.refused;
@@ -457,7 +587,13 @@ Status Profiler::flush(int64_t step) {
                     std::to_string(m.options.max_jobs_per_step) +
                     " per step were refused and are not written; the first ones are"));
   }
-  if (m.in_window(step)) {
+  if (m.disabled && m.begins > 0 && m.in_window(step)) {
+    m.stats.jobs_dropped += m.begins;
+    keep(Status(Code::kCudaUnavailable,
+                name + ": its " + std::to_string(m.begins) +
+                    " jobs were not timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and "
+                    "CUDA cannot be used: " + m.disabled_why));
+  } else if (m.in_window(step)) {
     if (!m.recording && m.begins > 0) {
       m.stats.jobs_dropped += m.begins;
       keep(Status(Code::kStepNotRecorded,
@@ -499,7 +635,7 @@ Status Profiler::flush(int64_t step) {
 Status Profiler::finish(int64_t timeout_ms) {
   Impl& m = *impl_;
   if (m.pending.empty()) return {};
-  if (Status s = m.timer->check_capture(); !s.ok()) {
+  if (Status s = m.timer->check_capture(m.options.stream); !s.ok()) {
     return {s.code(), "finish() refused: " + s.message() +
                           "; call it after cudaStreamEndCapture"};
   }
@@ -539,7 +675,9 @@ Status Profiler::set_sink(LineSink sink) {
 }
 
 bool Profiler::recording() const { return impl_->recording; }
-Backend Profiler::backend() const { return impl_->timer->backend(); }
+Backend Profiler::backend() const {
+  return impl_->disabled ? Backend::kNone : impl_->timer->backend();
+}
 const std::string& Profiler::backend_note() const { return impl_->note; }
 
 Stats Profiler::stats() const {

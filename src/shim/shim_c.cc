@@ -5,6 +5,8 @@
 
 #include <new>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "pp_timeline/shim.h"
 
@@ -30,11 +32,16 @@ int null_handle() { return PPT_SHIM_INVALID_ARGUMENT; }
 extern "C" {
 
 ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags) {
+  return ppt_shim_create_with_log(stream, device, flags, nullptr);
+}
+
+ppt_shim* ppt_shim_create_with_log(void* stream, int device, unsigned flags, const char* log_file) {
   create_error.clear();
   try {
     ppt::shim::Options options;
     options.stream = stream;
     options.device = device;
+    if (log_file != nullptr) options.log_file = log_file;
     if ((flags & PPT_SHIM_IGNORE_ENV) == 0) {
       if (auto s = ppt::shim::options_from_environment(&options); !s.ok()) {
         create_error = s.message();
@@ -62,6 +69,15 @@ int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch) {
     return PPT_SHIM_INVALID_TYPE;
   }
   return keep(shim, shim->profiler.begin(type, micro_batch));
+}
+
+int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type, int64_t micro_batch) {
+  if (shim == nullptr) return null_handle();
+  if (type == nullptr) {
+    shim->last_error = "ppt_shim_begin_on with a NULL type";
+    return PPT_SHIM_INVALID_TYPE;
+  }
+  return keep(shim, shim->profiler.begin_on(stream, type, micro_batch));
 }
 
 int ppt_shim_end(ppt_shim* shim) {
@@ -97,6 +113,31 @@ int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_d
   if (jobs_dropped != nullptr) *jobs_dropped = s.jobs_dropped;
   if (steps_pending != nullptr) *steps_pending = s.steps_pending;
   return PPT_SHIM_OK;
+}
+
+int64_t ppt_shim_stat(const ppt_shim* shim, const char* name) {
+  if (shim == nullptr || name == nullptr) return -1;
+  const ppt::shim::Stats s = shim->profiler.stats();
+  const std::string_view n = name;
+  const std::pair<const char*, int64_t> fields[] = {
+      {"jobs_recorded", s.jobs_recorded},
+      {"jobs_written", s.jobs_written},
+      {"steps_written", s.steps_written},
+      {"steps_pending", s.steps_pending},
+      {"jobs_dropped", s.jobs_dropped},
+      {"hot_path_growths", s.hot_path_growths},
+      {"flush_waits", s.flush_waits},
+      {"flush_polls", s.flush_polls},
+      {"device_switches", s.device_switches},
+      {"anchors", s.anchors},
+      {"last_anchor_uncertainty_ns", s.last_anchor_uncertainty_ns},
+      {"jobs_refused_in_capture", s.jobs_refused_in_capture},
+      {"anchors_rejected", s.anchors_rejected},
+      {"last_step_uncertainty_ns", s.last_step_uncertainty_ns},
+  };
+  for (const auto& [key, value] : fields)
+    if (n == key) return value;
+  return -1;
 }
 
 int ppt_shim_set_step(ppt_shim* shim, int64_t step) {
@@ -138,7 +179,7 @@ const char* ppt_shim_last_error(const ppt_shim* shim) {
 }
 
 const char* ppt_shim_status_name(int status) {
-  if (status < 0 || status > PPT_SHIM_CAPTURE_ACTIVE) return "unknown";
+  if (status < 0 || status > PPT_SHIM_CUDA_UNAVAILABLE) return "unknown";
   return ppt::shim::code_name(static_cast<ppt::shim::Code>(status));
 }
 

@@ -25,9 +25,10 @@ class Timer {
   // called ahead of time and, during warm-up, from begin().
   virtual Status reserve(size_t n) = 0;
   virtual size_t capacity() const = 0;
-  // The hot path: takes a mark in `slot` (< capacity()). Never blocks,
-  // allocates or calls back to the host.
-  virtual Status mark(size_t slot) = 0;
+  // The hot path: takes a mark in `slot` (< capacity()) on `stream` (a
+  // cudaStream_t of the timer's device; the host timer ignores it). Never
+  // blocks, allocates or calls back to the host.
+  virtual Status mark(size_t slot, void* stream) = 0;
   // Never blocks: whether the mark in `slot` has been reached (on a stream,
   // every mark taken before it then has too).
   virtual Status reached(size_t slot, bool* done) = 0;
@@ -40,10 +41,16 @@ class Timer {
   // Writes the wall-clock times of the marks in slots[0..n), all reached
   // before the last checkpoint() and in the order they were taken.
   virtual Status resolve(const uint32_t* slots, size_t n, int64_t* wall_ns) = 0;
-  // kCaptureActive when the stream is being captured into a CUDA graph, in
-  // which case the profiler must not query, wait or record anything.
-  virtual Status check_capture() { return {}; }
+  // kCaptureActive when `stream` is being captured into a CUDA graph, in
+  // which case the profiler must not query or wait (flush) nor record on it
+  // (begin/end: the event would become a graph node, never timed).
+  virtual Status check_capture(void* stream) {
+    (void)stream;
+    return {};
+  }
   virtual void add_stats(Stats* stats) const { (void)stats; }
+  // The largest uncertainty of the times the last resolve() wrote.
+  virtual int64_t last_resolve_uncertainty_ns() const { return 0; }
 };
 
 std::unique_ptr<Timer> make_host_timer();

@@ -150,6 +150,13 @@ Error StreamIsCapturing(Stream h, int* status) {
   *status = r != nullptr && r->capturing ? 1 : 0;
   return cuda::kSuccess;
 }
+Error StreamGetDevice(Stream h, int* device) {
+  FAKE_COUNT("cudaStreamGetDevice");
+  const StreamRec* r = stream_of(h);
+  if (r == nullptr) return cuda::kErrorInvalidResourceHandle;
+  *device = r->device;
+  return cuda::kSuccess;
+}
 Error EventCreate(Event* out, unsigned) {
   FAKE_COUNT("cudaEventCreateWithFlags");
   use_context();
@@ -191,6 +198,10 @@ Error EventRecord(Event e, Stream h) {
     s.last_not_ready = SIZE_MAX;
   } else {
     r->done_at = s.now + s.config.latency_ns;
+    if (s.config.shared_queue) {
+      for (const StreamRec& other : s.streams)
+        if (other.user && other.device == r->device) r->done_at = std::max(r->done_at, other.tail);
+    }
   }
   return cuda::kSuccess;
 }
@@ -311,6 +322,7 @@ Scope::Scope(Config config) {
   g_api.GetErrorName = ErrorName;
   g_api.GetErrorString = ErrorString;
   g_api.GetLastError = GetLastError;
+  g_api.StreamGetDevice = StreamGetDevice;
   g_api.CtxGetCurrent = CtxGetCurrent;
   g_api.CtxSetCurrent = CtxSetCurrent;
   g_api.source = "fake CUDA runtime";

@@ -10,7 +10,8 @@
 // A stream runs its work in order: work(stream, ns) adds device work after
 // what is queued; an event recorded on it completes when the work before it
 // is done. The anchor stream the timer creates has no work, so its events
-// complete `latency_ns` after they are recorded.
+// complete `latency_ns` after they are recorded (after the device's queued
+// work too, with Config::shared_queue).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,10 @@ struct Config {
   double wall_drift = 0;
   int64_t wall_offset_ns = 1'700'000'000'000'000'000 - 1'000'000'000'000;
   Error device_count_error = 0;  // e.g. cudaErrorInsufficientDriver
+  // One hardware queue for every stream of a device (as with
+  // CUDA_DEVICE_MAX_CONNECTIONS=1): an event on the anchor stream completes
+  // only after the work already queued on the other streams.
+  bool shared_queue = false;
 };
 
 // Installs the fake runtime and clocks for the scope (one at a time).
