@@ -26,6 +26,7 @@
 #include "output/outputs.h"
 #include "output/stats_writers.h"
 #include "reporter.h"
+#include "util/escape.h"
 
 namespace ppt::cli {
 namespace {
@@ -129,14 +130,16 @@ class Dashboard {
 
   std::string render(size_t ranks_shown) const {
     std::string s = "\x1b[H\x1b[2J";
-    s += fmt::format("pp-timeline watch  {}  {} steps reported\n", source_, steps_);
+    // What came from the input (the source's name, types, schedule, alert
+    // texts) is terminal text (util/escape.h): it cannot move the cursor.
+    s += fmt::format("pp-timeline watch  {}  {} steps reported\n", terminal_text(source_), steps_);
     if (!last_) return s + "waiting for the first complete step...\n";
     const WatchStep& w = *last_;
     s += fmt::format("step {} (run {})  period {}  median {}  span {}\n", w.stats.step, w.stats.run, ms(w.period_ns),
                      ms(median_ns_), ms(w.stats.time_ns()));
     s += fmt::format("bubble {} measured, {} ideal ({})\n", pct(w.stats.bubble_ratio), pct(w.ideal_bubble_ratio),
-                     w.schedule);
-    s += fmt::format("slowest rank {} ({})", w.slowest_rank, w.slowest_type);
+                     terminal_text(w.schedule));
+    s += fmt::format("slowest rank {} ({})", w.slowest_rank, terminal_text(w.slowest_type));
     if (!w.stragglers.empty()) s += fmt::format("  stragglers: {}", fmt::join(w.stragglers, ", "));
     s += "\nrank  busy share of the last steps (low = waiting)\n";
     static const char* kBars[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
@@ -151,7 +154,7 @@ class Dashboard {
       s += "\n";
     }
     s += fmt::format("problems: {} alerts, {} rejected job lines so far\n", alert_count_, w.problems);
-    for (const std::string& a : alerts_) s += "  " + a + "\n";
+    for (const std::string& a : alerts_) s += "  " + terminal_text(a) + "\n";
     return s;
   }
 
