@@ -326,7 +326,10 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
   }
   std::string unlisted;
   a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip, &unlisted);
-  if (a.dirs.empty() && !unlisted.empty()) {
+  if (!unlisted.empty()) {
+    // The search is incomplete: what it found may be one machine of a run
+    // taken for a run of its own.
+    a.dirs.clear();
     a.status = BatchStatus::kBadArtifact;
     a.error = fmt::format("{}: cannot list the folder (raise the limit on open files, ulimit -n)", unlisted);
   } else if (a.dirs.empty()) {
