@@ -264,8 +264,16 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error,
     // behaviour. Version 1 files are checked by the same rules (their keys
     // are a subset).
     static const json kSchema = json::parse(kStatsSchemaText);
-    if (std::string bad = check_json_values(doc, kSchema); !bad.empty()) {
-      *error = "value out of its schema's range: " + bad;
+    std::string bad;
+    if (schema == kStatsSchema) {
+      bad = check_json_values(doc, kSchema);
+    } else {
+      json v1 = doc;  // all but its "schema" constant
+      v1.erase("schema");
+      bad = check_json_values(v1, kSchema);
+    }
+    if (!bad.empty()) {
+      *error = "not a valid stats file: " + bad;
       if (bad_value) *bad_value = true;
       return std::nullopt;
     }
@@ -325,7 +333,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error,
         get(s, "step", ss.step);
         if (__builtin_add_overflow(get_us(s, "start_us"), origin, &ss.start_ns) ||
             __builtin_add_overflow(ss.start_ns, get_us(s, "time_us"), &ss.end_ns)) {
-          *error = fmt::format("value out of its schema's range: steps[{}]: start_us + time_origin_epoch_ns is "
+          *error = fmt::format("not a valid stats file: steps[{}]: start_us + time_origin_epoch_ns is "
                                "beyond 64-bit nanoseconds", st.steps.size());
           if (bad_value) *bad_value = true;
           return std::nullopt;

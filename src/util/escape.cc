@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 #include "util/text.h"
 
@@ -56,13 +58,52 @@ std::string terminal_text(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Characters that are markup wherever they stand in inline text: emphasis,
+// code, links and images, tables, strikethrough, headings, escapes.
+bool markup_anywhere(char c) { return c != '\0' && std::strchr("\\`*_[]!|~#", c) != nullptr; }
+
+// Characters that are markup only where a line starts (a list, a quote, a
+// setext heading, an ordered list's "1." or "1)").
+bool markup_at_line_start(char c) { return c != '\0' && std::strchr("-+=.)", c) != nullptr; }
+
+bool lower_is(const std::string& s, size_t i, std::string_view word) {
+  if (i < word.size()) return false;
+  for (size_t k = 0; k < word.size(); ++k) {
+    if (std::tolower(static_cast<unsigned char>(s[i - word.size() + k])) != word[k]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void append_markdown_text(std::string& out, std::string_view s) {
   std::string plain = terminal_text(s);
-  for (char c : plain) {
-    unsigned char u = static_cast<unsigned char>(c);
-    bool punct = u < 0x80 && ((u >= '!' && u <= '/') || (u >= ':' && u <= '@') || (u >= '[' && u <= '`') ||
-                              (u >= '{' && u <= '~'));
-    if (punct) out.push_back('\\');
+  // The text may start a line (a list item's text, a paragraph): what is
+  // markup there is escaped in its leading run (blanks, digits, then one
+  // character).
+  size_t lead = 0;
+  while (lead < plain.size() && plain[lead] == ' ') ++lead;
+  while (lead < plain.size() && plain[lead] >= '0' && plain[lead] <= '9') ++lead;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    char c = plain[i];
+    if (c == '<') {
+      out += "&lt;";
+      continue;
+    }
+    if (c == '>') {
+      out += "&gt;";
+      continue;
+    }
+    if (c == '&') {
+      out += "&amp;";
+      continue;
+    }
+    bool escape = markup_anywhere(c) || c == '@' || (i == lead && markup_at_line_start(c)) ||
+                  // GFM autolinks: "http://..." and "www."
+                  (c == ':' && plain.compare(i + 1, 2, "//") == 0) || (c == '.' && lower_is(plain, i, "www"));
+    if (escape) out.push_back('\\');
     out.push_back(c);
     // GFM finds e-mail autolinks in the text after escapes are resolved;
     // a word joiner after the "@" (invisible) is not a domain's first letter.

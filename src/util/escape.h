@@ -13,11 +13,15 @@
 //             text is for people to read, and escaping it again changes
 //             nothing (terminal_text(terminal_text(s)) == terminal_text(s)).
 //   markdown  (stats --markdown, diff -o x.md, batch's summary.md): the
-//             terminal text, then every ASCII punctuation character
-//             backslash-escaped (CommonMark allows that for all of them), so
-//             that no data can make a link, an image, emphasis, raw HTML, a
-//             table cell or a line break; an "@" is followed by U+2060 WORD
-//             JOINER, since GFM's e-mail autolinks ignore backslashes.
+//             terminal text (so no line break, no control), then what
+//             CommonMark and GFM read as markup is made text: \ ` * _ [ ] !
+//             | ~ # backslash-escaped wherever they stand; < > & as entities;
+//             - + = . ) escaped where the text starts (it may start a line:
+//             a list, a setext heading, "1."); ":" before "//" and "." after
+//             "www" escaped (GFM's autolinks); an "@" escaped and followed by
+//             U+2060 WORD JOINER, since GFM finds e-mail autolinks after
+//             escapes are resolved. No data can make a link, an image,
+//             emphasis, raw HTML, a table cell or a line of its own.
 //   html/svg  append_xml_escaped (output/svg_writer.h).
 //   json      nlohmann::json dumped with error_handler_t::replace (each
 //             byte that is not UTF-8 becomes U+FFFD).

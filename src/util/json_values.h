@@ -6,7 +6,7 @@
 // behaviour, so every number is checked here first.
 //
 // Beyond what the schema says, every number must be finite and within
-// +-1e15 unless the schema gives a maximum, and an "integer" without a
+// +-9e15 unless the schema gives a maximum, and an "integer" without a
 // "maximum" within the 32-bit signed range: the readers convert integers to
 // 32-bit fields unless the schema says that the field is wider. "required" and "additionalProperties" are not
 // checked (a reader takes what it knows and defaults the rest).
@@ -18,7 +18,7 @@
 
 namespace ppt {
 
-inline constexpr double kJsonNumberLimit = 1e15;
+inline constexpr double kJsonNumberLimit = 9e15;  // microseconds whose nanoseconds fit int64
 
 // "" when every value of `doc` is allowed by `schema`, else
 // "<field>: <why>", the field as a path ("schedule.pp_degree",

@@ -2,16 +2,19 @@
 // and the HTML/SVG escaper (output/svg_writer.h), on any bytes. Checks:
 //  - terminal text is valid UTF-8 with no control character at all (C0, DEL,
 //    C1), no bidirectional control, and escaping it again changes nothing;
-//  - Markdown text is valid UTF-8 with no control character, and every ASCII
-//    punctuation character in it is escaped: the text splits into pairs
-//    "\" + punctuation and other characters, never a bare one, so no data
-//    can open a link, an image, a table cell, emphasis or raw HTML; every
-//    "@" is followed by U+2060 (no e-mail autolink);
+//  - Markdown text is valid UTF-8 with no control character; every backslash
+//    escapes a punctuation character; none of ` * _ [ ] ! | ~ # < > @ is
+//    bare, an "&" only starts the entities it wrote; - + = . ) are escaped
+//    where the text starts; no bare "://" nor "www." (GFM autolinks); an
+//    escaped "@" is followed by U+2060 (no e-mail autolink). So no data can
+//    open a link, an image, a table cell, emphasis or raw HTML.
 //  - a Markdown table code span holds no line break and no "|" that is not
 //    escaped, and is fenced (or is Markdown text);
 //  - XML text is valid UTF-8 with no control character, and none of & < > " '
 //    but in the entities it wrote.
+#include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -57,27 +60,45 @@ void check_terminal(std::string_view in) {
 
 void check_markdown(std::string_view in) {
   std::string out = ppt::markdown_text(in);
-  bool escaped = false;     // the previous character was an escaping backslash
-  bool joiner_due = false;  // the previous character was an escaped '@'
-  bool ok = each_char(out, [&](char32_t cp, size_t, size_t) {
-    FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "Markdown text holds U+%04X", static_cast<unsigned>(cp));
-    if (joiner_due) {
-      FUZZ_CHECK(cp == 0x2060, "an '@' is not followed by a word joiner");
-      joiner_due = false;
-      return;
-    }
-    if (escaped) {
-      FUZZ_CHECK(is_ascii_punct(cp), "a backslash escapes U+%04X, no punctuation", static_cast<unsigned>(cp));
-      escaped = false;
-      joiner_due = cp == '@';
-    } else if (cp == '\\') {
+  FUZZ_CHECK(each_char(out, [&](char32_t cp, size_t, size_t) {
+               FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "Markdown text holds U+%04X", static_cast<unsigned>(cp));
+             }),
+             "Markdown text is not UTF-8");
+  // Walk the text as CommonMark reads escapes: "\" + punctuation is one
+  // literal character.
+  size_t lead = 0;
+  while (lead < out.size() && out[lead] == ' ') ++lead;
+  while (lead < out.size() && out[lead] >= '0' && out[lead] <= '9') ++lead;
+  std::string literal;  // the text as it reads, escapes resolved, entities kept
+  for (size_t i = 0; i < out.size(); ++i) {
+    char c = out[i];
+    bool escaped = false;
+    if (c == '\\') {
+      FUZZ_CHECK(i + 1 < out.size() && is_ascii_punct(static_cast<unsigned char>(out[i + 1])),
+                 "a backslash that escapes nothing at %zu", i);
+      if (i == lead) lead = i + 1;  // the escaped character is the one at the start
+      c = out[++i];
       escaped = true;
-    } else {
-      FUZZ_CHECK(!is_ascii_punct(cp), "unescaped punctuation '%c'", static_cast<char>(cp));
     }
-  });
-  FUZZ_CHECK(ok, "Markdown text is not UTF-8");
-  FUZZ_CHECK(!escaped, "Markdown text ends in a lone backslash");
+    if (!escaped) {
+      FUZZ_CHECK(std::strchr("`*_[]!|~#<>@", c) == nullptr || c == '\0', "unescaped '%c' at %zu", c, i);
+      if (c == '&') {
+        bool entity = out.compare(i, 4, "&lt;") == 0 || out.compare(i, 4, "&gt;") == 0 || out.compare(i, 5, "&amp;") == 0;
+        FUZZ_CHECK(entity, "a bare '&' at %zu", i);
+      }
+      if (i == lead) FUZZ_CHECK(std::strchr("-+=.)", c) == nullptr || c == '\0', "unescaped '%c' where a line may start", c);
+      if (c == ':') FUZZ_CHECK(out.compare(i + 1, 2, "//") != 0, "an unescaped '://' (autolink)");
+      if (c == '.' && literal.size() >= 3) {
+        std::string last = literal.substr(literal.size() - 3);
+        for (char& x : last) x = static_cast<char>(std::tolower(static_cast<unsigned char>(x)));
+        FUZZ_CHECK(last != "www", "an unescaped 'www.' (autolink)");
+      }
+    }
+    if (escaped && c == '@') {
+      FUZZ_CHECK(out.compare(i + 1, 3, "\u2060") == 0, "an '@' without a word joiner after it");
+    }
+    literal.push_back(c);
+  }
 }
 
 void check_table_code(std::string_view in) {

@@ -58,13 +58,25 @@ TEST_CASE("terminal text escaped again is the same text", "[escape]") {
   CHECK(terminal_text(once) == once);
 }
 
-TEST_CASE("Markdown text escapes every ASCII punctuation character, so data makes no link, image or cell", "[escape]") {
-  CHECK(markdown_text("![t](https://e.example/p.png)") == "\\!\\[t\\]\\(https\\:\\/\\/e\\.example\\/p\\.png\\)");
+TEST_CASE("Markdown text escapes what is markup, so data makes no link, image, cell or HTML", "[escape]") {
+  CHECK(markdown_text("![t](https://e.example/p.png)") == "\\!\\[t\\](https\\://e.example/p.png)");
+  CHECK(markdown_text("[x]: https://e.example") == "\\[x\\]: https\\://e.example");
   CHECK(markdown_text("a|b") == "a\\|b");
-  CHECK(markdown_text("<script>&amp;") == "\\<script\\>\\&amp\\;");
+  CHECK(markdown_text("<script>&amp;") == "&lt;script&gt;&amp;amp;");
   CHECK(markdown_text("*_`~#") == "\\*\\_\\`\\~\\#");
-  CHECK(markdown_text("forward 12") == "forward 12");
+  CHECK(markdown_text("go to www.e.example or WWW.E.EXAMPLE") == "go to www\\.e.example or WWW\\.E.EXAMPLE");
+  CHECK(markdown_text("forward 12 (0.0%), rank's") == "forward 12 (0.0%), rank's");
   CHECK(markdown_text("\xc3\xa9t\xc3\xa9") == "\xc3\xa9t\xc3\xa9");
+}
+
+TEST_CASE("Markdown text escapes what would be markup where a line starts", "[escape]") {
+  CHECK(markdown_text("- item") == "\\- item");
+  CHECK(markdown_text("+ item") == "\\+ item");
+  CHECK(markdown_text("===") == "\\===");
+  CHECK(markdown_text("> quote") == "&gt; quote");
+  CHECK(markdown_text("12. item") == "12\\. item");
+  CHECK(markdown_text("  3) item") == "  3\\) item");
+  CHECK(markdown_text("a-b 1.5") == "a-b 1.5");
 }
 
 TEST_CASE("Markdown text writes line breaks and controls as the terminal escapes, their backslash escaped", "[escape]") {
@@ -75,7 +87,7 @@ TEST_CASE("Markdown text writes line breaks and controls as the terminal escapes
 }
 
 TEST_CASE("Markdown text puts a word joiner after each @, which GFM's e-mail autolinks do not cross", "[escape]") {
-  CHECK(markdown_text("me@example.com") == "me\\@\u2060example\\.com");
+  CHECK(markdown_text("me@example.com") == "me\\@\u2060example.com");
 }
 
 TEST_CASE("a Markdown code span for a table cell fences backticks and escapes pipes", "[escape]") {
