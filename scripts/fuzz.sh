@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (tests/fuzz, clang with ASan + UBSan) and runs
 # each one for SECONDS, one after the other.
 #
-#   scripts/fuzz.sh SECONDS [TARGET...]     TARGET: line_parser, conversion, dygraph_profile (default: all)
+#   scripts/fuzz.sh SECONDS [TARGET...]     TARGET: line_parser, conversion, dygraph_profile, escape (default: all)
 #
 # The working corpus grows in build-fuzz/corpus/<target>/ (seeded from
 # testdata/fuzz/<target>/, which is only read); logs go to
@@ -24,7 +24,7 @@ if [[ $# -lt 1 || "$1" == -h || "$1" == --help ]]; then usage; exit 2; fi
 seconds=$1; shift
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: SECONDS must be a positive number" >&2; exit 2; }
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(line_parser conversion dygraph_profile)
+[[ ${#targets[@]} -gt 0 ]] || targets=(line_parser conversion dygraph_profile escape)
 for t in "${targets[@]}"; do
   [[ -f tests/fuzz/fuzz_$t.cc ]] || { echo "fuzz.sh: unknown target $t (tests/fuzz/fuzz_$t.cc)" >&2; exit 2; }
 done
@@ -36,7 +36,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
 fi
 cmake --build "$build" -j "${PPT_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 
-declare -A max_len=([line_parser]=4096 [conversion]=32768 [dygraph_profile]=16384)
+declare -A max_len=([line_parser]=4096 [conversion]=32768 [dygraph_profile]=16384 [escape]=1024)
 summary=()
 status=0
 for t in "${targets[@]}"; do

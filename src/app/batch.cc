@@ -27,6 +27,7 @@
 #include "output/stats_writers.h"
 #include "util/text.h"
 #include "output/summary.h"
+#include "util/escape.h"
 #include "util/parallel.h"
 
 namespace ppt {
@@ -130,7 +131,14 @@ bool is_machine_folder_name(const std::string& name) {
 struct DirInfo {
   bool has_logs = false;                 // workerlog files, or machine folders holding some
   std::vector<fs::path> subdirs;         // real directories (not links), for the search below
+  std::string out_of_descriptors;        // a folder that could not be listed for lack of them
 };
+
+// A folder that cannot be listed for lack of file descriptors is no folder
+// without logs: the search says so instead of "no workerlog files found".
+bool out_of_descriptors(const std::error_code& ec) {
+  return ec == std::errc::too_many_files_open || ec == std::errc::too_many_files_open_in_system;
+}
 
 DirInfo look_at(const fs::path& dir) {
   DirInfo info;
@@ -149,19 +157,22 @@ DirInfo look_at(const fs::path& dir) {
             break;
           }
         }
+        if (out_of_descriptors(mec)) info.out_of_descriptors = it->path().string() + ": " + mec.message();
       }
       info.subdirs.push_back(it->path());
     } else if (is_workerlog_file(*it)) {
       info.has_logs = true;
     }
   }
+  if (out_of_descriptors(ec)) info.out_of_descriptors = dir.string() + ": " + ec.message();
   return info;
 }
 
 void search(const fs::path& root, const fs::path& rel, size_t depth, size_t max_depth, const std::set<fs::path>& skip,
-            std::vector<std::string>* out) {
+            std::vector<std::string>* out, std::string* unlisted) {
   fs::path dir = rel.empty() ? root : root / rel;
   DirInfo info = look_at(dir);
+  if (!info.out_of_descriptors.empty() && unlisted->empty()) *unlisted = info.out_of_descriptors;
   if (info.has_logs) {
     out->push_back(rel.empty() ? std::string(".") : rel.generic_string());
     return;
@@ -175,14 +186,17 @@ void search(const fs::path& root, const fs::path& rel, size_t depth, size_t max_
     std::error_code ec;
     fs::path canon = fs::weakly_canonical(sub, ec);
     if (!ec && skip.count(canon)) continue;
-    search(root, rel / n, depth + 1, max_depth, skip, out);
+    search(root, rel / n, depth + 1, max_depth, skip, out, unlisted);
   }
 }
 
+// `unlisted` (when given): the first folder that could not be listed for lack
+// of file descriptors, and why; "" when none.
 std::vector<std::string> find_log_dirs_skipping(const std::string& root, size_t max_depth,
-                                                const std::set<fs::path>& skip) {
+                                                const std::set<fs::path>& skip, std::string* unlisted = nullptr) {
   std::vector<std::string> out;
-  search(fs::path(root), fs::path(), 0, max_depth, skip, &out);
+  std::string none;
+  search(fs::path(root), fs::path(), 0, max_depth, skip, &out, unlisted ? unlisted : &none);
   return out;
 }
 
@@ -310,8 +324,15 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.error = fmt::format("{}: neither a directory nor an archive (.zip, .tar, .tar.gz, .tar.zst)", a.path);
     return;
   }
-  a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip);
-  if (a.dirs.empty()) {
+  std::string unlisted;
+  a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip, &unlisted);
+  if (!unlisted.empty()) {
+    // The search is incomplete: what it found may be one machine of a run
+    // taken for a run of its own.
+    a.dirs.clear();
+    a.status = BatchStatus::kBadArtifact;
+    a.error = fmt::format("{}: cannot list the folder (raise the limit on open files, ulimit -n)", unlisted);
+  } else if (a.dirs.empty()) {
     a.status = BatchStatus::kNoLogs;
     a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
                           a.extract_dir.empty() ? " below it" : " in the archive");
@@ -571,36 +592,9 @@ size_t count_ok(const BatchResult& r) {
   return n;
 }
 
-// Markdown table cell: no line breaks, no table or markup characters.
-std::string md_cell(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\n' || c == '\r' || c == '\t') {
-      out += ' ';
-    } else if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      if (std::strchr("|\\`*_[]#!~", c)) out += '\\';
-      out += c;
-    }
-  }
-  return out;
-}
-
-// Markdown code span text: backslash escapes do not work inside one, so what
-// would end it or the line is dropped (run names never hold such bytes).
-std::string md_code(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '`' || c == '\n' || c == '\r') continue;
-    out += c == '|' ? std::string("\\|") : std::string(1, c);
-  }
-  return "`" + out + "`";
-}
+// Markdown table cell and code span text: the shared rules (util/escape.h).
+std::string md_cell(std::string_view s) { return markdown_text(s); }
+std::string md_code(std::string_view s) { return markdown_table_code(s); }
 
 // The baseline run's name, "" without one.
 std::string baseline_name(const BatchResult& r) {

@@ -3,9 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -85,6 +89,35 @@ int run(int argc, char** argv) {
   return run_convert(convert);
 }
 
+// "1.2 GB": a size for people.
+std::string size_text(double bytes) {
+  if (bytes >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
+  if (bytes >= 1e6) return fmt::format("{:.1f} MB", bytes / 1e6);
+  return fmt::format("{:.0f} kB", bytes / 1e3);
+}
+
+// Memory ran out (an address-space limit, a container's cap, or input that
+// holds far more jobs than memory does). The stack has unwound, so what the
+// run held is free again: enough to say how far it got and what helps. How
+// much was read is the kernel's count of bytes this process read
+// (/proc/self/io rchar: every log and archive goes through read()).
+void report_out_of_memory() {
+  double read_bytes = -1;
+  if (std::FILE* f = std::fopen("/proc/self/io", "r")) {
+    unsigned long long rchar = 0;
+    if (std::fscanf(f, "rchar: %llu", &rchar) == 1) read_bytes = static_cast<double>(rchar);
+    std::fclose(f);
+  }
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  std::string read = read_bytes >= 0 ? fmt::format(" after reading {} of input", size_text(read_bytes)) : "";
+  ppt::cli::Reporter().error(fmt::format(
+      "out of memory{} (at most {} in use); nothing written. Fewer steps (--steps A:B) or a .pftrace output "
+      "instead of .json need less memory; so does one run or machine at a time (--log_dir of one machine's "
+      "folder, --devices)",
+      read, size_text(static_cast<double>(usage.ru_maxrss) * 1024.0)));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -96,6 +129,10 @@ int main(int argc, char** argv) {
   // has removed its temporary file.
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Not a bug: the input needs more memory than there is.
+    report_out_of_memory();
+    return ppt::cli::kExitInput;
   } catch (const std::exception& e) {
     ppt::cli::report_internal_error(e.what());
   } catch (...) {

@@ -5,14 +5,20 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "util/escape.h"
 
 namespace ppt::cli {
 
 namespace {
 
+// Every line on stderr is terminal text (util/escape.h): a message quotes
+// folder and file names, types and log text, any of which may hold escape
+// sequences, bytes that are not UTF-8 or a newline that would forge a message
+// line of its own. Our own text has none of these, so it is unchanged.
 void put(std::string_view s) {
-  std::fwrite(s.data(), 1, s.size(), stderr);
-  std::fputc('\n', stderr);
+  std::string line = terminal_text(s);
+  line.push_back('\n');
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 }  // namespace
@@ -43,7 +49,18 @@ bool Reporter::shows(const DiagnosticLine& line) const {
 
 void Reporter::diagnostics(const std::vector<DiagnosticLine>& lines) const {
   for (const DiagnosticLine& l : lines) {
-    if (shows(l)) put(diagnostic_text(l));
+    if (!shows(l)) continue;
+    // An example is two lines, the message and its excerpt; what the input
+    // put into either is already escaped (summary.cc), so each newline here
+    // is one of ours.
+    const std::string line = diagnostic_text(l);
+    std::string_view text = line;
+    for (size_t start = 0;;) {
+      size_t end = text.find('\n', start);
+      put(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
   }
 }
 

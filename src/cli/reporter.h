@@ -2,7 +2,9 @@
 // rule: "pp-timeline[ <command>]: <severity>: text", where <command> is the
 // subcommand that runs (none for the conversion) and <severity> is error,
 // warning or note. The summary line and the input problems are data
-// (summary.h) printed as they come.
+// (summary.h) printed as they come. Every line is terminal text
+// (util/escape.h): what the input put in a message (names, types, log text)
+// cannot move the cursor, retitle the window or start a line of its own.
 //
 // --quiet is a filter on what a message is, never on how it looks: it keeps
 // errors, the summary and the count of each kind of input problem (errors

@@ -109,10 +109,13 @@ int load_stats_or_json(const std::string& path, DriverRequest request, const Rep
     return kExitInput;
   }
   std::string error;
-  std::optional<Stats> stats = parse_stats_json(text.str(), &error);
+  bool bad_value = false;
+  std::optional<Stats> stats = parse_stats_json(text.str(), &error, &bad_value);
   if (!stats) {
     say.error(fmt::format("{}{}: {}", label, path, error));
-    return kExitInput;
+    // A value its schema does not allow: the file given is not a baseline
+    // this version can use (exit 2, like any argument that is wrong).
+    return bad_value ? kExitUsage : kExitInput;
   }
   out->stats = std::move(*stats);
   if (out->stats.source.empty()) out->stats.source = path;

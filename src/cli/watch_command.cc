@@ -26,6 +26,7 @@
 #include "output/outputs.h"
 #include "output/stats_json.h"
 #include "reporter.h"
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace ppt::cli {
@@ -104,18 +105,20 @@ class Dashboard {
 
   std::string render(size_t ranks_shown) const {
     std::string s = "\x1b[H\x1b[2J";
-    s += fmt::format("pp-timeline watch  {}  {} steps reported\n", source_, steps_);
+    // What came from the input (the source's name, types, schedule, alert
+    // texts) is terminal text (util/escape.h): it cannot move the cursor.
+    s += fmt::format("pp-timeline watch  {}  {} steps reported\n", terminal_text(source_), steps_);
     if (!last_) return s + "waiting for the first complete step...\n";
     const WatchStep& w = *last_;
     // Runs counted from 1, as --run counts them.
     s += fmt::format("step {} (run {})  period {}  median {}  span {}\n", w.stats.step, w.stats.run + 1,
                      period_text(w.stats.period_ns), ms(median_ns_), ms(static_cast<double>(w.stats.time_ns())));
     s += fmt::format("bubble {} measured, {} ideal ({})\n", pct(w.stats.bubble_ratio), pct(w.ideal_bubble_ratio),
-                     w.schedule);
-    s += fmt::format("slowest rank {} ({})", w.slowest_rank, w.slowest_type);
+                     terminal_text(w.schedule));
+    s += fmt::format("slowest rank {} ({})", w.slowest_rank, terminal_text(w.slowest_type));
     if (!w.stragglers.empty()) {
       std::vector<std::string> named;
-      for (const Straggler& g : w.stragglers) named.push_back(format_straggler(g));
+      for (const Straggler& g : w.stragglers) named.push_back(terminal_text(format_straggler(g)));
       s += fmt::format("  stragglers: {}", fmt::join(named, ", "));
     }
     s += "\nrank  busy share of the last steps (low = waiting)\n";
@@ -131,7 +134,7 @@ class Dashboard {
       s += "\n";
     }
     s += fmt::format("problems: {} alerts, {} rejected job lines so far\n", alert_count_, w.problems);
-    for (const std::string& a : alerts_) s += "  " + a + "\n";
+    for (const std::string& a : alerts_) s += "  " + terminal_text(a) + "\n";
     return s;
   }
 

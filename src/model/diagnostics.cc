@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/escape.h"
+
 namespace ppt {
 namespace {
 
@@ -53,18 +55,24 @@ uint64_t Diagnostics::rejected_jobs() const {
 }
 
 std::string printable_excerpt(std::string_view text, size_t max_bytes) {
-  std::string out;
   bool cut = text.size() > max_bytes;
-  if (cut) text = text.substr(0, max_bytes);
+  if (cut) {
+    // Cut before a character, not inside one (a cut sequence would show as
+    // \x escapes of half a character).
+    size_t end = max_bytes;
+    for (int back = 0; back < 3 && end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80; ++back) --end;
+    if ((static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) end = max_bytes;
+    text = text.substr(0, end);
+  }
+  std::string out;
   out.reserve(text.size() + 8);
-  for (unsigned char c : text) {
-    if (c == '\t') {
-      out.push_back(' ');
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out.push_back(static_cast<char>(c));
-    }
+  // A tab reads as a blank in an excerpt; the rest by the terminal rule.
+  for (size_t start = 0; start <= text.size();) {
+    size_t tab = text.find('\t', start);
+    append_terminal_text(out, text.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
+    if (tab == std::string_view::npos) break;
+    out.push_back(' ');
+    start = tab + 1;
   }
   if (cut) out += "...";
   return out;

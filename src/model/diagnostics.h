@@ -172,8 +172,10 @@ class Diagnostics {
   std::vector<Diagnostic> examples_;
 };
 
-// Cuts `text` for display: at most `max_bytes`, control bytes shown as
-// escapes, so a message never carries a terminal escape or a NUL.
+// Cuts `text` for display: at most `max_bytes` (at a character's start),
+// tabs as blanks, the rest as terminal text (util/escape.h: controls, C1 and
+// bytes that are not UTF-8 shown as escapes), so a message never carries a
+// terminal escape, a NUL or invalid UTF-8.
 std::string printable_excerpt(std::string_view text, size_t max_bytes = 160);
 
 }  // namespace ppt

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "output/stats_schema.h"
+#include "util/json_values.h"
 
 namespace ppt {
 
@@ -16,6 +18,15 @@ double round3(double v) { return std::round(v * 1e3) / 1e3; }
 namespace {
 
 using nlohmann::json;
+
+// Every document is dumped here. Text from the input (types, paths, machine
+// names) need not be UTF-8 (a folder name is any bytes): each byte that is
+// not is written as U+FFFD, the rule of every JSON output (docs/hardening.md),
+// where the library's default would throw.
+template <typename Json>
+std::string dumped(const Json& doc, int indent) {
+  return doc.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
 
 // Durations are integer nanoseconds inside and microseconds in the JSON.
 double us(double ns) { return ns / 1000.0; }
@@ -83,7 +94,7 @@ json step_json(const StepStats& ss, int64_t origin) {
 }  // namespace
 
 std::string format_step_json(const StepStats& step, int64_t time_origin_ns) {
-  return step_json(step, time_origin_ns).dump();
+  return dumped(step_json(step, time_origin_ns), -1);
 }
 
 bool looks_like_json(std::string_view head) {
@@ -185,7 +196,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   json stragglers = json::array();
   for (const Straggler& s2 : st.stragglers) stragglers.push_back(straggler_json(s2));
   doc["stragglers"] = std::move(stragglers);
-  return doc.dump(1) + "\n";
+  return dumped(doc, 1) + "\n";
 }
 
 namespace {
@@ -225,7 +236,8 @@ std::vector<TypeDurations> read_types(const json& arr) {
 
 }  // namespace
 
-std::optional<Stats> parse_stats_json(std::string_view text, std::string* error) {
+std::optional<Stats> parse_stats_json(std::string_view text, std::string* error, bool* bad_value) {
+  if (bad_value) *bad_value = false;
   json doc;
   try {
     doc = json::parse(text.begin(), text.end());
@@ -243,6 +255,25 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
     }
     if (schema != kStatsSchema && schema != kStatsSchemaV1) {
       *error = fmt::format("schema \"{}\" is newer than this pp-timeline reads ({})", schema, kStatsSchema);
+      return std::nullopt;
+    }
+    // A baseline may be crafted: every value is checked against the schema
+    // (types, integer-ness, ranges, finiteness) before it is converted, so
+    // that 1e308 is refused by name instead of becoming an int by undefined
+    // behaviour. Version 1 files are checked by the same rules (their keys
+    // are a subset).
+    static const json kSchema = json::parse(kStatsSchemaText);
+    std::string bad;
+    if (schema == kStatsSchema) {
+      bad = check_json_values(doc, kSchema);
+    } else {
+      json v1 = doc;  // all but its "schema" constant
+      v1.erase("schema");
+      bad = check_json_values(v1, kSchema);
+    }
+    if (!bad.empty()) {
+      *error = "not a valid stats file: " + bad;
+      if (bad_value) *bad_value = true;
       return std::nullopt;
     }
     Stats st;
@@ -299,8 +330,13 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error)
         StepStats ss;
         get(s, "run", ss.run);
         get(s, "step", ss.step);
-        ss.start_ns = get_us(s, "start_us") + origin;
-        ss.end_ns = ss.start_ns + get_us(s, "time_us");
+        if (__builtin_add_overflow(get_us(s, "start_us"), origin, &ss.start_ns) ||
+            __builtin_add_overflow(ss.start_ns, get_us(s, "time_us"), &ss.end_ns)) {
+          *error = fmt::format("not a valid stats file: steps[{}]: start_us + time_origin_epoch_ns is "
+                               "beyond 64-bit nanoseconds", st.steps.size());
+          if (bad_value) *bad_value = true;
+          return std::nullopt;
+        }
         get(s, "ranks", ss.ranks);
         ss.busy_ns = get_us(s, "busy_us");
         ss.idle_ns = get_us(s, "idle_us");
@@ -499,7 +535,7 @@ json diff_doc(const Diff& d) {
 
 }  // namespace
 
-std::string format_diff_json(const Diff& d) { return diff_doc(d).dump(1) + "\n"; }
+std::string format_diff_json(const Diff& d) { return dumped(diff_doc(d), 1) + "\n"; }
 
 std::string format_diff_set_json(const std::vector<Diff>& diffs) {
   json doc;
@@ -514,7 +550,7 @@ std::string format_diff_set_json(const std::vector<Diff>& diffs) {
   }
   doc["gate_failed"] = failed;
   doc["diffs"] = std::move(arr);
-  return doc.dump(1) + "\n";
+  return dumped(doc, 1) + "\n";
 }
 
 }  // namespace ppt

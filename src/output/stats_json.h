@@ -28,8 +28,11 @@ double round3(double v);
 std::string format_step_json(const StepStats& step, int64_t time_origin_ns);
 
 // Reads what format_stats_json() wrote. On failure returns nullopt and sets
-// `error` to one line (without the file name).
-std::optional<Stats> parse_stats_json(std::string_view text, std::string* error);
+// `error` to one line (without the file name); `bad_value` (when given) says
+// whether it is a value outside its schema's range (docs/schemas/stats.v2.json:
+// the types, integers, ranges and finiteness are checked before any value is
+// converted), which the command line treats as a usage error.
+std::optional<Stats> parse_stats_json(std::string_view text, std::string* error, bool* bad_value = nullptr);
 
 // The first bytes of a file tell a stats JSON from a log.
 bool looks_like_json(std::string_view head);

@@ -9,6 +9,7 @@
 
 #include "output/summary.h"
 #include "output/svg_writer.h"
+#include "util/escape.h"
 
 namespace ppt {
 namespace {
@@ -56,7 +57,14 @@ std::string pad(const std::string& s, size_t w, bool right) {
   return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
 }
 
-std::string render_text(const Table& t, bool color) {
+// Every cell and heading may hold input text (types, names): shown as
+// terminal text (util/escape.h) before it is measured and coloured.
+std::string render_text(const Table& raw, bool color) {
+  Table t = raw;
+  for (std::string& h : t.header) h = terminal_text(h);
+  for (auto& row : t.rows) {
+    for (Cell& cell : row) cell.text = terminal_text(cell.text);
+  }
   std::vector<size_t> w(t.header.size(), 0);
   for (size_t c = 0; c < t.header.size(); ++c) w[c] = width(t.header[c]);
   for (const auto& row : t.rows) {
@@ -89,14 +97,9 @@ std::string render_text(const Table& t, bool color) {
   return out;
 }
 
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '<' || c == '>') out += '\\';
-    out += c;
-  }
-  return out;
-}
+// Markdown text, by the one rule (util/escape.h): nothing written through it
+// is markup, whatever the input held.
+std::string md_escape(const std::string& s) { return markdown_text(s); }
 
 std::string render_markdown(const Table& t) {
   std::string out = "|";
@@ -126,7 +129,11 @@ std::string paint(const std::string& s, Tone tone, bool color) {
   return std::string(ansi(tone)) + s + "\x1b[0m";
 }
 
-std::string bold(const std::string& s, bool color) { return color ? "\x1b[1m" + s + "\x1b[0m" : s; }
+// Headings and notes hold input text too (paths, types): terminal text.
+std::string bold(const std::string& s, bool color) {
+  std::string t = terminal_text(s);
+  return color ? "\x1b[1m" + t + "\x1b[0m" : t;
+}
 
 // How a bubble ratio compares with the schedule's promise.
 Tone bubble_tone(double measured, double ideal) {
@@ -411,9 +418,9 @@ std::string format_stats_text(const Stats& st, const TextStyle& style) {
   bool color = style.color;
   StatsParts p = build_stats_parts(st, style, color);
   std::string out = bold(p.title, color) + "\n\n";
-  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, text);
+  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
   auto section = [&](const std::string& title, const Table& table, const std::string& note) {
-    out += "\n" + bold(title, color) + (note.empty() ? "" : "  (" + note + ")") + "\n";
+    out += "\n" + bold(title, color) + (note.empty() ? "" : "  (" + terminal_text(note) + ")") + "\n";
     out += render_text(table, color);
   };
   section("steps", p.steps, p.steps_note);
@@ -421,14 +428,14 @@ std::string format_stats_text(const Stats& st, const TextStyle& style) {
   if (p.show_stages) section("stages, per step and rank", p.stages, "");
   section("job types", p.types, "");
   if (st.stragglers.empty()) {
-    out += "\n" + bold("stragglers", color) + "  " + p.stragglers_note + "\n";
+    out += "\n" + bold("stragglers", color) + "  " + terminal_text(p.stragglers_note) + "\n";
   } else {
     section("stragglers", p.stragglers, p.stragglers_note);
   }
   if (!p.path_title.empty()) {
     out += "\n" + bold(p.path_title, color) + "\n";
     out += render_text(p.path, color);
-    out += "  " + p.path_note + "\n";
+    out += "  " + terminal_text(p.path_note) + "\n";
   }
   return out;
 }
@@ -622,10 +629,10 @@ std::string format_diff_text(const Diff& d, const TextStyle& style) {
   bool color = style.color;
   DiffParts p = build_diff_parts(d, color);
   std::string out = bold(p.title, color) + "\n\n";
-  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, text);
+  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
   auto section = [&](const std::string& title, const Table& t, const std::string& none) {
     if (t.rows.empty()) {
-      out += "\n" + bold(title, color) + "  " + none + "\n";
+      out += "\n" + bold(title, color) + "  " + terminal_text(none) + "\n";
       return;
     }
     out += "\n" + bold(title, color) + "\n" + render_text(t, color);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/escape.h"
+
 namespace ppt {
 
 std::string format_resolution(int64_t resolution_ns) {
@@ -18,7 +20,9 @@ std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
   for (const Diagnostic& e : d.examples()) {
     const IssueInfo& info = issue_info(e.kind);
     if (e.kind == IssueKind::kZeroTimes) continue;  // expected in bulk; counted below
-    std::string where = e.file < tl.files.size() ? tl.files[e.file].path : std::string("?");
+    // The path as terminal text (util/escape.h), like the detail and the
+    // excerpt: the one raw newline of an example is the one before its excerpt.
+    std::string where = e.file < tl.files.size() ? terminal_text(tl.files[e.file].path) : std::string("?");
     if (e.line > 0) where += ":" + std::to_string(e.line);
     std::string sev = info.severity == Severity::kError ? "error" : info.severity == Severity::kWarning ? "warning" : "note";
     std::string line = fmt::format("{}: {}: {}", where, sev, e.detail);

@@ -36,7 +36,9 @@ void append_xml_escaped(std::string& out, std::string_view s) {
         case '\n': out += "&#10;"; break;
         case '\r': out += "&#13;"; break;
         default:
-          if (c < 0x20) out += "\xEF\xBF\xBD";  // XML 1.0 has no way to carry these
+          // XML 1.0 has no way to carry C0 controls; DEL it allows, but a
+          // page has no use for it.
+          if (c < 0x20 || c == 0x7f) out += "\xEF\xBF\xBD";
           else out.push_back(static_cast<char>(c));
       }
       ++i;
@@ -44,12 +46,13 @@ void append_xml_escaped(std::string& out, std::string_view s) {
     }
     // A multi-byte sequence: copy it when it is well-formed UTF-8 and a
     // character XML 1.0 allows (its Char production also leaves out U+FFFE
-    // and U+FFFF, which UTF-8 itself allows), else U+FFFD per byte.
+    // and U+FFFF, which UTF-8 itself allows), else U+FFFD per byte. C1
+    // controls (U+0080..U+009F, XML 1.0 "discouraged") become U+FFFD too.
     size_t n = utf8_sequence_length(s, i);
     bool ok = n > 0;
-    if (ok && n == 3) {
+    if (ok) {
       char32_t cp = utf8_code_point(s, i, n);
-      ok = cp != 0xFFFE && cp != 0xFFFF;
+      ok = cp != 0xFFFE && cp != 0xFFFF && !(cp >= 0x80 && cp <= 0x9f);
     }
     if (ok) {
       out.append(s.data() + i, n);

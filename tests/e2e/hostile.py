@@ -6,7 +6,8 @@ A case is a folder testdata/bad/<name>/ holding case.json and, usually, the
 static inputs (logs/...). case.json:
   about     what the case is, in one line
   args      the command line after the binary; it runs in a scratch copy of
-            the case folder, so paths are the case's own
+            the case folder, so paths are the case's own. An argument written
+            {"hex": HEX} is the bytes HEX spells (a name that is not UTF-8)
   setup     inputs made at run time, in order (what git cannot hold or what
             is too big to commit):
               ["dir", PATH]                      a directory
@@ -25,13 +26,21 @@ static inputs (logs/...). case.json:
               ["glued", PATH, COUNT]             one line of COUNT job lines, each cut
                                                  short and followed by the next
               ["gzip", SRC, DST, FRACTION]       DST = gzip of SRC cut to FRACTION
+              ["rename", PATH, HEX]              renames PATH to the name whose bytes
+                                                 HEX spells, in the same folder (names
+                                                 git cannot hold: escapes, newlines,
+                                                 bytes that are not UTF-8)
   during    what happens while the binary runs:
               {"grow": PATH}      once it has read part of PATH, it is stopped
                                   (SIGSTOP), job lines are appended, it goes on
               {"truncate": PATH}  likewise, PATH is cut halfway into what is unread
               {"append_forever": PATH}  a writer appends lines until it exits
               {"signal": "TERM"}  sent once an output's temporary file exists
-  limits    {"fsize": BYTES}: RLIMIT_FSIZE for the binary (a full quota)
+  limits    for the binary: {"fsize": BYTES} RLIMIT_FSIZE (a full quota),
+            {"as": BYTES} RLIMIT_AS (out of memory), {"nofile": N}
+            RLIMIT_NOFILE (too many open files); a case with either is skipped
+            for a sanitizer build, whose runtime needs terabytes of address
+            space and descriptors of its own
   stdout    "closed" or "broken_pipe" (default: captured)
   exit      the expected exit status, or "SIGTERM" for a death by that signal
   message   text(s) that stderr must contain
@@ -44,6 +53,18 @@ below 128 (no death by a signal, unless one was sent), leave every input as
 it was, leave no file but the expected outputs (no temporary or partial
 output), write outputs that parse, and account for every profiler line:
 written + rejected = seen = the lines of the input with the job marker.
+
+And whatever the input holds (the logs, their folders' names, an archive are
+all someone else's bytes), every case's text outputs obey the escaping rules
+(docs/hardening.md, src/util/escape.h):
+  - stderr, stdout (unless it is binary: gzip, or holding a NUL byte) and
+    every .md, .txt and .json file written are valid UTF-8 with no control
+    character but newline and tab (C0, DEL, C1);
+  - every JSON output parses (stdout too, when --json chose it);
+  - every Markdown output (a .md file; stdout when --markdown chose it)
+    renders with cmark-gfm (GFM tables and autolinks on) into one table row
+    per row of the source, with no image and no link but the relative links
+    to files the run wrote.
 
 With --accounting the same summary check runs on every golden case
 (testdata/cases/<name>/args) and on the bundled example (testdata/example)
@@ -149,6 +170,9 @@ def do_setup(work, steps):
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             with open(dst, "wb") as f:
                 f.write(data[:int(len(data) * step[3])])
+        elif kind == "rename":
+            target = os.path.join(os.fsencode(os.path.dirname(path)), bytes.fromhex(step[2]))
+            os.rename(os.fsencode(path), target)
         else:
             raise Failure("unknown setup step %r" % (step,))
 
@@ -179,7 +203,12 @@ def input_files(work, args, stdin_path=None):
         i += 1
     if log_dir is None and len(positional) == 1 and os.path.isdir(os.path.join(work, positional[0])):
         log_dir = positional.pop()  # a directory named alone is the log directory
-    if log_dir is not None:
+    log_dirs = [log_dir] if log_dir is not None else []
+    if args and args[0] in ("stats", "diff"):
+        # diff A B: each directory named is a log directory.
+        log_dirs += [a for a in positional if os.path.isdir(os.path.join(work, a))]
+        positional = [a for a in positional if not os.path.isdir(os.path.join(work, a))]
+    for log_dir in log_dirs:
         d = os.path.join(work, log_dir)
         if os.path.isdir(d):
             names = os.listdir(d)
@@ -269,12 +298,19 @@ def count_marker_lines(paths, prefixes):
     return n
 
 
-def check_summary(stderr, expected_seen, required):
-    m = SUMMARY_RE.search(stderr)
-    if not m:
+def check_summary(stderr, expected_seen, required, sides=1):
+    """`sides`: 2 for diff A B, which prints a summary for each side (each
+    only beside input problems: both must be there to be counted)."""
+    found = list(SUMMARY_RE.finditer(stderr))
+    if not found:
         check(not required, "no summary line in stderr")
         return None
-    seen, written, rejected = (int(g.replace(",", "")) for g in m.groups())
+    if sides == 2 and len(found) != 2:
+        expected_seen = None
+    seen = written = rejected = 0
+    for m in found[:sides]:
+        s, w, r = (int(g.replace(",", "")) for g in m.groups())
+        seen, written, rejected = seen + s, written + w, rejected + r
     check(written + rejected == seen, "summary: written %d + rejected %d != seen %d" % (written, rejected, seen))
     if expected_seen is not None:
         check(seen == expected_seen, "summary: %d profiler lines seen, the input has %d" % (seen, expected_seen))
@@ -396,6 +432,97 @@ class During:
             self.thread.join()
 
 
+# ---------------------------------------------------------- text outputs --
+
+# Control characters (Unicode category Cc) but newline and tab.
+CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TABLE_ROW_RE = re.compile(r"^\|.*\|$")
+DELIMITER_ROW_RE = re.compile(r"^\|(\s*:?-+:?\s*\|)+$")
+
+
+def check_text(name, data):
+    """`data` (bytes) is valid UTF-8 with no control character but newline
+    and tab; returns it decoded."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Failure("%s is not valid UTF-8 (%s): %r" % (name, e, data[max(0, e.start - 40):e.start + 40]))
+    m = CONTROL_RE.search(text)
+    check(m is None, "%s holds the control character %r: %r" % (name, m and m.group(), text[max(0, (m.start() if m else 0) - 60):(m.start() if m else 0) + 20]))
+    return text
+
+
+def check_markdown(name, text, work, written):
+    """`text` renders with cmark-gfm into one table row per source row, with
+    no image and no link but relative ones to files the run wrote."""
+    exe = shutil.which("cmark-gfm")
+    check(exe is not None, "cmark-gfm is not installed (scripts/setup.sh installs it)")
+    p = subprocess.run([exe, "-e", "table", "-e", "autolink", "-e", "strikethrough", "-e", "tagfilter"],
+                       input=text.encode("utf-8"), capture_output=True, timeout=60)
+    check(p.returncode == 0, "%s: cmark-gfm failed: %s" % (name, p.stderr.decode("utf-8", "replace")))
+    html = p.stdout.decode("utf-8")
+    rows = sum(1 for line in text.splitlines() if TABLE_ROW_RE.match(line) and not DELIMITER_ROW_RE.match(line))
+    rendered = html.count("<tr>")
+    check(rendered == rows, "%s: %d table rows in the source but %d rendered:\n%s" % (name, rows, rendered, text))
+    check("<img" not in html, "%s: renders an image:\n%s" % (name, html))
+    written = {os.path.normpath(w) for w in written}
+    for href in re.findall(r'<a href="([^"]*)"', html):
+        relative = ":" not in href.split("/")[0] and not href.startswith("//")
+        check(relative, "%s: renders a link to %s:\n%s" % (name, href, html))
+        check(os.path.normpath(href) in written, "%s: renders a link to %s, no file the run wrote" % (name, href))
+
+
+def report_format(args):
+    """What the report on stdout is (stats, diff): "markdown", "json" or
+    None when -o names files only."""
+    if not args or args[0] not in ("stats", "diff"):
+        return None
+    outs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--output")]
+    if outs and "-" not in outs:
+        return None
+    return "markdown" if "--markdown" in args else "json" if "--json" in args else None
+
+
+def check_text_outputs(work, args, err, out, new_files):
+    check_text("stderr", err)
+    if out and not out.startswith(b"\x1f\x8b") and b"\0" not in out:
+        text = check_text("stdout", out)
+        kind = report_format(args)
+        if kind == "json":
+            try:
+                json.loads(text)
+            except ValueError as e:
+                raise Failure("stdout does not parse as JSON: %s" % e)
+        elif kind == "markdown":
+            check_markdown("stdout", text, work, new_files)
+    for rel in new_files:
+        path = os.path.join(work, rel)
+        if not os.path.isfile(path) or not rel.endswith((".md", ".txt", ".json")):
+            continue
+        with open(path, "rb") as f:
+            text = check_text(rel, f.read())
+        if rel.endswith(".json"):
+            try:
+                json.loads(text)
+            except ValueError as e:
+                raise Failure("output %s does not parse: %s" % (rel, e))
+        elif rel.endswith(".md"):
+            folder = os.path.dirname(rel)
+            check_markdown(rel, text, work, [os.path.relpath(w, folder) for w in new_files])
+
+
+_SANITIZED = {}
+
+
+def sanitizer_build(binary):
+    """Whether `binary` is built with AddressSanitizer or ThreadSanitizer."""
+    if binary not in _SANITIZED:
+        with open(binary, "rb") as f:
+            data = f.read()
+        _SANITIZED[binary] = b"__asan_init" in data or b"__tsan_init" in data
+    return _SANITIZED[binary]
+
+
 # ------------------------------------------------------------------- run --
 
 def run_binary(binary, args, work, spec, during, timeout):
@@ -410,6 +537,10 @@ def run_binary(binary, args, work, spec, during, timeout):
     def preexec():
         if "fsize" in limits:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize"], limits["fsize"]))
+        if "as" in limits:
+            resource.setrlimit(resource.RLIMIT_AS, (limits["as"], limits["as"]))
+        if "nofile" in limits:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
         if stdout_mode == "closed":
             os.close(1)
         # The default dispositions, whatever this runner inherited.
@@ -429,7 +560,7 @@ def run_binary(binary, args, work, spec, during, timeout):
         during.finish()
         raise Failure("no exit within %d s: a hang" % timeout)
     during.finish()
-    return proc.returncode, err.decode("utf-8", "replace")
+    return proc.returncode, err.decode("utf-8", "replace"), err, out or b""
 
 
 def run_case(binary, name, timeout, attempt=0):
@@ -448,11 +579,15 @@ def run_case(binary, name, timeout, attempt=0):
             else:
                 shutil.copy2(src, os.path.join(work, entry))
         do_setup(work, spec.get("setup", []))
-        args = spec["args"]
+        args = [os.fsdecode(bytes.fromhex(a["hex"])) if isinstance(a, dict) else a for a in spec["args"]]
         before = snapshot(work)
         inputs = input_files(work, args)
         during = During(spec.get("during"), work, timeout)
-        code, err = run_binary(binary, args, work, spec, during, timeout)
+        # A sanitizer's runtime needs terabytes of address space and files of
+        # its own: those limits are tested on the plain build.
+        if ({"as", "nofile"} & set(spec.get("limits", {}))) and sanitizer_build(binary):
+            return True
+        code, err, err_bytes, out_bytes = run_binary(binary, args, work, spec, during, timeout)
         if not during.caught:
             if attempt < 4:
                 return run_case(binary, name, timeout, attempt + 1)
@@ -478,8 +613,16 @@ def run_case(binary, name, timeout, attempt=0):
                 continue
             check(rel in after, "input %s was removed" % rel)
             check(after[rel] == what, "input %s was changed: %s -> %s" % (rel, what, after[rel]))
+        # The folders that hold expected outputs are expected too.
+        expected_folders = {os.path.dirname(o) for o in expected_outputs}
+        for o in list(expected_folders):
+            while o:
+                o = os.path.dirname(o)
+                expected_folders.add(o)
         for rel in sorted(set(after) - set(before)):
             check(".tmp." not in rel, "temporary file left behind: " + rel)
+            if after[rel][0] == "dir" and rel in expected_folders:
+                continue
             check(rel in expected_outputs, "unexpected file left behind: %s\n%s" % (rel, err))
         for rel in expected_outputs:
             check(rel in after and after[rel][0] == "file", "expected output %s not written\n%s" % (rel, err))
@@ -491,11 +634,16 @@ def run_case(binary, name, timeout, attempt=0):
                     except (ValueError, UnicodeDecodeError) as e:
                         raise Failure("output %s does not parse: %s" % (rel, e))
 
+        # The escaping rules, on every text output.
+        check_text_outputs(work, args, err_bytes, out_bytes, sorted(set(after) - set(before)))
+
         # Nothing lost.
         expected_seen = None
         if spec.get("count", True) and inputs is not None:
             expected_seen = count_marker_lines(inputs, during.prefixes)
-        check_summary(err, expected_seen, required=code == 0 and want != "SIGTERM")
+        # stats and diff print the summary only beside input problems.
+        check_summary(err, expected_seen, required=code == 0 and want != "SIGTERM" and args[0] not in ("stats", "diff"),
+                      sides=2 if args[0] == "diff" else 1)
         return True
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -93,6 +93,22 @@ def conversion_seeds(work):
     return seeds
 
 
+# The escape target: text a hostile log or folder name may hold.
+ESCAPE_SEEDS = {
+    "osc_title": b"fwd\x1b]0;owned\x07",
+    "clear_screen": b"clear\x1b[2J\x1b[H",
+    "c1_controls": b"csi\xc2\x9b2J raw\x9b31m",
+    "invalid_utf8": b"bad\xff\xfe\xc0\xaf\xed\xa0\x80\xe2\x82",
+    "markdown_image_link": b"![t](https://e.example/p.png) [x](https://e.example)",
+    "table_breaks": b"a|b\rc\nd\te",
+    "autolinks": b"me@e.example www.e.example http://e.example",
+    "markup": b"<b>x</b> &amp; *em* _u_ `code` ~~s~~ # h \\",
+    "unicode_controls": b"rtl\xe2\x80\xaeevil\xe2\x81\xa6 \xe2\x80\xa8 \xef\xbf\xbe \xf0\x9f\x98\x80",
+    "backticks": b"``a`b``` \\|x|",
+    "plain": b"forward_backward",
+}
+
+
 def write(target, name, data):
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
@@ -101,7 +117,7 @@ def write(target, name, data):
 
 
 def main():
-    for target in ("line_parser", "conversion"):
+    for target in ("line_parser", "conversion", "escape"):
         for old in glob.glob(os.path.join(OUT, target, "seed-*")):
             os.remove(old)
     for name, line in LINES.items():
@@ -109,6 +125,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ppt-seeds-") as work:
         for name, data in conversion_seeds(work).items():
             write("conversion", name, data)
+    for name, data in ESCAPE_SEEDS.items():
+        write("escape", name, data)
     print("seeds written to", OUT)
 
 
