@@ -4,7 +4,8 @@
 //
 // Self-contained means: no network, no external script, style or font. The
 // page's Content-Security-Policy says so to the browser (default-src 'none';
-// the one inline script is allowed by its SHA-256 hash), so even text that
+// the one inline script is allowed by its SHA-256 hash, which the build
+// computes from the script's file: report_assets.h), so even text that
 // escaped our escaping could neither load nor run anything. Everything that
 // comes from a log is escaped (append_xml_escaped) and the script only ever
 // sets textContent, never markup.
@@ -64,9 +65,5 @@ std::string html_page_tail();
 // The script the pages carry, and the CSP source for it ('sha256-...').
 const std::string& report_script();
 std::string report_script_csp_source();
-
-// SHA-256 of `data` (raw 32 bytes) and standard base64, for the CSP hash.
-std::string sha256(std::string_view data);
-std::string base64(std::string_view data);
 
 }  // namespace ppt
