@@ -143,6 +143,12 @@ DriverResult run_driver(const DriverRequest& req) {
     r.stats->source = r.source;
     timer.lap("stats");
   }
+  if (req.picture) {
+    PictureRequest picture = *req.picture;
+    if (req.selection.steps) picture.steps = req.selection.steps;
+    r.picture = select_picture(tl, picture);
+    timer.lap("picture");
+  }
   return r;
 }
 
@@ -153,6 +159,7 @@ std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<Outp
   if (!r.timeline) return written;
   options.dependencies = no_flows ? nullptr : &r.dependencies;
   options.stats = r.stats ? &*r.stats : nullptr;
+  options.picture = r.picture ? &*r.picture : nullptr;
   if (options.source.empty()) options.source = r.source;
   if (options.notes.empty() && r.layout) options.notes = r.layout->notes;
   // One output gets every thread; several are written side by side.
