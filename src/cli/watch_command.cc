@@ -177,6 +177,8 @@ std::string write_report(const Watcher& watcher, const std::string& path, const 
   r.source = source + " (the last steps, while the run trains)";
   r.stats = a->stats ? &*a->stats : nullptr;
   r.refresh_seconds = 5;
+  PictureSelection picture = select_picture(a->timeline, PictureRequest{});
+  r.picture = &picture;
   write_html_report(a->timeline, r, file);
   if (!file.commit()) return file.error();
   return "";
@@ -389,6 +391,8 @@ int run_watch(const WatchCommandOptions& o) {
       wopt.threads = wo.threads;
       wopt.source = source;
       wopt.stats = whole->stats ? &*whole->stats : nullptr;
+      PictureSelection picture = select_picture(whole->timeline, PictureRequest{});
+      wopt.picture = &picture;
       for (const OutputSpec& spec : outputs) {
         size_t bytes = 0;
         std::string e = write_output(whole->timeline, spec, wopt, &bytes);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "output/report_assets.h"
 #include "output/stats_writers.h"
@@ -170,7 +171,8 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
 
 }  // namespace
 
-SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, ByteSink& out) {
+void write_html_report(const Timeline& tl, const ReportOptions& opt, ByteSink& out) {
+  if (!opt.picture) throw std::logic_error("write_html_report: the driver's picture selection is missing");
   std::string title = opt.title.empty() ? std::string("pp-timeline report") : opt.title;
   std::string page = html_page_head(title);
   if (opt.refresh_seconds > 0) {
@@ -202,7 +204,7 @@ SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, Byt
 
   SvgOptions svg = opt.svg;
   svg.embedded = true;
-  SvgSelection sel = write_svg(tl, svg, out);
+  write_svg(tl, *opt.picture, svg, out);
 
   page += "</div></section>\n";
   if (opt.stats && opt.stats->source.empty() && !opt.source.empty()) {
@@ -216,7 +218,6 @@ SvgSelection write_html_report(const Timeline& tl, const ReportOptions& opt, Byt
   append_problems(page, tl);
   page += html_page_tail();
   out.write(page);
-  return sel;
 }
 
 void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, ByteSink& out) {
@@ -241,10 +242,13 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   // One time scale for both pictures: the longer of the two drawn ranges.
   SvgOptions svg = opt.svg;
   svg.embedded = true;
+  if ((in.a && !in.a_picture) || (in.b && !in.b_picture)) {
+    throw std::logic_error("write_diff_report: a side's picture selection is missing");
+  }
   int64_t span = 0;
-  for (const Timeline* tl : {in.a, in.b}) {
-    if (!tl) continue;
-    for (const SvgRunSelection& r : select_for_svg(*tl, svg).runs) span = std::max(span, r.end_ns - r.start_ns);
+  for (const PictureSelection* sel : {in.a_picture, in.b_picture}) {
+    if (!sel) continue;
+    for (const PictureRun& r : sel->runs) span = std::max(span, r.end_ns - r.start_ns);
   }
   svg.span_ns = std::max<int64_t>(span, 1000);
   page += "<section id=\"timeline\"><h2>Timelines, base above new, one time scale</h2>\n";
@@ -265,7 +269,7 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
       svg.id_prefix = side == 0 ? "ppt-a" : "ppt-b";
       svg.title = fmt::format("{}: {}", side == 0 ? "A (base)" : "B (new)", src);
       svg.sync = "diff";
-      write_svg(*tl, svg, out);
+      write_svg(*tl, side == 0 ? *in.a_picture : *in.b_picture, svg, out);
     }
     page += "</div>\n";
     ++side;

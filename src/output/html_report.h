@@ -29,6 +29,8 @@ namespace ppt {
 
 struct ReportOptions {
   SvgOptions svg;
+  // The steps the picture shows: the driver's decision (app/picture.h), required.
+  const PictureSelection* picture = nullptr;
   std::string title;                // <title> and heading; "pp-timeline report" when empty
   std::string source;               // what was read (a log directory), shown under the heading
   std::vector<std::string> notes;   // things the user should know (layout notes)
@@ -36,13 +38,14 @@ struct ReportOptions {
   int refresh_seconds = 0;          // > 0: the page reloads itself (`watch --report`)
 };
 
-// Writes the report of one timeline. Returns what the picture drew.
-SvgSelection write_html_report(const Timeline& timeline, const ReportOptions& options, ByteSink& out);
+// Writes the report of one timeline.
+void write_html_report(const Timeline& timeline, const ReportOptions& options, ByteSink& out);
 
 // The comparison of two runs (`diff A B -o report.html`): the deltas, then A's
 // and B's timelines one above the other on one time scale (each aligned at
 // its first drawn step), zoomed and panned together. `options.svg` applies to
-// both; `options.stats` is not used.
+// both; `options.stats` and `options.picture` are not used: each side has its
+// own picture selection (its driver's).
 struct DiffReportInput {
   const Timeline* a = nullptr;
   const Timeline* b = nullptr;
@@ -51,6 +54,8 @@ struct DiffReportInput {
   // The per-step comparison, as escaped markup (a <section>): placed between
   // the deltas and the pictures; nothing when empty.
   std::string steps_html = {};
+  const PictureSelection* a_picture = nullptr;  // required with `a`
+  const PictureSelection* b_picture = nullptr;  // required with `b`
 };
 void write_diff_report(const DiffReportInput& input, const ReportOptions& options, ByteSink& out);
 

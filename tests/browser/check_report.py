@@ -230,10 +230,16 @@ def check_report(binary, chromium, work):
     fit = st.get("fit", 0)
     check(fit > 0, "no plot width fit: %r" % st.get("fit"))
     # Block labels keep their size whatever the zoom (not stretched with the
-    # time axis), and zooming in shows every one the picture carries.
+    # time axis). At every zoom every block on screen that can hold its
+    # shortest label carries one (block_label.h's rule, in report.js), none
+    # wider than its block; zooming in relabels: more blocks, longer forms.
     lf, lz = st.get("labelsFit", {}), st.get("labelsZoomed", {})
-    check(lz.get("total", 0) > 0 and lz.get("shown") == lz.get("total"),
-          "zoomed in, not every block label shows: %r" % lz)
+    check(lz.get("total", 0) > 0, "no labelled block: %r" % lz)
+    for name, state in (("fit", lf), ("zoomed in", lz)):
+        check(state.get("missing") == 0, "%s, blocks wide enough for a label carry none: %r" % (name, state))
+        check(state.get("overflow") == 0, "%s, labels wider than their block: %r" % (name, state))
+    check(lz.get("shown", 0) > lf.get("shown", 0) or lf.get("shown") == lf.get("total"),
+          "zooming in did not relabel: %r then %r" % (lf, lz))
     for state in (lf, lz):
         check(state.get("shown", 0) == 0 or 0.8 < state.get("ratio", 0) < 1.25,
               "block labels are stretched with the time axis: %r" % state)

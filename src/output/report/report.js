@@ -32,6 +32,80 @@
     return e;
   }
 
+  // Block labels, by the rule of src/output/block_label.h: the longest form
+  // of a block's label ("F12", "12"; "B0c1", "0c1", "0") whose width, from
+  // DejaVu Sans's advances (2048 units per em) at LABEL_PX, plus LABEL_PAD on
+  // each side, fits the block's width on screen.
+  var ADVANCE = { F: 1178, B: 1405, W: 2025, c: 1126, o: 1253, p: 1300, t: 803, l: 569, r: 842 };
+  var DIGIT = 1303, WIDEST = 2025, LABEL_PX = 10, LABEL_PAD = 2;
+  function textWidth(s) {
+    var units = 0;
+    for (var i = 0; i < s.length; ++i) {
+      var c = s.charAt(i);
+      units += c >= '0' && c <= '9' ? DIGIT : (ADVANCE[c] || WIDEST);
+    }
+    return units / 2048 * LABEL_PX;
+  }
+  function labelForms(full) {
+    var m = /^[FBW](\d+)(c\d+)?$/.exec(full);
+    if (!m) return [full];
+    return m[2] ? [full, m[1] + m[2], m[1]] : [full, m[1]];
+  }
+  function fittingLabel(forms, px) {
+    for (var i = 0; i < forms.length; ++i) {
+      if (textWidth(forms[i]) + 2 * LABEL_PAD <= px) return forms[i];
+    }
+    return '';
+  }
+  // Dark text on light fills, white on dark (palette.h label_color).
+  function labelColor(fill) {
+    var m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(fill || '');
+    if (!m) return '#1a1a1a';
+    var y = 0.2126 * parseInt(m[1], 16) + 0.7152 * parseInt(m[2], 16) + 0.0722 * parseInt(m[3], 16);
+    return y > 140 ? '#1a1a1a' : '#ffffff';
+  }
+  // The labelled blocks of a run, each with its own label layer per row; the
+  // labels the picture was written with (at its own width) are replaced.
+  function labelledBlocks(g) {
+    var blocks = [];
+    g.querySelectorAll('g.rank g.zoom').forEach(function (zoom) {
+      var old = zoom.querySelector('g.job-labels');
+      if (old) old.parentNode.removeChild(old);
+      var layer = el('g', { 'class': 'job-labels', 'font-size': LABEL_PX, 'text-anchor': 'middle', 'pointer-events': 'none' });
+      zoom.appendChild(layer);
+      zoom.querySelectorAll('rect.job[data-label]').forEach(function (r) {
+        blocks.push({ layer: layer, x: num(r.getAttribute('x')), w: num(r.getAttribute('width')),
+                      y: num(r.getAttribute('y')) + num(r.getAttribute('height')) / 2 + 3.5,
+                      forms: labelForms(r.getAttribute('data-label')), fill: labelColor(r.getAttribute('fill')),
+                      t: null, text: '' });
+      });
+    });
+    return blocks;
+  }
+  // Relabels every block for the view [a, b] at k pixels per picture unit:
+  // a label is centred on the block's visible part and sized for it, and its
+  // glyphs are kept upright against the zoom's horizontal scale.
+  function relabel(v, k) {
+    v.blocks.forEach(function (bl) {
+      var from = Math.max(bl.x, v.a), to = Math.min(bl.x + bl.w, v.b);
+      var text = to > from ? fittingLabel(bl.forms, (to - from) * k) : '';
+      if (!text && !bl.t) return;
+      if (!bl.t) {
+        bl.t = el('text', { y: bl.y, fill: bl.fill });
+        bl.layer.appendChild(bl.t);
+      }
+      if (text !== bl.text) {
+        bl.t.textContent = text;
+        bl.t.setAttribute('visibility', text ? 'visible' : 'hidden');
+        bl.text = text;
+      }
+      if (!text) return;
+      var x = (from + to) / 2;
+      bl.t.setAttribute('x', x);
+      bl.t.setAttribute('transform', 'translate(' + x + ',0) scale(' + (1 / k) + ',1) translate(' + (-x) + ',0)');
+    });
+  }
+
   // A view: one run of one picture. a and b (the visible range) are in the
   // picture's own plot units, 0 to w0 (its width as written); w is the plot
   // width on the page now, set by relayout() from the window's width.
@@ -44,7 +118,7 @@
       t0: num(g.getAttribute('data-t0-us')), span: num(g.getAttribute('data-span-us')),
       a: 0, b: w0, group: svg.getAttribute('data-sync') || ('v' + i),
       zooms: g.querySelectorAll('g.zoom'), labels: g.querySelectorAll('text.step-label'),
-      jobLabels: g.querySelectorAll('g.job-labels text'),
+      blocks: labelledBlocks(g), bands: g.querySelectorAll('rect.group-band'),
       axis: g.querySelector('g.axis'), rows: g.querySelector('g.rows'), head: null, headY: 0, headH: 0
     };
     // The axis and the step numbers move into one group drawn last, so that
@@ -85,15 +159,7 @@
     var k = v.w / (v.b - v.a), tx = -v.a * k;
     var tr = 'translate(' + tx + ',0) scale(' + k + ',1)';
     v.zooms.forEach(function (z) { z.setAttribute('transform', tr); });
-    // Block labels sit inside the zoomed groups: undo the horizontal scale on
-    // each so its text keeps its size, and show it only while its block
-    // (data-w, in picture units) is wide enough for it.
-    v.jobLabels.forEach(function (t) {
-      var x = num(t.getAttribute('x'));
-      var fits = t.textContent.length * 6.2 + 4 <= num(t.getAttribute('data-w')) * k;
-      t.setAttribute('visibility', fits ? 'visible' : 'hidden');
-      if (fits) t.setAttribute('transform', 'translate(' + x + ',0) scale(' + (1 / k) + ',1) translate(' + (-x) + ',0)');
-    });
+    relabel(v, k);
     var lastEnd = -1e9;
     v.labels.forEach(function (e) {
       var x = num(e.getAttribute('data-x')) * k + tx;
@@ -135,6 +201,8 @@
         svg.querySelectorAll('clipPath rect').forEach(function (r) { r.setAttribute('width', v.w); });
       }
       if (v.headBg) v.headBg.setAttribute('width', v.x0 + v.w + 16);
+      // The replica headings span the label column and the plot, as wide as the rows.
+      v.bands.forEach(function (b) { b.setAttribute('width', v.x0 + v.w); });
       apply(v);
     });
     stick();
@@ -355,6 +423,19 @@
 
   relayout();
 
+  // #ppt-view=FROM,TO in the address (milliseconds on the time axis) opens
+  // the pictures zoomed to that range: a link to a part of a run.
+  var viewAt0 = /^#ppt-view=(-?[0-9.]+),(-?[0-9.]+)$/.exec(location.hash);
+  if (viewAt0 && views.length) {
+    var seenView = {};
+    views.forEach(function (v) {
+      if (seenView[v.group] || !(v.span > 0)) return;
+      seenView[v.group] = true;
+      var u = function (msText) { return (num(msText) * 1000 - v.t0) / v.span * v.w0; };
+      setView(v, u(viewAt0[1]), u(viewAt0[2]));
+    });
+  }
+
   // With #ppt-selftest=N in the address, drive zoom, pan, the hover card and
   // the pinned card (on the N-th job rectangle), the critical path toggle and
   // the sticky axis through the handlers above, and record what they did and
@@ -379,17 +460,29 @@
     out.fit = v.w / v.w0;
     var ov = document.getElementById('overview');
     out.overview = ov ? box(ov) : null;
-    // Block labels: how many show, and the widest one's screen width against
-    // its own (unscaled) text width, before and after zooming in.
+    // Block labels: how many show; `missing`, the blocks on screen at least
+    // as wide as their shortest label that carry none; `overflow`, labels
+    // wider on screen than their block; and the widest one's screen width
+    // against its own (unscaled) text width, before and after zooming in.
     var labelState = function () {
-      var shown = 0, ratio = 0;
-      v.jobLabels.forEach(function (t) {
-        if (t.getAttribute('visibility') === 'hidden') return;
+      var shown = 0, ratio = 0, missing = 0, overflow = 0, texts = {};
+      var k = v.w / (v.b - v.a);
+      v.blocks.forEach(function (bl) {
+        var from = Math.max(bl.x, v.a), to = Math.min(bl.x + bl.w, v.b);
+        var px = (to - from) * k;
+        var shortest = bl.forms[bl.forms.length - 1];
+        if (!bl.text) {
+          if (to > from && textWidth(shortest) + 2 * LABEL_PAD <= px) ++missing;
+          return;
+        }
         ++shown;
-        var own = t.getComputedTextLength();
-        if (own > 0) ratio = Math.max(ratio, t.getBoundingClientRect().width / own);
+        texts[bl.text] = true;
+        var own = bl.t.getComputedTextLength();
+        if (own > 0) ratio = Math.max(ratio, bl.t.getBoundingClientRect().width / own);
+        if (bl.t.getBoundingClientRect().width > px + 0.5) ++overflow;
       });
-      return { total: v.jobLabels.length, shown: shown, ratio: ratio };
+      return { total: v.blocks.length, shown: shown, missing: missing, overflow: overflow, ratio: ratio,
+               texts: Object.keys(texts).sort() };
     };
     out.labelsFit = labelState();
     zoomAll(4);

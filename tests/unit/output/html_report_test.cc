@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/diff.h"
+#include "app/picture.h"
 #include "output/html_report.h"
 #include "analysis/stats.h"
 #include "passes/timeline_builder.h"
@@ -46,6 +47,8 @@ std::string report_of(const Timeline& tl, ReportOptions opt = {}) {
     st = testing::stats_of(tl);
     opt.stats = &st;
   }
+  PictureSelection picture = select_picture(tl, {});
+  if (!opt.picture) opt.picture = &picture;
   write_html_report(tl, opt, sink);
   return sink.data;
 }
@@ -175,6 +178,9 @@ TEST_CASE("the diff report shows both runs on one scale, zoomed together, with t
   busy.metric = GateMetric::kBusy;
   Diff d = diff_stats(sa, sb, busy);
   DiffReportInput in{&a, &b, "base/", "new/", &d};
+  PictureSelection pa = select_picture(a, {}), pb = select_picture(b, {});
+  in.a_picture = &pa;
+  in.b_picture = &pb;
   StringSink sink;
   write_diff_report(in, {}, sink);
   const std::string& page = sink.data;
@@ -294,6 +300,9 @@ TEST_CASE("the diff page names base and new and has a place for the per-step tab
   Stats sa = testing::stats_of(a), sb = testing::stats_of(b);
   Diff d = diff_stats(sa, sb);
   DiffReportInput in{&a, &b, "base/", "new/", &d};
+  PictureSelection pa = select_picture(a, {}), pb = select_picture(b, {});
+  in.a_picture = &pa;
+  in.b_picture = &pb;
   in.steps_html = "<section id=\"diff-steps\"><h2>Steps</h2></section>\n";
   StringSink sink;
   write_diff_report(in, {}, sink);
