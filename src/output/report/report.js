@@ -465,12 +465,13 @@
     // wider on screen than their block; and the widest one's screen width
     // against its own (unscaled) text width, before and after zooming in.
     var labelState = function () {
-      var shown = 0, ratio = 0, missing = 0, overflow = 0, texts = {};
+      var shown = 0, visible = 0, ratio = 0, missing = 0, overflow = 0, texts = {};
       var k = v.w / (v.b - v.a);
       v.blocks.forEach(function (bl) {
         var from = Math.max(bl.x, v.a), to = Math.min(bl.x + bl.w, v.b);
         var px = (to - from) * k;
         var shortest = bl.forms[bl.forms.length - 1];
+        if (to > from) ++visible;
         if (!bl.text) {
           if (to > from && textWidth(shortest) + 2 * LABEL_PAD <= px) ++missing;
           return;
@@ -481,7 +482,7 @@
         if (own > 0) ratio = Math.max(ratio, bl.t.getBoundingClientRect().width / own);
         if (bl.t.getBoundingClientRect().width > px + 0.5) ++overflow;
       });
-      return { total: v.blocks.length, shown: shown, missing: missing, overflow: overflow, ratio: ratio,
+      return { total: v.blocks.length, visible: visible, shown: shown, missing: missing, overflow: overflow, ratio: ratio,
                texts: Object.keys(texts).sort() };
     };
     out.labelsFit = labelState();
@@ -502,6 +503,10 @@
     out.panned = z();
     zoomAll(0);
     out.reset = z();
+    // The replica heading bands end where the rows do, at any window width.
+    var rowRight = bg.getBoundingClientRect().right, gap = 0;
+    v.bands.forEach(function (b) { gap = Math.max(gap, Math.abs(b.getBoundingClientRect().right - rowRight)); });
+    out.bands = { count: v.bands.length, gap: gap };
     var jb = job.getBoundingClientRect();
     job.dispatchEvent(new MouseEvent('mouseover', { bubbles: true, clientX: jb.left + 1, clientY: jb.top + 1 }));
     out.card = { hidden: card.hidden };
