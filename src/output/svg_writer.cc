@@ -322,8 +322,8 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     buf_ += "</text></g>\n";
     x += w;
   }
-  const char* key = "block label: F/B/W + micro-batch (c: chunk)";
-  double w = kCharW * 44;
+  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or the micro-batch alone";
+  double w = kCharW * static_cast<double>(key.size());
   place(w);
   buf_ += "<text class=\"legend-key\" x=\"";
   append_num(buf_, x);

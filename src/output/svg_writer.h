@@ -3,8 +3,9 @@
 // to embed.
 //
 // What the picture shows: a title with the schedule, P, M (V, replicas), the
-// steps drawn and the bubble of those steps, measured and ideal (from
-// SvgOptions::stats; the rank count without them); a legend of the types
+// steps drawn and the bubble, measured and ideal (the stats' own figures,
+// SvgOptions::stats: the drawn step's when one is drawn, else the run's; the
+// rank count without stats); a legend of the types
 // drawn; then per run (one section each, stacked) a time axis (milliseconds
 // or seconds since the timeline's origin, the same numbers as the JSON
 // traces) and one row per rank (a rank with overlapping jobs gets one lane
