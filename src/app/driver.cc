@@ -159,6 +159,9 @@ std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<Outp
   if (!r.timeline) return written;
   options.dependencies = no_flows ? nullptr : &r.dependencies;
   options.stats = r.stats ? &*r.stats : nullptr;
+  // A request that drew without asking for the picture phase gets its
+  // default decision here: still one for every output.
+  if (!r.picture && draws(outputs)) r.picture = select_picture(*r.timeline, PictureRequest{});
   options.picture = r.picture ? &*r.picture : nullptr;
   if (options.source.empty()) options.source = r.source;
   if (options.notes.empty() && r.layout) options.notes = r.layout->notes;

@@ -155,6 +155,8 @@ TEST_CASE("a .png output is chosen by extension and written whole", "[png]") {
   TempDir t;
   Timeline tl = one_rank(job_line("forward", 0, 0, 400) + job_line("optimizer", 0, 400, 500));
   WriteOptions w;
+  PictureSelection picture = select_picture(tl, {});
+  w.picture = &picture;
   w.svg.png_scale = 1;
   std::string path = t.path() + "/t.png";
   size_t bytes = 0;
