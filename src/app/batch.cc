@@ -371,6 +371,7 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   request.pp_degree = opt.pp_degree;
   request.align_clocks = opt.align_clocks;
   request.stats = true;
+  request.picture = opt.picture;
   DriverResult result = run_driver(request);
   if (result.layout) {
     for (const std::string& n : result.layout->notes) run.warnings.push_back(n);
@@ -420,7 +421,6 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   }
   // The report first (it carries the stats), then the picture and the traces.
   WriteOptions w;
-  w.svg = opt.svg;
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
   w.threads = threads;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "app/picture.h"
 #include "output/svg_writer.h"
 #include "analysis/diff.h"
 #include "input/archive_reader.h"
@@ -107,7 +108,7 @@ struct BatchProgress {
 struct BatchOptions {
   std::string out_dir;
   unsigned threads = 0;               // 0: one per core
-  SvgOptions svg;                     // steps and size cap of the pictures and reports
+  PictureRequest picture;             // steps and size cap of the pictures and reports
   int32_t pp_degree = 0;              // P of every run (--pp-degree); 0: inferred per run
   bool align_clocks = true;           // --align-clocks auto
   ArchiveLimits limits;

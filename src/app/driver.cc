@@ -135,6 +135,12 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
     r.stats->source = r.source;
     timer.lap("stats");
   }
+  if (req.picture) {
+    PictureRequest picture = *req.picture;
+    if (req.selection.steps) picture.steps = req.selection.steps;
+    r.picture = select_picture(tl, picture);
+    timer.lap("picture");
+  }
 }
 
 std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs,
@@ -144,6 +150,10 @@ std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<Outp
   if (!r.timeline) return written;
   options.dependencies = no_flows ? nullptr : &r.dependencies;
   options.stats = r.stats ? &*r.stats : nullptr;
+  // A request that drew without asking for the picture phase gets its
+  // default decision here: still one for every output.
+  if (!r.picture && draws(outputs)) r.picture = select_picture(*r.timeline, PictureRequest{});
+  options.picture = r.picture ? &*r.picture : nullptr;
   if (options.source.empty()) options.source = r.source;
   if (options.notes.empty() && r.layout) options.notes = r.layout->notes;
   // One output gets every thread; several are written side by side.

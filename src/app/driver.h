@@ -15,6 +15,8 @@
 //   analysis  stats       bubbles and critical paths (stats.h), only when
 //                         asked for (stats, report, diff, batch, an .html
 //                         output of convert)
+//             picture     which steps the run's pictures show, and why
+//                         (picture.h), only when a command draws
 //   writers   write       the outputs (write_outputs below, or the command's
 //                         own report)
 //
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "app/picture.h"
 #include "app/selection.h"
 #include "input/log_layout.h"
 #include "passes/timeline_builder.h"
@@ -50,6 +53,9 @@ struct DriverRequest {
   bool stats = false;                // run the analysis phase
   Selection selection;               // --run, --steps, --skip-warmup; empty: everything
   StatsOptions stats_options;
+  // Set when the command draws (.svg, .png, .html): the picture phase runs,
+  // its steps are `selection.steps`.
+  std::optional<PictureRequest> picture;
   // Paths the command will write; one that is an input is refused before
   // anything is read. "-" and /dev/stdout are standard output, never refused.
   std::vector<std::string> outputs;
@@ -78,6 +84,7 @@ struct DriverResult {
   Dependencies dependencies;
   ClockAlignment clocks;
   std::optional<Stats> stats;         // when the request asked for them
+  std::optional<PictureSelection> picture;  // when the request draws: every picture's steps and why
   std::vector<PhaseTime> timings;     // every phase that ran, in order
 
   bool ok() const { return failure == DriverFailure::kNone; }
@@ -101,7 +108,7 @@ void run_passes(const DriverRequest& request, DriverResult& result);
 // The writers phase: each output through a temporary file (outputs.h), side
 // by side on up to `threads` threads (one output gets them all); the .html
 // report carries `result.stats` (computed when the request had `stats`),
-// the traces `result.dependencies` unless `options.dependencies` is set to
+// the pictures `result.picture`, the traces `result.dependencies` unless `options.dependencies` is set to
 // none by the caller (`no_flows`). Appends the "write" timing. Returns one
 // error ("" when written) and the size written per output.
 struct WrittenOutput {

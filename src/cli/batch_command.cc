@@ -25,7 +25,7 @@ struct BatchCommandOptions {
   int32_t pp_degree = 0;
   std::string align_clocks = "auto";
   std::string steps;
-  size_t max_jobs = SvgOptions{}.max_jobs;
+  size_t max_jobs = PictureRequest{}.max_jobs;
   uint64_t max_extract_mb = ArchiveLimits{}.max_bytes >> 20;
   uint64_t max_entries = ArchiveLimits{}.max_entries;
   double max_ratio = ArchiveLimits{}.max_ratio;
@@ -131,12 +131,12 @@ int run_batch_command(const BatchCommandOptions& o) {
   opt.align_clocks = o.align_clocks != "off";
   opt.out_dir = o.out_dir;
   opt.threads = o.threads;
-  opt.svg.max_jobs = o.max_jobs;
+  opt.picture.max_jobs = o.max_jobs;
   opt.limits.max_bytes = o.max_extract_mb << 20;
   opt.limits.max_entries = o.max_entries;
   opt.max_depth = o.max_depth;
   opt.keep_extracted = o.keep_extracted;
-  if (std::string error = parse_steps_option(o.steps, &opt.svg.steps); !error.empty()) {
+  if (std::string error = parse_steps_option(o.steps, &opt.picture.steps); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }

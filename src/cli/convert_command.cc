@@ -76,6 +76,7 @@ int run_convert(const ConvertOptions& o) {
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
   request.selection = selection;
+  if (draws(outputs)) request.picture = PictureRequest{};
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
 
@@ -84,17 +85,8 @@ int run_convert(const ConvertOptions& o) {
   wopt.threads = o.run.threads;
   wopt.svg.width = o.width;
   wopt.svg.png_scale = o.scale;
-  // Steps the user chose are drawn as chosen, never cut to the slowest one.
-  wopt.svg.steps = selection.steps;
-  if (draws(outputs)) {
-    // The lone pictures draw the slowest step when the run is too dense (outputs.cc).
-    SvgOptions shown = wopt.svg;
-    for (const OutputSpec& out : outputs) {
-      shown.slowest_step_when_dense |= out.format == OutputFormat::kSvg || out.format == OutputFormat::kPng;
-    }
-    std::string note = select_for_svg(*result.timeline, shown).note;
-    if (!note.empty()) say.note(note);
-  }
+  // Every picture shows the steps the driver chose (app/picture.h).
+  if (result.picture && !result.picture->note.empty()) say.note(result.picture->note);
   std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt, o.no_flows);
   std::string list;
   int code = kExitOk;

@@ -96,6 +96,9 @@ int run_diff(const DiffCommandOptions& o) {
   request.stats_options.critical_paths = false;
   request.stats_options.micro_batch_size = o.micro_batch_size;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
+  for (const OutputSpec& out : outputs) {
+    if (out.format == OutputFormat::kDiffReport) request.picture = PictureRequest{};
+  }
   std::vector<StatsInput> sides(o.runs.size());
   for (size_t i = 0; i < o.runs.size(); ++i) {
     std::string label = o.runs.size() == 2 ? (i == 0 ? "A: " : "B: ") : fmt::format("{}: ", char('A' + std::min<size_t>(i, 25)));
@@ -155,6 +158,8 @@ int run_diff(const DiffCommandOptions& o) {
         case OutputFormat::kDiffReport: {
           // The report page: the deltas, the steps, then both timelines on one scale.
           DiffReportInput report{a.timeline(), b.timeline(), a_path, o.runs[1], &d};
+          report.a_picture = a.run->picture ? &*a.run->picture : nullptr;
+          report.b_picture = b.run->picture ? &*b.run->picture : nullptr;
           write_diff_report(report, ReportOptions{}, sink);
           break;
         }

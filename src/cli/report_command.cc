@@ -16,7 +16,7 @@ struct ReportCommandOptions {
   RunOptions run;
   std::vector<std::string> outputs;
   SelectionOptions selection;
-  size_t max_jobs = SvgOptions{}.max_jobs;
+  size_t max_jobs = PictureRequest{}.max_jobs;
 };
 
 int run_report(const ReportCommandOptions& o) {
@@ -26,7 +26,6 @@ int run_report(const ReportCommandOptions& o) {
     return kExitUsage;
   }
   WriteOptions wopt;
-  wopt.svg.max_jobs = o.max_jobs;
   wopt.threads = o.run.threads;
   Selection selection;
   if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
@@ -44,9 +43,11 @@ int run_report(const ReportCommandOptions& o) {
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
   request.selection = selection;
+  request.picture = PictureRequest{};
+  request.picture->max_jobs = o.max_jobs;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;
-  SvgSelection sel = select_for_svg(*result.timeline, wopt.svg);
+  const PictureSelection& sel = *result.picture;
   if (!sel.note.empty()) say.note(sel.note);
   std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt);
   if (o.run.timings) say.timings(result.timings);

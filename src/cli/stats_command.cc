@@ -45,6 +45,7 @@ int run_stats(const StatsCommandOptions& o) {
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
   request.stats_options.micro_batch_size = o.micro_batch_size;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
+  if (draws(outputs)) request.picture = PictureRequest{};
   StatsInput input;
   if (int code = load_stats_input(request, say, "", draws(outputs), &input); code != kExitOk) return code;
   DriverResult& run = *input.run;
@@ -81,8 +82,7 @@ int run_stats(const StatsCommandOptions& o) {
   if (!pages.empty()) {
     WriteOptions wopt;
     wopt.threads = o.run.threads;
-    SvgSelection sel = select_for_svg(*run.timeline, wopt.svg);
-    if (!sel.note.empty()) say.note(sel.note);
+    if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
     for (const WrittenOutput& w : write_outputs(run, pages, wopt)) {
       if (!w.error.empty()) errors.push_back(w.error);
     }

@@ -160,6 +160,8 @@ std::string write_report(const Watcher& watcher, const std::string& path, const 
   r.source = source + " (the last steps, while the run trains)";
   r.stats = a->stats ? &*a->stats : nullptr;
   r.refresh_seconds = 5;
+  PictureSelection picture = select_picture(*a->timeline, PictureRequest{});
+  r.picture = &picture;
   write_html_report(*a->timeline, r, file);
   if (!file.commit()) return file.error();
   return "";

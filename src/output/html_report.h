@@ -4,7 +4,8 @@
 //
 // Self-contained means: no network, no external script, style or font. The
 // page's Content-Security-Policy says so to the browser (default-src 'none';
-// the one inline script is allowed by its SHA-256 hash), so even text that
+// the one inline script is allowed by its SHA-256 hash, which the build
+// computes from the script's file: report_assets.h), so even text that
 // escaped our escaping could neither load nor run anything. Everything that
 // comes from a log is escaped (append_xml_escaped) and the script only ever
 // sets textContent, never markup.
@@ -28,6 +29,8 @@ namespace ppt {
 
 struct ReportOptions {
   SvgOptions svg;
+  // The steps the picture shows: the driver's decision (app/picture.h), required.
+  const PictureSelection* picture = nullptr;
   std::string title;                // <title> and heading; "pp-timeline report" when empty
   std::string source;               // what was read (a log directory), shown under the heading
   std::vector<std::string> notes;   // things the user should know (layout notes)
@@ -35,13 +38,14 @@ struct ReportOptions {
   int refresh_seconds = 0;          // > 0: the page reloads itself (`watch --report`)
 };
 
-// Writes the report of one timeline. Returns what the picture drew.
-SvgSelection write_html_report(const Timeline& timeline, const ReportOptions& options, ByteSink& out);
+// Writes the report of one timeline.
+void write_html_report(const Timeline& timeline, const ReportOptions& options, ByteSink& out);
 
 // The comparison of two runs (`diff A B -o report.html`): the deltas, then A's
 // and B's timelines one above the other on one time scale (each aligned at
 // its first drawn step), zoomed and panned together. `options.svg` applies to
-// both; `options.stats` is not used.
+// both; `options.stats` and `options.picture` are not used: each side has its
+// own picture selection (its driver's).
 struct DiffReportInput {
   const Timeline* a = nullptr;
   const Timeline* b = nullptr;
@@ -50,6 +54,8 @@ struct DiffReportInput {
   // The per-step comparison, as escaped markup (a <section>): placed between
   // the deltas and the pictures; nothing when empty.
   std::string steps_html = {};
+  const PictureSelection* a_picture = nullptr;  // required with `a`
+  const PictureSelection* b_picture = nullptr;  // required with `b`
 };
 void write_diff_report(const DiffReportInput& input, const ReportOptions& options, ByteSink& out);
 
@@ -64,9 +70,5 @@ std::string html_page_tail();
 // The script the pages carry, and the CSP source for it ('sha256-...').
 const std::string& report_script();
 std::string report_script_csp_source();
-
-// SHA-256 of `data` (raw 32 bytes) and standard base64, for the CSP hash.
-std::string sha256(std::string_view data);
-std::string base64(std::string_view data);
 
 }  // namespace ppt

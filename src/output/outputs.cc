@@ -206,12 +206,13 @@ std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& i
 
 std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
                          size_t* bytes) {
-  // Pictures carry the stats (title, stages, critical paths); a lone picture
-  // draws its slowest step when the whole run would be too dense to read.
+  // Pictures carry the stats (title, stages, critical paths) and draw the
+  // steps the driver chose for every picture of the run (app/picture.h).
   SvgOptions svg = options.svg;
   if (!svg.stats) svg.stats = options.stats;
-  SvgOptions picture = svg;
-  picture.slowest_step_when_dense = true;
+  bool drawn = spec.format == OutputFormat::kSvg || spec.format == OutputFormat::kPng ||
+               spec.format == OutputFormat::kHtmlReport;
+  if (drawn && !options.picture) throw std::logic_error("write_output: a picture needs the driver's selection");
   std::string png_error;
   std::string error = write_spec(spec, input_paths(timeline.files), [&](ByteSink& out) {
     switch (spec.format) {
@@ -233,14 +234,15 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
         break;
       }
       case OutputFormat::kSvg:
-        write_svg(timeline, picture, out);
+        write_svg(timeline, *options.picture, svg, out);
         break;
       case OutputFormat::kPng:
-        png_error = write_png(timeline, picture, out).error;
+        png_error = write_png(timeline, *options.picture, svg, out).error;
         break;
       case OutputFormat::kHtmlReport: {
         ReportOptions r;
         r.svg = svg;
+        r.picture = options.picture;
         r.title = options.title;
         r.source = options.source;
         r.stats = options.stats;

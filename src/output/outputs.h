@@ -46,7 +46,8 @@ struct OutputSpec {
 
 struct WriteOptions {
   bool absolute = false;
-  SvgOptions svg;           // .svg, .png and .html: steps to draw, size cap
+  SvgOptions svg;           // .svg, .png and .html: the picture's size and look
+  const PictureSelection* picture = nullptr;  // .svg, .png and .html: the steps drawn (the driver's); required
   std::string title;        // .html: <title> and heading ("pp-timeline report" when empty)
   std::string source;       // .html: what was read, shown under the heading
   std::vector<std::string> notes;  // .html: layout notes

@@ -28,6 +28,17 @@ constexpr FamilyStyle style_of(JobKind kind) {
   return {{150, 150, 150}, "thread_state_unknown", "other"};
 }
 
+// The input-gradient half of a split backward (`backward_b`, ZB-H1 and
+// ZB-VPP plans) is kind kBackward but has a colour of its own, so that it
+// reads apart from a whole backward and from its weight half (`backward_w`).
+constexpr FamilyStyle kBackwardB = {{182, 125, 143}, "thread_state_uninterruptible", "backward-b"};
+
+bool is_backward_b(const TypeParts& p) {
+  return job_kind(p) == JobKind::kBackward && !p.suffix.empty() && p.suffix[0] == 'b';
+}
+
+FamilyStyle style_of(const TypeParts& p) { return is_backward_b(p) ? kBackwardB : style_of(job_kind(p)); }
+
 Rgb hsl(double h, double s, double l) {
   double c = (1 - std::fabs(2 * l - 1)) * s;
   double hp = std::fmod(h, 360.0) / 60.0;
@@ -70,7 +81,7 @@ std::string_view family_name(JobKind kind) { return style_of(kind).name; }
 Rgb type_fill(std::string_view type) {
   TypeParts p = split_type(type);
   JobKind kind = job_kind(p);
-  Rgb c = kind == JobKind::kOther ? hsl(fnv1a(p.base) % 360, 0.55, 0.55) : style_of(kind).fill;
+  Rgb c = kind == JobKind::kOther ? hsl(fnv1a(p.base) % 360, 0.55, 0.55) : style_of(p).fill;
   if (p.suffix.find("reduce") != std::string::npos) c = mix(c, -0.18);
   // Chunk 1 darker, 2 lighter, 3 darkest, 4 lightest, then around again.
   static constexpr double kChunkShade[] = {0, -0.42, 0.45, -0.65, 0.7, -0.22, 0.25};
@@ -86,7 +97,7 @@ std::string_view label_color(Rgb c) {
   return y > 140 ? "#1a1a1a" : "#ffffff";
 }
 
-const char* chrome_color_name(std::string_view type) { return style_of(job_kind(type)).chrome_name; }
+const char* chrome_color_name(std::string_view type) { return style_of(split_type(type)).chrome_name; }
 
 std::string palette_css() {
   std::string out;
@@ -95,6 +106,8 @@ std::string palette_css() {
     out += fmt::format(".ppt-fam-{} {{ fill: {}; background: {}; }}\n", family_name(k), hex(family_fill(k)),
                        hex(family_fill(k)));
   }
+  out += fmt::format(".ppt-fam-{} {{ fill: {}; background: {}; }}\n", kBackwardB.name, hex(kBackwardB.fill),
+                     hex(kBackwardB.fill));
   return out;
 }
 

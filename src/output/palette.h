@@ -6,7 +6,8 @@
 //
 //   family            JSON cname (catapult)   fill
 //   forward           thread_state_running    #7ec894 green
-//   backward, _b      rail_idle               #ee8e00 orange
+//   backward          rail_idle               #ee8e00 orange
+//   backward_b        thread_state_uninterruptible  #b67d8f mauve
 //   backward_w        rail_animation          #f44a3f red
 //   optimizer         rail_response           #4387fd blue
 //   lr                rail_load               #0da861 dark green
@@ -19,6 +20,10 @@
 // colour in chrome://tracing as in the picture; forward and backward keep the
 // names Paddle's own pipeline profiler gives them (fleet
 // meta_parallel/pipeline_parallel.py, `_record_format`).
+//
+// backward_b (the input-gradient half of a split backward) is of the
+// backward family (model/job_types.h) but has its own colour, so that the
+// zero-bubble plans' three kinds of backward job read apart.
 //
 // Virtual-stage chunks (VPP) shade their family's fill: chunk 0 is the fill
 // itself, chunk 1 much darker, chunk 2 much lighter, and so on, far enough
@@ -62,7 +67,7 @@ std::string_view label_color(Rgb fill);
 const char* chrome_color_name(std::string_view type);
 
 // CSS rules giving each family's fill to `.ppt-fam-<name>` (for pages that
-// draw their own swatches), one rule a line.
+// draw their own swatches), one rule a line; backward_b is `.ppt-fam-backward-b`.
 std::string palette_css();
 
 }  // namespace ppt

@@ -149,14 +149,13 @@ PngResult svg_to_png(std::string_view svg, double scale, ByteSink& out) {
   return result;
 }
 
-PngResult write_png(const Timeline& timeline, const SvgOptions& options, ByteSink& out) {
+PngResult write_png(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options,
+                    ByteSink& out) {
   StringSink svg;
   SvgOptions o = options;
   o.embedded = false;
-  SvgSelection sel = write_svg(timeline, o, svg);
-  PngResult result = svg_to_png(svg.data, options.png_scale, out);
-  result.selection = std::move(sel);
-  return result;
+  write_svg(timeline, selection, o, svg);
+  return svg_to_png(svg.data, options.png_scale, out);
 }
 
 }  // namespace ppt

@@ -1,6 +1,6 @@
 // Writes the timeline as a PNG image, for the places that take no SVG (pull
 // request comments, chat): the SVG picture of svg_writer.h, with the same
-// options, rasterized by librsvg onto a cairo image surface. One drawing, two
+// options and the same selection, rasterized by librsvg onto a cairo image surface. One drawing, two
 // encodings: whatever the SVG shows, the PNG shows.
 //
 // Size: the SVG's width and height (SvgOptions::width or plot_width decide
@@ -21,14 +21,15 @@ namespace ppt {
 inline constexpr int kMaxPngSide = 32000;
 
 struct PngResult {
-  SvgSelection selection;  // what the picture shows
   int width = 0;           // pixels of the image written
   int height = 0;
   std::string note;        // the scale was lowered to fit; "" otherwise
   std::string error;       // "" when written
 };
 
-PngResult write_png(const Timeline& timeline, const SvgOptions& options, ByteSink& out);
+// The picture of the steps `selection` names (the driver's decision).
+PngResult write_png(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options,
+                    ByteSink& out);
 
 // Rasterizes `svg` (a document librsvg reads) at `scale`; the width and
 // height written, or an error.

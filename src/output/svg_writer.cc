@@ -9,6 +9,7 @@
 #include <set>
 
 #include "analysis/stats.h"
+#include "output/block_label.h"
 #include "output/chrome_json_writer.h"
 #include "output/palette.h"
 #include "output/summary.h"
@@ -17,184 +18,6 @@
 #include "util/text.h"
 
 namespace ppt {
-
-// ---------------------------------------------------------------------------
-// Escaping
-
-void append_xml_escaped(std::string& out, std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        case '\t': out += "&#9;"; break;
-        case '\n': out += "&#10;"; break;
-        case '\r': out += "&#13;"; break;
-        default:
-          // XML 1.0 has no way to carry C0 controls; DEL it allows, but a
-          // page has no use for it.
-          if (c < 0x20 || c == 0x7f) out += "\xEF\xBF\xBD";
-          else out.push_back(static_cast<char>(c));
-      }
-      ++i;
-      continue;
-    }
-    // A multi-byte sequence: copy it when it is well-formed UTF-8 and a
-    // character XML 1.0 allows (its Char production also leaves out U+FFFE
-    // and U+FFFF, which UTF-8 itself allows), else U+FFFD per byte. C1
-    // controls (U+0080..U+009F, XML 1.0 "discouraged") become U+FFFD too.
-    size_t n = utf8_sequence_length(s, i);
-    bool ok = n > 0;
-    if (ok) {
-      char32_t cp = utf8_code_point(s, i, n);
-      ok = cp != 0xFFFE && cp != 0xFFFF && !(cp >= 0x80 && cp <= 0x9f);
-    }
-    if (ok) {
-      out.append(s.data() + i, n);
-      i += n;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-}
-
-std::string xml_escaped(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 8);
-  append_xml_escaped(out, s);
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// Step ranges
-
-// ---------------------------------------------------------------------------
-// Selection
-
-namespace {
-
-constexpr double kReadablePx = 12;  // a job narrower than this cannot carry its label
-
-struct StepPick {
-  uint32_t run = 0;
-  int32_t step = 0;
-  int64_t ns = 0;
-  size_t steps = 0;  // steps in the timeline, all runs
-};
-
-// The slowest step when the median job of the whole timeline, drawn across
-// the plot width, is too narrow to read; nullopt when it is readable or has
-// one step.
-std::optional<StepPick> dense_pick(const Timeline& tl, const SvgOptions& opt) {
-  std::vector<double> widths;
-  widths.reserve(tl.job_count());
-  StepPick pick;
-  bool found = false;
-  double plot_w = std::max(100.0, opt.plot_width);
-  for (const Run& run : tl.runs) {
-    int64_t span = opt.span_ns > 0 ? opt.span_ns : std::max<int64_t>(run.last_ns - run.first_ns, 1000);
-    for (uint32_t ti : run.tracks) {
-      for (const Job& j : tl.tracks[ti].jobs) {
-        widths.push_back(static_cast<double>(j.end_ns - j.start_ns) * plot_w / static_cast<double>(span));
-      }
-    }
-    for (const StepSpan& s : run.steps) {
-      if (s.ranks == 0) continue;
-      ++pick.steps;
-      if (!found || s.end_ns - s.start_ns > pick.ns) {
-        found = true;
-        pick.run = run.index;
-        pick.step = s.number;
-        pick.ns = s.end_ns - s.start_ns;
-      }
-    }
-  }
-  if (!found || pick.steps < 2 || widths.empty()) return std::nullopt;
-  auto mid = widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2);
-  std::nth_element(widths.begin(), mid, widths.end());
-  if (*mid >= kReadablePx) return std::nullopt;
-  return pick;
-}
-
-}  // namespace
-
-SvgSelection select_for_svg(const Timeline& tl, const SvgOptions& opt) {
-  SvgSelection sel;
-  StepRange range = opt.steps.value_or(StepRange{});
-  std::optional<StepPick> pick;
-  if (!opt.steps && opt.slowest_step_when_dense) pick = dense_pick(tl, opt);
-  if (pick) {
-    range = {pick->step, pick->step};
-    sel.slowest = true;
-  }
-  struct StepInfo {
-    size_t jobs = 0;
-    int64_t first = INT64_MAX, last = INT64_MIN;
-  };
-  std::vector<std::string> shown;
-  bool stop = false;
-  int32_t any_min = INT32_MAX, any_max = INT32_MIN;
-  for (const Run& run : tl.runs) {
-    bool skip_run = pick && run.index != pick->run;
-    std::map<int32_t, StepInfo> steps;
-    for (uint32_t ti : run.tracks) {
-      for (const Job& j : tl.tracks[ti].jobs) {
-        any_min = std::min(any_min, j.step);
-        any_max = std::max(any_max, j.step);
-        if (skip_run || !range.contains(j.step)) continue;
-        StepInfo& s = steps[j.step];
-        ++s.jobs;
-        s.first = std::min(s.first, j.start_ns);
-        s.last = std::max(s.last, j.end_ns);
-      }
-    }
-    for (const auto& [n, s] : steps) sel.jobs_in_range += s.jobs;
-    if (stop || steps.empty()) continue;
-    SvgRunSelection r;
-    r.run = run.index;
-    r.first_step = steps.begin()->first;
-    r.start_ns = INT64_MAX;
-    r.end_ns = INT64_MIN;
-    for (const auto& [n, s] : steps) {
-      if (sel.jobs > 0 && sel.jobs + s.jobs > opt.max_jobs) {
-        sel.capped = true;
-        stop = true;
-        break;
-      }
-      sel.jobs += s.jobs;
-      r.jobs += s.jobs;
-      r.last_step = n;
-      r.start_ns = std::min(r.start_ns, s.first);
-      r.end_ns = std::max(r.end_ns, s.last);
-    }
-    if (r.jobs > 0) {
-      sel.runs.push_back(r);
-      shown.push_back(tl.runs.size() > 1 ? fmt::format("steps {}-{} of run {}", r.first_step, r.last_step, run.index + 1)
-                                         : fmt::format("steps {}-{}", r.first_step, r.last_step));
-    }
-  }
-  if (sel.slowest) {
-    std::string where = tl.runs.size() > 1 ? fmt::format(" of run {}", pick->run + 1) : std::string();
-    sel.note = fmt::format("drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
-                           "to read; choose steps with --steps A:B",
-                           pick->step, where, pick->steps, static_cast<double>(pick->ns) / 1e6);
-  } else if (sel.capped) {
-    sel.note = fmt::format("showing {} ({} of {} jobs): a picture holds at most {} jobs; choose steps with --steps A:B",
-                           fmt::join(shown, ", "), with_commas(sel.jobs), with_commas(sel.jobs_in_range),
-                           with_commas(opt.max_jobs));
-  } else if (sel.runs.empty() && tl.job_count() > 0) {
-    sel.note = fmt::format("no job in steps {}:{} (the timeline has steps {} to {})",
-                           range.first == INT32_MIN ? std::string() : std::to_string(range.first),
-                           range.last == INT32_MAX ? std::string() : std::to_string(range.last), any_min, any_max);
-  }
-  return sel;
-}
 
 // ---------------------------------------------------------------------------
 // Writing
@@ -207,7 +30,6 @@ constexpr double kRowGap = 3;
 constexpr double kGroupHead = 16;  // a replica's (or machine's) heading row
 constexpr double kGroupGap = 6;
 constexpr double kCharW = 6.6;   // average advance of an 11 px sans-serif character
-constexpr double kLabelCharW = 6.2;  // of a 10 px job label (digits and capitals)
 constexpr double kRight = 16;
 constexpr double kAxisH = 24;
 constexpr double kStepLabelH = 14;
@@ -253,24 +75,6 @@ std::string duration_text(int64_t ns) {
   return fmt::format("{:.1f} µs", ns / 1e3);
 }
 
-// The block's label: family letter, micro-batch, chunk ("F3", "B0c1", "W2");
-// "" for families without one (communication, unknown types).
-std::string block_label(const TypeParts& p, int32_t micro_batch) {
-  const char* letter = nullptr;
-  switch (job_kind(p)) {
-    case JobKind::kForward: letter = "F"; break;
-    case JobKind::kBackward: letter = "B"; break;
-    case JobKind::kBackwardWeight: letter = "W"; break;
-    case JobKind::kOptimizer: return "opt";
-    case JobKind::kLr: return "lr";
-    default: return "";
-  }
-  std::string out = letter;
-  if (micro_batch >= 0) out += std::to_string(micro_batch);
-  if (p.chunk >= 0) out += "c" + std::to_string(p.chunk);
-  return out;
-}
-
 size_t utf8_length(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -290,12 +94,23 @@ struct RowGroup {
   std::vector<Row> rows;
 };
 
+// The placement of one run's picture: its time origin and scale.
+struct RunFrame {
+  const Run* run = nullptr;
+  const PictureRun* picture = nullptr;
+  const std::vector<RowGroup>* groups = nullptr;
+  int64_t t0 = 0;
+  int64_t span = 0;
+  double scale = 1;  // pixels per nanosecond
+  double x_of(int64_t t) const { return static_cast<double>(t - t0) * scale; }
+};
+
 class SvgWriter {
  public:
-  SvgWriter(const Timeline& tl, const SvgOptions& opt, ByteSink& out)
-      : tl_(tl), opt_(opt), out_(out), naming_(tl) {}
+  SvgWriter(const Timeline& tl, const PictureSelection& sel, const SvgOptions& opt, ByteSink& out)
+      : tl_(tl), sel_(sel), opt_(opt), out_(out), naming_(tl) {}
 
-  SvgSelection write();
+  void write();
 
  private:
   void flush_if_big() {
@@ -305,27 +120,46 @@ class SvgWriter {
     }
   }
   std::string id(std::string_view what) const { return opt_.id_prefix + "-" + std::string(what); }
+  // The whole picture, in the order it is written.
+  void prepare_types();
+  std::vector<uint32_t> legend_types() const;
+  bool draws_critical_paths() const;
+  std::string picture_title() const;
+  std::string header(double width, const std::string& title, double* y);
+  void open_svg(double width, double height, const std::string& title);
   double write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical);
-  double write_run(size_t index, const SvgRunSelection& r, double y);
+  // One run: its group, heading, axis, step labels, rows, step lines, critical paths.
+  void write_run(size_t index, const PictureRun& r, double y);
+  void open_run(const RunFrame& f, double y);
+  void write_run_heading(const RunFrame& f);
+  void write_axis(int64_t t0, int64_t span);
+  std::vector<const StepSpan*> drawn_steps(const RunFrame& f) const;
+  void write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y);
+  void write_rows(const RunFrame& f, double y);
+  void write_group_heading(const RowGroup& g);
+  void write_row(const RunFrame& f, const Row& row);
+  void write_job(const Job& j, const Row& row, double x, double w, double y);
+  void append_job_label(std::string& labels, const Job& j, double x, double w, double y) const;
+  void write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h);
+  void write_critical_paths(const RunFrame& f);
   std::vector<RowGroup> layout_rows(const Run& run) const;
   double run_height(const std::vector<RowGroup>& groups) const;
-  void write_axis(int64_t t0, int64_t span);
-  void write_critical_paths(const SvgRunSelection& r, const std::vector<RowGroup>& groups, double scale, int64_t t0);
-  std::string title_text(const SvgSelection& sel, size_t ranks) const;
+  std::string title_text(size_t ranks) const;
   const RankStats* rank_stats(int32_t rank) const {
     auto it = rank_stats_.find(rank);
     return it == rank_stats_.end() ? nullptr : it->second;
   }
 
   const Timeline& tl_;
+  const PictureSelection& sel_;
   const SvgOptions& opt_;
   ByteSink& out_;
   TraceNaming naming_;
   std::string buf_;
+  std::string clip_;     // the plot's clip-path reference
   double label_w_ = 80;
   double plot_w_ = 1200;
   bool staged_ = false;  // stages (and replicas) are known
-  bool critical_drawn_ = false;
   double run_head_ = kRunHead;  // 0 when one run: the title says it all
   std::map<int32_t, const RankStats*> rank_stats_;
   std::vector<std::string> type_text_;   // escaped
@@ -455,8 +289,8 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     buf_ += "</text></g>\n";
     x += w;
   }
-  const char* key = "block label: F/B/W + micro-batch (c: chunk)";
-  double w = kCharW * 44;
+  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or the micro-batch alone";
+  double w = kCharW * static_cast<double>(key.size());
   place(w);
   buf_ += "<text class=\"legend-key\" x=\"";
   append_num(buf_, x);
@@ -489,25 +323,25 @@ void SvgWriter::write_axis(int64_t t0, int64_t span) {
   }
 }
 
-void SvgWriter::write_critical_paths(const SvgRunSelection& r, const std::vector<RowGroup>& groups, double scale,
-                                     int64_t t0) {
+// Each drawn step's critical path (analysis/critical_path.h) over the rows.
+void SvgWriter::write_critical_paths(const RunFrame& f) {
   if (!opt_.stats) return;
   std::map<int32_t, double> row_y;  // rank -> its row's top
-  for (const RowGroup& g : groups) {
+  for (const RowGroup& g : *f.groups) {
     for (const Row& row : g.rows) row_y[tl_.tracks[row.track].rank] = row.y;
   }
-  auto x_of = [&](int64_t t) { return static_cast<double>(t - t0) * scale; };
-  std::string clip = "url(#" + id("clip") + ")";
+  auto x_of = [&](int64_t t) { return f.x_of(t); };
+  double scale = f.scale;
   bool any = false;
   for (const StepStats& st : opt_.stats->steps) {
-    if (st.run != r.run || st.step < r.first_step || st.step > r.last_step) continue;
+    if (!f.picture->shows(st.run, st.step)) continue;
     const std::vector<CriticalHop>& hops = st.critical_path.hops;
     if (hops.empty()) continue;
     if (!any) {
       buf_ += "<g class=\"critical-path\" transform=\"translate(";
       append_num(buf_, label_w_);
       buf_ += ",0)\" clip-path=\"";
-      buf_ += clip;
+      buf_ += clip_;
       buf_ += "\"><g class=\"zoom\">\n";
       any = true;
     }
@@ -562,27 +396,19 @@ void SvgWriter::write_critical_paths(const SvgRunSelection& r, const std::vector
     buf_ += "</g>\n";
   }
   if (any) buf_ += "</g></g>\n";
-  critical_drawn_ = critical_drawn_ || any;
 }
 
-double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
-  const Run& run = tl_.runs[r.run];
-  const std::vector<RowGroup>& groups = run_rows_[index];
-  int64_t t0 = r.start_ns;
-  int64_t span = opt_.span_ns > 0 ? opt_.span_ns : std::max<int64_t>(r.end_ns - r.start_ns, 1000);
-  double scale = plot_w_ / static_cast<double>(span);
-  auto x_of = [&](int64_t t) { return static_cast<double>(t - t0) * scale; };
-
+void SvgWriter::open_run(const RunFrame& f, double y) {
   buf_ += "<g class=\"run\" data-run=\"";
-  append_int(buf_, r.run);
+  append_int(buf_, f.picture->run);
   buf_ += "\" data-first-step=\"";
-  append_int(buf_, r.first_step);
+  append_int(buf_, f.picture->first_step);
   buf_ += "\" data-last-step=\"";
-  append_int(buf_, r.last_step);
+  append_int(buf_, f.picture->last_step);
   buf_ += "\" data-t0-us=\"";
-  append_us(buf_, t0 - tl_.origin_ns);
+  append_us(buf_, f.t0 - tl_.origin_ns);
   buf_ += "\" data-span-us=\"";
-  append_us(buf_, span);
+  append_us(buf_, f.span);
   buf_ += "\" data-plot-x=\"";
   append_num(buf_, label_w_);
   buf_ += "\" data-plot-w=\"";
@@ -590,50 +416,46 @@ double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
   buf_ += "\" transform=\"translate(0,";
   append_num(buf_, y);
   buf_ += ")\">\n";
+}
 
-  // Heading.
-  size_t ranks = run.tracks.size();
-  std::string heading;
-  if (tl_.runs.size() > 1) heading = fmt::format("run {} of {}: ", r.run + 1, tl_.runs.size());
+// "run 2 of 3: steps 4 to 9, 8 ranks, 1,234 jobs", only when there are several runs.
+void SvgWriter::write_run_heading(const RunFrame& f) {
+  if (run_head_ <= 0) return;
+  const PictureRun& r = *f.picture;
+  size_t ranks = f.run->tracks.size();
+  std::string heading = fmt::format("run {} of {}: ", r.run + 1, tl_.runs.size());
   heading += r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                          : fmt::format("steps {} to {}", r.first_step, r.last_step);
   heading += fmt::format(", {} rank{}, {} jobs", ranks, ranks == 1 ? "" : "s", with_commas(r.jobs));
-  if (run_head_ > 0) {
-    buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
-    append_xml_escaped(buf_, heading);
-    buf_ += "</text>\n";
-  }
+  buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
+  append_xml_escaped(buf_, heading);
+  buf_ += "</text>\n";
+}
 
-  // Axis.
-  double axis_y = run_head_;
-  buf_ += "<g class=\"axis\" transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",";
-  append_num(buf_, axis_y);
-  buf_ += ")\">\n";
-  write_axis(t0, span);
-  buf_ += "</g>\n";
-
-  // Step labels: all are written (the report moves them when zooming); those
-  // that would overlap the previous one are hidden.
+std::vector<const StepSpan*> SvgWriter::drawn_steps(const RunFrame& f) const {
   std::vector<const StepSpan*> spans;
-  for (const StepSpan& s : run.steps) {
-    if (s.number >= r.first_step && s.number <= r.last_step) spans.push_back(&s);
+  for (const StepSpan& s : f.run->steps) {
+    if (f.picture->shows(f.picture->run, s.number)) spans.push_back(&s);
   }
-  double labels_y = axis_y + kAxisH;
+  return spans;
+}
+
+// Step labels: all are written (the report moves them when zooming); those
+// that would overlap the previous one are hidden.
+void SvgWriter::write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y) {
   buf_ += "<text class=\"steps-caption\" x=\"";
   append_num(buf_, label_w_ - 6);
   buf_ += "\" y=\"";
-  append_num(buf_, labels_y + 10);
+  append_num(buf_, y + 10);
   buf_ += "\" text-anchor=\"end\" font-size=\"10\" fill=\"#555\">step</text>\n";
   buf_ += "<g class=\"step-labels\" transform=\"translate(";
   append_num(buf_, label_w_);
   buf_ += ",";
-  append_num(buf_, labels_y + 10);
+  append_num(buf_, y + 10);
   buf_ += ")\">\n";
   double last_end = -1e9;
   for (const StepSpan* s : spans) {
-    double x = x_of(s->start_ns) + 2;
+    double x = f.x_of(s->start_ns) + 2;
     std::string text = std::to_string(s->number);
     double w = kCharW * static_cast<double>(text.size()) + 6;
     bool visible = x >= last_end && x + w <= plot_w_ + 4;
@@ -651,168 +473,182 @@ double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
     buf_ += "</text>\n";
   }
   buf_ += "</g>\n";
+}
 
-  // Rows, group by group.
-  double rows_y = labels_y + kStepLabelH;
-  buf_ += "<g class=\"rows\" transform=\"translate(0,";
-  append_num(buf_, rows_y);
-  buf_ += ")\">\n";
-  std::string clip = "url(#" + id("clip") + ")";
-  std::string label;
-  for (const RowGroup& g : groups) {
-    if (!g.heading.empty()) {
-      buf_ += "<g class=\"group\"";
-      if (g.rows.front().replica >= 0) {
-        buf_ += " data-replica=\"";
-        append_int(buf_, g.rows.front().replica);
-        buf_ += "\"";
-      }
-      buf_ += "><rect class=\"group-band\" x=\"0\" y=\"";
-      append_num(buf_, g.y);
-      buf_ += "\" width=\"";
-      append_num(buf_, label_w_ + plot_w_);
-      buf_ += "\" height=\"";
-      append_num(buf_, kGroupHead - 2);
-      buf_ += "\" fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
-      append_num(buf_, g.y + kGroupHead - 5);
-      buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
-      append_xml_escaped(buf_, g.heading);
-      buf_ += "</text></g>\n";
-    }
-    for (const Row& row : g.rows) {
-      const Track& t = tl_.tracks[row.track];
-      double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
-      buf_ += "<g class=\"rank\" data-rank=\"";
-      append_int(buf_, t.rank);
-      buf_ += "\" data-machine=\"";
-      append_int(buf_, t.machine);
-      if (row.stage >= 0) {
-        buf_ += "\" data-stage=\"";
-        append_int(buf_, row.stage);
-      }
-      if (row.replica >= 0) {
-        buf_ += "\" data-replica=\"";
-        append_int(buf_, row.replica);
-      }
-      buf_ += "\" data-lanes=\"";
-      append_int(buf_, t.lanes);
-      buf_ += "\" data-label=\"";
-      append_xml_escaped(buf_, naming_.thread_name(t, 0));
-      buf_ += "\" data-src=\"";
-      append_xml_escaped(buf_, tl_.files[t.file].path);
-      buf_ += "\" transform=\"translate(0,";
-      append_num(buf_, row.y);
-      buf_ += ")\">\n<text class=\"rank-label\" x=\"";
-      append_num(buf_, label_w_ - 6);
-      buf_ += "\" y=\"";
-      append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
-      buf_ += "\" text-anchor=\"end\">";
-      append_xml_escaped(buf_, row.label);
-      buf_ += "</text>\n<g transform=\"translate(";
-      append_num(buf_, label_w_);
-      buf_ += ",0)\" clip-path=\"";
-      buf_ += clip;
-      buf_ += "\"><g class=\"zoom\">\n<rect class=\"row-bg\" x=\"0\" y=\"0\" width=\"";
-      append_num(buf_, plot_w_);
-      buf_ += "\" height=\"";
-      append_num(buf_, row_h);
-      buf_ += "\" fill=\"#ececec\"/>\n";
-      std::string labels;  // the blocks' labels, over all the rectangles
-      for (const Job& j : t.jobs) {
-        if (j.step < r.first_step || j.step > r.last_step) continue;
-        double x = x_of(j.start_ns);
-        double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * scale, 0.05);
-        double jy = j.lane * (kLaneH + kLaneGap);
-        const TypeParts& parts = type_parts_[j.type];
-        buf_ += "<rect class=\"job\" x=\"";
-        append_num(buf_, x);
-        buf_ += "\" y=\"";
-        append_num(buf_, jy);
-        buf_ += "\" width=\"";
-        append_num(buf_, w);
-        buf_ += "\" height=\"";
-        append_num(buf_, kLaneH);
-        buf_ += "\" fill=\"";
-        buf_ += type_fill_[j.type];
-        if (w < kThinPx) buf_ += "\" style=\"stroke:none";
-        buf_ += "\" data-name=\"";
-        append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
-        buf_ += "\" data-job=\"";
-        append_int(buf_, j.job_id);
-        buf_ += "\" data-type=\"";
-        buf_ += type_text_[j.type];
-        buf_ += "\" data-mb=\"";
-        append_int(buf_, j.micro_batch);
-        if (parts.chunk >= 0) {
-          buf_ += "\" data-chunk=\"";
-          append_int(buf_, parts.chunk);
-        }
-        buf_ += "\" data-step=\"";
-        append_int(buf_, j.step);
-        buf_ += "\" data-line=\"";
-        append_int(buf_, j.line);
-        buf_ += "\" data-start-us=\"";
-        append_us(buf_, j.start_ns - tl_.origin_ns);
-        buf_ += "\" data-dur-us=\"";
-        append_us(buf_, j.end_ns - j.start_ns);
-        if (j.lane > 0) {
-          buf_ += "\" data-lane=\"";
-          append_int(buf_, j.lane);
-        }
-        if (opt_.embedded) {
-          buf_ += "\"/>\n";  // the page shows its own card on hover
-        } else {
-          buf_ += "\"><title>";
-          append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
-          buf_ += " · step ";
-          append_int(buf_, j.step);
-          buf_ += " · ";
-          append_xml_escaped(buf_, row.label);
-          buf_ += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns),
-                              duration_text(j.start_ns - tl_.origin_ns));
-          buf_ += "</title></rect>\n";
-        }
-        if (opt_.labels) {
-          std::string text = block_label(parts, j.micro_batch);
-          if (!text.empty() && kLabelCharW * static_cast<double>(text.size()) + 4 <= w) {
-            labels += "<text x=\"";
-            append_num(labels, x + w / 2);
-            labels += "\" y=\"";
-            append_num(labels, jy + kLaneH / 2 + 3.5);
-            if (opt_.embedded) {
-              // The page re-scales the time axis (html_report.cc): it keeps
-              // the label's glyphs upright and hides it when its block
-              // becomes too narrow, from the block's width.
-              labels += "\" data-w=\"";
-              append_num(labels, w);
-            }
-            labels += "\" fill=\"";
-            labels += type_label_color_[j.type];
-            labels += "\">";
-            labels += text;
-            labels += "</text>\n";
-          }
-        }
-        flush_if_big();
-      }
-      if (!labels.empty()) {
-        buf_ += "<g class=\"job-labels\" font-size=\"10\" text-anchor=\"middle\" pointer-events=\"none\">\n";
-        buf_ += labels;
-        buf_ += "</g>\n";
-      }
-      buf_ += "</g></g>\n</g>\n";
-    }
+// A replica's (or machine's) heading band, across the label column and the plot.
+void SvgWriter::write_group_heading(const RowGroup& g) {
+  buf_ += "<g class=\"group\"";
+  if (g.rows.front().replica >= 0) {
+    buf_ += " data-replica=\"";
+    append_int(buf_, g.rows.front().replica);
+    buf_ += "\"";
   }
-  double rows_h = run_height(groups) - (run_head_ + kAxisH + kStepLabelH);
+  buf_ += "><rect class=\"group-band\" x=\"0\" y=\"";
+  append_num(buf_, g.y);
+  buf_ += "\" width=\"";
+  append_num(buf_, label_w_ + plot_w_);
+  buf_ += "\" height=\"";
+  append_num(buf_, kGroupHead - 2);
+  buf_ += "\" fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
+  append_num(buf_, g.y + kGroupHead - 5);
+  buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
+  append_xml_escaped(buf_, g.heading);
+  buf_ += "</text></g>\n";
+}
 
-  // Step boundaries, over the rows.
+void SvgWriter::write_job(const Job& j, const Row& row, double x, double w, double y) {
+  const TypeParts& parts = type_parts_[j.type];
+  buf_ += "<rect class=\"job\" x=\"";
+  append_num(buf_, x);
+  buf_ += "\" y=\"";
+  append_num(buf_, y);
+  buf_ += "\" width=\"";
+  append_num(buf_, w);
+  buf_ += "\" height=\"";
+  append_num(buf_, kLaneH);
+  buf_ += "\" fill=\"";
+  buf_ += type_fill_[j.type];
+  if (w < kThinPx) buf_ += "\" style=\"stroke:none";
+  buf_ += "\" data-name=\"";
+  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+  buf_ += "\" data-job=\"";
+  append_int(buf_, j.job_id);
+  buf_ += "\" data-type=\"";
+  buf_ += type_text_[j.type];
+  buf_ += "\" data-mb=\"";
+  append_int(buf_, j.micro_batch);
+  if (parts.chunk >= 0) {
+    buf_ += "\" data-chunk=\"";
+    append_int(buf_, parts.chunk);
+  }
+  buf_ += "\" data-step=\"";
+  append_int(buf_, j.step);
+  buf_ += "\" data-line=\"";
+  append_int(buf_, j.line);
+  buf_ += "\" data-start-us=\"";
+  append_us(buf_, j.start_ns - tl_.origin_ns);
+  buf_ += "\" data-dur-us=\"";
+  append_us(buf_, j.end_ns - j.start_ns);
+  if (j.lane > 0) {
+    buf_ += "\" data-lane=\"";
+    append_int(buf_, j.lane);
+  }
+  if (opt_.embedded) {
+    // The page shows its own card on hover, and relabels the blocks as it
+    // zooms (report/report.js): the label's longest form goes with the block.
+    std::vector<std::string> forms = opt_.labels ? label_forms(parts, j.micro_batch) : std::vector<std::string>{};
+    if (!forms.empty()) {
+      buf_ += "\" data-label=\"";
+      buf_ += forms.front();
+    }
+    buf_ += "\"/>\n";
+    return;
+  }
+  buf_ += "\"><title>";
+  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+  buf_ += " · step ";
+  append_int(buf_, j.step);
+  buf_ += " · ";
+  append_xml_escaped(buf_, row.label);
+  buf_ += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns), duration_text(j.start_ns - tl_.origin_ns));
+  buf_ += "</title></rect>\n";
+}
+
+// The longest of the block's label forms that fits it (block_label.h).
+void SvgWriter::append_job_label(std::string& labels, const Job& j, double x, double w, double y) const {
+  if (!opt_.labels) return;
+  std::string text = fitting_label(label_forms(type_parts_[j.type], j.micro_batch), w);
+  if (text.empty()) return;
+  labels += "<text x=\"";
+  append_num(labels, x + w / 2);
+  labels += "\" y=\"";
+  append_num(labels, y + kLaneH / 2 + 3.5);
+  labels += "\" fill=\"";
+  labels += type_label_color_[j.type];
+  labels += "\">";
+  labels += text;
+  labels += "</text>\n";
+}
+
+// One rank's row: its label, then inside the clipped plot the row's
+// background, its jobs and their labels.
+void SvgWriter::write_row(const RunFrame& f, const Row& row) {
+  const Track& t = tl_.tracks[row.track];
+  double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
+  buf_ += "<g class=\"rank\" data-rank=\"";
+  append_int(buf_, t.rank);
+  buf_ += "\" data-machine=\"";
+  append_int(buf_, t.machine);
+  if (row.stage >= 0) {
+    buf_ += "\" data-stage=\"";
+    append_int(buf_, row.stage);
+  }
+  if (row.replica >= 0) {
+    buf_ += "\" data-replica=\"";
+    append_int(buf_, row.replica);
+  }
+  buf_ += "\" data-lanes=\"";
+  append_int(buf_, t.lanes);
+  buf_ += "\" data-label=\"";
+  append_xml_escaped(buf_, naming_.thread_name(t, 0));
+  buf_ += "\" data-src=\"";
+  append_xml_escaped(buf_, tl_.files[t.file].path);
+  buf_ += "\" transform=\"translate(0,";
+  append_num(buf_, row.y);
+  buf_ += ")\">\n<text class=\"rank-label\" x=\"";
+  append_num(buf_, label_w_ - 6);
+  buf_ += "\" y=\"";
+  append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
+  buf_ += "\" text-anchor=\"end\">";
+  append_xml_escaped(buf_, row.label);
+  buf_ += "</text>\n<g transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",0)\" clip-path=\"";
+  buf_ += clip_;
+  buf_ += "\"><g class=\"zoom\">\n<rect class=\"row-bg\" x=\"0\" y=\"0\" width=\"";
+  append_num(buf_, plot_w_);
+  buf_ += "\" height=\"";
+  append_num(buf_, row_h);
+  buf_ += "\" fill=\"#ececec\"/>\n";
+  std::string labels;  // the blocks' labels, over all the rectangles
+  for (const Job& j : t.jobs) {
+    if (!f.picture->shows(f.picture->run, j.step)) continue;
+    double x = f.x_of(j.start_ns);
+    double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * f.scale, 0.05);
+    double y = j.lane * (kLaneH + kLaneGap);
+    write_job(j, row, x, w, y);
+    append_job_label(labels, j, x, w, y);
+    flush_if_big();
+  }
+  if (!labels.empty()) {
+    buf_ += "<g class=\"job-labels\" font-size=\"";
+    append_num(buf_, kLabelFontPx);
+    buf_ += "\" text-anchor=\"middle\" pointer-events=\"none\">\n";
+    buf_ += labels;
+    buf_ += "</g>\n";
+  }
+  buf_ += "</g></g>\n</g>\n";
+}
+
+void SvgWriter::write_rows(const RunFrame& f, double y) {
+  buf_ += "<g class=\"rows\" transform=\"translate(0,";
+  append_num(buf_, y);
+  buf_ += ")\">\n";
+  for (const RowGroup& g : *f.groups) {
+    if (!g.heading.empty()) write_group_heading(g);
+    for (const Row& row : g.rows) write_row(f, row);
+  }
+}
+
+// A dashed line at every drawn step's start, and at the last one's end.
+void SvgWriter::write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h) {
   buf_ += "<g class=\"steps\" transform=\"translate(";
   append_num(buf_, label_w_);
   buf_ += ",0)\" clip-path=\"";
-  buf_ += clip;
+  buf_ += clip_;
   buf_ += "\"><g class=\"zoom\">\n";
   auto boundary = [&](int64_t t, int32_t step, const char* cls) {
-    double x = x_of(t);
+    double x = f.x_of(t);
     buf_ += "<line class=\"";
     buf_ += cls;
     buf_ += "\" data-step=\"";
@@ -828,12 +664,41 @@ double SvgWriter::write_run(size_t index, const SvgRunSelection& r, double y) {
   for (const StepSpan* s : spans) boundary(s->start_ns, s->number, "step-line");
   if (!spans.empty()) boundary(spans.back()->end_ns, spans.back()->number, "step-line step-end");
   buf_ += "</g></g>\n";
-  write_critical_paths(r, groups, scale, t0);
-  buf_ += "</g>\n</g>\n";
-  return rows_y + rows_h;
 }
 
-std::string SvgWriter::title_text(const SvgSelection& sel, size_t ranks) const {
+void SvgWriter::write_run(size_t index, const PictureRun& r, double y) {
+  RunFrame f;
+  f.run = &tl_.runs[r.run];
+  f.picture = &r;
+  f.groups = &run_rows_[index];
+  f.t0 = r.start_ns;
+  f.span = opt_.span_ns > 0 ? opt_.span_ns : std::max<int64_t>(r.end_ns - r.start_ns, 1000);
+  f.scale = plot_w_ / static_cast<double>(f.span);
+
+  open_run(f, y);
+  write_run_heading(f);
+  double axis_y = run_head_;
+  buf_ += "<g class=\"axis\" transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",";
+  append_num(buf_, axis_y);
+  buf_ += ")\">\n";
+  write_axis(f.t0, f.span);
+  buf_ += "</g>\n";
+  std::vector<const StepSpan*> spans = drawn_steps(f);
+  double labels_y = axis_y + kAxisH;
+  write_step_labels(f, spans, labels_y);
+  double rows_y = labels_y + kStepLabelH;
+  write_rows(f, rows_y);
+  double rows_h = run_height(*f.groups) - (run_head_ + kAxisH + kStepLabelH);
+  write_step_lines(f, spans, rows_h);
+  write_critical_paths(f);
+  buf_ += "</g>\n</g>\n";
+}
+
+// The title's bubble is the stats' own figure (analysis/stats.h), never a
+// second computation: the step's when one step is drawn, the run's otherwise.
+std::string SvgWriter::title_text(size_t ranks) const {
   std::vector<std::string> parts;
   const Stats* st = opt_.stats;
   if (st && st->schedule.kind != ScheduleKind::kUnknown) {
@@ -849,59 +714,35 @@ std::string SvgWriter::title_text(const SvgSelection& sel, size_t ranks) const {
     parts.push_back(fmt::format("{} rank{}", ranks, ranks == 1 ? "" : "s"));
   }
   // Steps drawn.
-  size_t steps_total = 0;
-  for (const Run& run : tl_.runs) steps_total += run.steps.size();
-  if (sel.runs.size() == 1) {
-    const SvgRunSelection& r = sel.runs.front();
+  const StepStats* one_step = nullptr;
+  if (sel_.runs.size() == 1) {
+    const PictureRun& r = sel_.runs.front();
     std::string s = r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                                 : fmt::format("steps {}-{}", r.first_step, r.last_step);
-    if (sel.slowest) s += fmt::format(" (slowest of {})", steps_total);
-    else s += fmt::format(" of {}", steps_total);
+    if (sel_.slowest()) s += fmt::format(" (slowest of {})", sel_.steps_total);
+    else s += fmt::format(" of {}", sel_.steps_total);
     parts.push_back(s);
-  } else if (!sel.runs.empty()) {
-    parts.push_back(fmt::format("{} runs, {} steps", sel.runs.size(), steps_total));
-  }
-  // Bubble of the drawn steps, measured; the schedule's ideal.
-  if (st) {
-    double idle = 0, span = 0;
-    for (const StepStats& s : st->steps) {
-      for (const SvgRunSelection& r : sel.runs) {
-        if (s.run == r.run && s.step >= r.first_step && s.step <= r.last_step) {
-          idle += static_cast<double>(s.idle_ns);
-          span += static_cast<double>(s.busy_ns + s.idle_ns);
-        }
+    if (st && r.first_step == r.last_step) {
+      for (const StepStats& step : st->steps) {
+        if (r.shows(step.run, step.step)) one_step = &step;
       }
     }
-    std::string bubble;
-    if (span > 0) bubble = fmt::format("bubble {:.1f}%", 100 * idle / span);
-    if (st->schedule.ideal_bubble_ratio >= 0) {
-      bubble += fmt::format("{}ideal {:.1f}%", bubble.empty() ? "" : " (", 100 * st->schedule.ideal_bubble_ratio);
-      if (span > 0) bubble += ")";
-    }
-    if (!bubble.empty()) parts.push_back(bubble);
+  } else if (!sel_.runs.empty()) {
+    parts.push_back(fmt::format("{} runs, {} steps", sel_.runs.size(), sel_.steps_total));
   }
-  parts.push_back(fmt::format("{} job{}", with_commas(sel.jobs), sel.jobs == 1 ? "" : "s"));
+  // Bubble, measured; the schedule's ideal.
+  if (st) {
+    std::string bubble = fmt::format("bubble {:.1f}%", 100 * (one_step ? one_step->bubble_ratio : st->bubble_ratio));
+    if (st->schedule.ideal_bubble_ratio >= 0) {
+      bubble += fmt::format(" (ideal {:.1f}%)", 100 * st->schedule.ideal_bubble_ratio);
+    }
+    parts.push_back(bubble);
+  }
+  parts.push_back(fmt::format("{} job{}", with_commas(sel_.jobs), sel_.jobs == 1 ? "" : "s"));
   return fmt::format("{}", fmt::join(parts, " · "));
 }
 
-SvgSelection SvgWriter::write() {
-  SvgSelection sel = select_for_svg(tl_, opt_);
-  if (opt_.stats) {
-    for (const RankStats& rs : opt_.stats->ranks) rank_stats_[rs.rank] = &rs;
-    staged_ = opt_.stats->schedule.pp_degree > 1;
-  }
-  for (const SvgRunSelection& r : sel.runs) run_rows_.push_back(layout_rows(tl_.runs[r.run]));
-  run_head_ = sel.runs.size() > 1 ? kRunHead : 0;
-  size_t longest = 4;
-  for (const auto& groups : run_rows_) {
-    for (const RowGroup& g : groups) {
-      for (const Row& row : g.rows) longest = std::max(longest, utf8_length(row.label));
-    }
-  }
-  label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);
-  plot_w_ = std::max(100.0, opt_.width > 0 ? opt_.width - label_w_ - kRight : opt_.plot_width);
-  double width = label_w_ + plot_w_ + kRight;
-
+void SvgWriter::prepare_types() {
   type_text_.resize(tl_.types.size());
   type_fill_.resize(tl_.types.size());
   type_label_color_.resize(tl_.types.size());
@@ -913,14 +754,15 @@ SvgSelection SvgWriter::write() {
     type_label_color_[i] = std::string(label_color(fill));
     type_parts_[i] = split_type(tl_.types[i]);
   }
-  // Types drawn, for the legend.
+}
+
+// The types drawn, in legend order.
+std::vector<uint32_t> SvgWriter::legend_types() const {
   std::vector<uint8_t> used(tl_.types.size(), 0);
-  std::set<uint32_t> ranks;
-  for (const SvgRunSelection& r : sel.runs) {
+  for (const PictureRun& r : sel_.runs) {
     for (uint32_t ti : tl_.runs[r.run].tracks) {
-      ranks.insert(static_cast<uint32_t>(tl_.tracks[ti].rank));
       for (const Job& j : tl_.tracks[ti].jobs) {
-        if (j.step >= r.first_step && j.step <= r.last_step) used[j.type] = 1;
+        if (r.shows(r.run, j.step)) used[j.type] = 1;
       }
     }
   }
@@ -933,42 +775,50 @@ SvgSelection SvgWriter::write() {
     return std::make_tuple(legend_rank(pa), pa.base, pa.chunk, pa.suffix, tl_.types[a]) <
            std::make_tuple(legend_rank(pb), pb.base, pb.chunk, pb.suffix, tl_.types[b]);
   });
-  bool critical = false;
-  if (opt_.stats) {
-    for (const StepStats& s : opt_.stats->steps) {
-      for (const SvgRunSelection& r : sel.runs) {
-        critical = critical || (s.run == r.run && s.step >= r.first_step && s.step <= r.last_step &&
-                                !s.critical_path.hops.empty());
-      }
+  return legend;
+}
+
+bool SvgWriter::draws_critical_paths() const {
+  if (!opt_.stats) return false;
+  for (const StepStats& s : opt_.stats->steps) {
+    for (const PictureRun& r : sel_.runs) {
+      if (r.shows(s.run, s.step) && !s.critical_path.hops.empty()) return true;
     }
   }
+  return false;
+}
 
-  std::string head_title = opt_.title.empty() ? title_text(sel, ranks.size()) : opt_.title;
-  // Title, note and legend first: their height decides where the runs go.
+std::string SvgWriter::picture_title() const {
+  if (!opt_.title.empty()) return opt_.title;
+  std::set<uint32_t> ranks;
+  for (const PictureRun& r : sel_.runs) {
+    for (uint32_t ti : tl_.runs[r.run].tracks) ranks.insert(static_cast<uint32_t>(tl_.tracks[ti].rank));
+  }
+  return title_text(ranks.size());
+}
+
+// Title, note and legend: their height (returned in `y`) decides where the runs go.
+std::string SvgWriter::header(double width, const std::string& title, double* y_out) {
   buf_.clear();
   double y = 20;
   buf_ += "<text class=\"title\" x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(buf_, head_title);
+  append_xml_escaped(buf_, title);
   buf_ += "</text>\n";
-  if (!sel.note.empty()) {
+  if (!sel_.note.empty()) {
     buf_ += "<text class=\"note\" x=\"8\" y=\"";
     append_num(buf_, y + 14);
     buf_ += "\" fill=\"#a04000\">";
-    append_xml_escaped(buf_, sel.note);
+    append_xml_escaped(buf_, sel_.note);
     buf_ += "</text>\n";
     y += 16;
   }
-  y = write_legend(y + 22, width - 8, legend, critical) + 12;
-  std::string header = std::move(buf_);
-
-  std::vector<double> run_y;
-  for (const auto& groups : run_rows_) {
-    run_y.push_back(y);
-    y += run_height(groups) + kRunGap;
-  }
-  double height = std::max(y, 60.0);
-
+  *y_out = write_legend(y + 22, width - 8, legend_types(), draws_critical_paths()) + 12;
+  std::string out = std::move(buf_);
   buf_.clear();
+  return out;
+}
+
+void SvgWriter::open_svg(double width, double height, const std::string& title) {
   if (!opt_.embedded) buf_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   buf_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ppt-timeline\" id=\"";
   append_xml_escaped(buf_, opt_.id_prefix);
@@ -981,9 +831,9 @@ SvgSelection SvgWriter::write() {
   buf_ += " ";
   append_num(buf_, height);
   buf_ += "\" font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" font-size=\"11\" data-jobs=\"";
-  append_int(buf_, static_cast<int64_t>(sel.jobs));
+  append_int(buf_, static_cast<int64_t>(sel_.jobs));
   buf_ += "\" data-jobs-in-range=\"";
-  append_int(buf_, static_cast<int64_t>(sel.jobs_in_range));
+  append_int(buf_, static_cast<int64_t>(sel_.jobs_in_range));
   buf_ += "\"";
   if (!opt_.sync.empty()) {
     buf_ += " data-sync=\"";
@@ -991,7 +841,7 @@ SvgSelection SvgWriter::write() {
     buf_ += "\"";
   }
   buf_ += ">\n<title>";
-  append_xml_escaped(buf_, head_title);
+  append_xml_escaped(buf_, title);
   buf_ += "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
           "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
   append_xml_escaped(buf_, id("clip"));
@@ -1003,12 +853,44 @@ SvgSelection SvgWriter::write() {
   buf_ += "\" height=\"";
   append_num(buf_, height);
   buf_ += "\" fill=\"#ffffff\"/>\n";
-  buf_ += header;
-  for (size_t i = 0; i < sel.runs.size(); ++i) {
-    write_run(i, sel.runs[i], run_y[i]);
+}
+
+void SvgWriter::write() {
+  if (opt_.stats) {
+    for (const RankStats& rs : opt_.stats->ranks) rank_stats_[rs.rank] = &rs;
+    staged_ = opt_.stats->schedule.pp_degree > 1;
+  }
+  clip_ = "url(#" + id("clip") + ")";
+  for (const PictureRun& r : sel_.runs) run_rows_.push_back(layout_rows(tl_.runs[r.run]));
+  run_head_ = sel_.runs.size() > 1 ? kRunHead : 0;
+  size_t longest = 4;
+  for (const auto& groups : run_rows_) {
+    for (const RowGroup& g : groups) {
+      for (const Row& row : g.rows) longest = std::max(longest, utf8_length(row.label));
+    }
+  }
+  label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);
+  plot_w_ = std::max(100.0, opt_.width > 0 ? opt_.width - label_w_ - kRight : opt_.plot_width);
+  double width = label_w_ + plot_w_ + kRight;
+  prepare_types();
+
+  double y = 0;
+  std::string title = picture_title();
+  std::string head = header(width, title, &y);
+  std::vector<double> run_y;
+  for (const auto& groups : run_rows_) {
+    run_y.push_back(y);
+    y += run_height(groups) + kRunGap;
+  }
+  double height = std::max(y, 60.0);
+
+  open_svg(width, height, title);
+  buf_ += head;
+  for (size_t i = 0; i < sel_.runs.size(); ++i) {
+    write_run(i, sel_.runs[i], run_y[i]);
     flush_if_big();
   }
-  if (sel.runs.empty()) {
+  if (sel_.runs.empty()) {
     buf_ += "<text class=\"empty\" x=\"8\" y=\"";
     append_num(buf_, height - 20);
     buf_ += "\">nothing to draw</text>\n";
@@ -1016,14 +898,14 @@ SvgSelection SvgWriter::write() {
   buf_ += "</svg>\n";
   out_.write(buf_);
   buf_.clear();
-  return sel;
 }
 
 }  // namespace
 
-SvgSelection write_svg(const Timeline& timeline, const SvgOptions& options, ByteSink& out) {
-  SvgWriter w(timeline, options, out);
-  return w.write();
+void write_svg(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options,
+               ByteSink& out) {
+  SvgWriter w(timeline, selection, options, out);
+  w.write();
 }
 
 }  // namespace ppt

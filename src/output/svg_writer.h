@@ -3,8 +3,9 @@
 // to embed.
 //
 // What the picture shows: a title with the schedule, P, M (V, replicas), the
-// steps drawn and the bubble of those steps, measured and ideal (from
-// SvgOptions::stats; the rank count without them); a legend of the types
+// steps drawn and the bubble, measured and ideal (the stats' own figures,
+// SvgOptions::stats: the drawn step's when one is drawn, else the run's; the
+// rank count without stats); a legend of the types
 // drawn; then per run (one section each, stacked) a time axis (milliseconds
 // or seconds since the timeline's origin, the same numbers as the JSON
 // traces) and one row per rank (a rank with overlapping jobs gets one lane
@@ -12,8 +13,9 @@
 // under a heading naming the replica and its machines (by machine when the
 // stages are unknown), and labelled short: "s0 · GPU 0", "GPU 3". Each job is
 // a rectangle in its type's colour (palette.h, the JSON traces' colours),
-// parted from the next by a white hairline, labelled with its family letter,
-// micro-batch and chunk ("F3", "B0c1", "W2", "opt") when wide enough, and
+// parted from the next by a white hairline, labelled with the longest form
+// of its label that fits (block_label.h: "F12", else "12"; "B0c1", "0c1",
+// "0"; "opt"), and
 // carrying a <title> tooltip (not when embedded: the report shows its own
 // card). Idle time is the grey row background. A dashed line marks every
 // step boundary; each drawn step's critical path
@@ -29,7 +31,8 @@
 //      data-label="GPU:3" data-src="logs/workerlog.3">             (stage/replica when known)
 //   <rect class="job" data-name="forward mb2" data-job="2" data-type="forward" data-mb="2"
 //         data-chunk="1" data-step="5" data-line="120" data-start-us="1234.5" data-dur-us="980"
-//         data-lane="1"/>                                           (chunk, lane when there is one)
+//         data-lane="1" data-label="F2"/>   (chunk, lane when there is one; label when embedded:
+//                                            its longest form, for the page to relabel on zoom)
 //   <g class="job-labels">  the blocks' labels, over the rectangles of a row
 //   <text class="step-label" data-step="5" data-x="12.5">, <line class="step-line" data-step="5">
 //   <g class="critical-path">  <g class="critical-step" data-step="5" data-hops="9" data-job-us=".."
@@ -38,13 +41,8 @@
 //   <g class="legend-item" data-legend-type="forward">, <g class="legend-critical">
 // Everything that comes from a log (types, paths, machine names) is escaped.
 //
-// Size: a picture is meant to be looked at, so it holds at most
-// SvgOptions::max_jobs job rectangles. When the chosen steps hold more, the
-// first steps that fit are drawn and the picture says which steps are shown
-// (SvgSelection::note says the same for the command line). With
-// SvgOptions::slowest_step_when_dense (the .svg and .png outputs) and no
-// steps chosen, a timeline whose median job would be narrower than a label is
-// drawn as its slowest step only, and says so.
+// What is drawn is the driver's decision (output/picture_selection.h,
+// app/picture.h): the writer draws the steps it names and shows its note.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +53,8 @@
 
 #include "output/byte_sink.h"
 #include "model/step_range.h"
+#include "output/picture_selection.h"
+#include "output/xml_escape.h"
 #include "model/timeline.h"
 
 namespace ppt {
@@ -62,16 +62,10 @@ namespace ppt {
 struct Stats;
 
 struct SvgOptions {
-  std::optional<StepRange> steps;  // all steps when empty
-  // With no `steps`: when the whole timeline would be too dense to read (its
-  // median job narrower than a label), draw only the slowest step and say so.
-  // The .svg and .png outputs ask for this; the report, which zooms, does not.
-  bool slowest_step_when_dense = false;
-  size_t max_jobs = 20000;         // job rectangles at most (see above); at least one step is always drawn
   double plot_width = 1200;        // pixels for the time axis
   double width = 0;                // the whole picture's width in pixels; when > 0 it decides the plot width
   double png_scale = 2;            // .png: device pixels per picture pixel
-  bool labels = true;              // micro-batch labels in the blocks wide enough for them
+  bool labels = true;              // labels in the blocks wide enough for them (block_label.h)
   // The pipeline's schedule, P, M and bubbles for the title, stages and
   // replicas for the rows, the critical paths to draw; none when null.
   const Stats* stats = nullptr;
@@ -87,33 +81,7 @@ struct SvgOptions {
   std::string title;               // first line of the picture; a default when empty
 };
 
-// What will be drawn: the steps of each run that fit the options.
-struct SvgRunSelection {
-  uint32_t run = 0;
-  int32_t first_step = 0;   // drawn steps, included
-  int32_t last_step = -1;
-  int64_t start_ns = 0;     // time range of the drawn jobs
-  int64_t end_ns = 0;
-  size_t jobs = 0;
-};
-struct SvgSelection {
-  std::vector<SvgRunSelection> runs;  // runs with at least one drawn job, in run order
-  size_t jobs = 0;                    // drawn
-  size_t jobs_in_range = 0;           // in the chosen steps (more than `jobs` when capped)
-  bool capped = false;
-  bool slowest = false;               // the slowest step only (SvgOptions::slowest_step_when_dense)
-  std::string note;                   // for the user when capped or nothing matched; "" otherwise
-};
-
-SvgSelection select_for_svg(const Timeline& timeline, const SvgOptions& options);
-
-// Writes the picture; returns the selection it drew.
-SvgSelection write_svg(const Timeline& timeline, const SvgOptions& options, ByteSink& out);
-
-// Appends `s` escaped for XML and HTML text and attribute values (& < > " ');
-// bytes that are not valid UTF-8, and control characters XML forbids, become
-// U+FFFD.
-void append_xml_escaped(std::string& out, std::string_view s);
-std::string xml_escaped(std::string_view s);
+// Writes the picture of the steps `selection` names.
+void write_svg(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options, ByteSink& out);
 
 }  // namespace ppt

@@ -10,6 +10,9 @@ Chromium ends up with (after the page's script ran) and from a screenshot:
   - at 800 px the summary card is above the fold and nothing scrolls
     sideways; at 1920 px the picture fills the window;
   - with 64 ranks the time axis stays in view when the rows scroll;
+  - block labels: at the page's width and zoomed in, every block on screen
+    wide enough for its shortest label carries one, none wider than its
+    block (the page relabels on zoom); replica bands end with the rows;
   - a click pins a job's card and marks its micro-batch on the other ranks;
   - the critical path toggle hides and shows a `.critical-path` overlay
     (one put into the picture here: the page must work once pictures have one);
@@ -230,10 +233,21 @@ def check_report(binary, chromium, work):
     fit = st.get("fit", 0)
     check(fit > 0, "no plot width fit: %r" % st.get("fit"))
     # Block labels keep their size whatever the zoom (not stretched with the
-    # time axis), and zooming in shows every one the picture carries.
+    # time axis). At every zoom every block on screen that can hold its
+    # shortest label carries one (block_label.h's rule, in report.js), none
+    # wider than its block; zooming in relabels: more blocks, longer forms.
     lf, lz = st.get("labelsFit", {}), st.get("labelsZoomed", {})
-    check(lz.get("total", 0) > 0 and lz.get("shown") == lz.get("total"),
-          "zoomed in, not every block label shows: %r" % lz)
+    check(lz.get("total", 0) > 0, "no labelled block: %r" % lz)
+    for name, state in (("fit", lf), ("zoomed in", lz)):
+        check(state.get("missing") == 0, "%s, blocks wide enough for a label carry none: %r" % (name, state))
+        check(state.get("overflow") == 0, "%s, labels wider than their block: %r" % (name, state))
+    # At the page's width the 50 us optimizers are too narrow for "opt";
+    # zoomed in 4x they are labelled, and more of the blocks in view are.
+    check(0 < lf.get("shown", 0) < lf.get("visible", 0) and "opt" not in lf.get("texts", []),
+          "at the page's width: %r" % lf)
+    check("opt" in lz.get("texts", []) and
+          lz.get("shown", 0) * lf.get("visible", 1) > lf.get("shown", 0) * lz.get("visible", 1),
+          "zooming in did not relabel: %r then %r" % (lf, lz))
     for state in (lf, lz):
         check(state.get("shown", 0) == 0 or 0.8 < state.get("ratio", 0) < 1.25,
               "block labels are stretched with the time axis: %r" % state)
@@ -326,6 +340,23 @@ def check_tall(binary, chromium, work):
           "the critical path toggle: %r" % cp)
 
 
+def check_bands(binary, chromium, work):
+    """Replicas: each replica's heading band ends where the rows end, in a
+    narrow window and in a wide one (the page lays the plot out at the
+    window's width)."""
+    logs = os.path.join(work, "replicas")
+    ppt_test.gen_logs(logs, ["--stages", "2", "--dp", "2", "--micro-batches", "4", "--steps", "2"])
+    page = os.path.join(work, "replicas.html")
+    p = ppt_test.run(binary, ["report", "--log_dir", logs, "-o", page])
+    check(p.returncode == 0, "pp-timeline report failed: " + p.stderr)
+    for size in ("1000,800", "1920,1080"):
+        d, _ = dump_dom(chromium, "file://" + page + "#ppt-selftest=0", size)
+        st = json.loads(d.find("body")[0].get("data-selftest", "{}"))
+        bands = st.get("bands", {})
+        check(bands.get("count", 0) == 2 and bands.get("gap", 1e9) < 1,
+              "%s: the replica bands do not end with the rows: %r" % (size, bands))
+
+
 def check_diff(binary, chromium, work):
     a, b = os.path.join(work, "a"), os.path.join(work, "b")
     ja = write_run(a, 2, 2, hostile=False)
@@ -366,6 +397,7 @@ def main():
     with temp_dir("ppt-browser-") as work:
         jobs = check_report(args.binary, chromium, work)
         check_tall(args.binary, chromium, work)
+        check_bands(args.binary, chromium, work)
         check_diff(args.binary, chromium, work)
     print("ok: report with %d jobs and a diff page checked in %s" % (jobs, chromium))
     return 0

@@ -17,7 +17,7 @@ namespace {
 const std::map<std::string, Rgb> kCatapult = {
     {"thread_state_running", {126, 200, 148}}, {"rail_idle", {238, 142, 0}},  {"rail_animation", {244, 74, 63}},
     {"rail_response", {67, 135, 253}},          {"rail_load", {13, 168, 97}},  {"generic_work", {125, 125, 125}},
-    {"thread_state_unknown", {199, 155, 125}},
+    {"thread_state_unknown", {199, 155, 125}}, {"thread_state_uninterruptible", {182, 125, 143}},
 };
 
 double distance(Rgb a, Rgb b) {
@@ -40,7 +40,8 @@ TEST_CASE("a job's fill is the legacy viewer's colour for its JSON cname", "[pal
 
 TEST_CASE("the JSON traces name the legacy viewer's colour by family", "[palette]") {
   CHECK(std::string(chrome_color_name("forward1")) == "thread_state_running");
-  CHECK(std::string(chrome_color_name("backward_b")) == "rail_idle");
+  CHECK(std::string(chrome_color_name("backward")) == "rail_idle");
+  CHECK(std::string(chrome_color_name("backward_b")) == "thread_state_uninterruptible");
   CHECK(std::string(chrome_color_name("backward_w")) == "rail_animation");
   CHECK(std::string(chrome_color_name("optimizer")) == "rail_response");
   CHECK(std::string(chrome_color_name("lr")) == "rail_load");
@@ -50,13 +51,12 @@ TEST_CASE("the JSON traces name the legacy viewer's colour by family", "[palette
 }
 
 TEST_CASE("families are far apart and chunks are shades one can tell apart", "[palette]") {
-  const char* families[] = {"forward", "backward", "backward_w", "optimizer"};
+  const char* families[] = {"forward", "backward", "backward_b", "backward_w", "optimizer"};
   for (const char* a : families) {
     for (const char* b : families) {
       if (a != b) CHECK(distance(type_fill(a), type_fill(b)) > 80);
     }
   }
-  CHECK(type_fill("backward_b") == type_fill("backward"));
   CHECK(type_fill("forward0") == type_fill("forward"));
   CHECK(type_fill("forward(chunk0)") == type_fill("forward"));
   for (const char* base : {"forward", "backward", "backward_w"}) {
@@ -74,6 +74,13 @@ TEST_CASE("families are far apart and chunks are shades one can tell apart", "[p
   for (const char* t : {"forward", "backward_b1", "optimizer", "lr", "default", "forward(chunk0)", "x"}) {
     CHECK(std::regex_match(type_color(t), std::regex("#[0-9a-f]{6}")));
   }
+}
+
+TEST_CASE("backward and backward_b have colours of their own, in every chunk", "[palette]") {
+  CHECK(type_fill("backward_b") != type_fill("backward"));
+  CHECK(type_fill("backward_b1") != type_fill("backward1"));
+  CHECK(type_fill("backward_b") != type_fill("backward_w"));
+  CHECK(palette_css().find(".ppt-fam-backward-b { fill: #b67d8f;") != std::string::npos);
 }
 
 TEST_CASE("labels are dark on light fills and white on dark ones", "[palette]") {

@@ -10,6 +10,7 @@
 
 #include "output/outputs.h"
 #include "output/palette.h"
+#include "app/picture.h"
 #include "output/png_writer.h"
 #include "passes/timeline_builder.h"
 #include "support/test_support.h"
@@ -95,14 +96,15 @@ TEST_CASE("the PNG is the SVG picture, its size times the scale, jobs in their c
   SvgOptions opt;
   opt.plot_width = 1000;
   opt.png_scale = 1;
+  PictureSelection sel = select_picture(tl, {});
   StringSink svg;
-  write_svg(tl, opt, svg);
+  write_svg(tl, sel, opt, svg);
   double w = svg_number(svg.data, "<svg [^>]*width=\"([0-9.]+)\"");
   double h = svg_number(svg.data, "<svg [^>]*height=\"([0-9.]+)\"");
   double plot_x = svg_number(svg.data, "data-plot-x=\"([0-9.]+)\"");
 
   StringSink png;
-  PngResult res = write_png(tl, opt, png);
+  PngResult res = write_png(tl, sel, opt, png);
   REQUIRE(res.error == "");
   CHECK(png.data.rfind("\x89PNG", 0) == 0);
   Image img = decode(png.data);
@@ -140,7 +142,7 @@ TEST_CASE("the PNG is the SVG picture, its size times the scale, jobs in their c
   // Scale 2: twice as many pixels each way.
   opt.png_scale = 2;
   StringSink png2;
-  res = write_png(tl, opt, png2);
+  res = write_png(tl, sel, opt, png2);
   REQUIRE(res.error == "");
   Image img2 = decode(png2.data);
   CHECK(img2.width == static_cast<int>(std::ceil(w * 2)));
@@ -153,6 +155,8 @@ TEST_CASE("a .png output is chosen by extension and written whole", "[png]") {
   TempDir t;
   Timeline tl = one_rank(job_line("forward", 0, 0, 400) + job_line("optimizer", 0, 400, 500));
   WriteOptions w;
+  PictureSelection picture = select_picture(tl, {});
+  w.picture = &picture;
   w.svg.png_scale = 1;
   std::string path = t.path() + "/t.png";
   size_t bytes = 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "analysis/diff.h"
+#include "app/picture.h"
 #include "output/html_report.h"
 #include "output/stats_writers.h"
 #include "support/test_support.h"
@@ -127,6 +128,8 @@ TEST_CASE("the report page's stats heading names what was read", "[stats]") {
   ReportOptions opt;
   opt.source = "logs";
   opt.stats = &st;
+  PictureSelection picture = select_picture(tl, {});
+  opt.picture = &picture;
   StringSink page;
   write_html_report(tl, opt, page);
   CHECK(page.data.find("<h2>pp-timeline stats: logs (1 rank,") != std::string::npos);

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "analysis/stats.h"
+#include "app/picture.h"
+#include "output/block_label.h"
 #include "output/outputs.h"
 #include "output/palette.h"
 #include "output/svg_writer.h"
@@ -49,9 +51,10 @@ Timeline pipeline(int ranks, int steps, const std::string& first_type = "forward
   return from_logs(logs);
 }
 
-std::string svg_of(const Timeline& tl, const SvgOptions& opt = {}) {
+// The picture of the steps the driver's rule picks for `req` (app/picture.h).
+std::string svg_of(const Timeline& tl, const SvgOptions& opt = {}, const PictureRequest& req = {}) {
   StringSink sink;
-  write_svg(tl, opt, sink);
+  write_svg(tl, select_picture(tl, req), opt, sink);
   return sink.data;
 }
 
@@ -165,14 +168,14 @@ TEST_CASE("the steps drawn are picked with --steps", "[svg]") {
   };
   for (const Row& row : rows) {
     DYNAMIC_SECTION(row.range) {
-      SvgOptions opt;
-      opt.steps = row.steps_drawn;
-      std::string svg = svg_of(tl, opt);
+      PictureRequest req;
+      req.steps = row.steps_drawn;
+      std::string svg = svg_of(tl, {}, req);
       CHECK(count(svg, "<rect class=\"job\"") == row.jobs);
       std::set<std::string> steps;
       for (const std::string& s : attrs(svg, "<rect class=\"job\"", "data-step")) steps.insert(s);
       CHECK(steps == row.steps);
-      SvgSelection sel = select_for_svg(tl, opt);
+      PictureSelection sel = select_picture(tl, req);
       CHECK(sel.jobs == row.jobs);
       if (row.jobs == 0) {
         CHECK(sel.note == "no job in steps 7:9 (the timeline has steps 0 to 4)");
@@ -186,10 +189,10 @@ TEST_CASE("the steps drawn are picked with --steps", "[svg]") {
 
 TEST_CASE("a picture holds at most max_jobs, cut at a step boundary, and says so", "[svg]") {
   Timeline tl = pipeline(2, 10);  // 10 jobs per step
-  SvgOptions opt;
-  opt.max_jobs = 35;
-  SvgSelection sel = select_for_svg(tl, opt);
-  CHECK(sel.capped);
+  PictureRequest req;
+  req.max_jobs = 35;
+  PictureSelection sel = select_picture(tl, req);
+  CHECK(sel.capped());
   CHECK(sel.jobs == 30);
   CHECK(sel.jobs_in_range == 100);
   REQUIRE(sel.runs.size() == 1);
@@ -197,12 +200,12 @@ TEST_CASE("a picture holds at most max_jobs, cut at a step boundary, and says so
   CHECK(sel.runs[0].last_step == 2);
   CHECK(sel.note ==
         "showing steps 0-2 (30 of 100 jobs): a picture holds at most 35 jobs; choose steps with --steps A:B");
-  std::string svg = svg_of(tl, opt);
+  std::string svg = svg_of(tl, {}, req);
   CHECK(count(svg, "<rect class=\"job\"") == 30);
   CHECK(svg.find("showing steps 0-2 (30 of 100 jobs)") != std::string::npos);
   // A single step larger than the cap is still drawn whole.
-  opt.max_jobs = 3;
-  sel = select_for_svg(tl, opt);
+  req.max_jobs = 3;
+  sel = select_picture(tl, req);
   CHECK(sel.jobs == 10);
   CHECK(sel.runs[0].last_step == 0);
 }
@@ -263,6 +266,8 @@ TEST_CASE(".svg and .html outputs are chosen by extension and written whole", "[
   TempDir t;
   Timeline tl = pipeline(2, 2);
   WriteOptions w;
+  PictureSelection picture = select_picture(tl, {});
+  w.picture = &picture;
   std::string path = t.path() + "/t.svg";
   size_t bytes = 0;
   CHECK(write_output(tl, {path, OutputFormat::kSvg}, w, &bytes) == "");
@@ -334,6 +339,77 @@ TEST_CASE("blocks wide enough carry their micro-batch and chunk; narrow ones sta
   CHECK(svg_of(tl, opt).find("job-labels") == std::string::npos);
 }
 
+TEST_CASE("every block at least as wide as its shortest label carries one, two-digit and VPP blocks too", "[svg]") {
+  // Forward and backward blocks of micro-batches 0 to 15, 1, 2 or 3 chunks,
+  // at widths from 8 to 40 px (the plot is 1 us per pixel).
+  for (int chunks : {0, 2, 3}) {
+    std::string log;
+    int64_t t = 0;
+    int n = 0;
+    for (int mb = 0; mb < 16; ++mb) {
+      for (int c = 0; c < std::max(chunks, 1); ++c) {
+        for (const char* base : {"forward", "backward", "backward_w"}) {
+          int64_t w = 8 + (n++ * 7) % 33;
+          std::string type = chunks ? base + std::to_string(c) : std::string(base);
+          log += job_line(type, mb, t, t + w);
+          t += w;
+        }
+      }
+    }
+    log += job_line("optimizer", 0, t, t + 25);
+    t += 25;
+    Timeline tl = from_logs({log});
+    SvgOptions opt;
+    opt.plot_width = static_cast<double>(t);
+    std::string svg = svg_of(tl, opt);
+    std::vector<std::string> widths = attrs(svg, "<rect class=\"job\"", "width");
+    std::vector<std::string> types = attrs(svg, "<rect class=\"job\"", "data-type");
+    std::vector<std::string> mbs = attrs(svg, "<rect class=\"job\"", "data-mb");
+    std::vector<std::string> xs = attrs(svg, "<rect class=\"job\"", "x");
+    REQUIRE(widths.size() == types.size());
+    // The labels by the x of their block's middle.
+    std::map<double, std::string> label_at;
+    std::regex re("<text x=\"([0-9.]+)\" y=\"[0-9.]+\" fill=\"#[0-9a-f]+\">([^<]*)</text>");
+    for (std::sregex_iterator it(svg.begin(), svg.end(), re), e; it != e; ++it) {
+      label_at[std::round(std::stod((*it)[1]) * 100)] = (*it)[2];
+    }
+    size_t labelled = 0;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      double w = std::stod(widths[i]), x = std::stod(xs[i]);
+      std::vector<std::string> forms = label_forms(split_type(types[i]), std::stoi(mbs[i]));
+      auto it = label_at.find(std::round((x + w / 2) * 100));
+      INFO(types[i] << " mb" << mbs[i] << " " << w << " px, chunks " << chunks);
+      if (w >= narrowest_labelled(forms)) {
+        REQUIRE(it != label_at.end());
+        // The longest form that fits, and it does fit.
+        CHECK(it->second == fitting_label(forms, w));
+        CHECK(label_text_width(it->second) + 2 * kLabelPadPx <= w);
+        ++labelled;
+      } else {
+        CHECK(it == label_at.end());
+      }
+    }
+    // Two-digit micro-batches and every chunk are labelled somewhere.
+    CHECK(labelled > widths.size() / 2);
+    CHECK(std::regex_search(svg, std::regex(">[FBW]?1[0-5](c[0-9])?</text>")));
+  }
+}
+
+TEST_CASE("a label drops what the colour tells before it is dropped", "[svg]") {
+  CHECK(label_forms(split_type("forward"), 12) == std::vector<std::string>{"F12", "12"});
+  CHECK(label_forms(split_type("backward0"), 0).size() == 3);
+  CHECK(label_forms(split_type("backward1"), 0) == std::vector<std::string>{"B0c1", "0c1", "0"});
+  CHECK(label_forms(split_type("backward_w"), 2) == std::vector<std::string>{"W2", "2"});
+  CHECK(label_forms(split_type("optimizer"), 0) == std::vector<std::string>{"opt"});
+  CHECK(label_forms(split_type("recv_forward"), 1).empty());
+  // Widths from the font's advances: a digit is 0.636 em of DejaVu Sans.
+  CHECK(label_text_width("12") == Approx(12.72).epsilon(0.01));
+  CHECK(fitting_label({"F12", "12"}, 23) == "F12");
+  CHECK(fitting_label({"F12", "12"}, 22) == "12");
+  CHECK(fitting_label({"F12", "12"}, 17) == "12");
+  CHECK(fitting_label({"F12", "12"}, 16) == "");
+}
+
 TEST_CASE("touching jobs are parted by a hairline and every job has a tooltip", "[svg]") {
   Timeline tl = from_logs({job_line("forward", 0, 0, 500) + job_line("forward", 1, 500, 1000) +
                            job_line("forward", 2, 1000, 1001)});
@@ -381,13 +457,16 @@ TEST_CASE("the title names the schedule, P, M, the steps and the bubble, measure
   Stats st = two_by_two(tl);
   SvgOptions opt;
   opt.stats = &st;
+  // The bubble is the stats' figure: the run's, and the step's when one step is drawn.
+  st.bubble_ratio = 0.25;
   std::string svg = svg_of(tl, opt);
   std::smatch m;
   REQUIRE(std::regex_search(svg, m, std::regex("<text class=\"title\"[^>]*>([^<]*)<")));
   CHECK(m[1] == "1F1B · P=2 · M=2 · 2 replicas · steps 0-1 of 2 · bubble 25.0% (ideal 33.3%) · 40 jobs");
-  opt.steps = StepRange{1, 1};
-  st.steps[1].idle_ns = 3000;
-  svg = svg_of(tl, opt);
+  PictureRequest req;
+  req.steps = StepRange{1, 1};
+  st.steps[1].bubble_ratio = 0.5;
+  svg = svg_of(tl, opt, req);
   REQUIRE(std::regex_search(svg, m, std::regex("<text class=\"title\"[^>]*>([^<]*)<")));
   CHECK(m[1] == "1F1B · P=2 · M=2 · 2 replicas · step 1 of 2 · bubble 50.0% (ideal 33.3%) · 20 jobs");
 }
@@ -417,8 +496,9 @@ TEST_CASE("the critical path of each drawn step is an overlay of outlined hops",
   CHECK(xs.front() == job_x[5]);  // rank 0's sixth job: step 1's first forward
   CHECK(svg.find("class=\"legend-critical\"") != std::string::npos);
   // A step not drawn draws no path.
-  opt.steps = StepRange{0, 0};
-  CHECK(svg_of(tl, opt).find("critical-path") == std::string::npos);
+  PictureRequest req;
+  req.steps = StepRange{0, 0};
+  CHECK(svg_of(tl, opt, req).find("critical-path") == std::string::npos);
 }
 
 TEST_CASE("a run too dense to read is drawn as its slowest step, unless steps are chosen", "[svg]") {
@@ -434,27 +514,24 @@ TEST_CASE("a run too dense to read is drawn as its slowest step, unless steps ar
     }
   }
   Timeline tl = from_logs(logs);
-  SvgOptions opt;
-  opt.slowest_step_when_dense = true;
-  SvgSelection sel = select_for_svg(tl, opt);
-  CHECK(sel.slowest);
+  PictureRequest req;
+  PictureSelection sel = select_picture(tl, req);
+  CHECK(sel.slowest());
   REQUIRE(sel.runs.size() == 1);
   CHECK(sel.runs[0].first_step == 7);
   CHECK(sel.runs[0].last_step == 7);
   CHECK(sel.jobs == 6);
   CHECK(sel.note.rfind("drawing step 7, the slowest of 300 steps (0.720 ms)", 0) == 0);
-  std::string svg = svg_of(tl, opt);
+  std::string svg = svg_of(tl, {}, req);
   CHECK(count(svg, "<rect class=\"job\"") == 6);
   CHECK(svg.find("step 7 (slowest of 300)") != std::string::npos);
-  // --steps overrides; so does a picture that is readable, and the report (no flag).
-  opt.steps = StepRange{0, 299};
-  CHECK(!select_for_svg(tl, opt).slowest);
-  CHECK(select_for_svg(tl, opt).jobs == 1800);
-  opt.steps.reset();
-  opt.slowest_step_when_dense = false;
-  CHECK(select_for_svg(tl, opt).jobs == 1800);
-  opt.slowest_step_when_dense = true;
-  CHECK(!select_for_svg(pipeline(2, 2), opt).slowest);
+  // --steps overrides; so does a picture that is readable.
+  req.steps = StepRange{0, 299};
+  CHECK(!select_picture(tl, req).slowest());
+  CHECK(select_picture(tl, req).jobs == 1800);
+  CHECK(select_picture(tl, req).why == PictureReason::kChosen);
+  req.steps.reset();
+  CHECK(!select_picture(pipeline(2, 2), req).slowest());
 }
 
 TEST_CASE("a width sets the whole picture's width", "[svg]") {

@@ -1,0 +1,132 @@
+#include "app/picture.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "util/text.h"
+
+namespace ppt {
+namespace {
+
+struct StepPick {
+  uint32_t run = 0;
+  int32_t step = 0;
+  int64_t ns = 0;
+};
+
+// The slowest step when the median job of the whole timeline, drawn across
+// the plot width, is too narrow to read; nullopt when it is readable or has
+// one step.
+std::optional<StepPick> dense_pick(const Timeline& tl, const PictureRequest& req, size_t steps) {
+  std::vector<double> widths;
+  widths.reserve(tl.job_count());
+  StepPick pick;
+  bool found = false;
+  double plot_w = std::max(100.0, req.plot_width);
+  for (const Run& run : tl.runs) {
+    int64_t span = std::max<int64_t>(run.last_ns - run.first_ns, 1000);
+    for (uint32_t ti : run.tracks) {
+      for (const Job& j : tl.tracks[ti].jobs) {
+        widths.push_back(static_cast<double>(j.end_ns - j.start_ns) * plot_w / static_cast<double>(span));
+      }
+    }
+    for (const StepSpan& s : run.steps) {
+      if (s.ranks == 0) continue;
+      if (!found || s.end_ns - s.start_ns > pick.ns) {
+        found = true;
+        pick.run = run.index;
+        pick.step = s.number;
+        pick.ns = s.end_ns - s.start_ns;
+      }
+    }
+  }
+  if (!found || steps < 2 || widths.empty()) return std::nullopt;
+  auto mid = widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2);
+  std::nth_element(widths.begin(), mid, widths.end());
+  if (*mid >= kReadablePx) return std::nullopt;
+  return pick;
+}
+
+}  // namespace
+
+PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
+  PictureSelection sel;
+  for (const Run& run : tl.runs) {
+    for (const StepSpan& s : run.steps) sel.steps_total += s.ranks > 0;
+  }
+  StepRange range = req.steps.value_or(StepRange{});
+  std::optional<StepPick> pick;
+  if (!req.steps) pick = dense_pick(tl, req, sel.steps_total);
+  if (pick) range = {pick->step, pick->step};
+  struct StepInfo {
+    size_t jobs = 0;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+  };
+  std::vector<std::string> shown;
+  bool stop = false, capped = false;
+  int32_t any_min = INT32_MAX, any_max = INT32_MIN;
+  for (const Run& run : tl.runs) {
+    bool skip_run = pick && run.index != pick->run;
+    std::map<int32_t, StepInfo> steps;
+    for (uint32_t ti : run.tracks) {
+      for (const Job& j : tl.tracks[ti].jobs) {
+        any_min = std::min(any_min, j.step);
+        any_max = std::max(any_max, j.step);
+        if (skip_run || !range.contains(j.step)) continue;
+        StepInfo& s = steps[j.step];
+        ++s.jobs;
+        s.first = std::min(s.first, j.start_ns);
+        s.last = std::max(s.last, j.end_ns);
+      }
+    }
+    for (const auto& [n, s] : steps) sel.jobs_in_range += s.jobs;
+    if (stop || steps.empty()) continue;
+    PictureRun r;
+    r.run = run.index;
+    r.first_step = steps.begin()->first;
+    r.start_ns = INT64_MAX;
+    r.end_ns = INT64_MIN;
+    for (const auto& [n, s] : steps) {
+      if (sel.jobs > 0 && sel.jobs + s.jobs > req.max_jobs) {
+        capped = true;
+        stop = true;
+        break;
+      }
+      sel.jobs += s.jobs;
+      r.jobs += s.jobs;
+      r.last_step = n;
+      r.start_ns = std::min(r.start_ns, s.first);
+      r.end_ns = std::max(r.end_ns, s.last);
+    }
+    if (r.jobs > 0) {
+      sel.runs.push_back(r);
+      shown.push_back(tl.runs.size() > 1 ? fmt::format("steps {}-{} of run {}", r.first_step, r.last_step, run.index + 1)
+                                         : fmt::format("steps {}-{}", r.first_step, r.last_step));
+    }
+  }
+  if (pick) {
+    sel.why = PictureReason::kSlowest;
+    std::string where = tl.runs.size() > 1 ? fmt::format(" of run {}", pick->run + 1) : std::string();
+    sel.note = fmt::format("drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
+                           "to read; choose steps with --steps A:B",
+                           pick->step, where, sel.steps_total, static_cast<double>(pick->ns) / 1e6);
+  } else if (capped) {
+    sel.why = PictureReason::kCapped;
+    sel.note = fmt::format("showing {} ({} of {} jobs): a picture holds at most {} jobs; choose steps with --steps A:B",
+                           fmt::join(shown, ", "), with_commas(sel.jobs), with_commas(sel.jobs_in_range),
+                           with_commas(req.max_jobs));
+  } else if (sel.runs.empty() && tl.job_count() > 0) {
+    sel.why = PictureReason::kNothing;
+    sel.note = fmt::format("no job in steps {}:{} (the timeline has steps {} to {})",
+                           range.first == INT32_MIN ? std::string() : std::to_string(range.first),
+                           range.last == INT32_MAX ? std::string() : std::to_string(range.last), any_min, any_max);
+  } else if (req.steps) {
+    sel.why = PictureReason::kChosen;
+  }
+  return sel;
+}
+
+}  // namespace ppt
