@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "model/diagnostics.h"
 
 namespace ppt::cli {
 
@@ -62,6 +63,9 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
     case DriverFailure::kUsage:
       error(fmt::format("{}{}", label, r.error));
       return kExitUsage;
+    case DriverFailure::kOutput:
+      error(fmt::format("{}{}; nothing was read or written", label, r.error));
+      return kExitInput;
     case DriverFailure::kLayout:
       error(fmt::format("{}{}", label, r.error));
       return r.usage_error ? kExitUsage : kExitInput;
@@ -74,9 +78,7 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
   if (r.timeline) diagnostics(format_diagnostics(*r.timeline));
   if (r.failure == DriverFailure::kNoJobs) {
     line(format_summary(*r.timeline));
-    error(fmt::format("{}{}. Paddle prints 'Profiler Info: Job' lines only when the job schedule profiler is on "
-                      "(FLAGS_auto_parallel_profiler=1 or the front-end's pipeline profiler option, CUDA builds) and "
-                      "GLOG_v >= 0.",
+    error(fmt::format("{}{}: no 'Profiler Info: Job' line in the logs; " PPT_PROFILER_ON_HINT,
                       label, draws ? "no job to draw" : "no job found"));
     return kExitInput;
   }

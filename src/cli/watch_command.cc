@@ -21,6 +21,7 @@
 #include "app/watch.h"
 #include "commands.h"
 #include "input/log_follower.h"
+#include "model/diagnostics.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
@@ -381,7 +382,7 @@ int run_watch(const WatchCommandOptions& o) {
   if (!outputs.empty()) {
     std::optional<WatchAnalysis> whole = watcher.whole_run();
     if (!whole) {
-      errors.push_back("no job was read: the whole-run outputs were not written");
+      errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
     } else {
       if (needs_stats(outputs)) whole->stats = compute_stats(whole->timeline, whole->plan, &whole->dependencies);
       WriteOptions wopt;
