@@ -92,6 +92,14 @@ DriverResult run_driver(const DriverRequest& req) {
       return r;
     }
   }
+  // An output that cannot be created is said before the input is read.
+  for (const std::string& out : req.outputs) {
+    if (std::string error = check_output_writable(out); !error.empty()) {
+      r.failure = DriverFailure::kOutput;
+      r.error = error;
+      return r;
+    }
+  }
   if (req.pp_degree > 0) {
     // The whole run's ranks: a subset (--devices) keeps the run's stages.
     std::string error = check_pp_degree(req.pp_degree, static_cast<size_t>(layout.world_ranks));
