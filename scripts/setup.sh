@@ -30,7 +30,8 @@ trap consumers EXIT
 packages=(cmake ninja-build g++ pkg-config python3
           libre2-dev libcli11-dev nlohmann-json3-dev libfmt-dev catch2
           libgoogle-glog-dev zlib1g-dev protobuf-compiler libarchive-dev
-          python3-jsonschema librsvg2-dev libcairo2-dev fonts-dejavu-core)
+          python3-jsonschema librsvg2-dev libcairo2-dev fonts-dejavu-core
+          man-db dpkg-dev file)  # the install test: man -l, cpack's DEB (dpkg-shlibdeps, file)
 # node runs the trace consumers (tests/consumers); Debian's nodejs lacks npm.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -27,14 +27,15 @@ std::vector<std::string> names_of(const CLI::Option* o) {
   return names;
 }
 
-bool takes_value(const CLI::Option* o) { return o->get_type_size_max() > 0; }
-
 // "TEXT", "UINT", ... : the type part of CLI11's type name (before the
-// validators' descriptions).
+// validators' descriptions); "" for a flag.
 std::string value_name(const CLI::Option* o) {
   std::string t = o->get_type_name();
   return t.substr(0, t.find(':'));
 }
+
+// A flag has no type name (CLI11 gives flags none).
+bool takes_value(const CLI::Option* o) { return o->get_type_size_max() > 0 && !value_name(o).empty(); }
 
 // The values a CLI::IsMember check allows ("{auto,off}" in its
 // description), or none.
