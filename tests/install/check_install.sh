@@ -23,7 +23,7 @@ expected=(bin/pp-timeline bin/pp-demo share/man/man1/pp-timeline.1
           include/pp_timeline/shim.h include/pp_timeline/shim_c.h
           lib/python3/dist-packages/pp_timeline_shim/__init__.py)
 for f in "${expected[@]}"; do [[ -e $prefix/$f ]] || fail "not installed: $f"; done
-lib=$(cd "$prefix" && ls -d lib*/libppt_shim.so.0 lib/*/libppt_shim.so.0 2>/dev/null | head -1)
+lib=$(cd "$prefix" && find lib* -maxdepth 2 -name libppt_shim.so.0 -not -path '*python*' | head -1)
 [[ -n $lib ]] || fail "libppt_shim.so.0 not installed"
 
 # The installed binary runs, from outside the build.
@@ -80,7 +80,7 @@ for f in bin/pp-timeline bin/pp-demo share/man/man1/pp-timeline.1 share/bash-com
          share/zsh/site-functions/_pp-timeline include/pp_timeline/shim_c.h \
          lib/python3/dist-packages/pp_timeline_shim/__init__.py; do
   grep -qx "usr/$f" <<<"$deb_files" || fail "the .deb lacks /usr/$f"
-  grep -qx "$f" <<<"$tgz_files" || fail "the .tar.gz lacks $f"
+  grep -qx "usr/$f" <<<"$tgz_files" || fail "the .tar.gz lacks usr/$f"
 done
 grep -q 'libppt_shim.so.0' <<<"$deb_files" || fail "the .deb lacks libppt_shim.so.0"
 depends=$(dpkg-deb -f "$deb" Depends)
