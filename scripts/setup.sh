@@ -31,7 +31,9 @@ packages=(cmake ninja-build g++ pkg-config python3
           libre2-dev libcli11-dev nlohmann-json3-dev libfmt-dev catch2
           libgoogle-glog-dev zlib1g-dev protobuf-compiler libarchive-dev
           python3-jsonschema librsvg2-dev libcairo2-dev fonts-dejavu-core
-          cmark-gfm openssl)  # openssl: the build hashes the report script for its CSP
+          cmark-gfm openssl man-db dpkg-dev file)
+# openssl: the build hashes the report script for its CSP; man-db, dpkg-dev
+# and file: the install test (man -l, cpack's DEB through dpkg-shlibdeps).
 # node runs the trace consumers (tests/consumers); Debian's nodejs lacks npm.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

@@ -104,6 +104,7 @@ struct StepDelta {
 
 struct Diff {
   std::string a_source, b_source;
+  std::string b_label = "B";  // what the reports call the judged run: B, or C, D... for the later ones of a diff
   std::string a_schedule, b_schedule;   // names, with P, M, V
   double bubble_a = 0, bubble_b = 0;
   double bubble_a_error = 0, bubble_b_error = 0;  // ± from a coarse time resolution (Stats), 0 for ns input

@@ -21,6 +21,7 @@
 #include "app/driver.h"
 #include "input/dygraph_profile.h"
 #include "input/log_layout.h"
+#include "model/diagnostics.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
@@ -395,8 +396,8 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   }
   if (result.failure == DriverFailure::kNoJobs) {
     run.status = BatchStatus::kNoJobs;
-    run.error = fmt::format("{} file{} read, no 'Profiler Info: Job' line in them", tl.files.size(),
-                            tl.files.size() == 1 ? "" : "s");
+    run.error = fmt::format("{} file{} read, no 'Profiler Info: Job' line in them; " PPT_PROFILER_ON_HINT,
+                            tl.files.size(), tl.files.size() == 1 ? "" : "s");
     return;
   }
   Stats& stats = *result.stats;

@@ -77,6 +77,14 @@ DriverResult run_driver(const DriverRequest& req) {
     r.error = error;
     return r;
   }
+  // An output that cannot be created is said before the input is read.
+  for (const std::string& out : req.outputs) {
+    if (std::string error = check_output_writable(out); !error.empty()) {
+      r.failure = DriverFailure::kOutput;
+      r.error = error;
+      return r;
+    }
+  }
   timer.lap("layout");
 
   // load: scan, build (timed by the builder)

@@ -68,6 +68,7 @@ enum class DriverFailure {
   kNone,
   kUsage,     // a bad path or option (exit status 2): `error` says which
   kLayout,    // no logs where the request says (exit 2 when usage_error, else 1)
+  kOutput,    // an output cannot be created (exit 1), found before reading: `error` says why
   kNoJobs,    // logs read, no job in them
   kStrict,    // input problems and `strict`
 };

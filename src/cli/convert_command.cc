@@ -28,16 +28,6 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   add_run_options(app, o.run);
 }
 
-namespace {
-
-std::string human_bytes(size_t n) {
-  if (n >= (size_t{1} << 20)) return fmt::format("{:.1f} MB", n / 1048576.0);
-  if (n >= 1024) return fmt::format("{:.1f} KB", n / 1024.0);
-  return fmt::format("{} B", n);
-}
-
-}  // namespace
-
 int run_convert(const ConvertOptions& o) {
   Reporter say("", o.run.quiet);
   if (o.input.empty()) {
@@ -96,12 +86,13 @@ int run_convert(const ConvertOptions& o) {
       code = kExitInput;
       continue;
     }
-    list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", outputs[i].path, human_bytes(written[i].bytes));
+    list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", outputs[i].path, format_size(written[i].bytes));
   }
   std::string summary = format_summary(*result.timeline) + format_pipeline_summary(result);
   if (!list.empty()) summary += " -> " + list;
   say.line(summary);
   if (o.run.timings) say.timings(result.timings);
+  if (int unread = say.unread_status(*result.timeline); code == kExitOk) code = unread;
   return code;
 }
 

@@ -125,6 +125,7 @@ int run_diff(const DiffCommandOptions& o) {
   std::vector<Diff> diffs;
   for (size_t i = 1; i < sides.size(); ++i) {
     diffs.push_back(diff_stats(sides[0].stats, sides[i].stats, dopt));
+    diffs.back().b_label = std::string(1, char('A' + std::min<size_t>(i, 25)));  // B, C, D...: the load's labels
     if (!diffs.back().gate_error.empty()) {
       say.error(fmt::format("{}{}", o.runs.size() > 2 ? fmt::format("{}: ", o.runs[i]) : "", diffs.back().gate_error));
       return kExitUsage;
@@ -205,10 +206,14 @@ int run_diff(const DiffCommandOptions& o) {
   for (size_t i = 0; i < diffs.size(); ++i) {
     if (!diffs[i].gate_failed) continue;
     failed = true;
-    say.line(fmt::format("{}: {} is {} slower than A ({}), more than --fail-if-slower {:g}% (metric: {})",
-                         say.prefix(), diffs.size() == 1 ? std::string("B") : o.runs[i + 1],
+    say.line(fmt::format("{}: {} ({}) is {} slower than A ({}), more than --fail-if-slower {:g}% (metric: {})",
+                         say.prefix(), diffs[i].b_label, o.runs[i + 1],
                          format_percent(diffs[i].slower_pct, PercentSign::kNegativeOnly), metric_change(diffs[i]),
                          o.fail_if_slower_pct, gate_metric_name(diffs[i].metric)));
+  }
+  for (const StatsInput& side : sides) {
+    if (!side.run || !side.run->timeline) continue;
+    if (int unread = say.unread_status(*side.run->timeline); code == kExitOk) code = unread;
   }
   return failed ? kExitInput : code;
 }
@@ -228,7 +233,8 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "A, the baseline, then B (C...), the runs to judge against it: each a log directory, a log file "
                   "('-': one rank's log on standard input), or a `stats --json` file")
       ->required()
-      ->expected(2, 1000);
+      ->type_name("RUN")
+      ->expected(2, CLI::detail::expected_max_vector_size);  // A B [C ...]: help shows "RUN ..."
   add_devices_option(*sub, o->devices);
   add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
   sub->add_option("--fail-if-slower", o->fail_if_slower_pct,

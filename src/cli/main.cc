@@ -14,26 +14,12 @@
 #include <vector>
 
 #include "commands.h"
+#include "help_docs.h"
+#include "parse_errors.h"
 #include "output/output_file.h"
 #include "reporter.h"
 
 namespace {
-
-// Edits (insert, delete, replace one character) that turn `a` into `b`.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 // The subcommand that `word` (the first log file named, which does not
 // exist) was probably meant to be: a prefix of its name, or within two
@@ -46,7 +32,7 @@ std::string close_subcommand(CLI::App& app, const std::string& word) {
   size_t best_distance = 3;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
     const std::string& name = sub->get_name();
-    size_t d = word.size() >= 3 && name.rfind(word, 0) == 0 ? 1 : edit_distance(word, name);
+    size_t d = word.size() >= 3 && name.rfind(word, 0) == 0 ? 1 : ppt::cli::edit_distance(word, name);
     if (d < best_distance) best = name, best_distance = d;
   }
   return best;
@@ -61,7 +47,16 @@ int run(int argc, char** argv) {
       "Exit status: 0 done; 1 input problems under --strict, nothing usable found, or an output\n"
       "could not be written; 2 usage error (bad option, missing path, an output that is an input);\n"
       "3 internal error (a bug: one line 'pp-timeline: internal error: ...', no output left behind).");
-  app.set_version_flag("--version", "pp-timeline 0.1.0");
+  const std::string version = "pp-timeline " PPT_VERSION;
+  app.set_version_flag("--version", version);
+  // Hidden: the build writes the manual page and the completions from this
+  // App (help_docs.h), so that they list exactly the options parsed here.
+  bool help_man = false;
+  std::string completion;
+  app.add_flag("--help-man", help_man, "print the manual page (roff)")->group("");
+  app.add_option("--completion", completion, "print the completion script for SHELL (bash, zsh)")
+      ->check(CLI::IsMember({"bash", "zsh"}))
+      ->group("");
   ConvertOptions convert;
   setup_convert(app, convert);
   Runner chosen;
@@ -71,11 +66,23 @@ int run(int argc, char** argv) {
   setup_report(app, chosen);
   setup_batch(app, chosen);
   setup_watch(app, chosen);
+  // Every command answers --version.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->set_version_flag("--version", version);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help, --version
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    std::string line = parse_error_line(app, e, argc, argv);
+    std::fprintf(stderr, "%s\n", line.c_str());
+    return kExitUsage;
+  }
+  if (help_man || !completion.empty()) {
+    std::string text = help_man               ? man_page(app, version)
+                       : completion == "bash" ? bash_completion(app)
+                                              : zsh_completion(app);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 && !std::ferror(stdout) ? kExitOk : kExitInput;
   }
   if (chosen) return chosen();
   // `pp-timeline stat`: a subcommand misspelt, not a log file to read.

@@ -61,6 +61,7 @@ int run_report(const ReportCommandOptions& o) {
                            sel.jobs));
     }
   }
+  if (int unread = say.unread_status(*result.timeline); code == kExitOk) code = unread;
   return code;
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "util/escape.h"
+#include "model/diagnostics.h"
 
 namespace ppt::cli {
 
@@ -79,6 +80,9 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
     case DriverFailure::kUsage:
       error(fmt::format("{}{}", label, r.error));
       return kExitUsage;
+    case DriverFailure::kOutput:
+      error(fmt::format("{}{}; nothing was read or written", label, r.error));
+      return kExitInput;
     case DriverFailure::kLayout:
       error(fmt::format("{}{}", label, r.error));
       return r.usage_error ? kExitUsage : kExitInput;
@@ -89,11 +93,16 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
     for (const std::string& n : r.layout->notes) note(fmt::format("{}{}", label, n));
   }
   if (r.timeline) diagnostics(format_diagnostics(*r.timeline));
+  if (r.failure == DriverFailure::kNoJobs && unreadable_files(*r.timeline) >= r.timeline->rank_files()) {
+    // Nothing could be read: the profiler is not the question.
+    line(format_summary(*r.timeline));
+    error(fmt::format("{}{}: {} could not be read (the errors above say why)", label,
+                      draws ? "no job to draw" : "no job found", counted(r.timeline->rank_files(), "log file")));
+    return kExitInput;
+  }
   if (r.failure == DriverFailure::kNoJobs) {
     line(format_summary(*r.timeline));
-    error(fmt::format("{}{}. Paddle prints 'Profiler Info: Job' lines only when the job schedule profiler is on "
-                      "(FLAGS_auto_parallel_profiler=1 or the front-end's pipeline profiler option, CUDA builds) and "
-                      "GLOG_v >= 0.",
+    error(fmt::format("{}{}: no 'Profiler Info: Job' line in the logs; " PPT_PROFILER_ON_HINT,
                       label, draws ? "no job to draw" : "no job found"));
     return kExitInput;
   }
@@ -103,6 +112,19 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
     return kExitInput;
   }
   return kExitOk;
+}
+
+int Reporter::unread_status(const Timeline& timeline) const {
+  uint64_t unread = unreadable_files(timeline);
+  if (unread == 0) return kExitOk;
+  error(fmt::format("{} could not be read; what the others hold was written", counted(unread, "log file")));
+  return kExitInput;
+}
+
+std::string format_size(size_t n) {
+  if (n >= (size_t{1} << 20)) return fmt::format("{:.1f} MB", n / 1048576.0);
+  if (n >= 1024) return fmt::format("{:.1f} KB", n / 1024.0);
+  return fmt::format("{} B", n);
 }
 
 void report_internal_error(std::string_view what) {

@@ -49,6 +49,11 @@ class Reporter {
   // or 0.
   int load(const DriverResult& result, bool draws, std::string_view label = {}) const;
 
+  // After the outputs are written: a log that could not be read (wholly or
+  // to its end) makes the run partial, as for grep or rsync: says so and
+  // returns 1; else 0.
+  int unread_status(const Timeline& timeline) const;
+
   const std::string& prefix() const { return prefix_; }
   bool quiet() const { return quiet_; }
 
@@ -58,6 +63,9 @@ class Reporter {
   std::string prefix_;
   bool quiet_;
 };
+
+// "44.5 MB", "3.2 KB", "12 B": an output's size in the summary.
+std::string format_size(size_t bytes);
 
 // main()'s last resort: "pp-timeline: internal error: <what>".
 void report_internal_error(std::string_view what);

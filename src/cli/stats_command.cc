@@ -1,6 +1,7 @@
 // pp-timeline stats: how big the bubbles of a run are, from its logs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "commands.h"
@@ -46,14 +47,23 @@ int run_stats(const StatsCommandOptions& o) {
   request.stats_options.micro_batch_size = o.micro_batch_size;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   if (draws(outputs)) request.picture = PictureRequest{};
+  // Files written are listed at the end, in the summary line, as convert does.
+  const bool writes_files =
+      std::any_of(outputs.begin(), outputs.end(), [](const OutputSpec& s) { return !is_stdout_path(s.path); });
   StatsInput input;
-  if (int code = load_stats_input(request, say, "", draws(outputs), &input); code != kExitOk) return code;
+  if (int code = load_stats_input(request, say, "", draws(outputs), &input, !writes_files); code != kExitOk) {
+    return code;
+  }
   DriverResult& run = *input.run;
   const std::vector<std::string> inputs = input_paths(run.timeline->files);
   // One analysis, every output from it: the reports here, the page through
   // the writers phase (as report and convert write it).
   std::vector<OutputSpec> pages;
   std::vector<std::string> errors;
+  std::string list;  // "base.json (12.0 KB), ...": the files written
+  auto wrote = [&](const OutputSpec& out, size_t bytes) {
+    if (!is_stdout_path(out.path)) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path, format_size(bytes));
+  };
   timed(run, "write", [&] {
     for (const OutputSpec& out : outputs) {
       std::string text;
@@ -74,8 +84,10 @@ int run_stats(const StatsCommandOptions& o) {
           pages.push_back(out);
           continue;
       }
-      std::string error = write_spec(out, inputs, [&](ByteSink& sink) { sink.write(text); });
+      size_t bytes = 0;
+      std::string error = write_spec(out, inputs, [&](ByteSink& sink) { sink.write(text); }, &bytes);
       if (!error.empty()) errors.push_back(error);
+      else wrote(out, bytes);
     }
     return 0;
   });
@@ -83,13 +95,20 @@ int run_stats(const StatsCommandOptions& o) {
     WriteOptions wopt;
     wopt.threads = o.run.threads;
     if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
-    for (const WrittenOutput& w : write_outputs(run, pages, wopt)) {
-      if (!w.error.empty()) errors.push_back(w.error);
+    std::vector<WrittenOutput> written = write_outputs(run, pages, wopt);
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (!written[i].error.empty()) errors.push_back(written[i].error);
+      else wrote(pages[i], written[i].bytes);
     }
   }
-  if (o.run.timings) say.timings(run.timings);
   for (const std::string& e : errors) say.error(e);
-  return errors.empty() ? kExitOk : kExitInput;
+  if (writes_files) {
+    std::string summary = format_summary(*run.timeline) + format_pipeline_summary(run);
+    say.line(list.empty() ? summary : summary + " -> " + list);
+  }
+  if (o.run.timings) say.timings(run.timings);
+  int unread = say.unread_status(*run.timeline);
+  return !errors.empty() ? kExitInput : unread;
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ std::string resolve_report_outputs(OutputCommand command, const std::vector<std:
 }
 
 int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
-                     StatsInput* out) {
+                     StatsInput* out, bool summary) {
   // The same times as the trace: machines' clocks aligned as convert does,
   // so the steps are the spans of the trace's Step track.
   request.stats = true;
@@ -59,7 +59,7 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
   if (int code = say.load(result, draws, label); code != kExitOk) return code;
   // The summary accounts for the problems listed; with none shown, none.
   std::vector<DiagnosticLine> lines = format_diagnostics(*result.timeline);
-  if (std::any_of(lines.begin(), lines.end(), [&](const DiagnosticLine& l) { return say.shows(l); })) {
+  if (summary && std::any_of(lines.begin(), lines.end(), [&](const DiagnosticLine& l) { return say.shows(l); })) {
     say.line(format_summary(*result.timeline));
   }
   out->stats = *result.stats;

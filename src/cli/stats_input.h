@@ -23,8 +23,10 @@ struct StatsInput {
 // (`label`, "A: " or "B: ", before messages about one of two runs). Returns
 // 0, or the exit code after saying why not (a bad path: 2; nothing usable,
 // --strict: 1).
+// `summary`: print the summary line when problems were shown (stats prints
+// it itself, with the files it wrote, when it writes files).
 int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
-                     StatsInput* out);
+                     StatsInput* out, bool summary = true);
 
 // A directory or log file is read as logs; a file that starts with '{' as
 // the output of `stats --json`. `request.input` is replaced by `path`.

@@ -21,6 +21,7 @@
 #include "app/watch_alerts.h"
 #include "commands.h"
 #include "input/log_follower.h"
+#include "model/diagnostics.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
 #include "output/outputs.h"
@@ -368,7 +369,7 @@ int run_watch(const WatchCommandOptions& o) {
   if (!outputs.empty() && watcher.failure() == DriverFailure::kNone) {
     std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
     if (!whole || !whole->ok()) {
-      errors.push_back("no job was read: the whole-run outputs were not written");
+      errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
     } else {
       WriteOptions wopt;
       wopt.threads = request.threads;

@@ -26,6 +26,16 @@ enum class Severity { kInfo, kWarning, kError };
 //  - explanation: what it means and what the user can do.
 // New kinds go at the end of their group; names and texts are part of the
 // output (golden tests pin them).
+// How to make Paddle print job lines, named wherever a log has none (a string
+// literal, so that the registry below can join it). docs/log-format.md,
+// "Turning the profiler on", gives each switch with its source.
+#define PPT_PROFILER_ON_HINT \
+  "turn Paddle's job schedule profiler on: PaddleNLP's --job_schedule_profiler_start N " \
+  "--job_schedule_profiler_end M, or paddle.profiler.utils.switch_job_schedule_profiler(model, " \
+  "step, N, M) in the training loop (static auto-parallel, CUDA builds, GLOG_v >= 0; " \
+  "FLAGS_auto_parallel_profiler=1 on older Paddle); dynamic-graph runs: " \
+  "strategy.hybrid_configs[\"pp_configs\"].profiling = True"
+
 #define PPT_ISSUE_KINDS(X) \
   /* Profiler lines that do not become a drawn job (each counts as rejected). */ \
   X(kMalformedJobLine, "malformed_job_line", kError, true, \
@@ -65,9 +75,7 @@ enum class Severity { kInfo, kWarning, kError };
     "a log file grew or shrank while it was read: the run is still going, or the file was " \
     "truncated or rotated; what was there when it was opened was read (up to where it was cut)") \
   X(kNoProfilerLines, "no_profiler_lines", kWarning, false, \
-    "a log file has no 'Profiler Info: Job' line: turn the job schedule profiler on " \
-    "(FLAGS_auto_parallel_profiler=1, or the training front-end's pipeline profiler option) " \
-    "and keep GLOG_v >= 0") \
+    "a log file has no 'Profiler Info: Job' line: " PPT_PROFILER_ON_HINT) \
   X(kBadScheduleMarker, "bad_schedule_marker", kWarning, false, \
     "'Schedule Profiler start at step' is not followed by two step numbers; steps are " \
     "numbered from 0") \

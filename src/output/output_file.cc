@@ -51,7 +51,79 @@ extern "C" void remove_temps_and_die(int sig) {
   raise(sig);
 }
 
+// Creates a new temporary file beside `path` (on the signal handler's list
+// before it exists, so a signal at any moment leaves nothing behind).
+// Returns its descriptor, or -1 with the errno of the last attempt in `*err`.
+int create_temp(const std::string& path, std::string* name, int* slot, int* err) {
+  static std::atomic<unsigned> counter{0};
+  *err = EEXIST;
+  for (int attempt = 0; attempt < 100 && *err == EEXIST; ++attempt) {
+    *name = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    *slot = register_temp(*name);
+    int fd = ::open(name->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    *err = errno;
+    unregister_temp(*slot);
+  }
+  return -1;
+}
+
+std::string folder_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Why no file could be created in the folder of `path` (errno `err`): the
+// folder missing or not a folder, else the system's reason.
+std::string cannot_create(const std::string& path, int err) {
+  std::string dir = folder_of(path);
+  struct stat st {};
+  if (err == ENOENT || err == ENOTDIR) {
+    if (stat(dir.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+      return "cannot create: the folder " + dir + " does not exist";
+    }
+    if (stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) return "cannot create: " + dir + " is not a folder";
+  }
+  return "cannot create a file in " + dir + ": " + strerror(err);
+}
+
+// The file open() writes: `given`, or the target of the link `given` is.
+// False and the reason when it is a link to nothing.
+bool resolve_target(const std::string& given, std::string* path, std::string* error) {
+  *path = given;
+  struct stat lst {};
+  if (lstat(given.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    std::filesystem::path target = std::filesystem::canonical(given, ec);
+    if (ec) {
+      *error = "is a symbolic link to nothing (" + ec.message() + "); refusing to replace it";
+      return false;
+    }
+    *path = target.string();
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string OutputFile::check_can_create(const std::string& given) {
+  std::string path, error;
+  if (!resolve_target(given, &path, &error)) return given + ": " + error;
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // Written directly (a pipe, a device); only a folder is refused here.
+    return S_ISDIR(st.st_mode) ? given + ": is a directory" : "";
+  }
+  std::string name;
+  int slot = -1, err = 0;
+  int fd = create_temp(path, &name, &slot, &err);
+  if (fd < 0) return given + ": " + cannot_create(path, err);
+  ::close(fd);
+  unlink(name.c_str());
+  unregister_temp(slot);
+  return "";
+}
 
 void install_output_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
@@ -85,16 +157,10 @@ bool OutputFile::open_stdout() {
 
 bool OutputFile::open(const std::string& given) {
   path_ = given;
-  std::string path = given;
-  struct stat lst {};
-  if (lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
-    std::error_code ec;
-    std::filesystem::path target = std::filesystem::canonical(path, ec);
-    if (ec) {
-      fail("is a symbolic link to nothing (" + ec.message() + "); refusing to replace it", 0);
-      return false;
-    }
-    path = target.string();
+  std::string path, error;
+  if (!resolve_target(given, &path, &error)) {
+    fail(error, 0);
+    return false;
   }
   target_ = path;
   struct stat st {};
@@ -114,26 +180,14 @@ bool OutputFile::open(const std::string& given) {
     buffer_.reserve(kBufferBytes);
     return true;
   }
-  // The temporary name is on the signal handler's list before the file
-  // exists, so a signal at any moment (on any thread) leaves nothing behind.
-  static std::atomic<unsigned> counter{0};
-  int e = EEXIST;
-  for (int attempt = 0; attempt < 100 && e == EEXIST; ++attempt) {
-    std::string name = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-    temp_slot_ = register_temp(name);
-    fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd_ >= 0) {
-      temp_path_ = name;
-      break;
-    }
-    e = errno;
-    unregister_temp(temp_slot_);
-  }
+  std::string name;
+  int e = 0;
+  fd_ = create_temp(path, &name, &temp_slot_, &e);
   if (fd_ < 0) {
-    std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
-    fail(e == ENOENT ? "cannot create: the folder " + dir + " does not exist" : "cannot create", e == ENOENT ? 0 : e);
+    fail(cannot_create(path, e), 0);
     return false;
   }
+  temp_path_ = name;
   fchmod(fd_, 0644);
   buffer_.reserve(kBufferBytes);
   return true;

@@ -26,6 +26,12 @@ class OutputFile : public ByteSink {
   // A symbolic link is written through (its target is replaced); a link to
   // nothing is refused rather than replaced by a file.
   bool open(const std::string& path);
+  // "" when open(path) would succeed as far as the file system says now: a
+  // file can be created in its folder (a probe file is created and removed
+  // at once), or it names a pipe or device to write directly; else the error
+  // line open() would give. Commands call it before reading any input, so
+  // that an output that cannot be written is found before the work is done.
+  static std::string check_can_create(const std::string& path);
   // Writes to standard output (descriptor 1, never a path: with descriptor 1
   // closed, /dev/stdout names nothing and must not become a file).
   bool open_stdout();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <stdexcept>
 
@@ -118,10 +120,13 @@ std::optional<OutputSpec> resolve_output(OutputCommand command, const std::strin
     *error = e;
     return std::nullopt;
   }
+  // Extensions in any case: trace.JSON is a .json (the name is kept as given).
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   for (const OutputExtension& row : output_extensions(command)) {
     const size_t n = row.extension.size();
     // A name, not only an extension: "x.json", never ".json" or "dir/.json".
-    if (path.ends_with(row.extension) && path.size() > n && path[path.size() - n - 1] != '/') {
+    if (lower.ends_with(row.extension) && path.size() > n && path[path.size() - n - 1] != '/') {
       return OutputSpec{path, row.format, row.gzip};
     }
   }
@@ -149,7 +154,14 @@ std::optional<OutputFormat> format_for_path(const std::string& path, std::string
 }
 
 OutputSpec spec_with_format(const std::string& path, OutputFormat format) {
-  return OutputSpec{path, format, !is_stdout_path(path) && path.ends_with(".gz")};
+  std::string tail = path.size() >= 3 ? path.substr(path.size() - 3) : path;
+  std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return std::tolower(c); });
+  return OutputSpec{path, format, !is_stdout_path(path) && tail == ".gz"};
+}
+
+std::string check_output_writable(const std::string& path) {
+  if (is_stdout_path(path)) return "";
+  return OutputFile::check_can_create(path);
 }
 
 bool is_stdout_path(const std::string& path) { return path == "-" || path == "/dev/stdout"; }

@@ -75,7 +75,8 @@ std::vector<OutputExtension> output_extensions(OutputCommand command);
 // "convert", "stats", ... as in messages.
 std::string_view command_name(OutputCommand command);
 
-// The spec for one -o PATH of `command`: by extension; "-" and /dev/stdout
+// The spec for one -o PATH of `command`: by extension, in any case (.JSON
+// is .json); "-" and /dev/stdout
 // are standard output in `stdout_format`. Nullopt and a message (usage, exit
 // 2) for an extension the command does not write (the message lists the
 // ones it does) and for a directory (a trailing '/' or an existing one).
@@ -98,6 +99,11 @@ std::optional<OutputFormat> format_for_path(const std::string& path, std::string
 // A spec for a file whose format is given by an option (--perfetto-json):
 // gzipped when the name ends with ".gz".
 OutputSpec spec_with_format(const std::string& path, OutputFormat format);
+
+// "" when `path` can be written as far as can be told before any work: its
+// folder exists, is a folder and takes a new file (OutputFile::
+// check_can_create); standard output always. Else the error line.
+std::string check_output_writable(const std::string& path);
 
 // "-" and /dev/stdout: standard output (descriptor 1, output_file.h).
 bool is_stdout_path(const std::string& path);

@@ -476,6 +476,7 @@ std::string format_stats_markdown(const Stats& st) {
 namespace {
 
 struct DiffParts {
+  std::string b;  // the judged run's label (Diff::b_label)
   std::string title;
   std::vector<std::pair<std::string, std::string>> summary;
   Table steps, ranks, types, changes, stragglers;
@@ -484,7 +485,39 @@ struct DiffParts {
 
 constexpr size_t kDiffStepRows = 50;
 
+DiffParts build_diff_parts_b(const Diff& d, bool color);
+
+// `text` with the word "B" (the judged run) as `label`: a lone capital B
+// between spaces, brackets, quotes or the ends, so that a path holding a B
+// is left alone.
+std::string relabel(std::string text, const std::string& label) {
+  if (label == "B") return text;
+  auto boundary = [](char c) { return c == ' ' || c == '(' || c == ')' || c == '\'' || c == ':' || c == ','; };
+  for (size_t at = text.find('B'); at != std::string::npos; at = text.find('B', at + 1)) {
+    bool before = at == 0 || boundary(text[at - 1]);
+    bool after = at + 1 == text.size() || boundary(text[at + 1]);
+    if (before && after) {
+      text.replace(at, 1, label);
+      at += label.size() - 1;
+    }
+  }
+  return text;
+}
+
 DiffParts build_diff_parts(const Diff& d, bool color) {
+  DiffParts p = build_diff_parts_b(d, color);
+  p.b = d.b_label;
+  if (d.b_label == "B") return p;
+  for (auto& [label, text] : p.summary) text = relabel(text, d.b_label);
+  for (Table* t : {&p.steps, &p.ranks, &p.types, &p.changes, &p.stragglers}) {
+    for (std::string& h : t->header) h = relabel(h, d.b_label);
+  }
+  p.title = fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, d.b_label,
+                        d.b_source, d.b_schedule);
+  return p;
+}
+
+DiffParts build_diff_parts_b(const Diff& d, bool color) {
   DiffParts p;
   p.title = fmt::format("pp-timeline diff: A = {} ({}), B = {} ({})", d.a_source, d.a_schedule, d.b_source, d.b_schedule);
   const StepTimeDelta& t = d.step_time;
@@ -630,7 +663,8 @@ std::string format_diff_text(const Diff& d, const TextStyle& style) {
   DiffParts p = build_diff_parts(d, color);
   std::string out = bold(p.title, color) + "\n\n";
   for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
-  auto section = [&](const std::string& title, const Table& t, const std::string& none) {
+  auto section = [&](const std::string& given_title, const Table& t, const std::string& none) {
+    const std::string title = relabel(given_title, p.b);
     if (t.rows.empty()) {
       out += "\n" + bold(title, color) + "  " + terminal_text(none) + "\n";
       return;
@@ -650,7 +684,8 @@ std::string format_diff_markdown(const Diff& d) {
   DiffParts p = build_diff_parts(d, false);
   std::string out = "### " + md_escape(p.title) + "\n\n";
   for (const auto& [label, text] : p.summary) out += "- **" + label + "**: " + md_escape(text) + "\n";
-  auto section = [&](const std::string& title, const Table& t, const std::string& none, bool fold) {
+  auto section = [&](const std::string& given_title, const Table& t, const std::string& none, bool fold) {
+    const std::string title = relabel(given_title, p.b);
     if (t.rows.empty()) {
       out += "\n**" + md_escape(title) + "**: " + md_escape(none) + "\n";
       return;
@@ -769,12 +804,12 @@ std::string format_diff_html(const Diff& d) {
   out += legend({{"good", "better for the run: less time, or a rank waiting less for the others"},
                  {"bad", "worse for the run: more time, or a rank waiting more for the others"},
                  {"", "within the noise, or a rank's idle time moving against its own busy time"}});
-  out += html_section("Steps (B against A)", p.steps_note, p.steps, p.steps.rows.size() > 20);
-  out += html_section("Ranks, per step (B against A)", "", p.ranks, p.ranks.rows.size() > 32);
+  out += html_section(relabel("Steps (B against A)", p.b), p.steps_note, p.steps, p.steps.rows.size() > 20);
+  out += html_section(relabel("Ranks, per step (B against A)", p.b), "", p.ranks, p.ranks.rows.size() > 32);
   out += html_section("Job types", "", p.types, false);
   out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,
                       "none: every rank runs the same job order");
-  out += html_section("New stragglers in B", "", p.stragglers, false);
+  out += html_section(relabel("New stragglers in B", p.b), "", p.stragglers, false);
   return out + "</section>\n";
 }
 

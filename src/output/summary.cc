@@ -70,10 +70,16 @@ std::string format_summary(const Timeline& tl) {
   if (tl.runs.size() > 1) s += fmt::format(", {}", counted(tl.runs.size(), "run"));
   uint64_t overlapping = tl.diagnostics.count_of(IssueKind::kOverlap);
   if (overlapping > 0) s += fmt::format(", {} on extra lanes", counted(overlapping, "overlapping job"));
+  if (uint64_t unread = unreadable_files(tl); unread > 0) {
+    size_t ranks = tl.rank_files();
+    s += fmt::format("; {} of {} read", ranks > unread ? ranks - unread : 0, counted(ranks, "rank"));
+  }
   if (!tl.partial.empty()) s += "; " + tl.partial;
   if (tl.resolution_ns > 1) s += fmt::format("; times to {}", format_resolution(tl.resolution_ns));
   return s;
 }
+
+uint64_t unreadable_files(const Timeline& tl) { return tl.diagnostics.count_of(IssueKind::kUnreadableFile); }
 
 bool has_input_errors(const Timeline& tl) {
   for (size_t k = 0; k < kIssueKindCount; ++k) {

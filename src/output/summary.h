@@ -31,6 +31,11 @@ std::string diagnostic_text(const DiagnosticLine& line);
 // "pp-timeline: 64 files, 12,345,678 lines, 165,120 profiler lines: 165,120 jobs written, 0 rejected"
 std::string format_summary(const Timeline& timeline);
 
+// Files that could not be read, or not to their end (unreadable_file): the
+// summary says "; 3 of 4 ranks read" and the commands exit 1 after writing
+// what the others gave.
+uint64_t unreadable_files(const Timeline& timeline);
+
 // True when an issue of error severity was found (what --strict fails on).
 bool has_input_errors(const Timeline& timeline);
 

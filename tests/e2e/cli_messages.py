@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""What the command line says to a user who got something wrong, through the
+real binary: each mistake the option parser finds is one line
+`pp-timeline[ <command>]: error: ...` that says what to type instead (the
+exact texts are pinned here); every command takes --version; -o's extension
+is read in any case; a log that cannot be read makes the run exit 1 after
+the rest is written, and says how many ranks were read; an output that
+cannot be created is said before any log is read, with the system's reason;
+diff labels its runs A, B, C.
+
+  cli_messages.py --binary build/pp-timeline
+"""
+
+import os
+import re
+import sys
+
+import ppt_test
+from ppt_test import Checks, arg_parser, temp_dir
+
+RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "2", "--seed", "4"]
+
+checks = Checks()
+check = checks.check
+
+
+def run(binary, *args, cwd=None):
+    p = ppt_test.run(binary, args, cwd=cwd, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+# (arguments, the whole of stderr): exit status 2, one line each.
+PARSER_MESSAGES = [
+    (["--log-dri", "logs"], "pp-timeline: error: unknown option --log-dri; did you mean --log-dir?"),
+    (["stats", "--log-dri", "logs"], "pp-timeline stats: error: unknown option --log-dri; did you mean --log-dir?"),
+    (["stats", "--skip-warm", "1", "logs"],
+     "pp-timeline stats: error: unknown option --skip-warm; did you mean --skip-warmup?"),
+    (["--bogus"], "pp-timeline: error: unknown option --bogus; 'pp-timeline --help' lists the options"),
+    (["--fail-if-slower", "3", "logs"],
+     "pp-timeline: error: unknown option --fail-if-slower: it is an option of 'pp-timeline diff' and "
+     "'pp-timeline batch', not of 'pp-timeline'"),
+    (["diff", "a", "b", "--fail-if-slower", "3%"],
+     "pp-timeline diff: error: --fail-if-slower 3%: give the percent as a plain number: "
+     "--fail-if-slower 3 means 3 %"),
+    (["diff", "a", "b", "--fail-if-slower"],
+     "pp-timeline diff: error: --fail-if-slower needs a value: a percent as a plain number, "
+     "e.g. --fail-if-slower 3 (3 %)"),
+    (["diff", "a", "b", "--fail-if-slower", "much"],
+     "pp-timeline diff: error: --fail-if-slower much: not a number; give a percent as a plain number, "
+     "e.g. --fail-if-slower 3 (3 %)"),
+    (["stats", "logs", "--steps"],
+     "pp-timeline stats: error: --steps needs a value: a range of steps A:B (A to B included), A:, :B or A, "
+     "e.g. --steps 10:20"),
+    (["--threads", "5000", "logs"],
+     "pp-timeline: error: --threads 5000: out of range; give a whole number from 0 to 1024"),
+    (["--align-clocks", "on", "logs"], "pp-timeline: error: --align-clocks on: not one of auto|off"),
+    (["stats", "--json", "--markdown", "logs"],
+     "pp-timeline stats: error: --json and --markdown cannot be given together"),
+    (["batch", "logs"], "pp-timeline batch: error: --out is required: --out TEXT"),
+]
+
+
+def main():
+    binary = arg_parser(__doc__).parse_args().binary
+    with temp_dir("ppt-cli-messages-") as tmp:
+        for args, want in PARSER_MESSAGES:
+            rc, out, err = run(binary, *args, cwd=tmp)
+            check(rc == 2 and err == want + "\n" and out == "",
+                  "%s: exit 2 and %r (got %d: %r)" % (" ".join(args), want, rc, err))
+
+        # --version on every command
+        for command in ([], ["stats"], ["diff"], ["report"], ["batch"], ["watch"]):
+            rc, out, err = run(binary, *command, "--version")
+            check(rc == 0 and re.fullmatch(r"pp-timeline \d+\.\d+\.\d+\n", out),
+                  "%s --version (got %d: %r %r)" % (" ".join(["pp-timeline"] + command), rc, out, err))
+        # diff --help names its runs as it takes them: two or more
+        rc, out, _ = run(binary, "diff", "--help")
+        check(rc == 0 and "runs RUN ..." in out and "x 2" not in out, "diff --help: runs RUN ... (two or more)")
+
+        a = os.path.join(tmp, "a")
+        ppt_test.gen_logs(a, RUN)
+        o = lambda name: os.path.join(tmp, name)
+
+        # -o's extension in any case
+        rc, _, err = run(binary, "--log_dir", a, "-o", o("trace.JSON"), "-q")
+        check(rc == 0 and ppt_test.read_json(o("trace.JSON")).get("traceEvents"),
+              "-o trace.JSON is the Chrome trace JSON (%d: %s)" % (rc, err.strip()))
+
+        # an output that cannot be created: said before reading, with the reason
+        rc, _, err = run(binary, "--log_dir", a, "-o", "/proc/t.json")
+        check(rc == 1 and err == "pp-timeline: error: /proc/t.json: cannot create a file in /proc: "
+              "No such file or directory; nothing was read or written\n",
+              "-o /proc/t.json: the system's reason, before reading (got %d: %r)" % (rc, err))
+        rc, _, err = run(binary, "stats", "--log_dir", a, "-o", o("missing/s.json"))
+        check(rc == 1 and err == "pp-timeline stats: error: %s: cannot create: the folder %s does not exist; "
+              "nothing was read or written\n" % (o("missing/s.json"), o("missing")),
+              "stats -o missing/s.json (got %d: %r)" % (rc, err))
+        with open(o("plain"), "w") as f:
+            f.write("x")
+        rc, _, err = run(binary, "--log_dir", a, "-o", o("plain/t.json"))
+        check(rc == 1 and "cannot create: %s is not a folder; nothing was read" % o("plain") in err and
+              "jobs written" not in err, "-o FILE/t.json: not a folder, and no summary (got %d: %r)" % (rc, err))
+
+        # a rank log that cannot be read (a directory named like one: EISDIR
+        # also for root): the rest is written, exit 1, "3 of 4 ranks read"
+        part = os.path.join(tmp, "part")
+        ppt_test.gen_logs(part, RUN)
+        os.remove(os.path.join(part, "workerlog.3"))
+        os.mkdir(os.path.join(part, "workerlog.3"))
+        rc, _, err = run(binary, "--log_dir", part, "-o", o("part.json"))
+        check(rc == 1 and os.path.exists(o("part.json")) and "; 3 of 4 ranks read -> %s (" % o("part.json") in err
+              and err.endswith("pp-timeline: error: 1 log file could not be read; what the others hold was "
+                               "written\n"),
+              "convert with an unreadable rank: written, exit 1, 3 of 4 ranks read (got %d: %r)" % (rc, err))
+        rc, _, err = run(binary, "stats", "--log_dir", part, "-o", o("part.md"))
+        check(rc == 1 and os.path.exists(o("part.md")) and "3 of 4 ranks read -> %s (" % o("part.md") in err,
+              "stats with an unreadable rank: written, exit 1, and says what it wrote (got %d: %r)" % (rc, err))
+        gone = os.path.join(tmp, "gone")
+        os.makedirs(os.path.join(gone, "workerlog.0"))
+        rc, _, err = run(binary, "stats", gone)
+        check(rc == 1 and "pp-timeline stats: error: no job found: 1 log file could not be read" in err
+              and "profiler" not in err.splitlines()[-1],
+              "stats on unreadable logs says unreadable, not 'turn the profiler on' (got %d: %r)" % (rc, err))
+
+        # stats -o says what it wrote, as convert does
+        rc, out, err = run(binary, "stats", "--log_dir", a, "-o", o("s.json"))
+        check(rc == 0 and out == "" and re.search(r" -> %s \(\d+\.\d KB\)\n$" % re.escape(o("s.json")), err),
+              "stats -o s.json names the file written (got %d: %r)" % (rc, err))
+
+        # diff A B C: C is called C, in the report and in the gate line
+        b, c = os.path.join(tmp, "b"), os.path.join(tmp, "c")
+        ppt_test.gen_logs(b, RUN)
+        ppt_test.gen_logs(c, RUN + ["--slow", "1:1.5"])
+        rc, out, err = run(binary, "diff", a, b, c, "--fail-if-slower", "3")
+        check(rc == 1 and "A = %s" % a in out and "C = %s" % c in out and "B = %s" % c not in out,
+              "diff A B C labels the third run C (got %d)" % rc)
+        gate = [l for l in err.splitlines() if "--fail-if-slower" in l]
+        check(len(gate) == 1 and re.fullmatch(
+            r"pp-timeline diff: C \(%s\) is \d+\.\d%% slower than A \(step period \+\d+\.\d%%\), more than "
+            r"--fail-if-slower 3%% \(metric: period\)" % re.escape(c), gate[0]),
+            "the gate line names C (%r)" % gate)
+    return checks.exit_code("CLI messages")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
