@@ -27,6 +27,7 @@
 //    file's (a rotated file's lines continue the old file's numbers).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <cstdint>
@@ -111,6 +112,8 @@ class Watcher {
   uint64_t jobs_seen() const { return jobs_seen_; }
   // Job lines rejected since the start (each judged once, as it arrives).
   uint64_t rejected_seen() const { return rejected_seen_; }
+  // Of those, the ones of `kind` (the same account as convert's summary).
+  uint64_t rejected_of(IssueKind kind) const { return rejected_by_kind_[static_cast<size_t>(kind)]; }
 
  private:
   struct StepMark {
@@ -150,6 +153,7 @@ class Watcher {
   bool origin_set_ = false;
   uint64_t jobs_seen_ = 0;
   uint64_t rejected_seen_ = 0;
+  std::array<uint64_t, kIssueKindCount> rejected_by_kind_{};
   std::unique_ptr<LineParser> parser_;  // judges each job line once, for rejected_seen_
   size_t reported_since_cut_ = 0;
 };
