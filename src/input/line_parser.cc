@@ -217,10 +217,10 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     // A type may hold commas, so a job line cut short and followed by a whole
     // one can match as one job with an absurd type: a second marker says so.
     // Likewise a whole job line followed by a damaged one ("Profiler Info:
-    // Jo (7), ..."): the type then holds the first line's own fields.
+    // Jo (7), ..."): the type then holds the first line's own fields
+    // (type_holds_another_line, below).
     if (!RE2::FullMatch(body, job_re, &id, &type, &mb, &start, &end) ||
-        body.find(log_line::kJobMarker, 1) != std::string_view::npos ||
-        type_holds_another_line(std::string_view(type.data(), type.size()))) {
+        body.find(log_line::kJobMarker, 1) != std::string_view::npos) {
       reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
       return Fields::kMaybeCut;
     }
@@ -234,6 +234,12 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
   ParsedJob& job = out.job;
   const std::string_view id = c.id, type = c.type, mb = c.mb, start = c.start, end = c.end;
   *end_text = end;
+  // Both paths: the fast one stops a type at its first comma, yet may meet
+  // "Profiler Info: " in it.
+  if (type_holds_another_line(type)) {
+    reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
+    return Fields::kMaybeCut;
+  }
   if (!parse_int(id, &job.job_id) || job.job_id < INT32_MIN || job.job_id > INT32_MAX) {
     reject(out, IssueKind::kBadJobId, "Job (" + std::string(id) + ") is not an integer");
     return rejected_field(body);
