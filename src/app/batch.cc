@@ -1,6 +1,9 @@
 #include "app/batch.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -24,6 +28,7 @@
 #include "model/diagnostics.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
+#include "output/signal_cleanup.h"
 #include "output/outputs.h"
 #include "output/stats_writers.h"
 #include "util/text.h"
@@ -270,16 +275,135 @@ std::vector<std::string> artifact_stems(const std::vector<std::string>& paths) {
   return out;
 }
 
-// Removes the run folders an earlier batch wrote into `out` (a real folder
-// holding a regular marker file); nothing else.
-void remove_stale_runs(const fs::path& out) {
+// What batch keeps in the output directory for itself. The lock: one
+// writer at a time (flock, released when the process ends, however it ends).
+// The manifest: the files and folders the last batch wrote, so that the next
+// one removes those and nothing else. Extraction folders hold kExtractMarker,
+// so that one left by a batch that was killed is known as batch's own.
+constexpr const char* kLockFile = ".pp-timeline-batch.lock";
+constexpr const char* kManifestFile = ".pp-timeline-batch.json";
+constexpr const char* kExtractMarker = ".pp-timeline-extract";
+constexpr const char* kManifestSchema = "pp-timeline-batch-manifest/1";
+
+// A manifest path that stays inside the output directory: relative, no '..',
+// no empty or '.' component.
+bool safe_relative(const std::string& rel) {
+  if (rel.empty() || rel[0] == '/') return false;
+  for (const fs::path& part : fs::path(rel)) {
+    std::string p = part.string();
+    if (p.empty() || p == "." || p == "..") return false;
+  }
+  return true;
+}
+
+// True when no component of `rel` below `out` is a symbolic link: what the
+// manifest names is removed only where batch wrote it, never through a link
+// someone put in its place.
+bool no_link_on_the_way(const fs::path& out, const std::string& rel) {
+  fs::path at = out;
+  for (const fs::path& part : fs::path(rel)) {
+    at /= part;
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(at, ec))) return false;
+  }
+  return true;
+}
+
+// Removes what the last batch into `out` wrote, as its manifest lists it:
+// regular files, then the folders it made once they are empty. A user's file
+// beside them, or in a run folder, stays. Before the manifest (an older
+// pp-timeline) run folders were marked with kRunMarker: in those only the
+// files batch writes are removed.
+void remove_previous_outputs(const fs::path& out) {
   std::error_code ec;
+  std::vector<std::string> files, dirs;
+  fs::path manifest = out / kManifestFile;
+  if (fs::is_regular_file(fs::symlink_status(manifest, ec))) {
+    std::ifstream in(manifest, std::ios::binary);
+    nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+    if (doc.is_object() && doc.value("schema", "") == kManifestSchema) {
+      for (const char* key : {"files", "dirs"}) {
+        if (!doc.contains(key) || !doc[key].is_array()) continue;
+        for (const auto& v : doc[key]) {
+          if (v.is_string() && safe_relative(v.get<std::string>())) {
+            (std::string(key) == "files" ? files : dirs).push_back(v.get<std::string>());
+          }
+        }
+      }
+    }
+  }
   for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code sec;
     if (!fs::is_directory(it->symlink_status(sec)) || sec) continue;
     if (!fs::is_regular_file(fs::symlink_status(it->path() / kRunMarker, sec)) || sec) continue;
+    std::string name = it->path().filename().string();
+    for (const char* f : {kRunMarker, "stats.json", "report.html", "timeline.svg", "trace.json", "trace.pftrace"}) {
+      files.push_back(name + "/" + f);
+    }
+    dirs.push_back(name);
+  }
+  for (const std::string& rel : files) {
+    std::error_code fec;
+    fs::path p = out / rel;
+    if (no_link_on_the_way(out, rel) && fs::is_regular_file(fs::symlink_status(p, fec))) fs::remove(p, fec);
+  }
+  // Deepest first; a folder that still holds something (the user's) stays.
+  std::sort(dirs.begin(), dirs.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& rel : dirs) {
+    std::error_code dec;
+    fs::path p = out / rel;
+    if (no_link_on_the_way(out, rel) && fs::is_directory(fs::symlink_status(p, dec))) ::rmdir(p.c_str());
+  }
+}
+
+// Extraction folders a batch left in `out` when it was killed (SIGKILL, a
+// power cut): .extract-* folders holding kExtractMarker. Called with the
+// lock held, so none of them is in use.
+void remove_stale_extractions(const fs::path& out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code sec;
+    if (!it->path().filename().string().starts_with(".extract-")) continue;
+    if (!fs::is_directory(it->symlink_status(sec)) || sec) continue;
+    if (!fs::is_regular_file(fs::symlink_status(it->path() / kExtractMarker, sec)) || sec) continue;
     fs::remove_all(it->path(), sec);  // does not follow links inside
   }
+}
+
+// The output directory's lock, held for the whole batch.
+class OutLock {
+ public:
+  ~OutLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // "" when taken; the reason otherwise.
+  std::string take(const fs::path& out) {
+    fs::path path = out / kLockFile;
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+    if (fd_ < 0) return fmt::format("{}: cannot open the lock file: {}", path.string(), std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return fmt::format("{}: not a regular file", path.string());
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return "";
+    if (errno == EWOULDBLOCK) {
+      return fmt::format("{}: another pp-timeline batch is writing into this output directory (it holds {}); "
+                         "two batches never write into one: wait for it, or give another --out",
+                         out.string(), kLockFile);
+    }
+    return fmt::format("{}: cannot lock: {}", path.string(), std::strerror(errno));
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string manifest_text(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
+  nlohmann::ordered_json doc;
+  doc["schema"] = kManifestSchema;
+  doc["about"] = "The files and folders pp-timeline batch wrote here: the next batch into this folder removes "
+                 "these, and nothing else.";
+  doc["files"] = files;
+  doc["dirs"] = dirs;
+  return doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 struct Artifact {
@@ -287,12 +411,42 @@ struct Artifact {
   std::string stem;
   std::string root;                 // where its logs are looked for
   std::string extract_dir;          // "" when nothing was extracted
+  int cleanup_slot = -1;            // extract_dir on the signal handler's list
   std::vector<std::string> dirs;    // log directories below root
   BatchStatus status = BatchStatus::kOk;
   std::string error;
   std::vector<std::string> warnings;
   std::atomic<size_t> remaining{0};  // runs still being converted (for the early clean-up)
 };
+
+bool make_extraction_dir(Artifact& a, const BatchOptions& opt) {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 random{std::random_device{}() ^ static_cast<uint64_t>(::getpid())};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = ".extract-";
+    for (int i = 0; i < 6; ++i) name += kChars[random() % (sizeof kChars - 1)];
+    std::string path = (fs::path(opt.out_dir) / name).string();
+    struct stat st;
+    if (::lstat(path.c_str(), &st) == 0) continue;  // never a name already there on the list
+    int slot = opt.keep_extracted ? -1 : register_signal_cleanup_dir(path);
+    if (::mkdir(path.c_str(), 0700) == 0) {
+      a.extract_dir = path;
+      a.cleanup_slot = slot;
+      int marker = ::open((fs::path(path) / kExtractMarker).c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (marker >= 0) ::close(marker);
+      return true;
+    }
+    int e = errno;
+    unregister_signal_cleanup_dir(slot);
+    if (e != EEXIST) {
+      errno = e;
+      return false;
+    }
+  }
+  errno = EEXIST;
+  return false;
+}
 
 void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& skip) {
   std::error_code ec;
@@ -305,13 +459,15 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
   if (fs::is_directory(st)) {
     a.root = a.path;
   } else if (fs::is_regular_file(st) && (looks_like_archive_name(a.path) || looks_like_archive_data(a.path))) {
-    std::string templ = (fs::path(opt.out_dir) / ".extract-XXXXXX").string();
-    if (!mkdtemp(templ.data())) {
+    // The folder is on the signal handler's list before it exists (a name
+    // of our own, then mkdir, which fails on a name taken), so a signal at
+    // any moment leaves none behind; and it is marked as batch's own for the
+    // next batch, should this one be killed outright.
+    if (!make_extraction_dir(a, opt)) {
       a.status = BatchStatus::kOutputError;
       a.error = fmt::format("{}: cannot make a directory to extract into: {}", opt.out_dir, std::strerror(errno));
       return;
     }
-    a.extract_dir = templ;
     ArchiveResult t = extract_archive(a.path, a.extract_dir, opt.limits);
     for (const std::string& s : t.skipped) a.warnings.push_back(s);
     if (!t.ok) {
@@ -340,10 +496,27 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
   }
 }
 
-void remove_tree(const std::string& dir) {
-  if (dir.empty()) return;
+// Removes an artifact's extraction folder (and takes it off the signal
+// handler's list).
+void remove_extraction(Artifact& a, const BatchOptions& opt) {
+  if (opt.keep_extracted || a.extract_dir.empty()) return;
   std::error_code ec;
-  fs::remove_all(dir, ec);
+  fs::remove_all(a.extract_dir, ec);
+  unregister_signal_cleanup_dir(a.cleanup_slot);
+  a.cleanup_slot = -1;
+}
+
+// Messages about files of an extracted archive name the archive and the
+// entry ("ci/logs.zip:run/workerlog.0:3: ..."), never the temporary folder
+// they were read from.
+std::string archive_names(std::string text, const Artifact& a) {
+  if (a.extract_dir.empty()) return text;
+  const std::string from = a.extract_dir + "/";
+  const std::string to = a.path + ":";
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
 }
 
 struct RunJob {
@@ -374,8 +547,13 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   request.stats = true;
   request.picture = opt.picture;
   DriverResult result = run_driver(request);
+  const Artifact& art = *job.artifact;
+  result.error = archive_names(result.error, art);
+  if (result.timeline) {
+    for (SourceFile& f : result.timeline->files) f.path = archive_names(f.path, art);
+  }
   if (result.layout) {
-    for (const std::string& n : result.layout->notes) run.warnings.push_back(n);
+    for (const std::string& n : result.layout->notes) run.warnings.push_back(archive_names(n, art));
   }
   if (result.failure == DriverFailure::kUsage) {
     run.status = BatchStatus::kBadArtifact;  // the option does not fit this run (--pp-degree)
@@ -404,6 +582,9 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   stats.source = run.source;
   run.steps = static_cast<uint32_t>(stats.steps.size());
   run.step_time_us = static_cast<double>(stats.step_time.median_ns) / 1000.0;
+  bool period = stats.step_period.count > 0;
+  run.step_metric = std::string(gate_metric_name(period ? GateMetric::kPeriod : GateMetric::kBusy));
+  run.step_metric_us = (period ? stats.step_period.mean_ns : stats.step_time.mean_ns) / 1000.0;
   run.bubble_ratio = stats.bubble_ratio;
   run.schedule = schedule_label(stats.schedule);
   if (base) run.change = compare_with_baseline(*base, stats, opt.fail_if_slower_pct);
@@ -412,12 +593,9 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   fs::path dir = fs::path(opt.out_dir) / run.name;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  std::string marker_error =
-      ec ? "" : write_text_output((dir / kRunMarker).string(), "A run folder written by pp-timeline batch: the next batch "
-                                                               "into this output directory removes it.\n");
-  if (ec || !marker_error.empty()) {
+  if (ec) {
     run.status = BatchStatus::kOutputError;
-    run.error = ec ? fmt::format("{}: cannot create: {}", dir.string(), ec.message()) : marker_error;
+    run.error = fmt::format("{}: cannot create: {}", dir.string(), ec.message());
     return;
   }
   // The report first (it carries the stats), then the picture and the traces.
@@ -466,7 +644,13 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   result.has_baseline = !opt.baseline.empty();
   result.fail_if_slower_pct = opt.fail_if_slower_pct;
   result.links = opt.links;
-  remove_stale_runs(opt.out_dir);
+  OutLock lock;
+  if (std::string error = lock.take(opt.out_dir); !error.empty()) {
+    result.error = error;
+    return result;
+  }
+  remove_stale_extractions(opt.out_dir);
+  remove_previous_outputs(opt.out_dir);
   // The output directory is never searched for logs (it holds the archives
   // being extracted).
   std::set<fs::path> skip{fs::weakly_canonical(opt.out_dir, ec)};
@@ -513,7 +697,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       r.warnings = a->warnings;
       result.runs.push_back(std::move(r));
       jobs.push_back({nullptr, ""});
-      remove_tree(opt.keep_extracted ? "" : a->extract_dir);
+      remove_extraction(*a, opt);
       continue;
     }
     a->remaining = a->dirs.size();
@@ -527,6 +711,29 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       result.runs.push_back(std::move(r));
       jobs.push_back({a.get(), top ? a->root : (fs::path(a->root) / rel).string()});
     }
+  }
+
+  // The manifest lists what this batch may write before it writes any of
+  // it, so that a batch killed part-way is cleaned up after by the next; it
+  // is rewritten at the end with what was written.
+  fs::path out(opt.out_dir);
+  std::vector<std::string> made_dirs;
+  std::vector<std::string> planned{"index.json", "summary.md", "index.html"};
+  for (const BatchRun& r : result.runs) {
+    if (r.name.empty()) continue;
+    std::error_code dec;
+    if (!fs::exists(fs::symlink_status(out / r.name, dec))) made_dirs.push_back(r.name);
+    const BatchOutputs& w = opt.outputs;
+    for (auto [file, wanted] : {std::pair{"stats.json", w.stats_json}, std::pair{"report.html", w.report},
+                                std::pair{"timeline.svg", w.svg}, std::pair{"trace.json", w.chrome_json},
+                                std::pair{"trace.pftrace", w.perfetto_trace}}) {
+      if (wanted) planned.push_back(r.name + "/" + file);
+    }
+  }
+  if (std::string error = write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs));
+      !error.empty()) {
+    result.error = error;
+    return result;
   }
 
   size_t pending = 0;
@@ -555,7 +762,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       result.runs[i].status = BatchStatus::kOutputError;
       result.runs[i].error = fmt::format("internal error: {}", e.what());
     }
-    if (--job.artifact->remaining == 0 && !opt.keep_extracted) remove_tree(job.artifact->extract_dir);
+    if (--job.artifact->remaining == 0) remove_extraction(*job.artifact, opt);
     report(i);
   };
   // The baseline first, on every thread: the others are compared with it.
@@ -565,17 +772,21 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     first = 1;
   }
   parallel_for(jobs.size() - first, threads, [&](size_t k) { convert_one(first + k, inner); });
-  if (!opt.keep_extracted) {
-    for (auto& a : arts) remove_tree(a->extract_dir);
-  }
+  for (auto& a : arts) remove_extraction(*a, opt);
 
-  fs::path out(opt.out_dir);
+  std::vector<std::string> written;
+  for (const BatchRun& r : result.runs) {
+    for (const auto& [kind, rel] : r.outputs) written.push_back(rel);
+  }
   for (auto [file, text] : {std::pair{"index.json", batch_index_json(result)},
                             std::pair{"summary.md", batch_summary_markdown(result)},
                             std::pair{"index.html", batch_index_html(result)}}) {
     std::string error = write_text_output((out / file).string(), text);
     if (!error.empty() && result.error.empty()) result.error = error;
+    if (error.empty()) written.push_back(file);
   }
+  std::string error = write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs));
+  if (!error.empty() && result.error.empty()) result.error = error;
   return result;
 }
 
@@ -584,7 +795,6 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
 
 namespace {
 
-std::string ms_text(double us) { return fmt::format("{:.3f} ms", us / 1000.0); }
 std::string pct_text(double ratio) { return fmt::format("{:.1f}%", ratio * 100.0); }
 
 size_t count_ok(const BatchResult& r) {
@@ -600,6 +810,47 @@ std::string md_code(std::string_view s) { return markdown_table_code(s); }
 // The baseline run's name, "" without one.
 std::string baseline_name(const BatchResult& r) {
   return r.has_baseline && !r.runs.empty() && r.runs[0].is_baseline ? r.runs[0].name : std::string();
+}
+
+// The step column: the gate's metric, as its mean. Named once in the
+// heading when every run has the same, else in each cell.
+std::string step_metric_words(const std::string& metric) {
+  return metric == "period" ? "step period" : metric == "busy" ? "step busy span" : metric;
+}
+bool one_step_metric(const BatchResult& r, std::string* metric) {
+  metric->clear();
+  for (const BatchRun& run : r.runs) {
+    if (run.status != BatchStatus::kOk) continue;
+    if (metric->empty()) *metric = run.step_metric;
+    else if (*metric != run.step_metric) return false;
+  }
+  if (metric->empty()) *metric = "period";
+  return true;
+}
+std::string step_heading(const BatchResult& r) {
+  std::string metric;
+  return one_step_metric(r, &metric) ? step_metric_words(metric) + " (mean)" : std::string("step (mean)");
+}
+std::string step_cell(const BatchResult& r, const BatchRun& run) {
+  std::string metric;
+  std::string ms = fmt::format("{:.3f} ms", run.step_metric_us / 1000.0);
+  return one_step_metric(r, &metric) ? ms : ms + " " + run.step_metric;
+}
+size_t count_gate_failed(const BatchResult& r) {
+  size_t n = 0;
+  for (const BatchRun& run : r.runs) n += run.change && run.change->gate_failed ? 1 : 0;
+  return n;
+}
+// "3 runs, 3 ok, 0 failed" and, when the gate failed, how many runs it failed.
+std::string batch_title(const BatchResult& result) {
+  size_t ok = count_ok(result);
+  std::string title = fmt::format("pp-timeline batch: {} run{}, {} ok, {} failed", result.runs.size(),
+                                  result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok);
+  if (size_t slow = count_gate_failed(result)) {
+    title += fmt::format("; gate failed: {} run{} slower than the baseline by more than {:g}%", slow,
+                         slow == 1 ? "" : "s", result.fail_if_slower_pct);
+  }
+  return title;
 }
 
 std::string change_text(const BatchRun::Change& c) {
@@ -632,6 +883,8 @@ std::string batch_index_json(const BatchResult& result) {
     j["error"] = r.error.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.error);
     j["steps"] = r.steps;
     j["step_time_us"] = round3(r.step_time_us);
+    j["step_metric"] = r.step_metric.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.step_metric);
+    j["step_metric_us"] = round3(r.step_metric_us);
     j["bubble_ratio"] = round6(r.bubble_ratio);
     j["outputs"] = nlohmann::ordered_json::object();
     for (const auto& [kind, path] : r.outputs) j["outputs"][kind] = path;
@@ -660,8 +913,7 @@ std::string batch_index_json(const BatchResult& result) {
 std::string batch_summary_markdown(const BatchResult& result) {
   size_t ok = count_ok(result);
   size_t failed = result.runs.size() - ok;
-  std::string out = fmt::format("## pp-timeline batch: {} run{}, {} ok, {} failed\n\n", result.runs.size(),
-                                result.runs.size() == 1 ? "" : "s", ok, failed);
+  std::string out = "## " + batch_title(result) + "\n\n";
   const BatchLinks& links = result.links;
   // summary.md is read away from the files (a step summary, a PR comment):
   // links are relative only when no base is known, and in a CI run whose
@@ -685,7 +937,7 @@ std::string batch_summary_markdown(const BatchResult& result) {
     out += "\n\n";
   }
   std::string change_head = with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";
-  out += "| run | status | steps | step time (median) |" + change_head + " bubble | schedule | source |\n";
+  out += "| run | status | steps | " + step_heading(result) + " |" + change_head + " bubble | schedule | source |\n";
   out += std::string("| --- | --- | ---: | ---: |") + (with_baseline ? " ---: |" : "") + " ---: | --- | --- |\n";
   for (const BatchRun& r : result.runs) {
     bool good = r.status == BatchStatus::kOk;
@@ -708,7 +960,7 @@ std::string batch_summary_markdown(const BatchResult& result) {
     }
     out += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} |\n", name,
                        good ? "ok" : "**" + std::string(batch_status_name(r.status)) + "**",
-                       good ? std::to_string(r.steps) : "-", good ? ms_text(r.step_time_us) : "-", change,
+                       good ? std::to_string(r.steps) : "-", good ? step_cell(result, r) : "-", change,
                        good ? pct_text(r.bubble_ratio) : "-", good ? md_cell(r.schedule) : "-", md_cell(r.source));
   }
   if (failed > 0) {
@@ -724,18 +976,19 @@ std::string batch_summary_markdown(const BatchResult& result) {
 }
 
 std::string batch_index_html(const BatchResult& result) {
-  size_t ok = count_ok(result);
-  std::string title = fmt::format("pp-timeline batch: {} run{}, {} ok, {} failed", result.runs.size(),
-                                  result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok);
+  std::string title = batch_title(result);
   std::string out = html_page_head(title);
   out += "<h1>" + xml_escaped(title) + "</h1>\n<table class=\"batch\">\n<thead><tr><th class=\"text\">run</th>"
-         "<th class=\"text\">status</th><th>steps</th><th>step time (median)</th>" +
+         "<th class=\"text\">status</th><th>steps</th><th>" + xml_escaped(step_heading(result)) + "</th>" +
          std::string(result.has_baseline ? "<th>vs baseline</th>" : "") + "<th>bubble</th>"
          "<th class=\"text\">schedule</th><th class=\"text\">outputs</th><th class=\"text\">source</th>"
          "<th class=\"text\">error</th></tr></thead>\n<tbody>\n";
   for (const BatchRun& r : result.runs) {
     bool good = r.status == BatchStatus::kOk;
-    out += fmt::format("<tr class=\"{}\" data-status=\"{}\">", good ? "ok" : "bad", batch_status_name(r.status));
+    // A run past the gate is marked as such (and tinted), not only "ok".
+    bool slow = r.change && r.change->gate_failed;
+    out += fmt::format("<tr class=\"{}\" data-status=\"{}\"{}>", good ? (slow ? "ok slow" : "ok") : "bad",
+                       batch_status_name(r.status), slow ? " data-gate=\"failed\" style=\"background:#fde2e2\"" : "");
     out += "<td class=\"text run-name\">";
     if (r.outputs.count("report")) {
       out += "<a href=\"" + xml_escaped(r.outputs.at("report")) + "\">" + xml_escaped(r.name) + "</a>";
@@ -747,7 +1000,7 @@ std::string batch_index_html(const BatchResult& result) {
     if (result.has_baseline) {
       change = "<td>" + xml_escaped(r.is_baseline ? std::string("baseline") : r.change ? change_text(*r.change) : "-") + "</td>";
     }
-    out += good ? fmt::format("<td>{}</td><td>{}</td>{}<td>{}</td>", r.steps, ms_text(r.step_time_us), change,
+    out += good ? fmt::format("<td>{}</td><td>{}</td>{}<td>{}</td>", r.steps, xml_escaped(step_cell(result, r)), change,
                               pct_text(r.bubble_ratio))
                 : "<td>-</td><td>-</td>" + (result.has_baseline ? change : "") + "<td>-</td>";
     out += "<td class=\"text\">" + xml_escaped(r.schedule) + "</td><td class=\"text\">";

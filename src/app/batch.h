@@ -12,8 +12,15 @@
 // the baseline is converted too and every other run is compared with it
 // (diff.h).
 //
-// A reused output directory: the run folders an earlier batch wrote (each
-// holds the marker file kRunMarker) are removed first; nothing else in it is.
+// The output directory is the user's: batch removes only what it wrote.
+// It keeps there a manifest (.pp-timeline-batch.json) of the files and
+// folders it wrote; the next batch into the same directory removes those
+// files, and those folders once they are empty, and nothing else (a user's
+// file in a run folder stays). One batch at a time: a batch holds an flock
+// on .pp-timeline-batch.lock there, and a second one is refused (error, no
+// run). Archives are extracted into .extract-XXXXXX folders there, marked
+// as batch's own; SIGINT, SIGTERM and SIGHUP remove them, and a batch
+// removes the ones a killed batch left.
 //
 // One bad artifact never stops the others: it is listed with a status other
 // than "ok" and its error. Artifacts are resolved in parallel and runs are
@@ -55,7 +62,12 @@ struct BatchRun {
   uint64_t jobs = 0;
   uint64_t rejected_lines = 0;
   uint32_t steps = 0;             // over all runs in the logs
-  double step_time_us = 0;        // median step time
+  double step_time_us = 0;        // median busy span of a step (kept for index.json's readers)
+  // The step figure batch shows and compares: the diff gate's metric, as
+  // its mean. "period" (start of a step to the next one's start) when the
+  // run has one, else "busy" (the step's busy span).
+  std::string step_metric;
+  double step_metric_us = 0;
   double bubble_ratio = 0;        // stats.h's bubble ratio
   std::string schedule;           // "1F1B P=4 M=8", or ""
   std::map<std::string, std::string> outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace", "stats_json") -> path relative to the output directory
@@ -75,8 +87,8 @@ struct BatchRun {
   std::optional<Change> change;
 };
 
-// The marker file in every run folder batch writes: a later batch into the
-// same output directory removes such folders, and only those.
+// The marker file older versions wrote in every run folder: a later batch
+// removes from such a folder the files batch writes, and nothing else.
 inline constexpr const char* kRunMarker = ".pp-timeline-batch";
 
 // Which files each run gets (--outputs).

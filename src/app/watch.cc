@@ -95,7 +95,11 @@ void Watcher::add_lines(const std::string& path, std::string_view lines, WatchCl
       // are of the window only; the running total is kept here, a line at
       // a time (O(new bytes)).
       std::string_view whole = line.substr(0, line.size() - (line.back() == '\n' ? 1 : 0));
-      if (parser_->parse(whole).kind == LineKind::kRejected) ++rejected_seen_;
+      LineResult judged = parser_->parse(whole);
+      if (judged.kind == LineKind::kRejected) {
+        ++rejected_seen_;
+        ++rejected_by_kind_[static_cast<size_t>(judged.issue)];
+      }
     }
   }
 }

@@ -29,6 +29,7 @@
 //    file's (a rotated file's lines continue the old file's numbers).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <cstdint>
@@ -114,6 +115,10 @@ class Watcher {
   // Set when the passes failed on the window (--strict and a rejected line):
   // the watch has nothing more to report.
   DriverFailure failure() const { return failure_; }
+  // Job lines rejected since the start (each judged once, as it arrives).
+  uint64_t rejected_seen() const { return rejected_seen_; }
+  // Of those, the ones of `kind` (the same account as convert's summary).
+  uint64_t rejected_of(IssueKind kind) const { return rejected_by_kind_[static_cast<size_t>(kind)]; }
 
  private:
   struct StepMark {
@@ -157,6 +162,7 @@ class Watcher {
   bool origin_set_ = false;
   uint64_t jobs_seen_ = 0;
   uint64_t rejected_seen_ = 0;      // job lines rejected since the start (each judged once)
+  std::array<uint64_t, kIssueKindCount> rejected_by_kind_{};
   std::unique_ptr<LineParser> parser_;  // judges each job line once, for rejected_seen_
   DriverFailure failure_ = DriverFailure::kNone;
   size_t reported_since_cut_ = 0;

@@ -50,8 +50,9 @@ std::string run_line(const BatchRun& r) {
                            format_percent(r.change->step_time_delta_pct, PercentSign::kAlways),
                            verdict_name(r.change->verdict));
     }
-    return fmt::format("{}: ok, {} steps, step time {:.3f} ms, bubble {:.1f}%{}", name, r.steps,
-                       r.step_time_us / 1000.0, r.bubble_ratio * 100.0, change);
+    // The step figure in the gate's metric, as the index files show it.
+    return fmt::format("{}: ok, {} steps, step {} {:.3f} ms (mean), bubble {:.1f}%{}", name, r.steps, r.step_metric,
+                       r.step_metric_us / 1000.0, r.bubble_ratio * 100.0, change);
   }
   return fmt::format("{}: {}: {}", name, batch_status_name(r.status), printable_excerpt(r.error, 300));
 }

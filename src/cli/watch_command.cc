@@ -387,11 +387,33 @@ int run_watch(const WatchCommandOptions& o) {
     say.error(follower.layout_error().empty() ? std::string("no log file was found") : follower.layout_error());
     return kExitInput;
   }
+  // The same account as convert's: logs that could not be read and ranks
+  // that are missing named, then written + rejected (by kind) = seen, and
+  // the truncations and rotations seen.
+  for (const std::string& note : follower.layout().notes) say.warning(note);
+  uint64_t truncations = 0, rotations = 0;
+  for (const auto& f : follower.files()) {
+    if (!f->error().empty()) say.error(f->error());
+    truncations += f->truncations();
+    rotations += f->replacements();
+  }
+  uint64_t seen = watcher.jobs_seen(), rejected = watcher.rejected_seen();
+  std::string account = fmt::format("{} profiler lines: {} jobs written, {} rejected", with_commas(seen),
+                                    with_commas(seen - rejected), with_commas(rejected));
+  std::string kinds;
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    uint64_t n = watcher.rejected_of(static_cast<IssueKind>(k));
+    if (n > 0) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", with_commas(n), issue_info(static_cast<IssueKind>(k)).name);
+  }
+  if (!kinds.empty()) account += " (" + kinds + ")";
+  if (truncations + rotations > 0) {
+    account += fmt::format("; {} truncation{} and {} rotation{} seen", truncations, truncations == 1 ? "" : "s",
+                           rotations, rotations == 1 ? "" : "s");
+  }
   std::string arrows;
   for (const std::string& path : written) arrows += " -> " + path;
-  say.info(fmt::format("{} reported from {}, {} read{}{}", counted(reported, "step"),
-                       counted(follower.files().size(), "file"), counted(watcher.jobs_seen(), "job"),
-                       alert_fired ? "; an alert fired" : "", arrows));
+  say.info(fmt::format("{} reported from {}, {}{}{}", counted(reported, "step"), counted(follower.files().size(), "file"),
+                       account, alert_fired ? "; an alert fired" : "", arrows));
   if (!errors.empty()) return kExitInput;
   return alert_fired ? kExitInput : kExitOk;
 }

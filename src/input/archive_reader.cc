@@ -7,6 +7,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "model/diagnostics.h"
 
@@ -125,6 +127,7 @@ class Extractor {
   std::string dest_error_;
   ArchiveResult result_;
   uint64_t skipped_ = 0;
+  std::set<std::string> files_;  // the paths of the regular files extracted so far
 };
 
 Fd Extractor::open_dirs(const std::vector<std::string>& parts, size_t n, std::string* why) {
@@ -269,7 +272,12 @@ ArchiveResult Extractor::run() {
       fail(fmt::format("{}: more than {} entries; the rest is not extracted", archive_, limits_.max_entries));
       return result_;
     }
+    // The name in the locale's charset, or else as UTF-8: a zip flags UTF-8
+    // names (general-purpose bit 11, as Python's zipfile and most tools
+    // write non-ASCII names), and libarchive cannot convert those to the C
+    // locale's ASCII; archive_entry_pathname_utf8 gives them as they are.
     const char* raw = archive_entry_pathname(e);
+    if (!raw) raw = archive_entry_pathname_utf8(e);
     std::string name = raw ? raw : "";
     last = name;
     if (!raw) {
@@ -331,6 +339,17 @@ ArchiveResult Extractor::run() {
         return result_;
       }
     }
+    // Two entries of one path: the second would replace the first, and the
+    // first's jobs would be lost without a word. Which of the two is the log
+    // cannot be told, so the archive is refused.
+    std::string key;
+    for (const std::string& part : *parts) key += (key.empty() ? "" : "/") + part;
+    if (!files_.insert(key).second) {
+      fail(fmt::format("{}: a second entry of this path (the archive holds two files at one name, and one would "
+                       "replace the other); refused",
+                       where(name)));
+      return result_;
+    }
     if (!write_file(name, *parts)) return result_;
   }
   if (skipped_ > result_.skipped.size()) {
@@ -344,8 +363,21 @@ ArchiveResult Extractor::run() {
 }  // namespace
 
 ArchiveResult extract_archive(const std::string& archive, const std::string& dest, const ArchiveLimits& limits) {
+  // libarchive converts entry names to the locale's charset: in the C locale
+  // (ASCII) a zip name flagged UTF-8 (general-purpose bit 11, how Python's
+  // zipfile and most tools store non-ASCII names) cannot be converted and
+  // reads as no name at all. A UTF-8 LC_CTYPE for this thread alone
+  // (uselocale, so parallel extractions and the rest of the process keep
+  // theirs) lets every such name through as it is.
+  locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  locale_t previous = utf8 ? uselocale(utf8) : static_cast<locale_t>(nullptr);
   Extractor x(archive, dest, limits);
-  return x.run();
+  ArchiveResult result = x.run();
+  if (utf8) {
+    uselocale(previous);
+    freelocale(utf8);
+  }
+  return result;
 }
 
 bool looks_like_archive_name(const std::string& path) {

@@ -13,7 +13,11 @@
 //    forged size or a decompression bomb stops with an error before anything
 //    large is written; a size claimed beyond the end of an uncompressed
 //    archive is refused before its entry is written;
-//  - file modes from the archive are ignored (files 0644, directories 0755).
+//  - file modes from the archive are ignored (files 0644, directories 0755);
+//  - an archive that holds one path twice (a regular file) is refused: the
+//    second would replace the first, whose jobs would be lost unseen;
+//  - names are read in a UTF-8 locale (this thread's only), so zip names
+//    flagged UTF-8 (general-purpose bit 11) are extracted as they are.
 //
 // Messages name the archive and the entry: "a.zip:logs/../x: '..' in the
 // path refused". Formats and filters are detected from the bytes (libarchive

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "input/text_encoding.h"
 #include "pp_timeline/log_line.h"
 #include "util/byte_search.h"
 #include "util/text.h"
@@ -45,6 +46,7 @@ class Scanner {
 
  private:
   void process_lines(const char* p, const char* end);
+  void handle_physical_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   void handle_result(const LineResult& r, std::string_view line, uint64_t line_no);
   void note_process_start(uint64_t line_no);
@@ -187,13 +189,26 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
       if (tail > 0) {
         std::string_view line(base + start, tail);
         if (line.find(kCandidate) != std::string_view::npos || line.find(kStartup) != std::string_view::npos) {
-          handle_line(line, lines_ + 1, true);
+          handle_physical_line(line, lines_ + 1, true);
         }
         ++lines_;
       }
       break;
     }
     if (tail == window) {
+      // No '\n' in the whole window: a progress bar's '\r'-ended updates
+      // can fill it (and more) before the '\n' that ends their line, with
+      // job lines among them. What ends in a '\r' is handled as lines, and
+      // the rest of the line goes on in the window.
+      const char* cr = static_cast<const char*>(memrchr(base + start, '\r', tail));
+      if (cr) {
+        std::string_view done(base + start, static_cast<size_t>(cr + 1 - (base + start)));
+        if (done.find(kCandidate) != std::string_view::npos || done.find(kStartup) != std::string_view::npos) {
+          handle_physical_line(done, lines_ + 1, false);
+        }
+        keep(cr + 1, static_cast<size_t>(base + have - (cr + 1)));
+        continue;
+      }
       long_line = true;
       long_has_marker = contains_marker(base, tail);
       long_head.assign(base, std::min<size_t>(tail, 200));
@@ -225,8 +240,8 @@ void Scanner::process_lines(const char* p, const char* end) {
     lines_ += count_newlines(p, line_start);
     const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
     if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
-    handle_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)),
-                lines_ + 1, false);
+    handle_physical_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)), lines_ + 1,
+                         false);
     ++lines_;
     p = line_end + 1;
   }
@@ -259,6 +274,30 @@ void Scanner::note_process_start(uint64_t line_no) {
   p.job_index = static_cast<uint32_t>(out_.jobs.size());
   p.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
   out_.process_starts.push_back(p);
+}
+
+// A lone '\r' ends a line too: a progress bar (tqdm) rewrites its line with
+// '\r', and a job line printed after one, or a log whose writer ends lines
+// with '\r' alone, would otherwise be one line holding many. Each
+// '\r'-ended segment is a line of its own (with the line number of the
+// '\n'-ended line that holds it); the '\r' of a "\r\n" ending stays with its
+// line, which the parser allows. Only candidate lines pay for the search.
+void Scanner::handle_physical_line(std::string_view line, uint64_t line_no, bool last_unterminated) {
+  size_t cr = line.size() > 1 ? line.substr(0, line.size() - 1).find('\r') : std::string_view::npos;
+  if (cr == std::string_view::npos) {
+    handle_line(line, line_no, last_unterminated);
+    return;
+  }
+  while (!line.empty()) {
+    cr = line.size() > 1 ? line.substr(0, line.size() - 1).find('\r') : std::string_view::npos;
+    bool last = cr == std::string_view::npos;
+    std::string_view segment = last ? line : line.substr(0, cr);
+    if (segment.find(kCandidate) != std::string_view::npos || segment.find(kStartup) != std::string_view::npos) {
+      handle_line(segment, line_no, last && last_unterminated);
+    }
+    if (last) return;
+    line.remove_prefix(cr + 1);
+  }
 }
 
 // A line is usually one piece. A job line cut short and followed by another
@@ -430,27 +469,49 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
   // still writing it) cannot keep the reader busy forever.
   const uint64_t size_at_open = static_cast<uint64_t>(st.st_size);
   uint64_t left = size_at_open;
+  uint64_t raw_bytes = 0;  // bytes of the file read (counts.bytes counts what was scanned)
   bool read_error = false;
-  scanner.run(
-      [&](char* dst, size_t cap, std::string* error) -> long {
-        if (left == 0) return 0;
-        while (true) {
-          ssize_t n = read(fd, dst, static_cast<size_t>(std::min<uint64_t>(cap, left)));
-          if (n >= 0) {
-            left -= static_cast<uint64_t>(n);
-            return static_cast<long>(n);
-          }
-          if (errno == EINTR) continue;
-          *error = strerror(errno);
-          read_error = true;
-          return -1;
-        }
-      },
-      options.buffer_bytes);
+  ReadFn raw = [&](char* dst, size_t cap, std::string* error) -> long {
+    if (left == 0) return 0;
+    while (true) {
+      ssize_t n = read(fd, dst, static_cast<size_t>(std::min<uint64_t>(cap, left)));
+      if (n >= 0) {
+        left -= static_cast<uint64_t>(n);
+        raw_bytes += static_cast<uint64_t>(n);
+        return static_cast<long>(n);
+      }
+      if (errno == EINTR) continue;
+      *error = strerror(errno);
+      read_error = true;
+      return -1;
+    }
+  };
+  // A UTF-16 log is read as the UTF-8 it holds (text_encoding.h).
+  char head[512];
+  ssize_t head_n = pread(fd, head, sizeof head, 0);
+  size_t bom = 0;
+  TextEncoding encoding =
+      head_n > 0 ? sniff_encoding(std::string_view(head, static_cast<size_t>(head_n)), &bom) : TextEncoding::kUtf8;
+  if (encoding == TextEncoding::kUtf8) {
+    scanner.run(raw, options.buffer_bytes);
+  } else {
+    out.diagnostics.add(IssueKind::kTranscoded, file_index, 0,
+                        std::string("the file is ") + std::string(encoding_name(encoding)) +
+                            (bom ? " (it starts with a byte-order mark)" : " (a NUL beside every ASCII byte)") +
+                            "; read as UTF-8 (iconv -f UTF-16 -t UTF-8 converts it)");
+    if (bom > 0) {
+      char skip[2];
+      std::string ignored;  // a failing read shows again at the next one
+      raw(skip, bom, &ignored);
+    }
+    Utf16Decoder decoder(encoding, raw);
+    scanner.run([&](char* dst, size_t cap, std::string* error) { return decoder.read(dst, cap, error); },
+                options.buffer_bytes);
+  }
   struct stat end_st {};
-  if (!read_error && out.counts.bytes < size_at_open) {
+  if (!read_error && raw_bytes < size_at_open) {
     out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
-                        "shrank from " + std::to_string(size_at_open) + " to " + std::to_string(out.counts.bytes) +
+                        "shrank from " + std::to_string(size_at_open) + " to " + std::to_string(raw_bytes) +
                             " bytes while being read (truncated?); what was cut off is missing");
   } else if (!read_error && fstat(fd, &end_st) == 0 && static_cast<uint64_t>(end_st.st_size) > size_at_open) {
     out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,

@@ -97,10 +97,11 @@ bool fast_capture(std::string_view body, Captures& c) {
 // The start of another log line, as it appears glued to a job line cut short:
 // a glog prefix (with or without the year), Python logging's default formats
 // (asctime "2023-10-20 09:15:01,000" or "[2023-10-20 ...", and
-// "INFO:root:"), the launcher's, or another job line.
+// "INFO:root:"), the launcher's, or another profiler line (a whole one or a
+// damaged one: "Profiler Info: Jo (7), ...").
 constexpr const char* kLineStartPattern =
     R"(([IWEF]\d{4}(?:\d{4})? \d\d:\d\d:\d\d\.\d{6} |\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|)"
-    R"((?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:|LAUNCH (?:INFO|WARNING|ERROR) |Profiler Info: Job \())";
+    R"((?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:|LAUNCH (?:INFO|WARNING|ERROR) |Profiler Info: ))";
 
 int64_t fast_thread_id(std::string_view prefix) {
   while (!prefix.empty() && (prefix.front() == ' ' || prefix.front() == '\t')) prefix.remove_prefix(1);
@@ -190,6 +191,21 @@ void truncated(LineResult& out, const char* lead, std::string_view body, const c
 
 enum class Fields { kJob, kRejected, kMaybeCut };
 
+// A type that holds a field of the format or the profiler's literal is two
+// lines run together, never one job: Paddle's job types are plan names
+// ("forward", "backward(chunk0)", "optimizer").
+bool type_holds_another_line(std::string_view type) {
+  return type.find(log_line::kStartKey) != std::string_view::npos ||
+         type.find(log_line::kEndKey) != std::string_view::npos || type.find("Profiler Info: ") != std::string_view::npos;
+}
+
+// A field rejected on its own may be the start of another line glued into
+// it (a line cut inside "Job (", then a whole job line): then the line is
+// handled as a cut one, and the whole line after it is not lost.
+Fields rejected_field(std::string_view body) {
+  return body.find(log_line::kJobMarker, 1) != std::string_view::npos ? Fields::kMaybeCut : Fields::kRejected;
+}
+
 // Parses the text from the job marker on. kMaybeCut: rejected in a way a cut
 // explains (the format stops holding, a time is not a number), so the caller
 // may look for the next line's start.
@@ -200,6 +216,9 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     re2::StringPiece id, type, mb, start, end;
     // A type may hold commas, so a job line cut short and followed by a whole
     // one can match as one job with an absurd type: a second marker says so.
+    // Likewise a whole job line followed by a damaged one ("Profiler Info:
+    // Jo (7), ..."): the type then holds the first line's own fields
+    // (type_holds_another_line, below).
     if (!RE2::FullMatch(body, job_re, &id, &type, &mb, &start, &end) ||
         body.find(log_line::kJobMarker, 1) != std::string_view::npos) {
       reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
@@ -215,9 +234,15 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
   ParsedJob& job = out.job;
   const std::string_view id = c.id, type = c.type, mb = c.mb, start = c.start, end = c.end;
   *end_text = end;
+  // Both paths: the fast one stops a type at its first comma, yet may meet
+  // "Profiler Info: " in it.
+  if (type_holds_another_line(type)) {
+    reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
+    return Fields::kMaybeCut;
+  }
   if (!parse_int(id, &job.job_id) || job.job_id < INT32_MIN || job.job_id > INT32_MAX) {
     reject(out, IssueKind::kBadJobId, "Job (" + std::string(id) + ") is not an integer");
-    return Fields::kRejected;
+    return rejected_field(body);
   }
   job.type = type;
   if (job.type.empty()) {
@@ -228,7 +253,7 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     int64_t v = -1;
     if (!parse_int(mb, &v) || v < 0 || v > INT32_MAX) {
       reject(out, IssueKind::kBadMicroBatch, "micro_batch_id = " + std::string(mb) + " is not a non-negative integer");
-      return Fields::kRejected;
+      return rejected_field(body);
     }
     job.micro_batch = static_cast<int32_t>(v);
   }

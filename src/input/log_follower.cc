@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -11,6 +12,8 @@ namespace ppt {
 namespace {
 
 constexpr size_t kReadBytes = 256 * 1024;
+// The file's first bytes kept as its fingerprint (see the header).
+constexpr size_t kFingerprintBytes = 1024;
 
 bool ends_with(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -27,12 +30,18 @@ FileFollower::~FileFollower() {
 bool FileFollower::open_path() {
   int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    if (errno != ENOENT) error_ = path_ + ": " + strerror(errno);
+    int e = errno;
+    struct stat link {};
+    // A missing path is one not created yet (or renamed away); a link to
+    // nothing is named, as convert names it.
+    if (e != ENOENT) error_ = path_ + ": cannot open: " + strerror(e);
+    else if (lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) error_ = path_ + ": cannot open: a symbolic link to nothing";
     return false;
   }
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    error_ = path_ + ": not a regular file";
+    error_ = path_ + (S_ISDIR(st.st_mode) ? ": is a directory, not a log file"
+                                          : ": not a regular file (a FIFO, socket or device); refusing to read it");
     close(fd);
     return false;
   }
@@ -40,8 +49,22 @@ bool FileFollower::open_path() {
   dev_ = st.st_dev;
   ino_ = st.st_ino;
   offset_ = 0;
+  head_.clear();
   error_.clear();
   return true;
+}
+
+bool FileFollower::same_start() {
+  if (head_.empty()) return true;
+  std::string now(head_.size(), '\0');
+  size_t have = 0;
+  while (have < now.size()) {
+    ssize_t got = pread(fd_, now.data() + have, now.size() - have, static_cast<off_t>(have));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    have += static_cast<size_t>(got);
+  }
+  return have == now.size() && now == head_;
 }
 
 void FileFollower::split_lines(const char* data, size_t n, std::string& out) {
@@ -66,6 +89,9 @@ void FileFollower::drain(std::string& out) {
       return;
     }
     if (got == 0) return;
+    if (offset_ < kFingerprintBytes) {
+      head_.append(buffer.data(), std::min<size_t>(static_cast<size_t>(got), kFingerprintBytes - offset_));
+    }
     offset_ += static_cast<uint64_t>(got);
     split_lines(buffer.data(), static_cast<size_t>(got), out);
   }
@@ -78,11 +104,15 @@ FileFollower::Event FileFollower::poll(std::string& out) {
     event = Event::kOpened;
   }
   struct stat st {};
-  if (fstat(fd_, &st) == 0 && static_cast<uint64_t>(st.st_size) < offset_) {
+  if (fstat(fd_, &st) == 0 && (static_cast<uint64_t>(st.st_size) < offset_ || !same_start())) {
     // Truncated in place: what follows is written from the start again.
+    // Truncated and grown past the offset again between two polls, the size
+    // alone does not tell: the first bytes do.
     offset_ = 0;
+    head_.clear();
     partial_.clear();
     event = Event::kTruncated;
+    ++truncations_;
   }
   drain(out);
   struct stat now {};
@@ -93,6 +123,7 @@ FileFollower::Event FileFollower::poll(std::string& out) {
     if (open_path()) {
       drain(out);
       event = Event::kReplaced;
+      ++replacements_;
     }
   }
   return event;

@@ -5,8 +5,13 @@
 // hands out whole lines only (a last line without its '\n' waits in a small
 // buffer until the rest arrives). Each poll compares the path's inode and
 // size with the open file's:
-//  - the file shrank below the offset (truncated, `copytruncate`): read again
-//    from its start, the waiting partial line dropped (Event::kTruncated);
+//  - the file shrank below the offset (truncated, `copytruncate`), or its
+//    first bytes are no longer the ones read (truncated, then written past
+//    the old offset again between two polls: the size cannot tell, so the
+//    first 1 KB read is kept as the file's fingerprint, as log shippers do,
+//    and compared at every poll with one pread): read again from its start,
+//    the waiting partial line dropped (Event::kTruncated). A file rewritten
+//    with the very same first kilobyte cannot be told from one that grew;
 //  - the path names another file (rotated by a rename and a new file, or
 //    replaced by a new run): the rest of the old file is read first, then the
 //    new one from its start (Event::kReplaced); a partial line carries over,
@@ -17,7 +22,8 @@
 //
 // LogFollower finds the files with the layout finder (log_layout.h) at every
 // poll, so ranks that start late are picked up; files are keyed by path.
-// Polling is portable and cheap: one stat and one fstat per file per poll.
+// Polling is portable and cheap: one stat, one fstat and one pread of at
+// most 1 KB per file per poll.
 #pragma once
 
 #include <sys/types.h>
@@ -42,7 +48,9 @@ class FileFollower {
 
   // Appends the whole lines (each with its '\n') written since the last
   // poll to `out`; returns what happened to the file. Never throws for I/O
-  // problems: an unreadable file reads as nothing (error() says why).
+  // problems: an unreadable file reads as nothing (error() says why: no
+  // permission, a link loop, a link to nothing, a FIFO; a path that does not
+  // exist yet is no error).
   Event poll(std::string& out);
   // The last line, still without its '\n' (for the end of a watch).
   const std::string& partial() const { return partial_; }
@@ -50,9 +58,14 @@ class FileFollower {
   uint64_t offset() const { return offset_; }
   const std::string& path() const { return path_; }
   const std::string& error() const { return error_; }
+  // Truncations (Event::kTruncated) and rotations or replacements
+  // (Event::kReplaced) seen so far.
+  uint64_t truncations() const { return truncations_; }
+  uint64_t replacements() const { return replacements_; }
 
  private:
   bool open_path();
+  bool same_start();
   void drain(std::string& out);
   void split_lines(const char* data, size_t n, std::string& out);
 
@@ -62,7 +75,10 @@ class FileFollower {
   ino_t ino_ = 0;
   uint64_t offset_ = 0;
   std::string partial_;
+  std::string head_;  // the first bytes read from the open file (its fingerprint)
   std::string error_;
+  uint64_t truncations_ = 0;
+  uint64_t replacements_ = 0;
 };
 
 // Every log of a layout request, followed.

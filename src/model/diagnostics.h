@@ -79,6 +79,10 @@ enum class Severity { kInfo, kWarning, kError };
   X(kBadScheduleMarker, "bad_schedule_marker", kWarning, false, \
     "'Schedule Profiler start at step' is not followed by two step numbers; steps are " \
     "numbered from 0") \
+  X(kTranscoded, "transcoded", kInfo, false, \
+    "a log file is UTF-16 (a byte-order mark, or ASCII with a NUL after or before every byte: " \
+    "PowerShell's '>' and Out-File write it); it was read as UTF-8. To convert it yourself: " \
+    "iconv -f UTF-16 -t UTF-8 workerlog.0 > workerlog.0.utf8") \
   X(kInvalidUtf8Type, "invalid_utf8_type", kWarning, false, \
     "a job type contains bytes that are not UTF-8; they are shown as U+FFFD") \
   X(kRerun, "rerun", kInfo, false, \

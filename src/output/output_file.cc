@@ -1,10 +1,14 @@
 #include "output/output_file.h"
+#include "output/signal_cleanup.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -16,6 +20,15 @@
 namespace ppt {
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
+
+// The record getdents64 fills (the kernel's struct linux_dirent64).
+struct linux_dirent64_view {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
 
 // Temporary files being written, for the signal handler: fixed storage, so
 // that the handler only reads memory and calls unlink() (async-signal-safe).
@@ -43,9 +56,60 @@ void unregister_temp(int& slot) {
   slot = -1;
 }
 
+// Directories to remove whole on a signal (archives being extracted): the
+// same fixed storage, and a removal made of async-signal-safe calls only.
+constexpr int kTreeSlots = 16;
+char g_tree_paths[kTreeSlots][kTempPathMax];
+std::atomic<int> g_tree_state[kTreeSlots];
+
+// Removes what is below the directory `dir` (a descriptor, closed here) with
+// openat/getdents64/unlinkat only: no allocation, no stdio, so that it may
+// run in a signal handler. Links are removed, never followed; `depth` bounds
+// the recursion (a deeper tree keeps its deepest part; the next batch
+// removes the rest).
+void remove_below(int dir, int depth) {
+  alignas(8) char buf[4096];
+  for (bool again = true; again;) {
+    again = false;
+    lseek(dir, 0, SEEK_SET);
+    while (true) {
+      long n = syscall(SYS_getdents64, dir, buf, sizeof buf);
+      if (n <= 0) break;
+      for (long off = 0; off < n;) {
+        const char* rec = buf + off;
+        unsigned short reclen = 0;
+        std::memcpy(&reclen, rec + offsetof(linux_dirent64_view, d_reclen), sizeof reclen);
+        off += reclen;
+        const char* name = rec + offsetof(linux_dirent64_view, d_name);
+        if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+        if (unlinkat(dir, name, 0) == 0) {
+          again = true;
+          continue;
+        }
+        if (depth <= 0) continue;
+        int sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) continue;
+        remove_below(sub, depth - 1);
+        if (unlinkat(dir, name, AT_REMOVEDIR) == 0) again = true;
+      }
+    }
+  }
+  close(dir);
+}
+
 extern "C" void remove_temps_and_die(int sig) {
   for (int i = 0; i < kTempSlots; ++i) {
     if (g_temp_state[i].load() == 2) unlink(g_temp_paths[i]);
+  }
+  for (int i = 0; i < kTreeSlots; ++i) {
+    if (g_tree_state[i].load() != 2) continue;
+    // Another thread may still be writing into the tree (an extraction):
+    // passes until the folder itself is gone, a few at most.
+    for (int pass = 0; pass < 16 && rmdir(g_tree_paths[i]) != 0 && errno != ENOENT; ++pass) {
+      int dir = open(g_tree_paths[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (dir < 0) break;
+      remove_below(dir, 32);
+    }
   }
   signal(sig, SIG_DFL);
   raise(sig);
@@ -123,6 +187,23 @@ std::string OutputFile::check_can_create(const std::string& given) {
   unlink(name.c_str());
   unregister_temp(slot);
   return "";
+}
+
+int register_signal_cleanup_dir(const std::string& path) {
+  if (path.size() >= kTempPathMax) return -1;
+  for (int i = 0; i < kTreeSlots; ++i) {
+    int expected = 0;
+    if (g_tree_state[i].compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_tree_paths[i], path.c_str(), path.size() + 1);
+      g_tree_state[i].store(2);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void unregister_signal_cleanup_dir(int slot) {
+  if (slot >= 0 && slot < kTreeSlots) g_tree_state[slot].store(0);
 }
 
 void install_output_signal_handlers() {

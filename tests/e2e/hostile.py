@@ -30,12 +30,20 @@ static inputs (logs/...). case.json:
                                                  HEX spells, in the same folder (names
                                                  git cannot hold: escapes, newlines,
                                                  bytes that are not UTF-8)
+              ["zip", PATH, [[NAME, SRC], ...]]  a zip made by Python's zipfile (as CI
+                                                 tools make them: names flagged UTF-8
+                                                 when not ASCII), entry NAME holding
+                                                 the file SRC, or, when SRC is a number,
+                                                 that many job lines
+              ["marker", PATH]                   an empty file (a folder's mark)
   during    what happens while the binary runs:
               {"grow": PATH}      once it has read part of PATH, it is stopped
                                   (SIGSTOP), job lines are appended, it goes on
               {"truncate": PATH}  likewise, PATH is cut halfway into what is unread
               {"append_forever": PATH}  a writer appends lines until it exits
               {"signal": "TERM"}  sent once an output's temporary file exists
+              {"signal": "TERM", "when": GLOB}  sent once a file matching GLOB
+                                  (relative to the case) exists and is not empty
   limits    for the binary: {"fsize": BYTES} RLIMIT_FSIZE (a full quota),
             {"as": BYTES} RLIMIT_AS (out of memory), {"nofile": N}
             RLIMIT_NOFILE (too many open files); a case with either is skipped
@@ -44,7 +52,10 @@ static inputs (logs/...). case.json:
   stdout    "closed" or "broken_pipe" (default: captured)
   exit      the expected exit status, or "SIGTERM" for a death by that signal
   message   text(s) that stderr must contain
-  outputs   files the run must leave (paths relative to the case); default none
+  outputs   files the run must leave (paths relative to the case; a folder
+            ends with '/'); default none
+  removed   inputs the run must remove (what it left there itself before)
+  output_lacks  {PATH: [TEXT, ...]}: texts an output must not hold
   count     false when the profiler lines of the input cannot be counted
             beforehand (default true)
 
@@ -75,6 +86,7 @@ instead.
   hostile.py --binary build/pp-timeline --accounting  the golden cases' summaries
 """
 
+import glob
 import gzip
 import json
 import os
@@ -173,6 +185,18 @@ def do_setup(work, steps):
         elif kind == "rename":
             target = os.path.join(os.fsencode(os.path.dirname(path)), bytes.fromhex(step[2]))
             os.rename(os.fsencode(path), target)
+        elif kind == "zip":
+            import warnings
+            import zipfile
+            with warnings.catch_warnings(), zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+                warnings.simplefilter("ignore")  # "Duplicate name": made on purpose
+                for name, src in step[2]:
+                    if isinstance(src, int):
+                        z.writestr(name, b"".join(job_line(i) for i in range(src)))
+                    else:
+                        z.write(os.path.join(work, src), name)
+        elif kind == "marker":
+            open(path, "wb").close()
         else:
             raise Failure("unknown setup step %r" % (step,))
 
@@ -294,8 +318,26 @@ def count_marker_lines(paths, prefixes):
         if os.path.basename(p).startswith("profile_record_tmp_file_for_rank_"):
             n += count_profile_jobs(data)
             continue
-        n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in data.split(b"\n"))
+        data = as_utf8(data)
+        # A lone '\r' ends a line as '\n' does (file_scanner.cc).
+        n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in re.split(b"\r(?!\n)|\n", data))
     return n
+
+
+def as_utf8(data):
+    """A UTF-16 log (a byte-order mark, or nine in ten of its first 256 units
+    ASCII beside a NUL) as the UTF-8 the binary reads; other bytes as they
+    are."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data[2:].decode("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be", "replace").encode()
+    head = data[:512][:len(data[:512]) // 2 * 2]
+    if len(head) >= 32:
+        units = [head[i:i + 2] for i in range(0, len(head), 2)]
+        if sum(1 for u in units if u[0] and not u[1]) * 10 >= len(units) * 9:
+            return data.decode("utf-16-le", "replace").encode()
+        if sum(1 for u in units if u[1] and not u[0]) * 10 >= len(units) * 9:
+            return data.decode("utf-16-be", "replace").encode()
+    return data
 
 
 def check_summary(stderr, expected_seen, required, sides=1):
@@ -413,13 +455,21 @@ class During:
         elif "signal" in s:
             sig = getattr(signal, "SIG" + s["signal"])
 
+            when = s.get("when")
+
             def interrupt():
                 deadline = time.time() + self.timeout
                 while proc.poll() is None and time.time() < deadline:
-                    for dirpath, _, files in os.walk(self.work):
-                        if any(".tmp." in f for f in files):
+                    if when is not None:
+                        if any(os.path.isfile(f) and os.path.getsize(f) > 0
+                               for f in glob.glob(os.path.join(self.work, when))):
                             os.kill(proc.pid, sig)
                             return
+                    else:
+                        for dirpath, _, files in os.walk(self.work):
+                            if any(".tmp." in f for f in files):
+                                os.kill(proc.pid, sig)
+                                return
                     time.sleep(0.0005)
                 self.caught = False
             self.thread = threading.Thread(target=interrupt)
@@ -608,8 +658,12 @@ def run_case(binary, name, timeout, attempt=0):
         # Inputs untouched; nothing left but the expected outputs.
         after = snapshot(work)
         expected_outputs = {os.path.normpath(o) for o in spec.get("outputs", [])}
+        expected_dirs = {os.path.normpath(o) for o in spec.get("outputs", []) if o.endswith("/")}
+        removed = {os.path.normpath(o) for o in spec.get("removed", [])}
+        for rel in removed:
+            check(rel not in after, "%s was not removed\n%s" % (rel, err))
         for rel, what in before.items():
-            if rel in during.changed:
+            if rel in during.changed or any(rel == r or rel.startswith(r + os.sep) for r in removed):
                 continue
             check(rel in after, "input %s was removed" % rel)
             check(after[rel] == what, "input %s was changed: %s -> %s" % (rel, what, after[rel]))
@@ -625,7 +679,11 @@ def run_case(binary, name, timeout, attempt=0):
                 continue
             check(rel in expected_outputs, "unexpected file left behind: %s\n%s" % (rel, err))
         for rel in expected_outputs:
-            check(rel in after and after[rel][0] == "file", "expected output %s not written\n%s" % (rel, err))
+            kind = "dir" if rel in expected_dirs else "file"
+            check(rel in after and after[rel][0] == kind, "expected output %s not written\n%s" % (rel, err))
+            for text in spec.get("output_lacks", {}).get(rel, []):
+                with open(os.path.join(work, rel), "rb") as f:
+                    check(text.encode() not in f.read(), "output %s holds %r" % (rel, text))
             path = os.path.join(work, rel)
             if rel.endswith(".json"):
                 with open(path, "rb") as f:
@@ -641,8 +699,10 @@ def run_case(binary, name, timeout, attempt=0):
         expected_seen = None
         if spec.get("count", True) and inputs is not None:
             expected_seen = count_marker_lines(inputs, during.prefixes)
-        # stats and diff print the summary only beside input problems.
-        check_summary(err, expected_seen, required=code == 0 and want != "SIGTERM" and args[0] not in ("stats", "diff"),
+        # stats and diff print the summary only beside input problems; batch
+        # prints one line per run, not convert's summary.
+        check_summary(err, expected_seen,
+                      required=code == 0 and want != "SIGTERM" and args[0] not in ("stats", "diff", "batch"),
                       sides=2 if args[0] == "diff" else 1)
         return True
     finally:

@@ -9,10 +9,14 @@ needed): exit statuses, messages, what is written.
   - convert -o x.svg / x.png / x.html, --steps, --width, --scale, and the note when a
     picture is capped;
   - batch in CI: .zip artifacts, run names from the distinguishing path parts,
-    a reused --out (stale run folders it wrote removed, nothing else), links
+    a reused --out (the files it wrote removed, nothing else), links
     in summary.md (--link-base, GitHub Actions), rounded ratios, --outputs,
     --baseline and --fail-if-slower, and every index.json validated against
-    docs/schemas/batch-index.v1.json.
+    docs/schemas/batch-index.v1.json;
+  - batch on artifacts it cannot trust: messages name archive:entry, never the
+    extraction folder; a user's files in --out (even in a run folder) survive
+    later batches; a second batch into a --out another holds is refused; the
+    step column is the gate's metric, and a failed gate shows in index.html.
 """
 import json
 import os
@@ -142,7 +146,7 @@ def check_batch_ci(b):
               "stale run folders left: %r" % sorted(os.listdir(j("o"))))
         check(os.path.exists(j("o", "mine", "notes.txt")) and os.path.exists(j("o", "readme.txt")),
               "a file batch did not write was removed")
-        check(sorted(os.listdir(j("o", "logs"))) == [".pp-timeline-batch", "timeline.svg"],
+        check(sorted(os.listdir(j("o", "logs"))) == ["timeline.svg"],
               "--outputs svg wrote %r" % sorted(os.listdir(j("o", "logs"))))
         check(index["runs"][0]["outputs"] == {"svg": "logs/timeline.svg"}, "outputs %r" % index["runs"][0]["outputs"])
         p = run(b, "batch", j("ci1", "logs"), "--out", j("o2"), "--outputs", "svg,bogus")
@@ -283,9 +287,94 @@ def check_all(b):
               "steps out of range: %r" % p.stderr)
 
 
+def write_gappy_run(folder, gap, ranks=2, steps=3):
+    """write_run with the same jobs, but steps `gap` us apart (write_run's are 2000): the busy span is the
+    same, the step period is not."""
+    os.makedirs(folder)
+    for r in range(ranks):
+        with open(os.path.join(folder, "workerlog.%d" % r), "w") as f:
+            for s in range(steps):
+                t = s * gap + r * 40
+                for (typ, mb, a, b) in [("forward", 0, 0, 200), ("backward", 0, 300, 700), ("optimizer", 0, 800, 850)]:
+                    f.write(JOB_LINE % (mb, typ, mb, ms(EPOCH_NS + (t + a) * 1000), ms(EPOCH_NS + (t + b) * 1000)))
+
+
+def check_batch_untrusted(b):
+    """What batch promises about artifacts it cannot trust and about --out (docs/hardening.md)."""
+    import fcntl
+    with temp_dir("ppt-batch-untrusted-") as w:
+        j = lambda *p: os.path.join(w, *p)
+        write_run(j("src", "run"))
+        # Messages about an archive's files name the archive and the entry, never the extraction folder.
+        with open(j("src", "run", "workerlog.1"), "a") as f:
+            f.write(JOB_LINE % (0, "forward", 0, "abc", "def"))
+        with zipfile.ZipFile(j("art.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+            for name in sorted(os.listdir(j("src", "run"))):
+                z.write(j("src", "run", name), "run/" + name)
+        p = run(b, "batch", j("art.zip"), "--out", j("o"), "-q")
+        check(p.returncode == 0, "batch of a zip with a bad line: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("o"))
+        report = open(j("o", "art_run", "report.html")).read()
+        for f in ["index.json", "summary.md", "index.html", "art_run/report.html", "art_run/timeline.svg",
+                  "art_run/trace.pftrace"]:
+            with open(j("o", f), "rb") as fh:
+                check(b".extract-" not in fh.read(), "%s names the extraction folder" % f)
+        check((j("art.zip") + ":run/workerlog.1:10: error: job_start_time = abc") in report,
+              "the report does not name archive:entry: %r" % report[report.find("Input problems"):][:400])
+
+        # --out is the user's: a file of theirs in a run folder batch wrote into, and one beside, survive.
+        with open(j("o", "art_run", "notes.txt"), "w") as f:
+            f.write("mine")
+        with open(j("o", "mine.txt"), "w") as f:
+            f.write("mine too")
+        write_run(j("src2", "other"))
+        p = run(b, "batch", j("src2", "other"), "--out", j("o"), "-q")
+        check(p.returncode == 0, "second batch into --out: exit %d: %s" % (p.returncode, p.stderr))
+        check(open(j("o", "art_run", "notes.txt")).read() == "mine", "the user's file in a run folder was removed")
+        check(open(j("o", "mine.txt")).read() == "mine too", "the user's file in --out was removed")
+        check(not os.path.exists(j("o", "art_run", "report.html")), "the last batch's report was left")
+        check(sorted(os.listdir(j("o"))) == [".pp-timeline-batch.json", ".pp-timeline-batch.lock", "art_run",
+                                            "index.html", "index.json", "mine.txt", "other", "summary.md"],
+              "--out holds %r" % sorted(os.listdir(j("o"))))
+
+        # Two writers into one --out: the second is refused while the first holds the lock.
+        with open(j("o", ".pp-timeline-batch.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            before = sorted(os.listdir(j("o")))
+            p = run(b, "batch", j("src", "run"), "--out", j("o"), "-q")
+            check(p.returncode == 1 and "another pp-timeline batch is writing into this output directory" in p.stderr,
+                  "a second batch into a busy --out: exit %d: %s" % (p.returncode, p.stderr))
+            check(sorted(os.listdir(j("o"))) == before, "the refused batch changed --out")
+        p = run(b, "batch", j("src", "run"), "--out", j("o"), "-q")
+        check(p.returncode == 0, "batch once the lock is free: exit %d: %s" % (p.returncode, p.stderr))
+
+        # One step metric: the column shows what "vs baseline" compares (the gate's metric, its mean), named;
+        # a failed gate shows in the title and marks the slow run.
+        write_run(j("base", "logs"))
+        write_gappy_run(j("gappy", "logs"), 2600)
+        p = run(b, "batch", "--baseline", j("base", "logs"), j("gappy", "logs"), "--out", j("og"), "-q",
+                "--fail-if-slower", "10")
+        check(p.returncode == 1, "a 30%% longer period past a 10%% gate: exit %d: %s" % (p.returncode, p.stderr))
+        index = load_index(j("og"))
+        base, gappy = index["runs"]
+        check(base["step_metric"] == "period" and gappy["step_metric"] == "period", "metrics %r" % index["runs"])
+        check(abs(base["step_metric_us"] - 2000) < 1 and abs(gappy["step_metric_us"] - 2600) < 1,
+              "step_metric_us %r %r" % (base["step_metric_us"], gappy["step_metric_us"]))
+        delta = gappy["baseline"]["step_time_delta_pct"]
+        check(gappy["baseline"]["metric"] == "period" and
+              abs(delta - 100.0 * (gappy["step_metric_us"] / base["step_metric_us"] - 1)) < 0.01,
+              "the delta %r is not the change of the figure shown" % gappy["baseline"])
+        md = open(j("og", "summary.md")).read()
+        check("step period (mean)" in md and "2.600 ms" in md and "2.000 ms" in md, "summary.md: %r" % md)
+        html = open(j("og", "index.html")).read()
+        check("gate failed: 1 run slower than the baseline by more than 10%" in html, "index.html title: %r" % html[:600])
+        check(html.count('data-gate="failed"') == 1 and "step period (mean)" in html, "slow run not marked: %r" % html)
+
+
 def main():
     b = arg_parser(__doc__).parse_args().binary
     try:
+        check_batch_untrusted(b)
         check_all(b)
         check_batch_ci(b)
     except Failure as e:

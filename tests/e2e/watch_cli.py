@@ -285,6 +285,28 @@ def number_cases(binary, tmp):
     check(jsonl in p.stderr and page in p.stderr, "the last line names the files written: " + p.stderr[-300:])
 
 
+def accounting_case(binary, tmp):
+    """watch's last line gives convert's account (written, rejected by kind) and names the logs it cannot
+    open and the ranks that are missing."""
+    logs = os.path.join(tmp, "acct")
+    ppt_test.gen_logs(logs, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "2", "--steps", "3"])
+    with open(os.path.join(logs, "workerlog.0"), "a") as f:
+        f.write(ppt_test.JOB_LINE % (0, "forward", 0, "abc", "1697793307254.006104"))
+    os.remove(os.path.join(logs, "workerlog.2"))
+    os.remove(os.path.join(logs, "workerlog.1"))
+    os.symlink("nowhere", os.path.join(logs, "workerlog.1"))
+    p = ppt_test.run(binary, ["watch", logs, "--idle-timeout", "0", "--stop-after", "1", "--jsonl", os.devnull] + POLL,
+                     timeout=60)
+    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    m = re.search(r"(\d+) profiler lines: (\d+) jobs written, (\d+) rejected \(1 bad_time\)", last)
+    if not check(m is not None, "the last line does not give the account: %r" % p.stderr):
+        return
+    seen, written, rejected = (int(g) for g in m.groups())
+    check(rejected == 1 and written + rejected == seen, "written + rejected != seen: %r" % last)
+    check("workerlog.1: cannot open: a symbolic link to nothing" in p.stderr, "the dangling link is not named: %r" % p.stderr)
+    check("workerlog.2" in p.stderr, "the missing rank is not named: %r" % p.stderr)
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--writer":
         writer(sys.argv[2], sys.argv[3], float(sys.argv[4]))
@@ -303,6 +325,7 @@ def main():
         return checks.exit_code("watch_cli")
     with temp_dir("ppt-watch-cli-") as tmp:
         try:
+            accounting_case(args.binary, tmp)
             src = live_case(args.binary, protoc, tmp)
             static_cases(args.binary, src, tmp)
         except ppt_test.Failure as e:

@@ -1,5 +1,8 @@
 // Batch conversion: finding runs in folders and archives, one bad artifact
 // among good ones, the index files, and gzipped logs found by the layout.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
@@ -173,11 +176,11 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   CHECK(r.runs[0].bubble_ratio > 0);
   CHECK(r.runs[0].bubble_ratio < 1);
 
-  // Per run: the default outputs (not the large Chrome JSON) and the
-  // marker; for the batch: the index files.
+  // Per run: the default outputs (not the large Chrome JSON); for the
+  // batch: the index files and the manifest of what it wrote.
   fs::path out(opt.out_dir);
   for (const char* name : {"plain", "ci-123_logs", "many_jobA_logs", "many_jobB"}) {
-    for (const char* file : {"report.html", "timeline.svg", "trace.pftrace", "stats.json", kRunMarker}) {
+    for (const char* file : {"report.html", "timeline.svg", "trace.pftrace", "stats.json"}) {
       INFO(name << "/" << file);
       CHECK(fs::file_size(out / name / file) > 0);
     }
@@ -272,7 +275,7 @@ TEST_CASE("runs are named by the parts of their paths that tell them apart", "[b
   CHECK(names == std::vector<std::string>{"ci1-logs", "ci2-logs", "a-x-logs", "b-x-logs", "solo", "solo-2"});
 }
 
-TEST_CASE("a reused output directory loses the run folders batch wrote there, and nothing else", "[batch]") {
+TEST_CASE("a reused output directory loses the files batch wrote there, and nothing else", "[batch]") {
   TempDir t;
   fs::path root(t.path());
   t.write("in/one/workerlog.0", rank_log(0, 2));
@@ -283,9 +286,11 @@ TEST_CASE("a reused output directory loses the run folders batch wrote there, an
   opt.outputs = BatchOutputs{false, true, false, false, false};
   REQUIRE_FALSE(run_batch({t.path() + "/in/one", t.path() + "/in/two"}, opt).any_failed());
   fs::path out(opt.out_dir);
-  REQUIRE(fs::exists(out / "two" / kRunMarker));
-  // Things batch did not write: a folder of the user's, and a link to a marked folder elsewhere.
+  REQUIRE(fs::exists(out / "two" / "timeline.svg"));
+  // Things batch did not write: a folder of the user's, a file of the user's in a run folder batch
+  // wrote, and a link to a marked folder elsewhere.
   t.write("out/mine/notes.txt", "keep");
+  t.write("out/one/notes.txt", "keep too");
   t.write("elsewhere/marked/" + std::string(kRunMarker), "x");
   t.write("elsewhere/marked/data", "keep");
   fs::create_directory_symlink(root / "elsewhere" / "marked", out / "linked");
@@ -294,11 +299,71 @@ TEST_CASE("a reused output directory loses the run folders batch wrote there, an
   CHECK(fs::exists(out / "one" / "timeline.svg"));
   CHECK_FALSE(fs::exists(out / "two"));
   CHECK(read_all(out / "mine" / "notes.txt") == "keep");
+  CHECK(read_all(out / "one" / "notes.txt") == "keep too");
   CHECK(fs::is_symlink(out / "linked"));
   CHECK(read_all(root / "elsewhere" / "marked" / "data") == "keep");
   CHECK(fs::exists(out / "fake" / kRunMarker / "inside"));
   auto index = nlohmann::json::parse(read_all(out / "index.json"));
   CHECK(index["runs"].size() == 1);
+}
+
+TEST_CASE("a user's files in a folder batch once wrote into survive every later batch", "[batch]") {
+  TempDir t;
+  t.write("in/main/workerlog.0", rank_log(0, 2));
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 1;
+  opt.outputs = BatchOutputs{false, true, false, true, false};
+  // The user's folder, which the run's name falls on.
+  t.write("out/main/mine.txt", "the user's");
+  t.write("out/main/sub/deep.txt", "the user's too");
+  REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
+  fs::path out(opt.out_dir);
+  REQUIRE(fs::exists(out / "main" / "timeline.svg"));
+  // A file the user put in later, and one in a folder batch made.
+  t.write("in/other/workerlog.0", rank_log(0, 2));
+  REQUIRE_FALSE(run_batch({t.path() + "/in/other"}, opt).any_failed());
+  t.write("out/other/later.txt", "the user's, written after");
+  REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
+  REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
+  CHECK(read_all(out / "main" / "mine.txt") == "the user's");
+  CHECK(read_all(out / "main" / "sub" / "deep.txt") == "the user's too");
+  CHECK(read_all(out / "other" / "later.txt") == "the user's, written after");
+  // What batch wrote for "other" is gone; the folder stays for the user's file.
+  CHECK_FALSE(fs::exists(out / "other" / "timeline.svg"));
+  CHECK(fs::exists(out / "main" / "timeline.svg"));
+  // A manifest naming a file outside the output directory, or through a link, removes nothing there.
+  t.write("precious/keep.txt", "outside");
+  fs::create_directory_symlink(fs::path(t.path()) / "precious", out / "via-link");
+  t.write("out/.pp-timeline-batch.json",
+          R"({"schema": "pp-timeline-batch-manifest/1", "files": ["../precious/keep.txt", "via-link/keep.txt",
+              "/etc/hostname"], "dirs": ["../precious", "via-link"]})");
+  REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
+  CHECK(read_all(fs::path(t.path()) / "precious" / "keep.txt") == "outside");
+  CHECK(fs::is_symlink(out / "via-link"));
+}
+
+TEST_CASE("a second batch into an output directory another batch holds is refused, and writes nothing", "[batch]") {
+  TempDir t;
+  t.write("in/main/workerlog.0", rank_log(0, 2));
+  t.write("out/keep.txt", "x");
+  BatchOptions opt;
+  opt.out_dir = t.path() + "/out";
+  opt.threads = 1;
+  // The first batch's lock, as it holds it while it runs.
+  int fd = ::open((t.path() + "/out/.pp-timeline-batch.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  BatchResult r = run_batch({t.path() + "/in/main"}, opt);
+  CHECK(r.runs.empty());
+  CHECK(r.error.find("another pp-timeline batch is writing into this output directory") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(opt.out_dir) / "index.json"));
+  CHECK_FALSE(fs::exists(fs::path(opt.out_dir) / "main"));
+  ::close(fd);
+  r = run_batch({t.path() + "/in/main"}, opt);
+  CHECK(r.error.empty());
+  CHECK(fs::exists(fs::path(opt.out_dir) / "main" / "timeline.svg"));
+  CHECK(read_all(fs::path(opt.out_dir) / "keep.txt") == "x");
 }
 
 TEST_CASE("with a baseline every run gets its change, and the gate fails past the limit", "[batch]") {

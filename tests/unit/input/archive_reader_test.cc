@@ -144,7 +144,7 @@ TEST_CASE("a hostile archive writes nothing outside the directory and creates no
   REQUIRE(sh(cd + "tar -rPf h.tar --transform='s,^payload$,dirlink/evil3,' payload") == 0);
   REQUIRE(sh(cd + "ln payload hard && tar -rf h.tar payload hard") == 0);  // 'hard' becomes a hard link entry
   REQUIRE(sh(cd + "mkfifo fifo && tar -rf h.tar fifo") == 0);
-  REQUIRE(sh(cd + "tar -rf h.tar payload") == 0);  // a harmless file after all that
+  REQUIRE(sh(cd + "cp payload after && tar -rf h.tar after") == 0);  // a harmless file after all that
 
   fs::path dest = work / "x" / "dest";
   fs::create_directories(dest);
@@ -162,7 +162,7 @@ TEST_CASE("a hostile archive writes nothing outside the directory and creates no
   std::vector<std::string> got = listing(dest, &any_link);
   CHECK_FALSE(any_link);
   // The links were not made, so the names under them are plain folders in dest.
-  CHECK(got == std::vector<std::string>{"dirlink", "dirlink/evil3", "etclink", "etclink/evil-passwd", "payload"});
+  CHECK(got == std::vector<std::string>{"after", "dirlink", "dirlink/evil3", "etclink", "etclink/evil-passwd", "payload"});
 
   std::string skipped;
   for (const std::string& s : r.skipped) skipped += s + "\n";
@@ -629,4 +629,59 @@ TEST_CASE("a zip's lying sizes, bombs and truncation stop with the entry named, 
       CHECK_FALSE(fs::exists(dest / row.absent));
     }
   }
+}
+
+TEST_CASE("a zip holding one path twice is refused, never read as the last of the two", "[archive]") {
+  TempDir t;
+  fs::path work(t.path());
+  fs::path dest = work / "dest";
+  fs::create_directories(dest);
+  write_bytes(work / "twice.zip", zip_bytes({stored("run/workerlog.0", "first\n"), stored("run/workerlog.1", "one\n"),
+                                             stored("run/./workerlog.0", "second\n")}));
+  ArchiveResult r = extract_archive((work / "twice.zip").string(), dest.string());
+  CHECK_FALSE(r.ok);
+  CHECK(r.error == (work / "twice.zip").string() +
+                       ":run/./workerlog.0: a second entry of this path (the archive holds two files at one name, and "
+                       "one would replace the other); refused");
+  // A tar with a path twice (tar -r appends a file again) is refused too.
+  t.write("payload", "one\n");
+  std::string cd = "cd " + quoted(work.string()) + " && ";
+  REQUIRE(sh(cd + "tar -cf twice.tar payload && tar -rf twice.tar payload") == 0);
+  fs::path dest3 = work / "dest3";
+  fs::create_directories(dest3);
+  ArchiveResult tr = extract_archive((work / "twice.tar").string(), dest3.string());
+  CHECK_FALSE(tr.ok);
+  CHECK(tr.error.find("twice.tar:payload: a second entry of this path") != std::string::npos);
+  // A folder entry repeated is no conflict.
+  fs::path dest2 = work / "dest2";
+  fs::create_directories(dest2);
+  ZipEntry dir = stored("run/", "");
+  dir.unix_mode = 040755;
+  write_bytes(work / "dirs.zip", zip_bytes({dir, stored("run/workerlog.0", "x\n"), dir}));
+  ArchiveResult d = extract_archive((work / "dirs.zip").string(), dest2.string());
+  INFO(d.error);
+  CHECK(d.ok);
+  CHECK(d.files == 1);
+}
+
+TEST_CASE("a zip's names flagged UTF-8 (bit 11, as Python's zipfile writes them) are read as they are", "[archive]") {
+  TempDir t;
+  fs::path work(t.path());
+  fs::path dest = work / "dest";
+  fs::create_directories(dest);
+  ZipEntry a = stored("logs/r\xC3\xA9sultats/workerlog.0", "line 0\n");
+  a.flags = 0x800;
+  ZipEntry b = stored("logs/\xE6\x97\xA5\xE5\xBF\x97/workerlog.1", "line 1\n");
+  b.flags = 0x800;
+  write_bytes(work / "utf8.zip", zip_bytes({a, b}));
+  ArchiveResult r = extract_archive((work / "utf8.zip").string(), dest.string());
+  INFO(r.error);
+  REQUIRE(r.ok);
+  std::string skipped;
+  for (const std::string& s : r.skipped) skipped += s + "\n";
+  INFO(skipped);
+  CHECK(r.skipped.empty());
+  CHECK(r.files == 2);
+  CHECK(read_all(dest / "logs/r\xC3\xA9sultats/workerlog.0") == "line 0\n");
+  CHECK(read_all(dest / "logs/\xE6\x97\xA5\xE5\xBF\x97/workerlog.1") == "line 1\n");
 }

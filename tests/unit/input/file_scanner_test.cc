@@ -4,10 +4,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "input/file_scanner.h"
+#include "input/text_encoding.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -249,4 +252,155 @@ TEST_CASE("a job printed twice is drawn once and the copy is counted as rejected
   REQUIRE_FALSE(twice.diagnostics.examples().empty());
   CHECK(twice.diagnostics.examples()[0].line == 2);
   CHECK(twice.diagnostics.examples()[0].detail.find("line 1") != std::string::npos);
+}
+
+namespace {
+// The job line without its newline.
+std::string bare(const std::string& line) { return line.substr(0, line.size() - 1); }
+}  // namespace
+
+TEST_CASE("lines ended by a lone CR (a progress bar's) are lines: every job is written or counted", "[scanner]") {
+  std::string log;
+  for (int i = 0; i < 20; ++i) log += bare(job_line("forward", i, i * 10, i * 10 + 5)) + "\r";
+  log += "\n";
+  // A progress bar rewriting its line, then a job on the same '\n' line; and CRLF endings.
+  log += "epoch 1:  10%|#   |\repoch 1:  50%|##  |\r" + job_line("backward", 0, 300, 310);
+  log += bare(job_line("backward", 1, 320, 330)) + "\r\n";
+  for (size_t buffer : {256u, 1u << 20}) {
+    INFO("buffer " << buffer);
+    ScanOptions opt;
+    opt.buffer_bytes = buffer;
+    FileScan s = scan_buffer(log, 0, parser(), opt);
+    CHECK(s.counts.profiler_lines == 22);
+    CHECK(s.diagnostics.rejected_jobs() == 0);
+    REQUIRE(s.jobs.size() == 22);
+    for (int i = 0; i < 20; ++i) {
+      CHECK(s.jobs[i].micro_batch == i);
+      CHECK(s.jobs[i].line == 1);
+      CHECK(s.jobs[i].end_ns - s.jobs[i].start_ns == 5000);
+    }
+    CHECK(s.jobs[20].line == 2);
+    CHECK(s.jobs[21].line == 3);
+    CHECK(s.types == std::vector<std::string>{"forward", "backward"});
+  }
+}
+
+TEST_CASE("a line cut inside 'Job (' and then a whole job line loses only the cut one", "[scanner]") {
+  std::string whole = job_line("forward", 3, 100, 150);
+  std::string prefix = "I1020 09:15:07.265326 4242 standalone_executor.cc:217] ";
+  std::string log = job_line("forward", 2, 0, 50) + prefix + "Profiler Info: Job (" + whole +
+                    prefix + "Profiler Info: Job (1" + job_line("forward", 4, 200, 250);
+  FileScan s = scan_buffer(log, 0, parser());
+  CHECK(s.counts.profiler_lines == 5);
+  REQUIRE(s.jobs.size() == 3);
+  CHECK(s.jobs[1].micro_batch == 3);
+  CHECK(s.jobs[1].line == 2);
+  CHECK(s.jobs[1].start_ns == testing::kEpochNs + 100000);
+  CHECK(s.jobs[1].end_ns == testing::kEpochNs + 150000);
+  CHECK(s.jobs[2].micro_batch == 4);
+  CHECK(s.diagnostics.count_of(IssueKind::kTruncatedJobLine) == 2);
+  CHECK(s.diagnostics.count_of(IssueKind::kBadJobId) == 0);
+}
+
+TEST_CASE("a whole job line and a damaged marker without a newline between: the job as its line gave it",
+          "[scanner]") {
+  std::string first = bare(job_line("forward", 1, 10, 15));
+  std::string damaged = "Profiler Info: Jo (7), type = forward, micro_batch_id = 7, job_start_time = "
+                        "1697793307070.000000, job_end_time = 1697793307075.500000";
+  std::string log = job_line("forward", 0, 0, 5) + first + damaged + "\n" + job_line("forward", 2, 20, 25);
+  FileScan s = scan_buffer(log, 0, parser());
+  CHECK(s.counts.profiler_lines == 3);
+  CHECK(s.diagnostics.rejected_jobs() == 0);
+  REQUIRE(s.jobs.size() == 3);
+  CHECK(s.types == std::vector<std::string>{"forward"});
+  CHECK(s.jobs[1].micro_batch == 1);
+  CHECK(s.jobs[1].start_ns == testing::kEpochNs + 10000);
+  CHECK(s.jobs[1].end_ns == testing::kEpochNs + 15000);
+}
+
+TEST_CASE("a UTF-16 log, with or without a byte-order mark, is read and its encoding named", "[scanner]") {
+  testing::TempDir t;
+  std::string text = "I1020 09:15:00.000000 1 x.cc:1] caf\xC3\xA9 \xF0\x9F\x98\x80 starting\n" +
+                     job_line("forward", 0, 0, 5) + job_line("backward", 0, 10, 20);
+  // UTF-8 to UTF-16 by hand (the text holds one character beyond the BMP: a surrogate pair).
+  auto utf16 = [&](bool big) {
+    std::u32string cps;
+    for (size_t i = 0; i < text.size();) {
+      unsigned char c = static_cast<unsigned char>(text[i]);
+      int n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      char32_t cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+      for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      cps.push_back(cp);
+      i += n;
+    }
+    std::string out;
+    auto unit = [&](uint16_t u) {
+      out.push_back(static_cast<char>(big ? u >> 8 : u & 0xff));
+      out.push_back(static_cast<char>(big ? u & 0xff : u >> 8));
+    };
+    for (char32_t cp : cps) {
+      if (cp >= 0x10000) {
+        unit(static_cast<uint16_t>(0xD800 + ((cp - 0x10000) >> 10)));
+        unit(static_cast<uint16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF)));
+      } else {
+        unit(static_cast<uint16_t>(cp));
+      }
+    }
+    return out;
+  };
+  struct Case {
+    std::string name, bytes, says;
+  };
+  for (const Case& c : {Case{"le-bom", "\xFF\xFE" + utf16(false), "UTF-16LE (it starts with a byte-order mark)"},
+                        Case{"be-bom", "\xFE\xFF" + utf16(true), "UTF-16BE (it starts with a byte-order mark)"},
+                        Case{"le", utf16(false), "UTF-16LE (a NUL beside every ASCII byte)"},
+                        Case{"be", utf16(true), "UTF-16BE (a NUL beside every ASCII byte)"}}) {
+    INFO(c.name);
+    for (size_t buffer : {256u, 1u << 20}) {
+      ScanOptions opt;
+      opt.buffer_bytes = buffer;
+      FileScan s = scan_file(t.write(c.name, c.bytes), 0, parser(), opt);
+      REQUIRE(s.jobs.size() == 2);
+      CHECK(s.types == std::vector<std::string>{"forward", "backward"});
+      CHECK(s.jobs[1].line == 3);
+      CHECK(s.diagnostics.count_of(IssueKind::kNoProfilerLines) == 0);
+      int named = 0, changed = 0;
+      for (const Diagnostic& d : s.diagnostics.examples()) {
+        named += d.detail.find(c.says) != std::string::npos;
+        changed += d.detail.find("shrank") != std::string::npos || d.detail.find("grew") != std::string::npos;
+      }
+      CHECK(named == 1);
+      CHECK(changed == 0);
+      CHECK(s.diagnostics.count_of(IssueKind::kTranscoded) == 1);
+      CHECK(s.diagnostics.count_of(IssueKind::kFileChanged) == 0);
+    }
+  }
+  // A cut last unit and a lone surrogate become U+FFFD; nothing is lost before them.
+  std::string odd = "\xFF\xFE" + utf16(false) + std::string("\x00\xD8", 2) + "x";
+  FileScan s = scan_file(t.write("odd", odd), 0, parser());
+  CHECK(s.jobs.size() == 2);
+  // A UTF-8 log with NUL bytes is not taken for UTF-16.
+  std::string nuls = std::string(64, '\0') + job_line("forward", 0, 0, 5);
+  FileScan n = scan_file(t.write("nuls", nuls), 0, parser());
+  CHECK(n.jobs.size() == 1);
+  CHECK(n.diagnostics.examples().empty());
+}
+
+TEST_CASE("UTF-16 is converted the same whatever room each read leaves", "[scanner]") {
+  // "a é 😀 \n" in UTF-16LE: one, two and four UTF-8 bytes a character.
+  const std::string le("a\0 \0\xE9\0 \0\x3D\xD8\x00\xDE\n\0", 14);
+  for (size_t cap : {1u, 2u, 3u, 4u, 5u, 64u}) {
+    INFO("cap " << cap);
+    size_t pos = 0;
+    Utf16Decoder d(TextEncoding::kUtf16Le, [&](char* dst, size_t n, std::string*) -> long {
+      size_t k = std::min(n, le.size() - pos);
+      std::memcpy(dst, le.data() + pos, k);
+      pos += k;
+      return static_cast<long>(k);
+    });
+    std::string out, error;
+    char buf[64];
+    for (long n; (n = d.read(buf, cap, &error)) > 0;) out.append(buf, static_cast<size_t>(n));
+    CHECK(out == "a \xC3\xA9 \xF0\x9F\x98\x80\n");
+  }
 }

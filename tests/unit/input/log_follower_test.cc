@@ -63,6 +63,34 @@ TEST_CASE("a truncated file is read again from its start", "[follower]") {
   CHECK(f.partial().empty());
 }
 
+TEST_CASE("a file truncated and grown past the old offset between two polls is read again from its start",
+          "[follower]") {
+  ppt::testing::TempDir dir;
+  std::string first = "I1020 09:15:00.000001 1 a.cc:1] run one, line 1\nI1020 09:15:00.000002 1 a.cc:1] run one, line 2\n";
+  std::string path = dir.write("workerlog.0", first);
+  FileFollower f(path);
+  CHECK(poll_text(f) == first);
+  // copytruncate, then the writer goes on: by the next poll the file is longer than what was read.
+  std::string again = "I1020 09:16:00.000001 1 a.cc:1] after the rotation, line 1\n"
+                      "I1020 09:16:00.000002 1 a.cc:1] after the rotation, line 2\n";
+  REQUIRE(again.size() > first.size());
+  dir.write("workerlog.0", again);  // in place: same inode
+  FileFollower::Event e{};
+  CHECK(poll_text(f, &e) == again);
+  CHECK(e == FileFollower::Event::kTruncated);
+  // A file that only grew keeps its start: no rereading.
+  append(path, "tail\n");
+  CHECK(poll_text(f, &e) == "tail\n");
+  CHECK(e == FileFollower::Event::kNone);
+  // Past the fingerprint's kilobyte, a rewrite with a new start is still seen.
+  append(path, std::string(3000, 'x') + "\n");
+  CHECK(poll_text(f).size() == 3001);
+  std::string third = "I1020 09:17:00.000001 1 a.cc:1] third run\n" + std::string(4000, 'y') + "\n";
+  dir.write("workerlog.0", third);
+  CHECK(poll_text(f, &e) == third);
+  CHECK(e == FileFollower::Event::kTruncated);
+}
+
 TEST_CASE("a rotated file is read to its end, then the new file from its start", "[follower]") {
   ppt::testing::TempDir dir;
   std::string path = dir.write("workerlog.0", "old1\n");
