@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -28,9 +29,15 @@ inline int64_t real_wall_now_ns() {
 
 // The clocks the shim reads. Tests replace them with a fake whose wall clock
 // drifts (set_clocks_for_testing); everything else uses the real ones.
+inline void real_pause_ns(int64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
+
 struct Clocks {
   int64_t (*steady_ns)() = real_steady_now_ns;
   int64_t (*wall_ns)() = real_wall_now_ns;
+  // Waits about `ns` while polling the device; a fake moves its own time
+  // instead, so that waiting out a lag of virtual milliseconds costs no real
+  // ones.
+  void (*pause_ns)(int64_t ns) = real_pause_ns;
 };
 const Clocks& clocks();
 // nullptr restores the real clocks.
@@ -38,6 +45,7 @@ void set_clocks_for_testing(const Clocks* fake);
 
 inline int64_t steady_now_ns() { return clocks().steady_ns(); }
 inline int64_t wall_now_ns() { return clocks().wall_ns(); }
+inline void pause_ns(int64_t ns) { clocks().pause_ns(ns); }
 
 // The two clocks read together: wall_ns was read between two steady readings
 // whose midpoint is steady_ns, half_width_ns apart from either.

@@ -221,7 +221,7 @@ class CudaTimer final : public Timer {
       if (wait_ == FlushWait::kPoll) {
         std::this_thread::yield();
       } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        pause_ns(50'000);
       }
     }
   }

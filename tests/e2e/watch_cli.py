@@ -276,8 +276,11 @@ def number_cases(binary, tmp):
     steps = [s["step"] for s in read_jsonl(jsonl)]
     check(steps == list(range(500, 530)), "the steps are the logs' 500-529: %s" % steps[:5])
     text = open(page).read() if os.path.exists(page) else ""
-    check("steps 510-529 of 20" in text, "the page shows the last 20 steps, 510-529: %s" %
-          re.findall(r"steps \d+-\d+ of \d+", text)[:2])
+    # 20 steps of 10 jobs are too dense to draw whole: the picture shows the
+    # slowest of the 20 (the one picture rule), named by the logs' number.
+    check(re.search(r"steps 510-529 of 20|step 5[12]\d \(slowest of 20\)", text) is not None,
+          "the page shows the last 20 steps, 510-529: %s" %
+          re.findall(r"steps? \d+(?:-\d+)? (?:of \d+|\(slowest of \d+\))", text)[:2])
     named = {int(n) for n in re.findall(r"\bstep (\d+)", text)}
     check(named and all(510 <= n <= 529 for n in named), "every step the page names is one of 510-529: %s"
           % sorted(named))

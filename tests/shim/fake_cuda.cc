@@ -291,6 +291,7 @@ void install_clocks(const Config& c) {
   g->config = c;
   g_clocks.steady_ns = fake_steady;
   g_clocks.wall_ns = fake_wall;
+  g_clocks.pause_ns = [](int64_t ns) { st().now += ns; };
   ppt::shim::detail::set_clocks_for_testing(&g_clocks);
 }
 void remove_clocks() {
