@@ -101,6 +101,19 @@ std::string safe_run_name(std::string_view text) {
   return out;
 }
 
+std::string run_name(std::string_view stem, std::string_view inside) {
+  std::string name(stem);
+  for (const fs::path& part : fs::path(std::string(inside)).lexically_normal()) {
+    std::string p = part.string();
+    if (p.empty() || p == "." || p == "/") continue;
+    // An archive usually holds its own folder (main.zip: main/log): said
+    // once, main.zip:main/log is named as the folder main/log is.
+    if (name == p || name.ends_with("-" + p)) continue;
+    name += (name.empty() ? "" : "-") + p;
+  }
+  return name;
+}
+
 // ---------------------------------------------------------------------------
 // Finding the log directories of a folder
 
@@ -706,7 +719,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       r.is_baseline = is_baseline;
       bool top = rel == ".";
       r.source = top ? a->path : a->path + ":" + rel;
-      r.name = unique(safe_run_name(top ? a->stem : a->stem + "_" + rel));
+      r.name = unique(safe_run_name(run_name(a->stem, top ? "" : rel)));
       r.warnings = a->warnings;
       result.runs.push_back(std::move(r));
       jobs.push_back({a.get(), top ? a->root : (fs::path(a->root) / rel).string()});

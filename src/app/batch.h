@@ -160,5 +160,10 @@ std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth
 
 // A folder name made of [A-Za-z0-9._-] from `text` (other bytes become '_').
 std::string safe_run_name(std::string_view text);
+// A run's name before safe_run_name: the artifact's stem ("ci1-logs") and
+// the folders of the run inside it, all joined with '-' (one rule for folders
+// and archives), a folder that repeats the part before it said once:
+// ("main", "log") and ("main", "main/log") are both "main-log".
+std::string run_name(std::string_view stem, std::string_view inside);
 
 }  // namespace ppt

@@ -94,7 +94,7 @@ def check_batch_ci(b):
         check(p.returncode == 0, "batch of a .zip: exit %d: %s" % (p.returncode, p.stderr))
         index = load_index(j("oz"))
         check([r["status"] for r in index["runs"]] == ["ok"], "zip statuses %r" % index["runs"])
-        check(index["runs"][0]["name"] == "artifact_logs", "zip run name %r" % index["runs"][0]["name"])
+        check(index["runs"][0]["name"] == "artifact-logs", "zip run name %r" % index["runs"][0]["name"])
 
         # A hostile .zip: zip-slip names and a symbolic link entry are refused, named in the run's warnings,
         # and nothing is written outside; the logs beside them are converted.
@@ -223,7 +223,7 @@ def check_all(b):
               "last line: %r" % p.stderr)
         index = load_index(os.path.join(w, "o1"))
         check([r["status"] for r in index["runs"]] == ["ok", "ok"], "statuses %r" % index["runs"])
-        check([r["name"] for r in index["runs"]] == ["good", "ci-7_logs"], "names %r" % index["runs"])
+        check([r["name"] for r in index["runs"]] == ["good", "ci-7-logs"], "names %r" % index["runs"])
         for r in index["runs"]:
             for rel in r["outputs"].values():
                 check(os.path.getsize(os.path.join(w, "o1", rel)) > 0, "missing output " + rel)
@@ -314,26 +314,26 @@ def check_batch_untrusted(b):
         p = run(b, "batch", j("art.zip"), "--out", j("o"), "-q")
         check(p.returncode == 0, "batch of a zip with a bad line: exit %d: %s" % (p.returncode, p.stderr))
         index = load_index(j("o"))
-        report = open(j("o", "art_run", "report.html")).read()
-        for f in ["index.json", "summary.md", "index.html", "art_run/report.html", "art_run/timeline.svg",
-                  "art_run/trace.pftrace"]:
+        report = open(j("o", "art-run", "report.html")).read()
+        for f in ["index.json", "summary.md", "index.html", "art-run/report.html", "art-run/timeline.svg",
+                  "art-run/trace.pftrace"]:
             with open(j("o", f), "rb") as fh:
                 check(b".extract-" not in fh.read(), "%s names the extraction folder" % f)
         check((j("art.zip") + ":run/workerlog.1:10: error: job_start_time = abc") in report,
               "the report does not name archive:entry: %r" % report[report.find("Input problems"):][:400])
 
         # --out is the user's: a file of theirs in a run folder batch wrote into, and one beside, survive.
-        with open(j("o", "art_run", "notes.txt"), "w") as f:
+        with open(j("o", "art-run", "notes.txt"), "w") as f:
             f.write("mine")
         with open(j("o", "mine.txt"), "w") as f:
             f.write("mine too")
         write_run(j("src2", "other"))
         p = run(b, "batch", j("src2", "other"), "--out", j("o"), "-q")
         check(p.returncode == 0, "second batch into --out: exit %d: %s" % (p.returncode, p.stderr))
-        check(open(j("o", "art_run", "notes.txt")).read() == "mine", "the user's file in a run folder was removed")
+        check(open(j("o", "art-run", "notes.txt")).read() == "mine", "the user's file in a run folder was removed")
         check(open(j("o", "mine.txt")).read() == "mine too", "the user's file in --out was removed")
-        check(not os.path.exists(j("o", "art_run", "report.html")), "the last batch's report was left")
-        check(sorted(os.listdir(j("o"))) == [".pp-timeline-batch.json", ".pp-timeline-batch.lock", "art_run",
+        check(not os.path.exists(j("o", "art-run", "report.html")), "the last batch's report was left")
+        check(sorted(os.listdir(j("o"))) == [".pp-timeline-batch.json", ".pp-timeline-batch.lock", "art-run",
                                             "index.html", "index.json", "mine.txt", "other", "summary.md"],
               "--out holds %r" % sorted(os.listdir(j("o"))))
 

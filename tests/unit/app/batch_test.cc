@@ -109,6 +109,16 @@ TEST_CASE("run folder names are safe", "[batch]") {
   CHECK(safe_run_name(std::string(300, 'a')).size() == 96);
 }
 
+TEST_CASE("runs are named by one rule for folders and archives", "[batch]") {
+  // The folder main/log, and main.zip holding main/log, are one name.
+  CHECK(run_name("main-log", "") == "main-log");
+  CHECK(run_name("main", "log") == "main-log");
+  CHECK(run_name("main", "main/log") == "main-log");
+  CHECK(run_name("ci1-logs", "logs/run2") == "ci1-logs-run2");
+  CHECK(run_name("art", "a/./b/") == "art-a-b");
+  CHECK(safe_run_name(run_name("art", "r\xC3\xA9sultats")) == "art-r_sultats");
+}
+
 TEST_CASE("a batch converts directories, archives and folders of runs; bad artifacts do not stop it", "[batch]") {
   TempDir t;
   fs::path in = fs::path(t.path()) / "in";
@@ -153,8 +163,8 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
     uint32_t steps;
   };
   const Want want[] = {
-      {"plain", BatchStatus::kOk, 3},         {"ci-123_logs", BatchStatus::kOk, 2},
-      {"many_jobA_logs", BatchStatus::kOk, 4}, {"many_jobB", BatchStatus::kOk, 1},
+      {"plain", BatchStatus::kOk, 3},         {"ci-123-logs", BatchStatus::kOk, 2},
+      {"many-jobA-logs", BatchStatus::kOk, 4}, {"many-jobB", BatchStatus::kOk, 1},
       {"", BatchStatus::kBadArtifact, 0},      {"", BatchStatus::kBadArtifact, 0},
       {"", BatchStatus::kNoLogs, 0},           {"quiet", BatchStatus::kNoJobs, 0},
       {"", BatchStatus::kBadArtifact, 0},
@@ -179,7 +189,7 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   // Per run: the default outputs (not the large Chrome JSON); for the
   // batch: the index files and the manifest of what it wrote.
   fs::path out(opt.out_dir);
-  for (const char* name : {"plain", "ci-123_logs", "many_jobA_logs", "many_jobB"}) {
+  for (const char* name : {"plain", "ci-123-logs", "many-jobA-logs", "many-jobB"}) {
     for (const char* file : {"report.html", "timeline.svg", "trace.pftrace", "stats.json"}) {
       INFO(name << "/" << file);
       CHECK(fs::file_size(out / name / file) > 0);
@@ -231,7 +241,7 @@ TEST_CASE("the batch index does not depend on the number of threads", "[batch]")
     CHECK_FALSE(r.any_failed());
     REQUIRE(r.runs.size() == 6);
     CHECK(r.runs[5].name == "run3");
-    CHECK(r.runs[3].name == "in_run3");
+    CHECK(r.runs[3].name == "in-run3");
     std::string index = read_all(fs::path(opt.out_dir) / "index.json");
     if (first.empty()) first = index;
     else CHECK(index == first);
