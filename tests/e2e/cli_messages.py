@@ -18,15 +18,11 @@ import sys
 import ppt_test
 from ppt_test import Checks, arg_parser, temp_dir
 
-RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "2", "--seed", "4"]
+RUN = ppt_test.SMALL_RUN
+run = ppt_test.run_status
 
 checks = Checks()
 check = checks.check
-
-
-def run(binary, *args, cwd=None):
-    p = ppt_test.run(binary, args, cwd=cwd, timeout=120)
-    return p.returncode, p.stdout, p.stderr
 
 
 # (arguments, the whole of stderr): exit status 2, one line each.

@@ -100,6 +100,17 @@ def run(binary, args, cwd=None, stdin=None, input=None, timeout=300, text=True, 
         raise Failure("no exit within %d s: a hang: %s" % (timeout, " ".join([binary] + list(args))))
 
 
+# A small 1F1B run (4 stages, 4 micro-batches, 2 steps): enough for checks of
+# what the command line says and writes.
+SMALL_RUN = ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "2", "--seed", "4"]
+
+
+def run_status(binary, *args, cwd=None):
+    """The binary's exit status, standard output and standard error."""
+    p = run(binary, args, cwd=cwd, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
 def summary_counts(stderr):
     """(seen, written, rejected) of the summary line."""
     m = SUMMARY_RE.search(stderr)
