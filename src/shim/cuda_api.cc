@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <vector>
 #include <string>
 #include <type_traits>
 
@@ -184,17 +186,16 @@ const Api* api(std::string* why_not) {
   if (const Api* fake = g_fake.load(std::memory_order_acquire)) return fake;
   static std::mutex mutex;
   static const Loaded* current = nullptr;
+  // Every table stays reachable from here (never freed: Profilers hold
+  // theirs), also the ones a later runtime replaced.
+  static auto* tables = new std::vector<std::unique_ptr<Loaded>>();
   std::lock_guard<std::mutex> lock(mutex);
   if (current == nullptr) {
-    current = new Loaded(load());  // never freed: Profilers hold its table
+    current = tables->emplace_back(std::make_unique<Loaded>(load())).get();
   } else if (current->own_choice) {
     if (std::string other = loaded_cudart(current->path); !other.empty()) {
-      auto* next = new Loaded(load_mapped(other));
-      if (next->ok) {
-        current = next;
-      } else {
-        delete next;
-      }
+      auto next = std::make_unique<Loaded>(load_mapped(other));
+      if (next->ok) current = tables->emplace_back(std::move(next)).get();
     }
   }
   if (!current->ok) {

@@ -60,7 +60,9 @@ if command -v zsh >/dev/null; then zsh -n "$prefix/share/zsh/site-functions/_pp-
 
 # The Python package loads the installed library (no copy of it beside).
 if command -v python3 >/dev/null; then
-  PYTHONPATH=$prefix/lib/python3/dist-packages python3 -c '
+  # PPT_PYTHON_ENV: what a sanitizer build needs preloaded (tests/CMakeLists.txt).
+  # shellcheck disable=SC2086
+  env ${PPT_PYTHON_ENV:-} PYTHONPATH=$prefix/lib/python3/dist-packages python3 -c '
 import os, sys, pp_timeline_shim as p
 lib = p.load_library()
 print(os.path.realpath(lib._name))' >"$work/python.out" 2>&1 || { cat "$work/python.out" >&2; fail "python: pp_timeline_shim"; }
