@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "input/log_layout.h"
+
 namespace ppt {
 
 int dygraph_profile_rank(std::string_view name) {
@@ -22,7 +24,7 @@ int dygraph_profile_rank(std::string_view name) {
     return -1;
   }
   std::string_view rest = name.substr(kDygraphProfilePrefix.size());
-  if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".gz") rest.remove_suffix(3);
+  if (is_gzip_name(rest)) rest.remove_suffix(3);
   if (rest.empty() || rest.size() > 7) return -1;
   int value = -1;
   auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);

@@ -147,7 +147,7 @@ void LogFollower::discover(std::vector<Update>& updates) {
   layout_error_.clear();
   layout_ = std::move(*found.layout);
   for (const SourceFile& f : layout_.files) {
-    if (f.standard_input || ends_with(f.path, ".gz") || index_of(f.path) >= 0) continue;
+    if (f.standard_input || is_gzip_name(f.path) || index_of(f.path) >= 0) continue;
     files_.push_back(std::make_unique<FileFollower>(f.path));
     Update u;
     u.file = files_.size() - 1;

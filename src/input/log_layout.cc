@@ -16,12 +16,16 @@
 namespace ppt {
 namespace fs = std::filesystem;
 
+bool is_gzip_name(std::string_view file_name) {
+  return file_name.size() > 3 && file_name.substr(file_name.size() - 3) == ".gz";
+}
+
 int workerlog_index(const std::string& name) {
   constexpr std::string_view kPrefix = "workerlog.";
   if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) return -1;
   std::string_view rest(name);
   rest.remove_prefix(kPrefix.size());
-  if (rest.size() > 3 && rest.substr(rest.size() - 3) == ".gz") rest.remove_suffix(3);
+  if (is_gzip_name(rest)) rest.remove_suffix(3);
   if (rest.empty() || rest.size() > 6) return -1;
   int value = -1;
   if (!parse_whole_number(rest, &value) || value < 0) return -1;
@@ -99,7 +103,7 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
       auto [pos, inserted] = out.profiles.emplace(rank, it->path().string());
       if (!inserted) {
         // Prefer the plain file over its compressed copy.
-        bool gz = name.size() > 3 && name.substr(name.size() - 3) == ".gz";
+        bool gz = is_gzip_name(name);
         out.duplicates.push_back(gz ? it->path().string() : pos->second);
         if (!gz) pos->second = it->path().string();
       }
@@ -116,7 +120,7 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
     auto [pos, inserted] = out.workerlogs.emplace(index, it->path().string());
     if (!inserted) {
       // Prefer the plain file over its compressed copy.
-      if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") {
+      if (is_gzip_name(name)) {
         out.duplicates.push_back(it->path().string());
       } else {
         out.duplicates.push_back(pos->second);

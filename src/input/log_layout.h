@@ -63,6 +63,10 @@ bool is_dygraph_profile_file(const std::string& path);
 // "1-3, 5, 7-9" for sorted ranks.
 std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
 
+// Whether a file name is a gzip-compressed log's ("<name>.gz"): read through
+// zlib by the scanner, not followed by watch. The one test of the suffix.
+bool is_gzip_name(std::string_view file_name);
+
 // The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name.
 int workerlog_index(const std::string& file_name);
 
