@@ -8,25 +8,13 @@
 
 #include "fake_cuda.h"
 #include "pp_timeline/shim.h"
+#include "shim_run.h"
 
 using namespace ppt::shim;
 
 namespace {
 
-struct Run {
-  std::vector<std::string> lines;
-  std::vector<JobTimes> jobs;
-  std::vector<std::string> warnings;
-
-  Options options(void* stream) {
-    Options o;
-    o.stream = stream;
-    o.sink = [this](std::string_view l) { lines.emplace_back(l); };
-    o.on_job = [this](const JobTimes& j) { jobs.push_back(j); };
-    o.warning_sink = [this](std::string_view w) { warnings.emplace_back(w); };
-    return o;
-  }
-};
+using shim_test::Run;
 
 // One step of `jobs` jobs, each `device_ns` of device work while the host
 // spends `host_ns` per job.
