@@ -56,7 +56,19 @@ def chunks(path):
     return out
 
 
-def writer(src, dst, pause):
+def wait_for_a_step(jsonl):
+    """Until the watch has reported a step: it has then looked at the folder
+    while every file was in place (a watch that first looks after the
+    rotation would never see the rotated file's lines, as convert would not)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if os.path.exists(jsonl) and os.path.getsize(jsonl) > 0:
+            return
+        time.sleep(0.01)
+    sys.exit("the watch reported no step before the rotation")
+
+
+def writer(src, dst, pause, jsonl):
     """Appends src's logs to dst, one step of every rank at a time."""
     names = sorted((os.path.relpath(os.path.join(d, n), src) for d, _, ns in os.walk(src) for n in ns
                     if n.startswith("workerlog.")), key=lambda n: (os.path.dirname(n), int(n.split(".")[-1])))
@@ -75,6 +87,7 @@ def writer(src, dst, pause):
             if k >= len(pieces[r]) or (r == late and k == 0):
                 continue
             if r == rotated and k == steps // 2:
+                wait_for_a_step(jsonl)
                 os.rename(os.path.join(dst, names[r]), os.path.join(dst, names[r] + ".1"))
                 time.sleep(pause)
             text = pieces[r][k]
@@ -147,7 +160,7 @@ def live_case(binary, protoc, tmp, gen_args=RUN, runs=2):
     watch = subprocess.Popen([binary, "watch", "--log_dir", live, "--jsonl", jsonl, "-o", trace, "--keep-steps", "2",
                               "--idle-timeout", "60", "-q"] + POLL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    w = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--writer", src, live, "0.02"])
+    w = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--writer", src, live, "0.02", jsonl])
     check(w.wait(timeout=120) == 0, "the writer failed")
     time.sleep(0.1)
     watch.send_signal(signal.SIGINT)
@@ -311,8 +324,8 @@ def accounting_case(binary, tmp):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "--writer":
-        writer(sys.argv[2], sys.argv[3], float(sys.argv[4]))
+    if len(sys.argv) == 6 and sys.argv[1] == "--writer":
+        writer(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
         return 0
     ap = arg_parser(__doc__)
     ap.add_argument("--protoc", default=None)
