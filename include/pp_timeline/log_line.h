@@ -58,8 +58,7 @@ inline constexpr const char* kJobPattern =
 
 // RE2 syntax, applied from kScheduleMarker to the end of the line.
 // Groups: 1 first step, 2 end step.
-inline constexpr const char* kSchedulePattern =
-    R"(Schedule Profiler start at step (-?\d+) and end at step (-?\d+).*)";
+inline constexpr const char* kSchedulePattern = R"(Schedule Profiler start at step (-?\d+) and end at step (-?\d+).*)";
 
 // Result of parsing a time text.
 enum class TimeParse { kOk, kEmpty, kNotANumber, kNegative, kTooLarge };
@@ -74,8 +73,7 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
     // Distinguish "-12.5" (a number, but impossible) from junk.
     std::string_view rest = text.substr(1);
     int64_t ignored = 0;
-    return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative
-                                                             : TimeParse::kNotANumber;
+    return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative : TimeParse::kNotANumber;
   }
   // Fast path for the form Paddle prints (std::to_string of a double): 1 to
   // 13 integer digits without a leading zero, '.', 6 digits. Anything else,
@@ -170,8 +168,8 @@ inline void append_ns_as_ms(std::string& out, int64_t ns) {
 
 // The job line without any prefix and without a newline. A micro_batch_id
 // below zero leaves the field out, as older builds did.
-inline std::string format_job_line(int64_t job_id, std::string_view type, int64_t micro_batch_id,
-                                   int64_t start_ns, int64_t end_ns) {
+inline std::string format_job_line(int64_t job_id, std::string_view type, int64_t micro_batch_id, int64_t start_ns,
+                                   int64_t end_ns) {
   std::string out;
   out.reserve(160);
   out += kJobMarker;

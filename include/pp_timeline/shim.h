@@ -197,24 +197,23 @@ Status options_from_environment(Options* options);
 // OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID), the first set one winning.
 // Without any, a placeholder becomes "pid<process id>", so that two
 // processes never share a file by accident. `getenv` is for tests.
-std::string expand_log_path(std::string_view pattern,
-                            const char* (*getenv)(const char*) = nullptr);
+std::string expand_log_path(std::string_view pattern, const char* (*getenv)(const char*) = nullptr);
 
 // Counters for checks and benchmarks.
 struct Stats {
-  int64_t jobs_recorded = 0;     // jobs timed since construction
-  int64_t jobs_written = 0;      // job lines written
-  int64_t steps_written = 0;     // steps that wrote at least one line
-  int64_t steps_pending = 0;     // flushed steps whose events are not done yet
-  int64_t jobs_dropped = 0;      // recorded jobs not written (an error said why)
-  int64_t hot_path_growths = 0;  // begin() calls that had to grow storage
-  int64_t flush_waits = 0;       // waits for the device (only finish(), or a full queue)
-  int64_t flush_polls = 0;       // cudaEventQuery calls, anchors included
-  int64_t device_switches = 0;   // marks taken with another device current
-  int64_t anchors = 0;           // anchors taken
+  int64_t jobs_recorded = 0;               // jobs timed since construction
+  int64_t jobs_written = 0;                // job lines written
+  int64_t steps_written = 0;               // steps that wrote at least one line
+  int64_t steps_pending = 0;               // flushed steps whose events are not done yet
+  int64_t jobs_dropped = 0;                // recorded jobs not written (an error said why)
+  int64_t hot_path_growths = 0;            // begin() calls that had to grow storage
+  int64_t flush_waits = 0;                 // waits for the device (only finish(), or a full queue)
+  int64_t flush_polls = 0;                 // cudaEventQuery calls, anchors included
+  int64_t device_switches = 0;             // marks taken with another device current
+  int64_t anchors = 0;                     // anchors taken
   int64_t last_anchor_uncertainty_ns = 0;  // half-width of the last anchor's bracket
   int64_t jobs_refused_in_capture = 0;     // begin()/end() refused during a graph capture
-  int64_t anchors_rejected = 0;  // anchors that queued behind other work, not used
+  int64_t anchors_rejected = 0;            // anchors that queued behind other work, not used
   // Of the last step written: the largest uncertainty of its times from the
   // anchors they were mapped through (their brackets' half-widths, and the
   // drift that could not be followed where a mark had one anchor only).

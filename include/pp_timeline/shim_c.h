@@ -57,9 +57,9 @@ typedef enum ppt_shim_status {
 
 /* Flags for ppt_shim_create. */
 enum {
-  PPT_SHIM_HOST_CLOCK = 1u << 0, /* never use CUDA, time with the host clock */
-  PPT_SHIM_POLL = 1u << 1,       /* flush polls the last event instead of waiting on it */
-  PPT_SHIM_IGNORE_ENV = 1u << 2, /* do not read the PPT_SHIM_* variables */
+  PPT_SHIM_HOST_CLOCK = 1u << 0,   /* never use CUDA, time with the host clock */
+  PPT_SHIM_POLL = 1u << 1,         /* flush polls the last event instead of waiting on it */
+  PPT_SHIM_IGNORE_ENV = 1u << 2,   /* do not read the PPT_SHIM_* variables */
   PPT_SHIM_COMPACT_LINES = 1u << 3 /* leave micro_batch_id out for jobs without one */
 };
 
@@ -73,16 +73,14 @@ PPT_SHIM_API ppt_shim* ppt_shim_create(void* stream, int device, unsigned flags)
 /* The same with the log written to `log_file` (appended; NULL or "": stderr,
  * or PPT_SHIM_LOG_FILE, which overrides it unless PPT_SHIM_IGNORE_ENV).
  * `{rank}` and `{local_rank}` in it are the launcher's ranks. */
-PPT_SHIM_API ppt_shim* ppt_shim_create_with_log(void* stream, int device, unsigned flags,
-                                                const char* log_file);
+PPT_SHIM_API ppt_shim* ppt_shim_create_with_log(void* stream, int device, unsigned flags, const char* log_file);
 /* The reason the calling thread's last ppt_shim_create failed, or "". */
 PPT_SHIM_API const char* ppt_shim_create_error(void);
 PPT_SHIM_API void ppt_shim_destroy(ppt_shim* shim);
 
 PPT_SHIM_API int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch);
 /* begin on `stream` instead of the handle's (NULL: the legacy default stream). */
-PPT_SHIM_API int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type,
-                                   int64_t micro_batch);
+PPT_SHIM_API int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type, int64_t micro_batch);
 PPT_SHIM_API int ppt_shim_end(ppt_shim* shim);
 PPT_SHIM_API int ppt_shim_flush(ppt_shim* shim, int64_t step);
 /* Writes every flushed step, waiting for the device at most timeout_ms.

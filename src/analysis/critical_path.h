@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "passes/dependencies.h"
 #include "model/timeline.h"
+#include "passes/dependencies.h"
 
 namespace ppt {
 
@@ -32,7 +32,7 @@ struct CriticalHop {
   int32_t micro_batch = -1;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t wait_ns = 0;       // from the previous hop's end to this start (0 for the first)
+  int64_t wait_ns = 0;           // from the previous hop's end to this start (0 for the first)
   bool from_other_rank = false;  // the previous hop ran on another rank (a dependency)
 };
 

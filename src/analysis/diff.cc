@@ -120,12 +120,15 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
     const char* who = d.period.a_steps == 0 && d.period.b_steps == 0 ? "neither run has"
                       : d.period.a_steps == 0                        ? "A has"
                                                                      : "B has";
-    std::string reason = fmt::format("{} a step period (a run of one step, or a stats JSON written before "
-                                     "periods were measured)",
-                                     who);
-    if (who[0] != 'n') reason = fmt::format("{} no step period (a run of one step, or a stats JSON written before "
-                                            "periods were measured)",
-                                            who);
+    std::string reason = fmt::format(
+        "{} a step period (a run of one step, or a stats JSON written before "
+        "periods were measured)",
+        who);
+    if (who[0] != 'n')
+      reason = fmt::format(
+          "{} no step period (a run of one step, or a stats JSON written before "
+          "periods were measured)",
+          who);
     if (opt.metric_chosen) {
       d.gate_error = fmt::format("--gate {}: {}; use --gate busy", gate_metric_name(d.metric), reason);
     } else {
@@ -147,8 +150,10 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
       d.noise_pct = t.noise_pct;
       break;
   }
-  if (d.slower_pct > d.noise_pct) d.verdict = Verdict::kSlower;
-  else if (d.slower_pct < -d.noise_pct) d.verdict = Verdict::kFaster;
+  if (d.slower_pct > d.noise_pct)
+    d.verdict = Verdict::kSlower;
+  else if (d.slower_pct < -d.noise_pct)
+    d.verdict = Verdict::kFaster;
   d.gate_failed = opt.fail_if_slower_pct >= 0 && d.gate_error.empty() && d.slower_pct > opt.fail_if_slower_pct;
 
   // Per step: by number when the runs share step numbers, else by position.
@@ -261,8 +266,7 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
     double m = std::fabs(rd.busy_delta_pct);
     if (rd.in_a && rd.in_b && m > opt.rank_change_pct) changed.emplace_back(m, rd.rank);
   }
-  std::stable_sort(changed.begin(), changed.end(),
-                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::stable_sort(changed.begin(), changed.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   for (const auto& c : changed) d.changed_ranks.push_back(c.second);
 
   d.types = type_deltas(a.types, b.types);

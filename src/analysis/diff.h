@@ -43,7 +43,7 @@ struct DiffOptions {
   double rank_change_pct = 5.0;
   double fail_if_slower_pct = -1;  // < 0: no gate
   GateMetric metric = GateMetric::kPeriod;
-  bool metric_chosen = false;      // the user named it (--gate): no fallback
+  bool metric_chosen = false;  // the user named it (--gate): no fallback
 };
 
 enum class Verdict { kSame, kSlower, kFaster };
@@ -61,20 +61,20 @@ struct TypeDelta {
 struct RankDelta {
   int32_t rank = 0;
   int32_t stage = 0;
-  bool in_a = true, in_b = true;   // a rank missing on one side has zeros there
+  bool in_a = true, in_b = true;        // a rank missing on one side has zeros there
   double busy_a_ns = 0, busy_b_ns = 0;  // per step
   double idle_a_ns = 0, idle_b_ns = 0;  // per step
   double busy_delta_pct = 0;
   double idle_delta_pct = 0;
   double bubble_a = 0, bubble_b = 0;
-  double bubble_delta = 0;              // b - a, a ratio (0.05 = 5 points)
-  std::vector<TypeDelta> types;         // the rank's job types
+  double bubble_delta = 0;       // b - a, a ratio (0.05 = 5 points)
+  std::vector<TypeDelta> types;  // the rank's job types
 };
 
 struct ScheduleChange {
   int32_t rank = 0;
-  size_t index = 0;         // first position (0-based) where the plans differ
-  std::string a, b;         // the jobs there ("" past the end of a plan)
+  size_t index = 0;  // first position (0-based) where the plans differ
+  std::string a, b;  // the jobs there ("" past the end of a plan)
   size_t a_jobs = 0, b_jobs = 0;
 };
 
@@ -83,7 +83,7 @@ struct StepTimeDelta {
   double a_ns = 0, b_ns = 0;  // means
   double a_median_ns = 0, b_median_ns = 0;
   uint32_t a_steps = 0, b_steps = 0;  // steps measured (for periods: steps with a next one)
-  double delta_pct = 0;       // (b - a) / a
+  double delta_pct = 0;               // (b - a) / a
   double noise_pct = 0;
 };
 
@@ -105,27 +105,27 @@ struct StepDelta {
 struct Diff {
   std::string a_source, b_source;
   std::string b_label = "B";  // what the reports call the judged run: B, or C, D... for the later ones of a diff
-  std::string a_schedule, b_schedule;   // names, with P, M, V
+  std::string a_schedule, b_schedule;  // names, with P, M, V
   double bubble_a = 0, bubble_b = 0;
   double bubble_a_error = 0, bubble_b_error = 0;  // ± from a coarse time resolution (Stats), 0 for ns input
-  StepTimeDelta step_time;    // busy spans
-  StepTimeDelta period;       // start to next start
+  StepTimeDelta step_time;                        // busy spans
+  StepTimeDelta period;                           // start to next start
   ThroughputDelta throughput;
   GateMetric metric = GateMetric::kPeriod;  // what the verdict and the gate use
-  std::string metric_note;    // why it is not the one asked for; "" when it is
-  std::string gate_error;     // the chosen metric cannot be measured (a usage error)
-  double slower_pct = 0;      // how much slower B is in the metric (negative: faster)
-  double noise_pct = 0;       // the metric's noise
+  std::string metric_note;                  // why it is not the one asked for; "" when it is
+  std::string gate_error;                   // the chosen metric cannot be measured (a usage error)
+  double slower_pct = 0;                    // how much slower B is in the metric (negative: faster)
+  double noise_pct = 0;                     // the metric's noise
   Verdict verdict = Verdict::kSame;
   double fail_if_slower_pct = -1;
   bool gate_failed = false;
-  std::vector<StepDelta> steps;          // matched by number, else by position
-  std::vector<RankDelta> ranks;          // by rank
-  std::vector<int32_t> changed_ranks;    // busy changed beyond rank_change_pct, largest first
-  std::vector<TypeDelta> types;          // by type name
+  std::vector<StepDelta> steps;                  // matched by number, else by position
+  std::vector<RankDelta> ranks;                  // by rank
+  std::vector<int32_t> changed_ranks;            // busy changed beyond rank_change_pct, largest first
+  std::vector<TypeDelta> types;                  // by type name
   std::vector<ScheduleChange> schedule_changes;  // by rank
-  std::vector<Straggler> new_stragglers; // in B and not (for that rank and type) in A
-  std::vector<std::string> notes;        // things that make the comparison weaker
+  std::vector<Straggler> new_stragglers;         // in B and not (for that rank and type) in A
+  std::vector<std::string> notes;                // things that make the comparison weaker
 };
 
 // The comparison of B against A; pure (batch --baseline calls it too).

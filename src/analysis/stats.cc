@@ -73,7 +73,8 @@ Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo&
   if (period.count > 0 && period.mean_ns > 0) {
     tp.steps_per_second = 1e9 / period.mean_ns;
     if (schedule.micro_batches > 0) {
-      tp.micro_batches_per_second = tp.steps_per_second * schedule.micro_batches * std::max<int32_t>(1, schedule.replicas);
+      tp.micro_batches_per_second =
+          tp.steps_per_second * schedule.micro_batches * std::max<int32_t>(1, schedule.replicas);
       tp.samples_per_second = tp.micro_batches_per_second * micro_batch_size;
     }
   }
@@ -165,8 +166,7 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
                    Stats& st) {
   std::vector<uint32_t> type_order(tl.types.size());
   for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
-  std::sort(type_order.begin(), type_order.end(),
-            [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
+  std::sort(type_order.begin(), type_order.end(), [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
   // (rank index, sorted durations) by type, ranks ascending.
   std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
@@ -174,7 +174,7 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
   }
   for (uint32_t type : type_order) {
     std::vector<int64_t> all;
-    std::vector<std::pair<size_t, double>> medians;  // (rank index, median)
+    std::vector<std::pair<size_t, double>> medians;    // (rank index, median)
     std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
     for (const auto& [ri, d] : by_type[type]) {
       all.insert(all.end(), d->begin(), d->end());
@@ -239,8 +239,7 @@ void summarize_steps(const StatsOptions& opt, Stats& st) {
 
 }  // namespace
 
-Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps,
-                    const StatsOptions& opt) {
+Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps, const StatsOptions& opt) {
   Stats st;
   st.runs = static_cast<uint32_t>(tl.runs.size());
   st.straggler_margin = opt.straggler_margin;
@@ -258,7 +257,7 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
   const Run* measured = nullptr;
   if (!tl.runs.empty()) {
     size_t ri = opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<size_t>(opt.run)
-                                                                                : tl.runs.size() - 1;
+                                                                              : tl.runs.size() - 1;
     measured = &tl.runs[ri];
     st.run = static_cast<uint32_t>(ri);
   }
@@ -273,9 +272,10 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       others += fmt::format("{}run {} ({} step{}, {} jobs)", others.empty() ? "" : ", ", r.index + 1, numbers.size(),
                             numbers.size() == 1 ? "" : "s", jobs);
     }
-    st.notes.push_back(fmt::format("the logs hold {} runs; these figures are run {}'s, never pooled; left out: {} "
-                                   "(--run N measures another)",
-                                   tl.runs.size(), measured->index + 1, others));
+    st.notes.push_back(
+        fmt::format("the logs hold {} runs; these figures are run {}'s, never pooled; left out: {} "
+                    "(--run N measures another)",
+                    tl.runs.size(), measured->index + 1, others));
   }
 
   // Ranks, in rank order: every loaded rank file, and every rank with jobs.
@@ -460,10 +460,10 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
       }
       what += fmt::format("{}rank {} {}", what.empty() ? "" : "; ", r, parts);
     }
-    st.notes.push_back(fmt::format("short rank{}: {}; the run's, steps' and stages' bubbles count the {} complete "
-                                   "rank-steps of {}, the ranks' rows every step",
-                                   st.short_ranks.size() == 1 ? "" : "s", what, st.complete_rank_steps,
-                                   st.rank_steps));
+    st.notes.push_back(
+        fmt::format("short rank{}: {}; the run's, steps' and stages' bubbles count the {} complete "
+                    "rank-steps of {}, the ranks' rows every step",
+                    st.short_ranks.size() == 1 ? "" : "s", what, st.complete_rank_steps, st.rank_steps));
   }
   if (!st.ranks_without_jobs.empty() && measured) {
     st.notes.push_back(fmt::format("rank{} {}: no job in {}", st.ranks_without_jobs.size() == 1 ? "" : "s",

@@ -39,19 +39,19 @@
 #include <vector>
 
 #include "analysis/critical_path.h"
+#include "model/timeline.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
 #include "passes/schedule.h"
-#include "model/timeline.h"
 
 namespace ppt {
 
 struct StatsOptions {
-  double straggler_margin = 0.10;      // 10 % above the others' median
-  double straggler_consistency = 0.75; // of the rank's jobs of that type
-  bool critical_paths = true;  // needs the dependencies
-  int32_t run = -1;            // the run measured (index into Timeline::runs); -1: the last
-  uint32_t micro_batch_size = 0;  // samples per micro-batch (--micro-batch-size); 0: unknown
+  double straggler_margin = 0.10;       // 10 % above the others' median
+  double straggler_consistency = 0.75;  // of the rank's jobs of that type
+  bool critical_paths = true;           // needs the dependencies
+  int32_t run = -1;                     // the run measured (index into Timeline::runs); -1: the last
+  uint32_t micro_batch_size = 0;        // samples per micro-batch (--micro-batch-size); 0: unknown
 };
 
 // Durations of one job type (over all ranks, or over one rank's jobs).
@@ -59,7 +59,7 @@ struct TypeDurations {
   std::string type;
   uint64_t count = 0;
   double mean_ns = 0;
-  int64_t p50_ns = 0;   // nearest-rank percentiles
+  int64_t p50_ns = 0;  // nearest-rank percentiles
   int64_t p95_ns = 0;
   int64_t max_ns = 0;
   int64_t total_ns = 0;
@@ -70,11 +70,11 @@ struct StepStats {
   int32_t step = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint32_t ranks = 0;        // ranks with jobs in the step
-  int64_t busy_ns = 0;       // summed over its ranks
+  uint32_t ranks = 0;   // ranks with jobs in the step
+  int64_t busy_ns = 0;  // summed over its ranks
   int64_t idle_ns = 0;
-  double bubble_ratio = 0;   // idle / (ranks * span), complete rank-steps only
-  int64_t period_ns = -1;    // to the next step's start; -1 for the run's last step
+  double bubble_ratio = 0;        // idle / (ranks * span), complete rank-steps only
+  int64_t period_ns = -1;         // to the next step's start; -1 for the run's last step
   uint32_t incomplete_ranks = 0;  // ranks whose jobs in the step are fewer than usual (left out above)
   CriticalPath critical_path;
   int64_t time_ns() const { return end_ns - start_ns; }
@@ -85,27 +85,27 @@ struct RankStats {
   int32_t stage = 0;
   int32_t replica = 0;
   int32_t machine = 0;
-  uint32_t steps = 0;        // steps the rank ran (has jobs in)
+  uint32_t steps = 0;  // steps the rank ran (has jobs in)
   uint64_t jobs = 0;
-  int64_t span_ns = 0;       // sum of those steps' spans
+  int64_t span_ns = 0;  // sum of those steps' spans
   int64_t busy_ns = 0;
-  int64_t idle_ns = 0;       // span - busy = warmup + gaps + cooldown
+  int64_t idle_ns = 0;  // span - busy = warmup + gaps + cooldown
   int64_t warmup_ns = 0;
   int64_t cooldown_ns = 0;
   int64_t gaps_ns = 0;
-  double bubble_ratio = 0;   // idle / span
+  double bubble_ratio = 0;  // idle / span
   // ± on bubble_ratio from the input's time resolution r (Stats::resolution_ns):
   // both edges of a job are truncated alike, so its length is off by less
   // than r, and each step's span by less than 2r: idle is off by less than
   // r * (jobs + 2 * steps), over span. 0 for ns input.
   double bubble_ratio_error = 0;
-  std::vector<TypeDurations> types;      // this rank's jobs, by type name
-  uint32_t missing_steps = 0;    // steps of the run it has no job in
-  uint32_t incomplete_steps = 0; // steps with fewer jobs than usual (see above)
-  uint64_t missing_jobs = 0;     // jobs those steps lack against the usual count
+  std::vector<TypeDurations> types;  // this rank's jobs, by type name
+  uint32_t missing_steps = 0;        // steps of the run it has no job in
+  uint32_t incomplete_steps = 0;     // steps with fewer jobs than usual (see above)
+  uint64_t missing_jobs = 0;         // jobs those steps lack against the usual count
   bool short_rank() const { return missing_steps > 0 || incomplete_steps > 0; }
-  std::vector<std::string> job_order;    // its plan: "forward:0", ... (schedule.h RankOrder)
-  uint32_t steps_like_order = 0;         // steps that follow job_order exactly
+  std::vector<std::string> job_order;  // its plan: "forward:0", ... (schedule.h RankOrder)
+  uint32_t steps_like_order = 0;       // steps that follow job_order exactly
 };
 
 struct StageStats {
@@ -122,10 +122,10 @@ struct Straggler {
   int32_t rank = 0;
   int32_t stage = 0;
   std::string type;
-  double median_ns = 0;          // the rank's median duration of the type (median_of_sorted)
-  double others_median_ns = 0;   // the median of the other ranks' medians
-  double margin = 0;             // median / others - 1
-  double consistency = 0;        // share of its jobs above others * (1 + the option's margin)
+  double median_ns = 0;         // the rank's median duration of the type (median_of_sorted)
+  double others_median_ns = 0;  // the median of the other ranks' medians
+  double margin = 0;            // median / others - 1
+  double consistency = 0;       // share of its jobs above others * (1 + the option's margin)
   uint64_t jobs = 0;
 };
 
@@ -135,7 +135,7 @@ struct StepTimeSummary {
   double median_ns = 0;  // median_of_sorted
   int64_t min_ns = 0;
   int64_t max_ns = 0;
-  double stdev_ns = 0;   // sample standard deviation; 0 for one step
+  double stdev_ns = 0;  // sample standard deviation; 0 for one step
 };
 
 // Steps per second from the mean period, and what follows from it; 0 when
@@ -148,32 +148,32 @@ struct Throughput {
 };
 
 struct Stats {
-  std::string source;        // what was read, for the report's title
-  std::string partial;       // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
+  std::string source;   // what was read, for the report's title
+  std::string partial;  // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
   uint64_t jobs = 0;
-  uint32_t runs = 0;         // runs in the timeline (after a selection)
-  uint32_t run = 0;          // the one measured, index into them
-  std::string selection;     // Timeline::selection: what --run/--steps/--skip-warmup kept, "" all
+  uint32_t runs = 0;      // runs in the timeline (after a selection)
+  uint32_t run = 0;       // the one measured, index into them
+  std::string selection;  // Timeline::selection: what --run/--steps/--skip-warmup kept, "" all
   // What the figures include and leave out, for the headline: the other
   // runs, short ranks, ranks without jobs.
   std::vector<std::string> notes;
-  uint32_t rank_steps = 0;           // (rank, step) pairs with jobs in the measured run
-  uint32_t complete_rank_steps = 0;  // of them, the complete ones: the run's bubble figures
-  std::vector<int32_t> short_ranks;  // by rank
+  uint32_t rank_steps = 0;                  // (rank, step) pairs with jobs in the measured run
+  uint32_t complete_rank_steps = 0;         // of them, the complete ones: the run's bubble figures
+  std::vector<int32_t> short_ranks;         // by rank
   std::vector<int32_t> ranks_without_jobs;  // loaded rank files with no job in the measured run
   double straggler_margin = 0;
   ScheduleInfo schedule;
-  double bubble_ratio = 0;   // sum(idle) / sum(span) over every rank and step
+  double bubble_ratio = 0;        // sum(idle) / sum(span) over every rank and step
   int64_t resolution_ns = 1;      // the input's time resolution (Timeline::resolution_ns)
   double bubble_ratio_error = 0;  // ± on bubble_ratio: sum of the ranks' idle bounds / sum(span)
-  StepTimeSummary step_time;       // the steps' spans (busy span: first job start to last job end)
-  StepTimeSummary step_period;     // start to next start; the run's last step left out
+  StepTimeSummary step_time;      // the steps' spans (busy span: first job start to last job end)
+  StepTimeSummary step_period;    // start to next start; the run's last step left out
   Throughput throughput;
-  std::vector<StepStats> steps;    // by (run, step)
-  std::vector<RankStats> ranks;    // by rank
-  std::vector<StageStats> stages;  // by stage
-  std::vector<TypeDurations> types;  // by type name
-  std::vector<Straggler> stragglers; // by (rank, type)
+  std::vector<StepStats> steps;       // by (run, step)
+  std::vector<RankStats> ranks;       // by rank
+  std::vector<StageStats> stages;     // by stage
+  std::vector<TypeDurations> types;   // by type name
+  std::vector<Straggler> stragglers;  // by (rank, type)
 };
 
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the

@@ -28,13 +28,13 @@
 #include "model/diagnostics.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
-#include "output/signal_cleanup.h"
 #include "output/outputs.h"
+#include "output/signal_cleanup.h"
 #include "output/stats_writers.h"
-#include "util/text.h"
 #include "output/summary.h"
 #include "util/escape.h"
 #include "util/parallel.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace fs = std::filesystem;
@@ -71,12 +71,19 @@ std::string parse_batch_outputs(std::string_view list, BatchOutputs* out) {
   while (i <= list.size()) {
     size_t j = std::min(list.find(',', i), list.size());
     std::string_view word = list.substr(i, j - i);
-    if (word == "html") o.report = true;
-    else if (word == "svg") o.svg = true;
-    else if (word == "pftrace") o.perfetto_trace = true;
-    else if (word == "json") o.chrome_json = true;
-    else if (word == "stats-json") o.stats_json = true;
-    else return fmt::format("--outputs: '{}' is none of html, svg, pftrace, json, stats-json", printable_excerpt(word, 40));
+    if (word == "html")
+      o.report = true;
+    else if (word == "svg")
+      o.svg = true;
+    else if (word == "pftrace")
+      o.perfetto_trace = true;
+    else if (word == "json")
+      o.chrome_json = true;
+    else if (word == "stats-json")
+      o.stats_json = true;
+    else
+      return fmt::format("--outputs: '{}' is none of html, svg, pftrace, json, stats-json",
+                         printable_excerpt(word, 40));
     i = j + 1;
   }
   *out = o;
@@ -86,8 +93,8 @@ std::string parse_batch_outputs(std::string_view list, BatchOutputs* out) {
 std::string safe_run_name(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-              c == '_';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
     char x = ok ? static_cast<char>(c) : '_';
     if (x == '_' && !out.empty() && out.back() == '_') continue;  // one '_' per run of odd bytes
     out.push_back(x);
@@ -148,9 +155,9 @@ bool is_machine_folder_name(const std::string& name) {
 }
 
 struct DirInfo {
-  bool has_logs = false;                 // workerlog files, or machine folders holding some
-  std::vector<fs::path> subdirs;         // real directories (not links), for the search below
-  std::string out_of_descriptors;        // a folder that could not be listed for lack of them
+  bool has_logs = false;           // workerlog files, or machine folders holding some
+  std::vector<fs::path> subdirs;   // real directories (not links), for the search below
+  std::string out_of_descriptors;  // a folder that could not be listed for lack of them
 };
 
 // A folder that cannot be listed for lack of file descriptors is no folder
@@ -398,9 +405,10 @@ class OutLock {
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return fmt::format("{}: not a regular file", path.string());
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return "";
     if (errno == EWOULDBLOCK) {
-      return fmt::format("{}: another pp-timeline batch is writing into this output directory (it holds {}); "
-                         "two batches never write into one: wait for it, or give another --out",
-                         out.string(), kLockFile);
+      return fmt::format(
+          "{}: another pp-timeline batch is writing into this output directory (it holds {}); "
+          "two batches never write into one: wait for it, or give another --out",
+          out.string(), kLockFile);
     }
     return fmt::format("{}: cannot lock: {}", path.string(), std::strerror(errno));
   }
@@ -412,8 +420,9 @@ class OutLock {
 std::string manifest_text(const std::vector<std::string>& files, const std::vector<std::string>& dirs) {
   nlohmann::ordered_json doc;
   doc["schema"] = kManifestSchema;
-  doc["about"] = "The files and folders pp-timeline batch wrote here: the next batch into this folder removes "
-                 "these, and nothing else.";
+  doc["about"] =
+      "The files and folders pp-timeline batch wrote here: the next batch into this folder removes "
+      "these, and nothing else.";
   doc["files"] = files;
   doc["dirs"] = dirs;
   return doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -422,10 +431,10 @@ std::string manifest_text(const std::vector<std::string>& files, const std::vect
 struct Artifact {
   std::string path;
   std::string stem;
-  std::string root;                 // where its logs are looked for
-  std::string extract_dir;          // "" when nothing was extracted
-  int cleanup_slot = -1;            // extract_dir on the signal handler's list
-  std::vector<std::string> dirs;    // log directories below root
+  std::string root;               // where its logs are looked for
+  std::string extract_dir;        // "" when nothing was extracted
+  int cleanup_slot = -1;          // extract_dir on the signal handler's list
+  std::vector<std::string> dirs;  // log directories below root
   BatchStatus status = BatchStatus::kOk;
   std::string error;
   std::vector<std::string> warnings;
@@ -445,8 +454,8 @@ bool make_extraction_dir(Artifact& a, const BatchOptions& opt) {
     if (::mkdir(path.c_str(), 0700) == 0) {
       a.extract_dir = path;
       a.cleanup_slot = slot;
-      int marker = ::open((fs::path(path) / kExtractMarker).c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      int marker =
+          ::open((fs::path(path) / kExtractMarker).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (marker >= 0) ::close(marker);
       return true;
     }
@@ -542,8 +551,8 @@ BatchRun::Change compare_with_baseline(const Stats& base, const Stats& run, doub
   DiffOptions options;
   options.fail_if_slower_pct = fail_if_slower_pct;
   Diff d = diff_stats(base, run, options);
-  return {d.slower_pct, d.noise_pct, std::string(gate_metric_name(d.metric)), d.bubble_b - d.bubble_a, d.verdict,
-          d.gate_failed};
+  return {d.slower_pct, d.noise_pct,  std::string(gate_metric_name(d.metric)), d.bubble_b - d.bubble_a,
+          d.verdict,    d.gate_failed};
 }
 
 // Converts one run; `base` (the baseline's stats) is compared with, and
@@ -649,8 +658,8 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
   if (ec || !fs::is_directory(opt.out_dir)) {
-    result.error = fmt::format("{}: cannot create the output directory{}", opt.out_dir,
-                               ec ? ": " + ec.message() : std::string());
+    result.error =
+        fmt::format("{}: cannot create the output directory{}", opt.out_dir, ec ? ": " + ec.message() : std::string());
     return result;
   }
   unsigned threads = resolve_threads(opt.threads);
@@ -737,9 +746,9 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     std::error_code dec;
     if (!fs::exists(fs::symlink_status(out / r.name, dec))) made_dirs.push_back(r.name);
     const BatchOutputs& w = opt.outputs;
-    for (auto [file, wanted] : {std::pair{"stats.json", w.stats_json}, std::pair{"report.html", w.report},
-                                std::pair{"timeline.svg", w.svg}, std::pair{"trace.json", w.chrome_json},
-                                std::pair{"trace.pftrace", w.perfetto_trace}}) {
+    for (auto [file, wanted] :
+         {std::pair{"stats.json", w.stats_json}, std::pair{"report.html", w.report}, std::pair{"timeline.svg", w.svg},
+          std::pair{"trace.json", w.chrome_json}, std::pair{"trace.pftrace", w.perfetto_trace}}) {
       if (wanted) planned.push_back(r.name + "/" + file);
     }
   }
@@ -751,7 +760,8 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
 
   size_t pending = 0;
   for (const RunJob& j : jobs) pending += j.artifact ? 1 : 0;
-  unsigned inner = std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(pending, threads))));
+  unsigned inner =
+      std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(pending, threads))));
   std::mutex progress_mutex;
   size_t done = 0;
   auto report = [&](size_t i) {
@@ -791,9 +801,9 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   for (const BatchRun& r : result.runs) {
     for (const auto& [kind, rel] : r.outputs) written.push_back(rel);
   }
-  for (auto [file, text] : {std::pair{"index.json", batch_index_json(result)},
-                            std::pair{"summary.md", batch_summary_markdown(result)},
-                            std::pair{"index.html", batch_index_html(result)}}) {
+  for (auto [file, text] :
+       {std::pair{"index.json", batch_index_json(result)}, std::pair{"summary.md", batch_summary_markdown(result)},
+        std::pair{"index.html", batch_index_html(result)}}) {
     std::string error = write_text_output((out / file).string(), text);
     if (!error.empty() && result.error.empty()) result.error = error;
     if (error.empty()) written.push_back(file);
@@ -834,8 +844,10 @@ bool one_step_metric(const BatchResult& r, std::string* metric) {
   metric->clear();
   for (const BatchRun& run : r.runs) {
     if (run.status != BatchStatus::kOk) continue;
-    if (metric->empty()) *metric = run.step_metric;
-    else if (*metric != run.step_metric) return false;
+    if (metric->empty())
+      *metric = run.step_metric;
+    else if (*metric != run.step_metric)
+      return false;
   }
   if (metric->empty()) *metric = "period";
   return true;
@@ -883,8 +895,8 @@ std::string batch_index_json(const BatchResult& result) {
   doc["failed"] = result.runs.size() - count_ok(result);
   std::string base = baseline_name(result);
   doc["baseline"] = result.has_baseline ? nlohmann::ordered_json(base) : nlohmann::ordered_json(nullptr);
-  doc["fail_if_slower_pct"] =
-      result.fail_if_slower_pct >= 0 ? nlohmann::ordered_json(result.fail_if_slower_pct) : nlohmann::ordered_json(nullptr);
+  doc["fail_if_slower_pct"] = result.fail_if_slower_pct >= 0 ? nlohmann::ordered_json(result.fail_if_slower_pct)
+                                                             : nlohmann::ordered_json(nullptr);
   doc["gate_failed"] = result.gate_failed();
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const BatchRun& r : result.runs) {
@@ -934,11 +946,11 @@ std::string batch_summary_markdown(const BatchResult& result) {
   // artifact are named instead.
   bool name_files = links.base.empty() && !links.run_page.empty();
   if (name_files) {
-    out += fmt::format("The reports are in the artifact {} of [this workflow run]({}): download it and open "
-                       "`<run>/report.html`.\n\n",
-                       links.artifact.empty() ? std::string("uploaded from the output directory")
-                                              : md_code(links.artifact),
-                       links.run_page);
+    out += fmt::format(
+        "The reports are in the artifact {} of [this workflow run]({}): download it and open "
+        "`<run>/report.html`.\n\n",
+        links.artifact.empty() ? std::string("uploaded from the output directory") : md_code(links.artifact),
+        links.run_page);
   }
   std::string base_name = baseline_name(result);
   bool with_baseline = result.has_baseline;
@@ -949,7 +961,8 @@ std::string batch_summary_markdown(const BatchResult& result) {
     }
     out += "\n\n";
   }
-  std::string change_head = with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";
+  std::string change_head =
+      with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";
   out += "| run | status | steps | " + step_heading(result) + " |" + change_head + " bubble | schedule | source |\n";
   out += std::string("| --- | --- | ---: | ---: |") + (with_baseline ? " ---: |" : "") + " ---: | --- | --- |\n";
   for (const BatchRun& r : result.runs) {
@@ -969,7 +982,11 @@ std::string batch_summary_markdown(const BatchResult& result) {
     }
     std::string change;
     if (with_baseline) {
-      change = " " + (r.is_baseline ? std::string("baseline") : r.change ? change_text(*r.change) : std::string("-")) + " |";
+      change = " " +
+               (r.is_baseline ? std::string("baseline")
+                : r.change    ? change_text(*r.change)
+                              : std::string("-")) +
+               " |";
     }
     out += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} |\n", name,
                        good ? "ok" : "**" + std::string(batch_status_name(r.status)) + "**",
@@ -991,9 +1008,11 @@ std::string batch_summary_markdown(const BatchResult& result) {
 std::string batch_index_html(const BatchResult& result) {
   std::string title = batch_title(result);
   std::string out = html_page_head(title);
-  out += "<h1>" + xml_escaped(title) + "</h1>\n<table class=\"batch\">\n<thead><tr><th class=\"text\">run</th>"
-         "<th class=\"text\">status</th><th>steps</th><th>" + xml_escaped(step_heading(result)) + "</th>" +
-         std::string(result.has_baseline ? "<th>vs baseline</th>" : "") + "<th>bubble</th>"
+  out += "<h1>" + xml_escaped(title) +
+         "</h1>\n<table class=\"batch\">\n<thead><tr><th class=\"text\">run</th>"
+         "<th class=\"text\">status</th><th>steps</th><th>" +
+         xml_escaped(step_heading(result)) + "</th>" + std::string(result.has_baseline ? "<th>vs baseline</th>" : "") +
+         "<th>bubble</th>"
          "<th class=\"text\">schedule</th><th class=\"text\">outputs</th><th class=\"text\">source</th>"
          "<th class=\"text\">error</th></tr></thead>\n<tbody>\n";
   for (const BatchRun& r : result.runs) {
@@ -1008,10 +1027,15 @@ std::string batch_index_html(const BatchResult& result) {
     } else {
       out += xml_escaped(r.name.empty() ? "-" : r.name);
     }
-    out += fmt::format("</td><td class=\"text {}\">{}</td>", good ? "status-ok" : "status-bad", batch_status_name(r.status));
+    out += fmt::format("</td><td class=\"text {}\">{}</td>", good ? "status-ok" : "status-bad",
+                       batch_status_name(r.status));
     std::string change;
     if (result.has_baseline) {
-      change = "<td>" + xml_escaped(r.is_baseline ? std::string("baseline") : r.change ? change_text(*r.change) : "-") + "</td>";
+      change = "<td>" +
+               xml_escaped(r.is_baseline ? std::string("baseline")
+                           : r.change    ? change_text(*r.change)
+                                         : "-") +
+               "</td>";
     }
     out += good ? fmt::format("<td>{}</td><td>{}</td>{}<td>{}</td>", r.steps, xml_escaped(step_cell(result, r)), change,
                               pct_text(r.bubble_ratio))

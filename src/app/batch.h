@@ -35,10 +35,10 @@
 #include <string>
 #include <vector>
 
-#include "app/picture.h"
-#include "output/svg_writer.h"
 #include "analysis/diff.h"
+#include "app/picture.h"
 #include "input/archive_reader.h"
+#include "output/svg_writer.h"
 
 namespace ppt {
 
@@ -53,24 +53,25 @@ enum class BatchStatus {
 std::string_view batch_status_name(BatchStatus s);  // "ok", "no_jobs", "no_logs", "bad_artifact", "output_error"
 
 struct BatchRun {
-  std::string name;       // folder under the output directory ("" when nothing was written)
-  std::string source;     // the artifact, and the run's folder inside it: "ci/logs.tar.gz:job3/logs"
+  std::string name;    // folder under the output directory ("" when nothing was written)
+  std::string source;  // the artifact, and the run's folder inside it: "ci/logs.tar.gz:job3/logs"
   BatchStatus status = BatchStatus::kOk;
-  std::string error;      // one line, when status is not ok
+  std::string error;                  // one line, when status is not ok
   std::vector<std::string> warnings;  // archive entries skipped, layout notes, input problem counts
   uint32_t ranks = 0;
   uint64_t jobs = 0;
   uint64_t rejected_lines = 0;
-  uint32_t steps = 0;             // over all runs in the logs
-  double step_time_us = 0;        // median busy span of a step (kept for index.json's readers)
+  uint32_t steps = 0;       // over all runs in the logs
+  double step_time_us = 0;  // median busy span of a step (kept for index.json's readers)
   // The step figure batch shows and compares: the diff gate's metric, as
   // its mean. "period" (start of a step to the next one's start) when the
   // run has one, else "busy" (the step's busy span).
   std::string step_metric;
   double step_metric_us = 0;
-  double bubble_ratio = 0;        // stats.h's bubble ratio
-  std::string schedule;           // "1F1B P=4 M=8", or ""
-  std::map<std::string, std::string> outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace", "stats_json") -> path relative to the output directory
+  double bubble_ratio = 0;  // stats.h's bubble ratio
+  std::string schedule;     // "1F1B P=4 M=8", or ""
+  std::map<std::string, std::string>
+      outputs;  // kind ("report", "svg", "chrome_json", "perfetto_trace", "stats_json") -> path relative to the output directory
   bool is_baseline = false;
   // Against the baseline run (when there is one, and both converted).
   struct Change {
@@ -80,9 +81,9 @@ struct BatchRun {
     double step_time_delta_pct = 0;
     double noise_pct = 0;
     std::string metric;
-    double bubble_delta = 0;         // run - baseline, a ratio
+    double bubble_delta = 0;  // run - baseline, a ratio
     Verdict verdict = Verdict::kSame;
-    bool gate_failed = false;        // slower by more than BatchOptions::fail_if_slower_pct
+    bool gate_failed = false;  // slower by more than BatchOptions::fail_if_slower_pct
   };
   std::optional<Change> change;
 };
@@ -93,11 +94,11 @@ inline constexpr const char* kRunMarker = ".pp-timeline-batch";
 
 // Which files each run gets (--outputs).
 struct BatchOutputs {
-  bool report = true;         // report.html
-  bool svg = true;            // timeline.svg
-  bool perfetto_trace = true; // trace.pftrace
-  bool stats_json = true;     // stats.json (as stats --json writes it)
-  bool chrome_json = false;   // trace.json: the largest by far (tens of MB for a 64-rank run), so only when asked
+  bool report = true;          // report.html
+  bool svg = true;             // timeline.svg
+  bool perfetto_trace = true;  // trace.pftrace
+  bool stats_json = true;      // stats.json (as stats --json writes it)
+  bool chrome_json = false;    // trace.json: the largest by far (tens of MB for a 64-rank run), so only when asked
 };
 // "html,svg,pftrace,json,stats-json" (any of them, comma-separated) into
 // `out`; an error naming the unknown word otherwise.
@@ -106,9 +107,9 @@ std::string parse_batch_outputs(std::string_view list, BatchOutputs* out);
 // Where summary.md's links point (it is read elsewhere: a step summary, a PR
 // comment).
 struct BatchLinks {
-  std::string base;          // --link-base: links are base + "/" + the path; "" when not given
-  std::string run_page;      // a CI run page to name instead of links (GitHub Actions), when no base
-  std::string artifact;      // the artifact the output directory is uploaded as, named beside run_page
+  std::string base;      // --link-base: links are base + "/" + the path; "" when not given
+  std::string run_page;  // a CI run page to name instead of links (GitHub Actions), when no base
+  std::string artifact;  // the artifact the output directory is uploaded as, named beside run_page
 };
 
 struct BatchProgress {
@@ -119,17 +120,17 @@ struct BatchProgress {
 
 struct BatchOptions {
   std::string out_dir;
-  unsigned threads = 0;               // 0: one per core
-  PictureRequest picture;             // steps and size cap of the pictures and reports
-  int32_t pp_degree = 0;              // P of every run (--pp-degree); 0: inferred per run
-  bool align_clocks = true;           // --align-clocks auto
+  unsigned threads = 0;      // 0: one per core
+  PictureRequest picture;    // steps and size cap of the pictures and reports
+  int32_t pp_degree = 0;     // P of every run (--pp-degree); 0: inferred per run
+  bool align_clocks = true;  // --align-clocks auto
   ArchiveLimits limits;
-  size_t max_depth = 8;               // how deep to look for log directories in a folder
-  bool keep_extracted = false;        // leave the extracted archives (under out_dir/.extract-*) for inspection
+  size_t max_depth = 8;         // how deep to look for log directories in a folder
+  bool keep_extracted = false;  // leave the extracted archives (under out_dir/.extract-*) for inspection
   BatchOutputs outputs;
   BatchLinks links;
-  std::string baseline;               // an artifact holding one run, converted and compared with; "" for none
-  double fail_if_slower_pct = -1;     // < 0: no gate
+  std::string baseline;            // an artifact holding one run, converted and compared with; "" for none
+  double fail_if_slower_pct = -1;  // < 0: no gate
   // Called once per finished run, from worker threads but never two at once.
   std::function<void(const BatchProgress&)> progress;
 };
@@ -141,7 +142,7 @@ struct BatchResult {
   double fail_if_slower_pct = -1;
   BatchLinks links;
   bool any_failed() const;
-  bool gate_failed() const;    // a run is slower than the baseline past fail_if_slower_pct
+  bool gate_failed() const;  // a run is slower than the baseline past fail_if_slower_pct
 };
 
 BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& options);

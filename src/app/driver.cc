@@ -151,8 +151,8 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
   }
 }
 
-std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs,
-                                         WriteOptions options, bool no_flows) {
+std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs, WriteOptions options,
+                                         bool no_flows) {
   PhaseTimer timer(r.timings);
   std::vector<WrittenOutput> written(outputs.size());
   if (!r.timeline) return written;
@@ -167,9 +167,8 @@ std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<Outp
   // One output gets every thread; several are written side by side.
   const unsigned threads = options.threads;
   if (outputs.size() > 1) options.threads = 1;
-  parallel_for(outputs.size(), threads, [&](size_t i) {
-    written[i].error = write_output(*r.timeline, outputs[i], options, &written[i].bytes);
-  });
+  parallel_for(outputs.size(), threads,
+               [&](size_t i) { written[i].error = write_output(*r.timeline, outputs[i], options, &written[i].bytes); });
   timer.lap("write");
   return written;
 }

@@ -35,23 +35,23 @@
 #include "app/picture.h"
 #include "app/selection.h"
 #include "input/log_layout.h"
-#include "passes/timeline_builder.h"
 #include "model/timeline.h"
 #include "output/outputs.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
+#include "passes/timeline_builder.h"
 
 namespace ppt {
 
 struct DriverRequest {
   LayoutRequest input;
-  unsigned threads = 0;              // 0: one per core
-  int32_t pp_degree = 0;             // the user's P; 0: inferred (pipeline.h)
-  bool align_clocks = true;          // --align-clocks auto
-  bool strict = false;               // input problems are a failure
-  bool stats = false;                // run the analysis phase
-  Selection selection;               // --run, --steps, --skip-warmup; empty: everything
+  unsigned threads = 0;      // 0: one per core
+  int32_t pp_degree = 0;     // the user's P; 0: inferred (pipeline.h)
+  bool align_clocks = true;  // --align-clocks auto
+  bool strict = false;       // input problems are a failure
+  bool stats = false;        // run the analysis phase
+  Selection selection;       // --run, --steps, --skip-warmup; empty: everything
   StatsOptions stats_options;
   // Set when the command draws (.svg, .png, .html): the picture phase runs,
   // its steps are `selection.steps`.
@@ -66,27 +66,27 @@ struct DriverRequest {
 // Why a run of the driver stopped, if it did.
 enum class DriverFailure {
   kNone,
-  kUsage,     // a bad path or option (exit status 2): `error` says which
-  kLayout,    // no logs where the request says (exit 2 when usage_error, else 1)
-  kOutput,    // an output cannot be created (exit 1), found before reading: `error` says why
-  kNoJobs,    // logs read, no job in them
-  kStrict,    // input problems and `strict`
+  kUsage,   // a bad path or option (exit status 2): `error` says which
+  kLayout,  // no logs where the request says (exit 2 when usage_error, else 1)
+  kOutput,  // an output cannot be created (exit 1), found before reading: `error` says why
+  kNoJobs,  // logs read, no job in them
+  kStrict,  // input problems and `strict`
 };
 
 struct DriverResult {
   DriverFailure failure = DriverFailure::kNone;
-  std::string error;                  // one line for kUsage and kLayout
-  bool usage_error = false;           // kLayout: the request is wrong, not the logs
-  LayoutRequest input;                // as resolved (a positional directory moved to log_dir)
-  std::string source;                 // what was read, for titles: the directory, or the files
+  std::string error;         // one line for kUsage and kLayout
+  bool usage_error = false;  // kLayout: the request is wrong, not the logs
+  LayoutRequest input;       // as resolved (a positional directory moved to log_dir)
+  std::string source;        // what was read, for titles: the directory, or the files
   std::optional<Layout> layout;
-  std::optional<Timeline> timeline;   // set once the load phase ran
-  PipelinePlan pipeline;              // the shape and schedule, decided once
+  std::optional<Timeline> timeline;  // set once the load phase ran
+  PipelinePlan pipeline;             // the shape and schedule, decided once
   Dependencies dependencies;
   ClockAlignment clocks;
-  std::optional<Stats> stats;         // when the request asked for them
+  std::optional<Stats> stats;               // when the request asked for them
   std::optional<PictureSelection> picture;  // when the request draws: every picture's steps and why
-  std::vector<PhaseTime> timings;     // every phase that ran, in order
+  std::vector<PhaseTime> timings;           // every phase that ran, in order
 
   bool ok() const { return failure == DriverFailure::kNone; }
 };

@@ -103,16 +103,18 @@ PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
     }
     if (r.jobs > 0) {
       sel.runs.push_back(r);
-      shown.push_back(tl.runs.size() > 1 ? fmt::format("steps {}-{} of run {}", r.first_step, r.last_step, run.index + 1)
-                                         : fmt::format("steps {}-{}", r.first_step, r.last_step));
+      shown.push_back(tl.runs.size() > 1
+                          ? fmt::format("steps {}-{} of run {}", r.first_step, r.last_step, run.index + 1)
+                          : fmt::format("steps {}-{}", r.first_step, r.last_step));
     }
   }
   if (pick) {
     sel.why = PictureReason::kSlowest;
     std::string where = tl.runs.size() > 1 ? fmt::format(" of run {}", pick->run + 1) : std::string();
-    sel.note = fmt::format("drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
-                           "to read; choose steps with --steps A:B",
-                           pick->step, where, sel.steps_total, static_cast<double>(pick->ns) / 1e6);
+    sel.note = fmt::format(
+        "drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
+        "to read; choose steps with --steps A:B",
+        pick->step, where, sel.steps_total, static_cast<double>(pick->ns) / 1e6);
   } else if (capped) {
     sel.why = PictureReason::kCapped;
     sel.note = fmt::format("showing {} ({} of {} jobs): a picture holds at most {} jobs; choose steps with --steps A:B",

@@ -28,9 +28,7 @@ std::string_view marker_window(std::string_view line) {
 
 // The lines the scanner looks at: job lines, schedule markers (both hold
 // "Profiler "), start-up lines. Every other line is noise to every pass.
-bool kept_line(std::string_view line) {
-  return line.find("Profiler ") != line.npos || is_start_line(line);
-}
+bool kept_line(std::string_view line) { return line.find("Profiler ") != line.npos || is_start_line(line); }
 
 size_t count_lines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -266,9 +264,8 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
         break;
       }
       const Stats& rs = stats_of_run(run.index);
-      auto found = std::find_if(rs.steps.begin(), rs.steps.end(), [&](const StepStats& s) {
-        return s.run == run.index && s.step == span.number;
-      });
+      auto found = std::find_if(rs.steps.begin(), rs.steps.end(),
+                                [&](const StepStats& s) { return s.run == run.index && s.step == span.number; });
       if (found == rs.steps.end()) continue;
       if (!origin_set_) {
         origin_ns_ = tl.origin_ns;

@@ -31,8 +31,8 @@
 
 #include <array>
 #include <chrono>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,9 +54,9 @@ struct WatchOptions {
   // clocks, --strict, the stats options; its input, outputs and selection
   // are not used here.
   DriverRequest passes = one_thread();
-  size_t keep_steps = 20;           // reported steps kept in the window (at least 2)
+  size_t keep_steps = 20;                         // reported steps kept in the window (at least 2)
   std::chrono::milliseconds idle_timeout{10000};  // a file silent this long has finished its step
-  bool keep_all = false;            // keep every job line for whole_run()
+  bool keep_all = false;                          // keep every job line for whole_run()
 
   static DriverRequest one_thread() {
     DriverRequest r;
@@ -68,19 +68,19 @@ struct WatchOptions {
 // One rank's share of a step.
 struct RankInStep {
   int32_t rank = 0;
-  double busy_ratio = 0;            // busy / the step's span
+  double busy_ratio = 0;  // busy / the step's span
 };
 
 // A completed step, numbered as in the whole run.
 struct WatchStep {
-  StepStats stats;                  // run and step as `stats` numbers them; its period_ns as stats'
-  std::string schedule;             // the window's schedule label (schedule_label)
-  double ideal_bubble_ratio = -1;   // -1: unknown
-  int32_t slowest_rank = -1;        // the rank busiest in the step
-  std::string slowest_type;         // that rank's type with the most time in the step
-  std::vector<RankInStep> ranks;    // by rank
+  StepStats stats;                    // run and step as `stats` numbers them; its period_ns as stats'
+  std::string schedule;               // the window's schedule label (schedule_label)
+  double ideal_bubble_ratio = -1;     // -1: unknown
+  int32_t slowest_rank = -1;          // the rank busiest in the step
+  std::string slowest_type;           // that rank's type with the most time in the step
+  std::vector<RankInStep> ranks;      // by rank
   std::vector<Straggler> stragglers;  // the window's, as stats finds them
-  uint64_t problems = 0;            // job lines rejected since the watch began
+  uint64_t problems = 0;              // job lines rejected since the watch began
 };
 
 class Watcher {
@@ -124,17 +124,17 @@ class Watcher {
   struct StepMark {
     uint32_t run = 0;
     int32_t step = 0;
-    uint32_t line = 0;              // index into FileState::line_starts
+    uint32_t line = 0;  // index into FileState::line_starts
   };
   struct FileState {
     SourceFile source;
-    std::string text;               // kept lines, from the cut on
+    std::string text;  // kept lines, from the cut on
     std::vector<uint32_t> line_starts;
-    std::string context_start;      // the start-up line of the run the cut falls in
-    std::string context_marker;     // that run's first schedule marker
-    std::string all;                // keep_all: every kept line since the start, others as empty lines
-    std::vector<StepMark> marks;    // each step's first job line, from the last update
-    bool cut_at_anchor = false;     // the text begins with the anchor step's first job
+    std::string context_start;    // the start-up line of the run the cut falls in
+    std::string context_marker;   // that run's first schedule marker
+    std::string all;              // keep_all: every kept line since the start, others as empty lines
+    std::vector<StepMark> marks;  // each step's first job line, from the last update
+    bool cut_at_anchor = false;   // the text begins with the anchor step's first job
     WatchClock::time_point last_data{};
   };
 
@@ -161,7 +161,7 @@ class Watcher {
   int64_t origin_ns_ = 0;
   bool origin_set_ = false;
   uint64_t jobs_seen_ = 0;
-  uint64_t rejected_seen_ = 0;      // job lines rejected since the start (each judged once)
+  uint64_t rejected_seen_ = 0;  // job lines rejected since the start (each judged once)
   std::array<uint64_t, kIssueKindCount> rejected_by_kind_{};
   std::unique_ptr<LineParser> parser_;  // judges each job line once, for rejected_seen_
   DriverFailure failure_ = DriverFailure::kNone;

@@ -25,11 +25,11 @@ struct Alert {
   std::string kind;  // slow_step, straggler
   uint32_t run = 0;
   int32_t step = 0;
-  int64_t period_ns = -1;   // the step's period; -1: the run's last step has none
-  double median_ns = 0;     // the running median it was compared with (slow_step)
+  int64_t period_ns = -1;  // the step's period; -1: the run's last step has none
+  double median_ns = 0;    // the running median it was compared with (slow_step)
   int32_t rank = -1;
   std::string type;
-  double margin = 0;        // straggler: its median / the others' - 1
+  double margin = 0;  // straggler: its median / the others' - 1
   std::string message;
 };
 

@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "util/text.h"
-#include "commands.h"
 #include "app/batch.h"
+#include "commands.h"
 #include "model/diagnostics.h"
 #include "reporter.h"
+#include "util/text.h"
 
 namespace ppt::cli {
 namespace {
@@ -122,11 +122,14 @@ int run_batch_command(const BatchCommandOptions& o) {
   // In GitHub Actions, summary.md goes to the step summary, where a relative
   // link leads nowhere and an artifact's files have no address of their own:
   // the run's page (where its artifacts are listed) is named instead.
-  auto env = [](const char* name) { const char* v = std::getenv(name); return std::string(v ? v : ""); };
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
   if (env("GITHUB_ACTIONS") == "true" && !env("GITHUB_SERVER_URL").empty() && !env("GITHUB_REPOSITORY").empty() &&
       !env("GITHUB_RUN_ID").empty()) {
-    opt.links.run_page = fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"),
-                                     env("GITHUB_RUN_ID"));
+    opt.links.run_page =
+        fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID"));
   }
   opt.pp_degree = o.pp_degree;
   opt.align_clocks = o.align_clocks != "off";
@@ -176,8 +179,8 @@ int run_batch_command(const BatchCommandOptions& o) {
   for (const BatchRun& r : result.runs) {
     if (r.change && r.change->gate_failed) {
       say.line(fmt::format("{}: {}: {} slower than the baseline (metric: {}), more than --fail-if-slower {:g}%",
-                           say.prefix(), printable_excerpt(r.name, 120),
-                           format_percent(r.change->step_time_delta_pct), r.change->metric, o.fail_if_slower));
+                           say.prefix(), printable_excerpt(r.name, 120), format_percent(r.change->step_time_delta_pct),
+                           r.change->metric, o.fail_if_slower));
     }
   }
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
@@ -236,15 +239,15 @@ void setup_batch(CLI::App& app, Runner& chosen) {
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, size_t{64}));
   sub->add_flag("--keep-extracted", o->keep_extracted, "keep the extracted archives (OUT/.extract-*) for inspection");
-  sub->add_option("--progress", o->progress,
-                  "auto: a bar on a terminal, a line per run otherwise; bar; lines; off")
+  sub->add_option("--progress", o->progress, "auto: a bar on a terminal, a line per run otherwise; bar; lines; off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
   add_quiet_option(*sub, o->quiet);
-  sub->footer("Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
-              "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"
-              "baseline past --fail-if-slower; 2 usage error (an --out that is an input among them); 3 internal error.\n"
-              "A reused --out: the run folders an earlier batch wrote there are removed; nothing else is.");
+  sub->footer(
+      "Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
+      "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"
+      "baseline past --fail-if-slower; 2 usage error (an --out that is an input among them); 3 internal error.\n"
+      "A reused --out: the run folders an earlier batch wrote there are removed; nothing else is.");
   sub->callback([o, &chosen] { chosen = [o] { return run_batch_command(*o); }; });
 }
 

@@ -15,8 +15,8 @@ namespace ppt::cli {
 
 // Exit codes, documented in --help, README.md and docs/cli.md.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitInput = 1;  // input problems (with --strict), nothing usable, an output failed
-inline constexpr int kExitUsage = 2;  // bad options or paths, an output that is an input
+inline constexpr int kExitInput = 1;     // input problems (with --strict), nothing usable, an output failed
+inline constexpr int kExitUsage = 2;     // bad options or paths, an output that is an input
 inline constexpr int kExitInternal = 3;  // a bug: an unexpected exception (main.cc)
 
 struct ConvertOptions {
@@ -26,9 +26,9 @@ struct ConvertOptions {
   std::vector<std::string> perfetto_json;
   bool absolute = false;
   SelectionOptions selection;  // --run, --steps, --skip-warmup: every output
-  bool no_flows = false;  // no arrows between dependent jobs
-  double width = 0;       // .svg/.png: the picture's width in pixels (0: the default)
-  double scale = 2;       // .png: device pixels per picture pixel
+  bool no_flows = false;       // no arrows between dependent jobs
+  double width = 0;            // .svg/.png: the picture's width in pixels (0: the default)
+  double scale = 2;            // .png: device pixels per picture pixel
 };
 
 // The conversion is the main job: its options live on the top-level app.

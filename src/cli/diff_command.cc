@@ -6,8 +6,8 @@
 #include <memory>
 #include <optional>
 
-#include "commands.h"
 #include "analysis/diff.h"
+#include "commands.h"
 #include "output/diff_trace.h"
 #include "output/html_report.h"
 #include "output/output_file.h"
@@ -53,7 +53,8 @@ int run_diff(const DiffCommandOptions& o) {
   }
   if (!o.trace.empty()) {
     std::string error;
-    std::optional<OutputSpec> trace = resolve_output(OutputCommand::kDiffTrace, o.trace, OutputFormat::kDiffTrace, &error);
+    std::optional<OutputSpec> trace =
+        resolve_output(OutputCommand::kDiffTrace, o.trace, OutputFormat::kDiffTrace, &error);
     if (trace) error = check_output_path(o.trace, outputs);
     if (!error.empty()) {
       say.error("--trace " + error);
@@ -65,8 +66,8 @@ int run_diff(const DiffCommandOptions& o) {
   for (const OutputSpec& out : outputs) {
     const bool two_runs = out.format == OutputFormat::kDiffTrace || out.format == OutputFormat::kDiffReport;
     if (two_runs && o.runs.size() > 2) {
-      say.error(fmt::format("{}: a trace or page holds two runs; compare one run with the baseline to write it",
-                            out.path));
+      say.error(
+          fmt::format("{}: a trace or page holds two runs; compare one run with the baseline to write it", out.path));
       return kExitUsage;
     }
   }
@@ -101,7 +102,8 @@ int run_diff(const DiffCommandOptions& o) {
   }
   std::vector<StatsInput> sides(o.runs.size());
   for (size_t i = 0; i < o.runs.size(); ++i) {
-    std::string label = o.runs.size() == 2 ? (i == 0 ? "A: " : "B: ") : fmt::format("{}: ", char('A' + std::min<size_t>(i, 25)));
+    std::string label =
+        o.runs.size() == 2 ? (i == 0 ? "A: " : "B: ") : fmt::format("{}: ", char('A' + std::min<size_t>(i, 25)));
     if (int code = load_stats_or_json(o.runs[i], request, say, label, &sides[i]); code != kExitOk) return code;
     if (!sides[i].run && !request.selection.empty()) {
       // A stats JSON holds figures, not jobs: its selection was made when it was written.
@@ -191,8 +193,8 @@ int run_diff(const DiffCommandOptions& o) {
     } else if (out.format == OutputFormat::kDiffTrace && !is_stdout_path(out.path)) {
       say.info(info.common_step
                    ? fmt::format("wrote {}: both runs aligned at step {}", out.path, info.step)
-                   : fmt::format("wrote {}: no step number in common; aligned A's step {} with B's step {}",
-                                 out.path, info.step, info.step_b));
+                   : fmt::format("wrote {}: no step number in common; aligned A's step {} with B's step {}", out.path,
+                                 info.step, info.step_b));
     } else if (!is_stdout_path(out.path)) {
       say.info(fmt::format("wrote {}", out.path));
     }
@@ -266,9 +268,10 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "write one trace (.json, or .json.gz gzipped) holding both runs, aligned at their first common "
                   "step");
   add_run_options(*sub, o->run);
-  sub->footer("Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
-              "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"
-              "that is an input); 3 internal error.");
+  sub->footer(
+      "Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
+      "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"
+      "that is an input); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_diff(*o); }; });
 }
 

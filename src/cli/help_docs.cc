@@ -57,9 +57,12 @@ std::vector<std::string> choices_of(const CLI::Option* o) {
 std::string roff(std::string_view text) {
   std::string out;
   for (char c : text) {
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
   }
   if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out.insert(0, "\\&");
   return out;
@@ -165,8 +168,9 @@ std::string man_page(const CLI::App& app, std::string_view version) {
   }
   out += ".SH DESCRIPTION\n";
   out += roff_paragraphs(rest);
-  out += ".PP\nWithout a command, pp\\-timeline converts the logs (the options below); the commands are listed "
-         "under COMMANDS, each with its options.\n";
+  out +=
+      ".PP\nWithout a command, pp\\-timeline converts the logs (the options below); the commands are listed "
+      "under COMMANDS, each with its options.\n";
   out += ".SH OPTIONS\n" + man_options(app);
   out += ".SH COMMANDS\n";
   for (const CLI::App* sub : subcommands(app)) {
@@ -177,8 +181,9 @@ std::string man_page(const CLI::App& app, std::string_view version) {
   std::string footer = app.get_footer();
   if (footer.rfind("Exit status: ", 0) == 0) footer = footer.substr(13);
   out += ".SH EXIT STATUS\n" + roff_paragraphs(footer);
-  out += ".SH SEE ALSO\nThe project's README.md and docs/cli.md give every option with examples; "
-         "\\fBpp\\-timeline\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR prints one command's options.\n";
+  out +=
+      ".SH SEE ALSO\nThe project's README.md and docs/cli.md give every option with examples; "
+      "\\fBpp\\-timeline\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR prints one command's options.\n";
   return out;
 }
 
@@ -221,12 +226,12 @@ std::string bash_completion(const CLI::App& app) {
   out += "  local cur=${COMP_WORDS[COMP_CWORD]} prev=\"\" command=\"\" i opts\n";
   out += "  (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}\n";
   out += "  for (( i = 1; i < COMP_CWORD; i++ )); do\n";
-  out += fmt::format("    case ${{COMP_WORDS[i]}} in {}) command=${{COMP_WORDS[i]}}; break ;; esac\n",
-                     commands.empty() ? "''" : [&] {
-                       std::string alt = commands;
-                       for (char& c : alt) c = c == ' ' ? '|' : c;
-                       return alt;
-                     }());
+  out += fmt::format(
+      "    case ${{COMP_WORDS[i]}} in {}) command=${{COMP_WORDS[i]}}; break ;; esac\n", commands.empty() ? "''" : [&] {
+        std::string alt = commands;
+        for (char& c : alt) c = c == ' ' ? '|' : c;
+        return alt;
+      }());
   out += "  done\n";
   out += "  case $prev in\n" + choice_cases + "  esac\n";
   out += "  case $command in\n";
@@ -256,7 +261,8 @@ std::string zsh_completion(const CLI::App& app) {
   out += "  local -a commands\n";
   out += "  commands=(\n";
   for (const CLI::App* sub : subcommands(app)) {
-    out += fmt::format("    '{}:{}'\n", zsh_escape(sub->get_name()), zsh_escape(short_description(sub->get_description())));
+    out += fmt::format("    '{}:{}'\n", zsh_escape(sub->get_name()),
+                       zsh_escape(short_description(sub->get_description())));
   }
   out += "  )\n";
   out += "  for word in ${words[2,CURRENT-1]}; do\n";

@@ -1,7 +1,7 @@
 // pp-timeline: turns PaddlePaddle pipeline-parallel launch logs into
 // timelines. main() only parses, runs the chosen command and returns its code.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <sys/resource.h>
 
@@ -15,8 +15,8 @@
 
 #include "commands.h"
 #include "help_docs.h"
-#include "parse_errors.h"
 #include "output/output_file.h"
+#include "parse_errors.h"
 #include "reporter.h"
 
 namespace {

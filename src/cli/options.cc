@@ -47,8 +47,7 @@ void add_strict_option(CLI::App& app, bool& strict) {
 }
 
 void add_quiet_option(CLI::App& app, bool& quiet) {
-  app.add_flag("-q,--quiet", quiet,
-               "print only errors, the summary line and the count of each kind of input problem");
+  app.add_flag("-q,--quiet", quiet, "print only errors, the summary line and the count of each kind of input problem");
 }
 
 void add_timings_option(CLI::App& app, bool& timings) {

@@ -40,9 +40,9 @@ struct RunOptions {
 // What part of the run a command looks at (app/selection.h), the same three
 // options on convert, stats, report and diff.
 struct SelectionOptions {
-  uint32_t run = 0;           // --run N, 1-based; 0: every run (stats: the last)
-  std::string steps;          // --steps A:B
-  uint32_t skip_warmup = 0;   // --skip-warmup N
+  uint32_t run = 0;          // --run N, 1-based; 0: every run (stats: the last)
+  std::string steps;         // --steps A:B
+  uint32_t skip_warmup = 0;  // --skip-warmup N
 };
 
 void add_input_options(CLI::App& app, InputOptions& input);

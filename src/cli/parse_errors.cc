@@ -184,7 +184,8 @@ std::optional<std::string> given_value(const std::vector<std::string>& names, in
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     for (const std::string& n : names) {
-      if (a == n && i + 1 < argc) value = argv[i + 1];
+      if (a == n && i + 1 < argc)
+        value = argv[i + 1];
       else if (a.size() > n.size() && a.compare(0, n.size(), n) == 0 && a[n.size()] == '=')
         value = std::string(a.substr(n.size() + 1));
     }

@@ -57,8 +57,8 @@ int run_report(const ReportCommandOptions& o) {
       say.error(written[i].error);
       code = kExitInput;
     } else if (!is_stdout_path(outputs[i].path)) {
-      say.info(fmt::format("wrote {} ({} KB): {} jobs drawn", outputs[i].path, (written[i].bytes + 1023) / 1024,
-                           sel.jobs));
+      say.info(
+          fmt::format("wrote {} ({} KB): {} jobs drawn", outputs[i].path, (written[i].bytes + 1023) / 1024, sel.jobs));
     }
   }
   if (int unread = say.unread_status(*result.timeline); code == kExitOk) code = unread;
@@ -80,8 +80,9 @@ void setup_report(CLI::App& app, Runner& chosen) {
   add_selection_options(*sub, o->selection);
   add_max_jobs_option(*sub, o->max_jobs);
   add_run_options(*sub, o->run);
-  sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"
-              "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
+  sub->footer(
+      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"
+      "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_report(*o); }; });
 }
 

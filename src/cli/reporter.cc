@@ -5,8 +5,8 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "util/escape.h"
 #include "model/diagnostics.h"
+#include "util/escape.h"
 
 namespace ppt::cli {
 
@@ -77,17 +77,14 @@ void Reporter::timings(const std::vector<PhaseTime>& phases) const {
 
 int Reporter::load(const DriverResult& r, bool draws, std::string_view label) const {
   switch (r.failure) {
-    case DriverFailure::kUsage:
-      error(fmt::format("{}{}", label, r.error));
-      return kExitUsage;
+    case DriverFailure::kUsage: error(fmt::format("{}{}", label, r.error)); return kExitUsage;
     case DriverFailure::kOutput:
       error(fmt::format("{}{}; nothing was read or written", label, r.error));
       return kExitInput;
     case DriverFailure::kLayout:
       error(fmt::format("{}{}", label, r.error));
       return r.usage_error ? kExitUsage : kExitInput;
-    default:
-      break;
+    default: break;
   }
   if (r.layout) {
     for (const std::string& n : r.layout->notes) note(fmt::format("{}{}", label, n));
@@ -102,8 +99,8 @@ int Reporter::load(const DriverResult& r, bool draws, std::string_view label) co
   }
   if (r.failure == DriverFailure::kNoJobs) {
     line(format_summary(*r.timeline));
-    error(fmt::format("{}{}: no 'Profiler Info: Job' line in the logs; " PPT_PROFILER_ON_HINT,
-                      label, draws ? "no job to draw" : "no job found"));
+    error(fmt::format("{}{}: no 'Profiler Info: Job' line in the logs; " PPT_PROFILER_ON_HINT, label,
+                      draws ? "no job to draw" : "no job found"));
     return kExitInput;
   }
   if (r.failure == DriverFailure::kStrict) {

@@ -28,7 +28,7 @@ class Reporter {
 
   void error(std::string_view text) const;
   void warning(std::string_view text) const;
-  void note(std::string_view text) const;   // not under --quiet
+  void note(std::string_view text) const;  // not under --quiet
   // "pp-timeline[ <command>]: text": what was done ("wrote ...", a run's
   // progress); not under --quiet.
   void info(std::string_view text) const;

@@ -62,32 +62,30 @@ int run_stats(const StatsCommandOptions& o) {
   std::vector<std::string> errors;
   std::string list;  // "base.json (12.0 KB), ...": the files written
   auto wrote = [&](const OutputSpec& out, size_t bytes) {
-    if (!is_stdout_path(out.path)) list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path, format_size(bytes));
+    if (!is_stdout_path(out.path))
+      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path, format_size(bytes));
   };
   timed(run, "write", [&] {
     for (const OutputSpec& out : outputs) {
       std::string text;
       switch (out.format) {
-        case OutputFormat::kReportJson:
-          text = format_stats_json(input.stats, input.timeline()->origin_ns);
-          break;
-        case OutputFormat::kReportMarkdown:
-          text = format_stats_markdown(input.stats);
-          break;
+        case OutputFormat::kReportJson: text = format_stats_json(input.stats, input.timeline()->origin_ns); break;
+        case OutputFormat::kReportMarkdown: text = format_stats_markdown(input.stats); break;
         case OutputFormat::kReportText: {
           TextStyle style;
           style.color = use_color(o.color, is_stdout_path(out.path));
           text = format_stats_text(input.stats, style);
           break;
         }
-        default:
-          pages.push_back(out);
-          continue;
+        default: pages.push_back(out); continue;
       }
       size_t bytes = 0;
-      std::string error = write_spec(out, inputs, [&](ByteSink& sink) { sink.write(text); }, &bytes);
-      if (!error.empty()) errors.push_back(error);
-      else wrote(out, bytes);
+      std::string error = write_spec(
+          out, inputs, [&](ByteSink& sink) { sink.write(text); }, &bytes);
+      if (!error.empty())
+        errors.push_back(error);
+      else
+        wrote(out, bytes);
     }
     return 0;
   });
@@ -97,8 +95,10 @@ int run_stats(const StatsCommandOptions& o) {
     if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
     std::vector<WrittenOutput> written = write_outputs(run, pages, wopt);
     for (size_t i = 0; i < pages.size(); ++i) {
-      if (!written[i].error.empty()) errors.push_back(written[i].error);
-      else wrote(pages[i], written[i].bytes);
+      if (!written[i].error.empty())
+        errors.push_back(written[i].error);
+      else
+        wrote(pages[i], written[i].bytes);
     }
   }
   for (const std::string& e : errors) say.error(e);
@@ -129,8 +129,9 @@ void setup_stats(CLI::App& app, Runner& chosen) {
                   "(.txt: text, .json: JSON, .md: Markdown, .html: the report page; - : standard output); may be "
                   "repeated");
   add_run_options(*sub, o->run);
-  sub->footer("Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
-              "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
+  sub->footer(
+      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
+      "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_stats(*o); }; });
 }
 

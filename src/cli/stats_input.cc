@@ -28,7 +28,7 @@ bool use_color(const std::string& when, bool to_stdout) {
 
 std::string resolve_report_outputs(OutputCommand command, const std::vector<std::string>& paths, bool json,
                                    bool markdown, std::vector<OutputSpec>* out) {
-  const OutputFormat chosen = json ? OutputFormat::kReportJson
+  const OutputFormat chosen = json       ? OutputFormat::kReportJson
                               : markdown ? OutputFormat::kReportMarkdown
                                          : OutputFormat::kReportText;
   if (std::string error = resolve_outputs(command, paths, chosen, out); !error.empty()) return error;
@@ -43,15 +43,16 @@ std::string resolve_report_outputs(OutputCommand command, const std::vector<std:
   }
   if ((json || markdown) && !to_stdout && !flag_named) {
     const char* flag = json ? "--json" : "--markdown";
-    return fmt::format("{} chooses the format of standard output, and -o names files only, each written in the "
-                       "format of its extension; add -o - to print it too, or drop {}",
-                       flag, flag);
+    return fmt::format(
+        "{} chooses the format of standard output, and -o names files only, each written in the "
+        "format of its extension; add -o - to print it too, or drop {}",
+        flag, flag);
   }
   return "";
 }
 
-int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
-                     StatsInput* out, bool summary) {
+int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws, StatsInput* out,
+                     bool summary) {
   // The same times as the trace: machines' clocks aligned as convert does,
   // so the steps are the spans of the trace's Step track.
   request.stats = true;

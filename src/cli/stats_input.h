@@ -25,8 +25,8 @@ struct StatsInput {
 // --strict: 1).
 // `summary`: print the summary line when problems were shown (stats prints
 // it itself, with the files it wrote, when it writes files).
-int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws,
-                     StatsInput* out, bool summary = true);
+int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws, StatsInput* out,
+                     bool summary = true);
 
 // A directory or log file is read as logs; a file that starts with '{' as
 // the output of `stats --json`. `request.input` is replaced by `path`.

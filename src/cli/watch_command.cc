@@ -41,7 +41,7 @@ struct WatchCommandOptions {
   size_t report_every = 10;
   std::vector<std::string> outputs;
   size_t stop_after = 0;
-  std::string steps;              // refused: --steps is the selection elsewhere
+  std::string steps;  // refused: --steps is the selection elsewhere
   double alert_if_slower = -1;
   std::string exec;
   double idle_timeout_s = 10;
@@ -80,7 +80,9 @@ void install_stop_handlers() {
 
 std::string ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 // A step's period; the run's last step has none (stats.h).
-std::string period_text(int64_t ns) { return ns < 0 ? std::string("none (the run's last step)") : ms(static_cast<double>(ns)); }
+std::string period_text(int64_t ns) {
+  return ns < 0 ? std::string("none (the run's last step)") : ms(static_cast<double>(ns));
+}
 std::string pct(double r) { return r < 0 ? std::string("?") : fmt::format("{:.1f}%", r * 100); }
 
 // The live view: redrawn in place after each batch of completed steps.
@@ -280,7 +282,8 @@ int run_watch(const WatchCommandOptions& o) {
     }
     if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
       // A closed pipe or a full disk: nobody reads the steps any more.
-      errors.push_back(fmt::format("{}: cannot be written", jsonl == stdout ? std::string("standard output") : o.jsonl));
+      errors.push_back(
+          fmt::format("{}: cannot be written", jsonl == stdout ? std::string("standard output") : o.jsonl));
       jsonl = nullptr;
       g_stop.store(true);
     }
@@ -320,8 +323,7 @@ int run_watch(const WatchCommandOptions& o) {
     std::fflush(stdout);
   };
   auto done = [&] {
-    return g_stop.load() || (o.stop_after > 0 && reported >= o.stop_after) ||
-           watcher.failure() != DriverFailure::kNone;
+    return g_stop.load() || (o.stop_after > 0 && reported >= o.stop_after) || watcher.failure() != DriverFailure::kNone;
   };
 
   WatchClock::time_point last_update = WatchClock::now();
@@ -376,8 +378,10 @@ int run_watch(const WatchCommandOptions& o) {
       wopt.source = source;
       std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
       for (size_t i = 0; i < outputs.size(); ++i) {
-        if (!results[i].error.empty()) errors.push_back(results[i].error);
-        else written.push_back(outputs[i].path);
+        if (!results[i].error.empty())
+          errors.push_back(results[i].error);
+        else
+          written.push_back(outputs[i].path);
       }
     }
   }
@@ -403,7 +407,9 @@ int run_watch(const WatchCommandOptions& o) {
   std::string kinds;
   for (size_t k = 0; k < kIssueKindCount; ++k) {
     uint64_t n = watcher.rejected_of(static_cast<IssueKind>(k));
-    if (n > 0) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", with_commas(n), issue_info(static_cast<IssueKind>(k)).name);
+    if (n > 0)
+      kinds +=
+          fmt::format("{}{} {}", kinds.empty() ? "" : ", ", with_commas(n), issue_info(static_cast<IssueKind>(k)).name);
   }
   if (!kinds.empty()) account += " (" + kinds + ")";
   if (truncations + rotations > 0) {
@@ -412,8 +418,9 @@ int run_watch(const WatchCommandOptions& o) {
   }
   std::string arrows;
   for (const std::string& path : written) arrows += " -> " + path;
-  say.info(fmt::format("{} reported from {}, {}{}{}", counted(reported, "step"), counted(follower.files().size(), "file"),
-                       account, alert_fired ? "; an alert fired" : "", arrows));
+  say.info(fmt::format("{} reported from {}, {}{}{}", counted(reported, "step"),
+                       counted(follower.files().size(), "file"), account, alert_fired ? "; an alert fired" : "",
+                       arrows));
   if (!errors.empty()) return kExitInput;
   return alert_fired ? kExitInput : kExitOk;
 }
@@ -431,13 +438,14 @@ void setup_watch(CLI::App& app, Runner& chosen) {
   sub->add_option("--jsonl", o->jsonl,
                   "write one JSON object per completed step here ('-': standard output; the default when "
                   "standard output is not a terminal); the keys of `stats --json`'s steps");
-  sub->add_option("--report", o->report, "rewrite this HTML page (the last steps; it reloads itself) every --report-every steps and at the end");
+  sub->add_option(
+      "--report", o->report,
+      "rewrite this HTML page (the last steps; it reloads itself) every --report-every steps and at the end");
   sub->add_option("--report-every", o->report_every, "steps between two rewrites of --report (default 10)")
       ->check(CLI::Range(size_t{1}, size_t{1000000}));
   sub->add_option("-o,--output", o->outputs,
                   "when the watch ends, write the whole run here (.pftrace, .json, .svg, .html); repeatable");
-  sub->add_option("--stop-after", o->stop_after,
-                  "stop after this many completed steps (0: until SIGINT or SIGTERM)");
+  sub->add_option("--stop-after", o->stop_after, "stop after this many completed steps (0: until SIGINT or SIGTERM)");
   // --steps is the other commands' selection; here it is refused with a
   // message that names --stop-after (hidden from the help).
   sub->add_option("--steps", o->steps)->group("");
@@ -460,14 +468,16 @@ void setup_watch(CLI::App& app, Runner& chosen) {
       ->group("");
   add_threads_option(*sub, o->run.threads);
   sub->get_option("--threads")
-      ->description("threads for the passes on each update (default 1, so that the watch takes one core beside the "
-                    "training; 0: all cores)");
+      ->description(
+          "threads for the passes on each update (default 1, so that the watch takes one core beside the "
+          "training; 0: all cores)");
   add_pp_degree_option(*sub, o->run.pp_degree);
   add_align_clocks_option(*sub, o->run.align_clocks);
   add_strict_option(*sub, o->run.strict);
   add_quiet_option(*sub, o->run.quiet);
-  sub->footer("Exit status: 0 done; 1 an alert fired, no log was found, or an output could not be written;\n"
-              "2 usage error; 3 internal error.");
+  sub->footer(
+      "Exit status: 0 done; 1 an alert fired, no log was found, or an output could not be written;\n"
+      "2 usage error; 3 internal error.");
   sub->callback([o, &chosen] { chosen = [o] { return run_watch(*o); }; });
 }
 

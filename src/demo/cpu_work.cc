@@ -19,11 +19,10 @@ class CpuWork final : public Work {
   void* stream() const override { return nullptr; }
   std::string describe() const override { return "CPU"; }
 
-  bool run(double micro_seconds, const std::vector<uint8_t>& input, bool,
-           std::string*) override {
+  bool run(double micro_seconds, const std::vector<uint8_t>& input, bool, std::string*) override {
     for (size_t i = 0; i < input.size() && i < state_.size(); ++i) state_[i] ^= input[i];
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::nanoseconds(static_cast<int64_t>(micro_seconds * 1000));
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(static_cast<int64_t>(micro_seconds * 1000));
     uint32_t h = 2166136261u;
     for (uint8_t& b : state_) {
       h = (h ^ b) * 16777619u;
@@ -44,8 +43,6 @@ class CpuWork final : public Work {
 
 }  // namespace
 
-std::unique_ptr<Work> make_cpu_work(size_t payload_bytes) {
-  return std::make_unique<CpuWork>(payload_bytes);
-}
+std::unique_ptr<Work> make_cpu_work(size_t payload_bytes) { return std::make_unique<CpuWork>(payload_bytes); }
 
 }  // namespace ppt::demo

@@ -56,24 +56,19 @@ class CudaWork final : public Work {
       return failure("cudaStreamCreateWithFlags", e);
     if ((e = cudaMalloc(&a_, kBufferBytes)) != cudaSuccess) return failure("cudaMalloc", e);
     if ((e = cudaMalloc(&b_, kBufferBytes)) != cudaSuccess) return failure("cudaMalloc", e);
-    if ((e = cudaMemsetAsync(a_, 0, kBufferBytes, stream_)) != cudaSuccess)
-      return failure("cudaMemsetAsync", e);
+    if ((e = cudaMemsetAsync(a_, 0, kBufferBytes, stream_)) != cudaSuccess) return failure("cudaMemsetAsync", e);
     if ((e = cudaMallocHost(&pinned_out_, std::max<size_t>(payload_, 1))) != cudaSuccess)
       return failure("cudaMallocHost", e);
     return calibrate();
   }
 
   void* stream() const override { return stream_; }
-  std::string describe() const override {
-    return "CUDA device " + std::to_string(device_) + " (" + name_ + ")";
-  }
+  std::string describe() const override { return "CUDA device " + std::to_string(device_) + " (" + name_ + ")"; }
 
-  bool run(double micro_seconds, const std::vector<uint8_t>& input, bool want_output,
-           std::string* error) override {
+  bool run(double micro_seconds, const std::vector<uint8_t>& input, bool want_output, std::string* error) override {
     cudaError_t e = cudaSuccess;
     if (!input.empty()) {
-      e = cudaMemcpyAsync(a_, input.data(), std::min(input.size(), kBufferBytes),
-                          cudaMemcpyHostToDevice, stream_);
+      e = cudaMemcpyAsync(a_, input.data(), std::min(input.size(), kBufferBytes), cudaMemcpyHostToDevice, stream_);
       if (e != cudaSuccess) return fail(error, "cudaMemcpyAsync (input)", e);
     }
     const int copies = std::max(1, static_cast<int>(micro_seconds / copy_us_ + 0.5));
@@ -112,12 +107,10 @@ class CudaWork final : public Work {
     if (e == cudaSuccess) e = cudaEventCreate(&stop);
     if (e != cudaSuccess) return failure("cudaEventCreate", e);
     constexpr int kWarm = 3, kTimed = 20;
-    for (int i = 0; i < kWarm; ++i)
-      cudaMemcpyAsync(b_, a_, kBufferBytes, cudaMemcpyDeviceToDevice, stream_);
+    for (int i = 0; i < kWarm; ++i) cudaMemcpyAsync(b_, a_, kBufferBytes, cudaMemcpyDeviceToDevice, stream_);
     cudaEventRecord(start, stream_);
     for (int i = 0; i < kTimed; ++i)
-      cudaMemcpyAsync(i % 2 ? a_ : b_, i % 2 ? b_ : a_, kBufferBytes, cudaMemcpyDeviceToDevice,
-                      stream_);
+      cudaMemcpyAsync(i % 2 ? a_ : b_, i % 2 ? b_ : a_, kBufferBytes, cudaMemcpyDeviceToDevice, stream_);
     cudaEventRecord(stop, stream_);
     e = cudaEventSynchronize(stop);
     float ms = 0;

@@ -5,8 +5,8 @@
 // before the processes start (a ring for interleaved schedules, whose last
 // stage feeds the first stage's next chunk).
 #include <fcntl.h>
-#include <poll.h>
 #include <glog/logging.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -167,9 +167,7 @@ int launch(const DemoConfig& c) {
     }
     return true;
   };
-  auto failed = [&](int r) {
-    return statuses[r] != -1 && !(WIFEXITED(statuses[r]) && WEXITSTATUS(statuses[r]) == 0);
-  };
+  auto failed = [&](int r) { return statuses[r] != -1 && !(WIFEXITED(statuses[r]) && WEXITSTATUS(statuses[r]) == 0); };
 
   // Wait until every rank is ready; a rank that ends before is a failure.
   bool ready_all = started_all;
@@ -215,8 +213,8 @@ int launch(const DemoConfig& c) {
     result = result == 0 ? 1 : result;
     const int status = statuses[r];
     if (WIFEXITED(status)) {
-      std::fprintf(stderr, "pp-demo: rank %d exited with status %d; see %s\n", r,
-                   WEXITSTATUS(status), log_path(c, r).c_str());
+      std::fprintf(stderr, "pp-demo: rank %d exited with status %d; see %s\n", r, WEXITSTATUS(status),
+                   log_path(c, r).c_str());
     } else if (WIFSIGNALED(status)) {
       std::fprintf(stderr, "pp-demo: rank %d ended by signal %d; see %s\n", r, WTERMSIG(status),
                    log_path(c, r).c_str());

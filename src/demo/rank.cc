@@ -88,11 +88,10 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
       return 2;
     }
   }
-  LOG(INFO) << "pp-demo: rank " << place.rank << " of " << shape.stages << " (machine "
-            << place.machine << ", local rank " << place.local_rank << "), stage " << stage
-            << ", " << schedule_name(shape.schedule) << ", " << shape.micro_batches
-            << " micro-batches, " << shape.chunks << " chunk(s), work on " << work->describe()
-            << ", timing: " << profiler.backend_note();
+  LOG(INFO) << "pp-demo: rank " << place.rank << " of " << shape.stages << " (machine " << place.machine
+            << ", local rank " << place.local_rank << "), stage " << stage << ", " << schedule_name(shape.schedule)
+            << ", " << shape.micro_batches << " micro-batches, " << shape.chunks << " chunk(s), work on "
+            << work->describe() << ", timing: " << profiler.backend_note();
 
   Mailbox mailbox(stage, place.prev_fd, place.next_fd, c.timeout_s * 1000);
   const std::vector<JobSpec> jobs = stage_jobs(shape, stage);
@@ -111,8 +110,8 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
       input.clear();
       if (auto from = input_from(shape, stage, job)) {
         if (!mailbox.receive(*from, job.chunk, job.micro_batch, &input, &error)) {
-          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch "
-                     << job.micro_batch << ": " << error;
+          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch " << job.micro_batch << ": "
+                     << error;
           return 1;
         }
       }
@@ -131,10 +130,9 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
         return 1;
       }
       if (to) {
-        if (!work->finish(&output, &error) ||
-            !mailbox.send(*to, job.micro_batch, output, &error)) {
-          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch "
-                     << job.micro_batch << ": " << error;
+        if (!work->finish(&output, &error) || !mailbox.send(*to, job.micro_batch, output, &error)) {
+          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch " << job.micro_batch << ": "
+                     << error;
           return 1;
         }
       }
@@ -148,8 +146,7 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
     LOG(ERROR) << "pp-demo: " << s.message();
     return 1;
   }
-  LOG(INFO) << "pp-demo: rank " << place.rank << " done, " << profiler.stats().jobs_written
-            << " jobs written";
+  LOG(INFO) << "pp-demo: rank " << place.rank << " done, " << profiler.stats().jobs_written << " jobs written";
   return 0;
 }
 

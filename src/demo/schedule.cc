@@ -18,8 +18,7 @@ const char* schedule_name(ScheduleKind kind) {
 }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp,
-                         ScheduleKind::kZbh1}) {
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp, ScheduleKind::kZbh1}) {
     if (name == schedule_name(k)) return k;
   }
   return std::nullopt;
@@ -32,8 +31,8 @@ std::string validate(const PipelineShape& s) {
   if (s.schedule == ScheduleKind::kVpp) {
     if (s.chunks < 2) return "vpp needs at least 2 chunks per stage (--chunks)";
     if (s.micro_batches % s.stages != 0) {
-      return "vpp needs the micro-batches (" + std::to_string(s.micro_batches) +
-             ") to be a multiple of the stages (" + std::to_string(s.stages) + ")";
+      return "vpp needs the micro-batches (" + std::to_string(s.micro_batches) + ") to be a multiple of the stages (" +
+             std::to_string(s.stages) + ")";
     }
   } else if (s.chunks != 1) {
     return std::string("chunks apply to vpp only, not to ") + schedule_name(s.schedule);
@@ -137,11 +136,10 @@ std::string job_type(const PipelineShape& shape, const JobSpec& job) {
   return "?";
 }
 
-std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type,
-                                      int micro_batch) {
+std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type, int micro_batch) {
   const int chunks = shape.schedule == ScheduleKind::kVpp ? shape.chunks : 1;
-  for (JobKind kind : {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardB,
-                       JobKind::kBackwardW, JobKind::kOptimizer}) {
+  for (JobKind kind :
+       {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardB, JobKind::kBackwardW, JobKind::kOptimizer}) {
     for (int c = 0; c < chunks; ++c) {
       JobSpec j{kind, c, kind == JobKind::kOptimizer ? 0 : micro_batch};
       if (job_type(shape, j) == type) return j;
@@ -150,9 +148,7 @@ std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::str
   return std::nullopt;
 }
 
-int virtual_stage(const PipelineShape& shape, int stage, int chunk) {
-  return chunk * shape.stages + stage;
-}
+int virtual_stage(const PipelineShape& shape, int stage, int chunk) { return chunk * shape.stages + stage; }
 
 namespace {
 
@@ -207,8 +203,7 @@ std::string check_runs_to_completion(const PipelineShape& shape) {
   std::set<std::tuple<int, JobKind, int>> done;
   std::vector<size_t> pc(p, 0);
   auto describe = [&](int s, const JobSpec& j) {
-    return "stage " + std::to_string(s) + " " + job_type(shape, j) + " micro-batch " +
-           std::to_string(j.micro_batch);
+    return "stage " + std::to_string(s) + " " + job_type(shape, j) + " micro-batch " + std::to_string(j.micro_batch);
   };
   for (bool progress = true; progress;) {
     progress = false;

@@ -57,8 +57,7 @@ std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage);
 // backward_b, backward_w, optimizer.
 std::string job_type(const PipelineShape& shape, const JobSpec& job);
 // The inverse of job_type for this shape.
-std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type,
-                                      int micro_batch);
+std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type, int micro_batch);
 
 // Messages between stages.
 enum class Payload { kActivation, kGradient };

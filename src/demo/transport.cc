@@ -38,12 +38,11 @@ bool write_all(int fd, const void* data, size_t size, std::string* error) {
 }
 
 // Reads exactly `size` bytes before `deadline`.
-bool read_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline,
-              std::string* error) {
+bool read_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_point deadline, std::string* error) {
   char* p = static_cast<char*>(data);
   while (size > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       *error = "timed out";
       return false;
@@ -72,9 +71,7 @@ bool read_all(int fd, void* data, size_t size, std::chrono::steady_clock::time_p
   return true;
 }
 
-const char* payload_name(Payload p) {
-  return p == Payload::kActivation ? "activation" : "gradient";
-}
+const char* payload_name(Payload p) { return p == Payload::kActivation ? "activation" : "gradient"; }
 
 }  // namespace
 
@@ -86,20 +83,17 @@ Mailbox::~Mailbox() {
   if (next_fd_ >= 0) ::close(next_fd_);
 }
 
-bool Mailbox::send(const Endpoint& to, int micro_batch, const std::vector<uint8_t>& data,
-                   std::string* error) {
+bool Mailbox::send(const Endpoint& to, int micro_batch, const std::vector<uint8_t>& data, std::string* error) {
   if (to.stage == stage_) {  // the next chunk on this very rank
     arrived_[Key{static_cast<int>(to.payload), to.chunk, micro_batch}] = data;
     return true;
   }
   const int fd = to.payload == Payload::kActivation ? next_fd_ : prev_fd_;
   if (fd < 0) {
-    *error = std::string("no link for a ") + payload_name(to.payload) + " to stage " +
-             std::to_string(to.stage);
+    *error = std::string("no link for a ") + payload_name(to.payload) + " to stage " + std::to_string(to.stage);
     return false;
   }
-  const Header h{kMagic, static_cast<int32_t>(to.payload), to.chunk, micro_batch,
-                 static_cast<uint32_t>(data.size())};
+  const Header h{kMagic, static_cast<int32_t>(to.payload), to.chunk, micro_batch, static_cast<uint32_t>(data.size())};
   return write_all(fd, &h, sizeof h, error) && write_all(fd, data.data(), data.size(), error);
 }
 
@@ -108,8 +102,8 @@ bool Mailbox::read_one(int fd, const Endpoint& from, std::string* error) {
   Header h{};
   std::string why;
   if (!read_all(fd, &h, sizeof h, deadline, &why)) {
-    *error = "waiting for a " + std::string(payload_name(from.payload)) + " from stage " +
-             std::to_string(from.stage) + ": " + why;
+    *error = "waiting for a " + std::string(payload_name(from.payload)) + " from stage " + std::to_string(from.stage) +
+             ": " + why;
     return false;
   }
   if (h.magic != kMagic) {
@@ -125,8 +119,8 @@ bool Mailbox::read_one(int fd, const Endpoint& from, std::string* error) {
   return true;
 }
 
-bool Mailbox::receive(const Endpoint& from, int chunk, int micro_batch,
-                      std::vector<uint8_t>* data, std::string* error) {
+bool Mailbox::receive(const Endpoint& from, int chunk, int micro_batch, std::vector<uint8_t>* data,
+                      std::string* error) {
   const Key key{static_cast<int>(from.payload), chunk, micro_batch};
   for (;;) {
     if (auto it = arrived_.find(key); it != arrived_.end()) {
@@ -135,8 +129,8 @@ bool Mailbox::receive(const Endpoint& from, int chunk, int micro_batch,
       return true;
     }
     if (from.stage == stage_) {
-      *error = "a local message for chunk " + std::to_string(chunk) + " micro-batch " +
-               std::to_string(micro_batch) + " was never sent (the schedule is out of order)";
+      *error = "a local message for chunk " + std::to_string(chunk) + " micro-batch " + std::to_string(micro_batch) +
+               " was never sent (the schedule is out of order)";
       return false;
     }
     const int fd = from.payload == Payload::kActivation ? prev_fd_ : next_fd_;
@@ -145,8 +139,7 @@ bool Mailbox::receive(const Endpoint& from, int chunk, int micro_batch,
       return false;
     }
     if (!read_one(fd, from, error)) {
-      *error += " (for chunk " + std::to_string(chunk) + " micro-batch " +
-                std::to_string(micro_batch) + ")";
+      *error += " (for chunk " + std::to_string(chunk) + " micro-batch " + std::to_string(micro_batch) + ")";
       return false;
     }
   }

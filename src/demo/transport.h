@@ -29,11 +29,9 @@ class Mailbox {
 
   // Sends `data` for micro-batch `micro_batch` to `to`. false and *error on
   // failure.
-  bool send(const Endpoint& to, int micro_batch, const std::vector<uint8_t>& data,
-            std::string* error);
+  bool send(const Endpoint& to, int micro_batch, const std::vector<uint8_t>& data, std::string* error);
   // Waits for what `from` sends to this stage's `chunk` for `micro_batch`.
-  bool receive(const Endpoint& from, int chunk, int micro_batch, std::vector<uint8_t>* data,
-               std::string* error);
+  bool receive(const Endpoint& from, int chunk, int micro_batch, std::vector<uint8_t>* data, std::string* error);
 
  private:
   using Key = std::tuple<int, int, int>;  // payload, receiving chunk, micro-batch

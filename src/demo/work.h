@@ -19,8 +19,7 @@ class Work {
   // Runs (or, on a device, enqueues) `micro_seconds` of work that reads
   // `input` (may be empty). When `want_output`, finish() will return its
   // output. false and *error on failure.
-  virtual bool run(double micro_seconds, const std::vector<uint8_t>& input, bool want_output,
-                   std::string* error) = 0;
+  virtual bool run(double micro_seconds, const std::vector<uint8_t>& input, bool want_output, std::string* error) = 0;
   // Waits for the last run() with want_output and hands its output over.
   virtual bool finish(std::vector<uint8_t>* output, std::string* error) = 0;
 };

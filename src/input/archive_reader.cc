@@ -71,7 +71,8 @@ std::optional<std::vector<std::string>> safe_components(const std::string& name,
     if (j == std::string::npos) j = name.size();
     std::string part = name.substr(i, j - i);
     // A zip made on Windows may use '\' as a separator: "..\x" is refused too.
-    if (part == ".." || part.starts_with("..\\") || part.ends_with("\\..") || part.find("\\..\\") != std::string::npos) {
+    if (part == ".." || part.starts_with("..\\") || part.ends_with("\\..") ||
+        part.find("\\..\\") != std::string::npos) {
       *why = "'..' in the path refused";
       return std::nullopt;
     }
@@ -90,7 +91,8 @@ class Extractor {
   Extractor(const std::string& archive, const std::string& dest, const ArchiveLimits& limits)
       : archive_(archive), limits_(limits) {
     root_ = Fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!root_.valid()) dest_error_ = fmt::format("{}: cannot open the extraction directory: {}", dest, std::strerror(errno));
+    if (!root_.valid())
+      dest_error_ = fmt::format("{}: cannot open the extraction directory: {}", dest, std::strerror(errno));
   }
 
   ArchiveResult run();
@@ -101,7 +103,9 @@ class Extractor {
     result_.error = std::move(message);
     return false;
   }
-  std::string where(const std::string& name) const { return fmt::format("{}:{}", archive_, printable_excerpt(name, 200)); }
+  std::string where(const std::string& name) const {
+    return fmt::format("{}:{}", archive_, printable_excerpt(name, 200));
+  }
   void skip_note(const std::string& name, const std::string& why) {
     ++skipped_;
     if (result_.skipped.size() < kMaxSkippedListed) result_.skipped.push_back(fmt::format("{}: {}", where(name), why));
@@ -158,10 +162,12 @@ std::optional<std::string> Extractor::over_limit(const std::string& name, uint64
     return fmt::format("{}: more than {} bytes once decompressed; the rest is not extracted", where(name),
                        limits_.max_bytes);
   }
-  if (total > limits_.ratio_floor && static_cast<double>(total) > limits_.max_ratio * static_cast<double>(archive_size_)) {
-    return fmt::format("{}: more than {:g} times the archive's {} bytes once decompressed (a decompression bomb); "
-                       "the rest is not extracted",
-                       where(name), limits_.max_ratio, archive_size_);
+  if (total > limits_.ratio_floor &&
+      static_cast<double>(total) > limits_.max_ratio * static_cast<double>(archive_size_)) {
+    return fmt::format(
+        "{}: more than {:g} times the archive's {} bytes once decompressed (a decompression bomb); "
+        "the rest is not extracted",
+        where(name), limits_.max_ratio, archive_size_);
   }
   return std::nullopt;
 }
@@ -176,7 +182,8 @@ bool Extractor::write_file(const std::string& name, const std::vector<std::strin
                       O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
     struct stat st;
     if (!out.valid()) {
-      why = errno == ELOOP ? std::string("a link is in the way") : fmt::format("cannot create: {}", std::strerror(errno));
+      why =
+          errno == ELOOP ? std::string("a link is in the way") : fmt::format("cannot create: {}", std::strerror(errno));
     } else if (::fstat(out.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
       why = "not a regular file in the way";
       out = Fd();
@@ -345,9 +352,10 @@ ArchiveResult Extractor::run() {
     std::string key;
     for (const std::string& part : *parts) key += (key.empty() ? "" : "/") + part;
     if (!files_.insert(key).second) {
-      fail(fmt::format("{}: a second entry of this path (the archive holds two files at one name, and one would "
-                       "replace the other); refused",
-                       where(name)));
+      fail(
+          fmt::format("{}: a second entry of this path (the archive holds two files at one name, and one would "
+                      "replace the other); refused",
+                      where(name)));
       return result_;
     }
     if (!write_file(name, *parts)) return result_;
@@ -392,7 +400,7 @@ bool looks_like_archive_data(const std::string& path) {
   unsigned char head[512] = {};
   in.read(reinterpret_cast<char*>(head), sizeof head);
   size_t n = static_cast<size_t>(in.gcount());
-  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return true;                                  // gzip
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return true;                                        // gzip
   if (n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd) return true;  // zstd
   if (n >= 4 && head[0] == 'P' && head[1] == 'K' && (head[2] == 3 || head[2] == 5) && head[3] == head[2] + 1) {
     return true;  // zip: a local file header, or the end record of an empty one

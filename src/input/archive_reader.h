@@ -35,8 +35,8 @@
 namespace ppt {
 
 struct ArchiveLimits {
-  uint64_t max_bytes = uint64_t{16} << 30;        // bytes extracted, all entries together
-  uint64_t max_entry_bytes = uint64_t{8} << 30;   // bytes of one entry
+  uint64_t max_bytes = uint64_t{16} << 30;       // bytes extracted, all entries together
+  uint64_t max_entry_bytes = uint64_t{8} << 30;  // bytes of one entry
   uint64_t max_entries = 200000;
   uint64_t max_name_bytes = 4096;
   // Extracted bytes over the archive's size; checked once more than
@@ -48,10 +48,10 @@ struct ArchiveLimits {
 
 struct ArchiveResult {
   bool ok = false;
-  std::string error;                  // one line, when !ok (what was extracted stays)
-  uint64_t files = 0;                 // regular files written
-  uint64_t bytes = 0;                 // bytes of regular files written
-  std::vector<std::string> skipped;   // "archive:entry: reason", one per entry not extracted
+  std::string error;                 // one line, when !ok (what was extracted stays)
+  uint64_t files = 0;                // regular files written
+  uint64_t bytes = 0;                // bytes of regular files written
+  std::vector<std::string> skipped;  // "archive:entry: reason", one per entry not extracted
 };
 
 // `dest` must exist and should be a fresh, empty directory.

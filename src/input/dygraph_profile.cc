@@ -6,11 +6,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
@@ -20,7 +20,8 @@
 namespace ppt {
 
 int dygraph_profile_rank(std::string_view name) {
-  if (name.size() <= kDygraphProfilePrefix.size() || name.substr(0, kDygraphProfilePrefix.size()) != kDygraphProfilePrefix) {
+  if (name.size() <= kDygraphProfilePrefix.size() ||
+      name.substr(0, kDygraphProfilePrefix.size()) != kDygraphProfilePrefix) {
     return -1;
   }
   std::string_view rest = name.substr(kDygraphProfilePrefix.size());
@@ -49,9 +50,9 @@ struct Record {
   int64_t ts_ms = 0;
   int64_t tid = 0;
   std::string cat;
-  std::string type;       // forward, backward, forward1, ...
+  std::string type;  // forward, backward, forward1, ...
   int32_t micro = -1;
-  std::string bad;        // why the record is not usable; "" when it is
+  std::string bad;  // why the record is not usable; "" when it is
 };
 
 // F -> forward, B -> backward, with the virtual stage as the chunk
@@ -74,9 +75,12 @@ bool split_name(std::string_view name, std::string& type, int32_t& micro) {
     auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), chunk);
     if (ec != std::errc() || p != rest.data() + rest.size()) return false;
   }
-  if (letters == "F") type = "forward";
-  else if (letters == "B") type = "backward";
-  else type = std::string(letters);
+  if (letters == "F")
+    type = "forward";
+  else if (letters == "B")
+    type = "backward";
+  else
+    type = std::string(letters);
   if (chunk >= 0) type += std::to_string(chunk);
   return true;
 }
@@ -223,10 +227,10 @@ class Reader {
       return;
     }
     if (r.ts_ms < b.record.ts_ms) {
-      scan_.diagnostics.add(IssueKind::kEndBeforeStart, file_, line_no,
-                            fmt::format("{} ends at {} ms, before its \"B\" at line {} ({} ms)", r.name, r.ts_ms,
-                                        b.line, b.record.ts_ms),
-                            text);
+      scan_.diagnostics.add(
+          IssueKind::kEndBeforeStart, file_, line_no,
+          fmt::format("{} ends at {} ms, before its \"B\" at line {} ({} ms)", r.name, r.ts_ms, b.line, b.record.ts_ms),
+          text);
       return;
     }
     Job job;
@@ -354,7 +358,7 @@ FileScan scan_dygraph_profile(const std::string& path, uint32_t file_index) {
   read_all(data, file_index, out);
   if (got < static_cast<size_t>(st.st_size)) {
     out.diagnostics.add(IssueKind::kFileChanged, file_index, 0,
-                             fmt::format("shrank from {} to {} bytes while being read", st.st_size, got));
+                        fmt::format("shrank from {} to {} bytes while being read", st.st_size, got));
   }
   return out;
 }

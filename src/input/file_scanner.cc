@@ -121,7 +121,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
   size_t have = 0;
   bool long_line = false;  // inside a line longer than the buffer
   bool long_has_marker = false;
-  std::string long_head;   // the start of that line, for the message
+  std::string long_head;  // the start of that line, for the message
   std::string error;
   auto finish_long_line = [&](bool terminated) {
     ++lines_;
@@ -169,8 +169,10 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
         finish_long_line(true);
         start = upto + 1;
       } else if (eof) {
-        if (have > overlap) finish_long_line(false);
-        else finish_long_line(false);
+        if (have > overlap)
+          finish_long_line(false);
+        else
+          finish_long_line(false);
         break;
       } else {
         keep(win + have - overlap, overlap);
@@ -178,8 +180,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
       }
     }
     const char* base = buffer.get() + lo;
-    const char* last_nl =
-        static_cast<const char*>(memrchr(base + start, '\n', have - start));
+    const char* last_nl = static_cast<const char*>(memrchr(base + start, '\n', have - start));
     if (last_nl) {
       process_lines(base + start, last_nl + 1);
       start = static_cast<size_t>(last_nl + 1 - base);
@@ -240,8 +241,7 @@ void Scanner::process_lines(const char* p, const char* end) {
     lines_ += count_newlines(p, line_start);
     const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
     if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
-    handle_physical_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)), lines_ + 1,
-                         false);
+    handle_physical_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)), lines_ + 1, false);
     ++lines_;
     p = line_end + 1;
   }
@@ -257,8 +257,7 @@ uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::stri
   bool changed = false;
   std::string clean = sanitize_utf8(type, &changed);
   if (changed) {
-    out_.diagnostics.add(IssueKind::kInvalidUtf8Type, file_index_, line_no,
-                         "the job type is not valid UTF-8", text);
+    out_.diagnostics.add(IssueKind::kInvalidUtf8Type, file_index_, line_no, "the job type is not valid UTF-8", text);
   }
   uint32_t id = static_cast<uint32_t>(out_.types.size());
   out_.types.push_back(clean);
@@ -337,8 +336,7 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
       ++out_.counts.profiler_lines;
       out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
       return;
-    case LineKind::kJob:
-      break;
+    case LineKind::kJob: break;
   }
   ++out_.counts.profiler_lines;
   const ParsedJob& p = r.job;
@@ -352,8 +350,7 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
   job.type = intern_type(p.type, line_no, line);
   if (uint32_t first = earlier_copy(job)) {
     out_.diagnostics.add(IssueKind::kDuplicateJob, file_index_, line_no,
-                         "the same job as line " + std::to_string(first) + " (printed twice); not drawn again",
-                         line);
+                         "the same job as line " + std::to_string(first) + " (printed twice); not drawn again", line);
     return;
   }
   ++out_.counts.jobs;
@@ -446,8 +443,7 @@ FileScan unreadable_file_scan(uint32_t file_index, const std::string& why) {
   return out;
 }
 
-FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser,
-                   const ScanOptions& options) {
+FileScan scan_file(const std::string& path, uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
   if (path == "-") return scan_stdin(file_index, parser, options);
   struct stat st {};
   std::string why;
@@ -523,8 +519,7 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
   return out;
 }
 
-FileScan scan_buffer(std::string_view data, uint32_t file_index, const LineParser& parser,
-                     const ScanOptions& options) {
+FileScan scan_buffer(std::string_view data, uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
   FileScan out;
   Scanner scanner(file_index, parser, out);
   size_t pos = 0;

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "model/diagnostics.h"
 #include "input/line_parser.h"
+#include "model/diagnostics.h"
 #include "model/timeline.h"
 
 namespace ppt {
@@ -46,22 +46,22 @@ struct ThreadChange {
 };
 
 struct FileScan {
-  std::vector<Job> jobs;            // in file order; Job::type indexes `types`
-  std::vector<std::string> types;   // this file's job types (valid UTF-8)
+  std::vector<Job> jobs;           // in file order; Job::type indexes `types`
+  std::vector<std::string> types;  // this file's job types (valid UTF-8)
   std::vector<MarkerAt> markers;
   std::vector<ProcessStartAt> process_starts;
   std::vector<ThreadChange> thread_changes;  // the first job's thread is the first entry
-  InputCounts counts;               // files = 1
+  InputCounts counts;                        // files = 1
   Diagnostics diagnostics;
-  bool readable = true;             // false: the file could not be read at all
+  bool readable = true;  // false: the file could not be read at all
   // Dynamic-graph profile records (dygraph_profile.h): process_starts mark a
   // record with another stage or category, times are whole milliseconds.
   bool dygraph = false;
-  int32_t stage = -1;               // dygraph: the first record's tid - 1; -1 unknown
+  int32_t stage = -1;  // dygraph: the first record's tid - 1; -1 unknown
 };
 
 struct ScanOptions {
-  size_t buffer_bytes = 1 << 20;    // read size; a longer line is skipped and reported
+  size_t buffer_bytes = 1 << 20;  // read size; a longer line is skipped and reported
 };
 
 // What every reader of an input file does first (the launch-log scanner and

@@ -2,7 +2,6 @@
 
 #include <re2/re2.h>
 
-
 #include "pp_timeline/log_line.h"
 #include "util/text.h"
 
@@ -25,18 +24,12 @@ void reject(LineResult& out, IssueKind kind, std::string detail) {
 
 const char* time_problem(log_line::TimeParse p, IssueKind* kind) {
   switch (p) {
-    case log_line::TimeParse::kNegative:
-      *kind = IssueKind::kNegativeTime;
-      return "is negative";
+    case log_line::TimeParse::kNegative: *kind = IssueKind::kNegativeTime; return "is negative";
     case log_line::TimeParse::kTooLarge:
       *kind = IssueKind::kTimeOutOfRange;
       return "is too large to be milliseconds since 1970";
-    case log_line::TimeParse::kEmpty:
-      *kind = IssueKind::kBadTime;
-      return "is empty";
-    default:
-      *kind = IssueKind::kBadTime;
-      return "is not a decimal number of milliseconds";
+    case log_line::TimeParse::kEmpty: *kind = IssueKind::kBadTime; return "is empty";
+    default: *kind = IssueKind::kBadTime; return "is not a decimal number of milliseconds";
   }
 }
 
@@ -196,7 +189,8 @@ enum class Fields { kJob, kRejected, kMaybeCut };
 // ("forward", "backward(chunk0)", "optimizer").
 bool type_holds_another_line(std::string_view type) {
   return type.find(log_line::kStartKey) != std::string_view::npos ||
-         type.find(log_line::kEndKey) != std::string_view::npos || type.find("Profiler Info: ") != std::string_view::npos;
+         type.find(log_line::kEndKey) != std::string_view::npos ||
+         type.find("Profiler Info: ") != std::string_view::npos;
 }
 
 // A field rejected on its own may be the start of another line glued into
@@ -283,7 +277,8 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     if (!is_paddle_time(end)) {
       // "job_end_time = 16977933072": digits lost from the end time, which
       // Paddle always prints with six decimals.
-      truncated(out, kCutShort, body, ": the end time lacks the six decimals Paddle prints, and would be before the start");
+      truncated(out, kCutShort, body,
+                ": the end time lacks the six decimals Paddle prints, and would be before the start");
       return Fields::kRejected;
     }
     reject(out, IssueKind::kEndBeforeStart,
@@ -307,8 +302,8 @@ size_t LineParser::find_other_line(std::string_view body) const {
   return static_cast<size_t>(found.data() - body.data());
 }
 
-void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast,
-                           bool split, LineResult& out) const {
+void LineParser::parse_job(std::string_view line, size_t marker_pos, bool last_unterminated, bool fast, bool split,
+                           LineResult& out) const {
   std::string_view body = line.substr(marker_pos);
   std::string_view end_text;
   Fields f = parse_fields(line, marker_pos, body, *job_re_, fast, out, &end_text);
@@ -354,8 +349,7 @@ void LineParser::parse_marker(std::string_view line, size_t marker_pos, LineResu
   std::string_view body = line.substr(marker_pos);
   re2::StringPiece a, b;
   int64_t start = 0, end = 0;
-  if (!RE2::FullMatch(body, *marker_re_, &a, &b) ||
-      !parse_int(std::string_view(a.data(), a.size()), &start) ||
+  if (!RE2::FullMatch(body, *marker_re_, &a, &b) || !parse_int(std::string_view(a.data(), a.size()), &start) ||
       !parse_int(std::string_view(b.data(), b.size()), &end)) {
     out.has_issue = true;
     out.issue = IssueKind::kBadScheduleMarker;

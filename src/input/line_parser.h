@@ -23,11 +23,11 @@ namespace ppt {
 
 struct ParsedJob {
   int64_t job_id = 0;
-  std::string_view type;      // points into the line
-  int32_t micro_batch = -1;   // -1: the line had no micro_batch_id
-  int64_t start_ns = 0;       // since the Unix epoch
+  std::string_view type;     // points into the line
+  int32_t micro_batch = -1;  // -1: the line had no micro_batch_id
+  int64_t start_ns = 0;      // since the Unix epoch
   int64_t end_ns = 0;
-  int64_t thread_id = -1;     // from the glog prefix; -1 when there is none
+  int64_t thread_id = -1;  // from the glog prefix; -1 when there is none
 };
 
 struct ParsedMarker {
@@ -39,11 +39,11 @@ enum class LineKind { kOther, kJob, kScheduleMarker, kRejected };
 
 struct LineResult {
   LineKind kind = LineKind::kOther;
-  ParsedJob job;             // when kJob
-  ParsedMarker marker;       // when kScheduleMarker
-  IssueKind issue{};         // when kRejected (or a bad marker, with kind kOther)
+  ParsedJob job;        // when kJob
+  ParsedMarker marker;  // when kScheduleMarker
+  IssueKind issue{};    // when kRejected (or a bad marker, with kind kOther)
   bool has_issue = false;
-  std::string detail;        // the reason, when has_issue
+  std::string detail;  // the reason, when has_issue
   // When a job line is cut short and another line's text follows on the same
   // line (no newline between them), the offset where that text begins; the
   // result is about the text before it. npos otherwise.

@@ -34,8 +34,10 @@ bool FileFollower::open_path() {
     struct stat link {};
     // A missing path is one not created yet (or renamed away); a link to
     // nothing is named, as convert names it.
-    if (e != ENOENT) error_ = path_ + ": cannot open: " + strerror(e);
-    else if (lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) error_ = path_ + ": cannot open: a symbolic link to nothing";
+    if (e != ENOENT)
+      error_ = path_ + ": cannot open: " + strerror(e);
+    else if (lstat(path_.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      error_ = path_ + ": cannot open: a symbolic link to nothing";
     return false;
   }
   struct stat st {};

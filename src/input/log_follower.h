@@ -87,8 +87,8 @@ class LogFollower {
   explicit LogFollower(LayoutRequest request);
 
   struct Update {
-    size_t file = 0;        // index into files()
-    std::string lines;      // whole lines, in file order
+    size_t file = 0;    // index into files()
+    std::string lines;  // whole lines, in file order
     FileFollower::Event event = FileFollower::Event::kNone;
   };
   // Reads every followed file, then looks for new files (and reads them), so

@@ -173,8 +173,8 @@ struct Machine {
 // sub-folders: each is the rank its name says (a global rank). Launch logs
 // anywhere in the directory then are companions: read for the account of job
 // lines (mixed_formats), no ranks. Returns false when there is no profile file.
-bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan& top,
-                    const std::set<int>& wanted, Layout& layout, std::string& error) {
+bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan& top, const std::set<int>& wanted,
+                    Layout& layout, std::string& error) {
   struct Folder {
     std::string name;
     fs::path path;
@@ -231,9 +231,10 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
     }
   }
   if (by_rank.empty()) {
-    error = fmt::format("{}: no profile_record_tmp_file_for_rank_<N> for the ranks asked for (--devices picks the "
-                        "N; this directory has {})",
-                        where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
+    error = fmt::format(
+        "{}: no profile_record_tmp_file_for_rank_<N> for the ranks asked for (--devices picks the "
+        "N; this directory has {})",
+        where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
     return true;
   }
   for (auto& [rank, file] : by_rank) layout.files.push_back(std::move(file));
@@ -247,10 +248,10 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
                                        where, first_names(missing, 4), missing.size(), max_rank + 1));
   }
   if (!companions.empty()) {
-    layout.notes.push_back(fmt::format(
-        "{}: {} launch log{} beside the dynamic-graph profile records: read for their job lines only (the "
-        "profile records are the ranks)",
-        where, companions.size(), companions.size() == 1 ? "" : "s"));
+    layout.notes.push_back(
+        fmt::format("{}: {} launch log{} beside the dynamic-graph profile records: read for their job lines only (the "
+                    "profile records are the ranks)",
+                    where, companions.size(), companions.size() == 1 ? "" : "s"));
     for (SourceFile& c : companions) layout.files.push_back(std::move(c));
   }
   return true;
@@ -291,113 +292,116 @@ LayoutResult discover_layout(const LayoutRequest& original) {
         result.error = dygraph_error;
         return result;
       }
-      if (!request.files.empty()) return usage("name log files or a log directory, not both, with dynamic-graph profiles");
+      if (!request.files.empty())
+        return usage("name log files or a log directory, not both, with dynamic-graph profiles");
     } else {
-    for (const std::string& d : top.duplicates) {
-      layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
-    }
-    // Every sub-folder that holds workerlog.<i> files is a machine: machine<k>/,
-    // or a node's copy under its host name or address (10.0.0.2/, node-a/).
-    std::vector<Machine> machines;
-    for (const std::string& name : top.subdirs) {
-      DirScan sub = scan_dir(dir / name, ec);
-      if (ec) {
-        result.error = fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message());
-        return result;
-      }
-      if (sub.workerlogs.empty()) {
-        if (name.rfind("machine", 0) == 0) {
-          layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
-        }
-        continue;
-      }
-      for (const std::string& d : sub.duplicates) {
+      for (const std::string& d : top.duplicates) {
         layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
       }
-      machines.push_back({name, dir / name, std::move(sub.workerlogs)});
-    }
-    if (!machines.empty() && !top.workerlogs.empty()) {
-      std::vector<std::string> tops, subs;
-      for (const auto& [index, path] : top.workerlogs) tops.push_back(fs::path(path).filename().string());
-      for (const Machine& m : machines) subs.push_back(m.name);
-      return usage(fmt::format(
-          "{}: holds workerlog files ({}) and machine folders that hold them too ({}); a run's folder has one or "
-          "the other. Read one machine with --log_dir {}, or move the top-level logs into a folder named after "
-          "their machine to read all machines",
-          where, first_names(tops, 3), first_names(subs, 3, "/"), (dir / machines[0].name).string()));
-    }
-    if (machines.size() > 1 &&
-        std::all_of(machines.begin(), machines.end(), [](const Machine& m) { return is_auto_tuner_task(m.name); })) {
-      std::vector<std::string> subs;
-      for (const Machine& m : machines) subs.push_back(m.name);
-      return usage(fmt::format(
-          "{}: the folders {} are the auto tuner's tasks, each a run of its own, not machines of one run: read one "
-          "with --log_dir {}, or all with pp-timeline batch {} --out DIR",
-          where, first_names(subs, 2, "/"), (dir / machines[0].name).string(), where));
-    }
-    if (machines.empty()) {
-      if (top.workerlogs.empty()) {
+      // Every sub-folder that holds workerlog.<i> files is a machine: machine<k>/,
+      // or a node's copy under its host name or address (10.0.0.2/, node-a/).
+      std::vector<Machine> machines;
+      for (const std::string& name : top.subdirs) {
+        DirScan sub = scan_dir(dir / name, ec);
+        if (ec) {
+          result.error = fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message());
+          return result;
+        }
+        if (sub.workerlogs.empty()) {
+          if (name.rfind("machine", 0) == 0) {
+            layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
+          }
+          continue;
+        }
+        for (const std::string& d : sub.duplicates) {
+          layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
+        }
+        machines.push_back({name, dir / name, std::move(sub.workerlogs)});
+      }
+      if (!machines.empty() && !top.workerlogs.empty()) {
+        std::vector<std::string> tops, subs;
+        for (const auto& [index, path] : top.workerlogs) tops.push_back(fs::path(path).filename().string());
+        for (const Machine& m : machines) subs.push_back(m.name);
+        return usage(fmt::format(
+            "{}: holds workerlog files ({}) and machine folders that hold them too ({}); a run's folder has one or "
+            "the other. Read one machine with --log_dir {}, or move the top-level logs into a folder named after "
+            "their machine to read all machines",
+            where, first_names(tops, 3), first_names(subs, 3, "/"), (dir / machines[0].name).string()));
+      }
+      if (machines.size() > 1 &&
+          std::all_of(machines.begin(), machines.end(), [](const Machine& m) { return is_auto_tuner_task(m.name); })) {
+        std::vector<std::string> subs;
+        for (const Machine& m : machines) subs.push_back(m.name);
+        return usage(fmt::format(
+            "{}: the folders {} are the auto tuner's tasks, each a run of its own, not machines of one run: read one "
+            "with --log_dir {}, or all with pp-timeline batch {} --out DIR",
+            where, first_names(subs, 2, "/"), (dir / machines[0].name).string(), where));
+      }
+      if (machines.empty()) {
+        if (top.workerlogs.empty()) {
+          result.error = fmt::format(
+              "{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "
+              "paddle.distributed.launch?)",
+              where);
+          return result;
+        }
+        machines.push_back({"", dir, std::move(top.workerlogs)});
+      }
+
+      // Paddle numbers ranks machine-major: rank = (ranks of the machines before)
+      // + i, with i the local index of workerlog.<i> (collective.py). With the
+      // same number n of processes on every machine that is m * n + i; n is
+      // taken as the highest local index + 1 over all machines, so a missing or
+      // unloaded log never renumbers the others.
+      int per_machine = 0;
+      size_t present_files = 0;
+      for (const Machine& m : machines) {
+        per_machine = std::max(per_machine, m.logs.rbegin()->first + 1);
+        present_files += m.logs.size();
+      }
+      // Indices far beyond the files present (workerlog.999999 in many folders)
+      // would make a run of billions of ranks: number the files present instead.
+      constexpr int64_t kMaxRanks = int64_t{1} << 20;
+      bool dense = static_cast<int64_t>(machines.size()) * per_machine > kMaxRanks;
+      if (dense) {
+        layout.notes.push_back(fmt::format(
+            "{}: local indices up to {} on {} machines are too sparse to be ranks; the {} files present are numbered "
+            "in order instead",
+            where, per_machine - 1, machines.size(), present_files));
+      }
+      int32_t next_dense = 0;
+      std::set<int> present;
+      for (int32_t k = 0; k < static_cast<int32_t>(machines.size()); ++k) {
+        const Machine& m = machines[k];
+        layout.machines.push_back(m.name);
+        for (const auto& [index, path] : m.logs) {
+          present.insert(index);
+          int32_t rank = dense ? next_dense++ : k * per_machine + index;
+          if (!keep(index)) continue;
+          layout.files.push_back({path, m.name, k, index, rank});
+        }
+        // With --devices, only the devices asked for (below) are missed.
+        if (wanted.empty() && !dense) {
+          note_missing(m.name.empty() ? where : m.dir.string(), m.logs, per_machine, layout.notes);
+        }
+      }
+      layout.world_ranks =
+          dense ? static_cast<int32_t>(present_files) : static_cast<int32_t>(machines.size()) * per_machine;
+      std::vector<std::string> absent;
+      for (int d : wanted) {
+        if (present.count(d) == 0) absent.push_back("workerlog." + std::to_string(d));
+      }
+      if (layout.files.empty()) {
         result.error = fmt::format(
-            "{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "
-            "paddle.distributed.launch?)",
-            where);
+            "{}: no workerlog files for the devices asked for (--devices picks the i of "
+            "workerlog.<i>; this directory has {})",
+            where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
         return result;
       }
-      machines.push_back({"", dir, std::move(top.workerlogs)});
-    }
-
-    // Paddle numbers ranks machine-major: rank = (ranks of the machines before)
-    // + i, with i the local index of workerlog.<i> (collective.py). With the
-    // same number n of processes on every machine that is m * n + i; n is
-    // taken as the highest local index + 1 over all machines, so a missing or
-    // unloaded log never renumbers the others.
-    int per_machine = 0;
-    size_t present_files = 0;
-    for (const Machine& m : machines) {
-      per_machine = std::max(per_machine, m.logs.rbegin()->first + 1);
-      present_files += m.logs.size();
-    }
-    // Indices far beyond the files present (workerlog.999999 in many folders)
-    // would make a run of billions of ranks: number the files present instead.
-    constexpr int64_t kMaxRanks = int64_t{1} << 20;
-    bool dense = static_cast<int64_t>(machines.size()) * per_machine > kMaxRanks;
-    if (dense) {
-      layout.notes.push_back(fmt::format(
-          "{}: local indices up to {} on {} machines are too sparse to be ranks; the {} files present are numbered "
-          "in order instead",
-          where, per_machine - 1, machines.size(), present_files));
-    }
-    int32_t next_dense = 0;
-    std::set<int> present;
-    for (int32_t k = 0; k < static_cast<int32_t>(machines.size()); ++k) {
-      const Machine& m = machines[k];
-      layout.machines.push_back(m.name);
-      for (const auto& [index, path] : m.logs) {
-        present.insert(index);
-        int32_t rank = dense ? next_dense++ : k * per_machine + index;
-        if (!keep(index)) continue;
-        layout.files.push_back({path, m.name, k, index, rank});
+      if (!absent.empty()) {
+        layout.notes.push_back(
+            fmt::format("{}: --devices asks for {}, which no machine has", where, first_names(absent, 8)));
       }
-      // With --devices, only the devices asked for (below) are missed.
-      if (wanted.empty() && !dense) {
-        note_missing(m.name.empty() ? where : m.dir.string(), m.logs, per_machine, layout.notes);
-      }
-    }
-    layout.world_ranks = dense ? static_cast<int32_t>(present_files) : static_cast<int32_t>(machines.size()) * per_machine;
-    std::vector<std::string> absent;
-    for (int d : wanted) {
-      if (present.count(d) == 0) absent.push_back("workerlog." + std::to_string(d));
-    }
-    if (layout.files.empty()) {
-      result.error = fmt::format("{}: no workerlog files for the devices asked for (--devices picks the i of "
-                                 "workerlog.<i>; this directory has {})",
-                                 where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
-      return result;
-    }
-    if (!absent.empty()) {
-      layout.notes.push_back(fmt::format("{}: --devices asks for {}, which no machine has", where,
-                                         first_names(absent, 8)));
-    }
     }  // launch logs
   } else if (!wanted.empty()) {
     layout.notes.push_back("--devices picks workerlog.<i> files of a log directory; the files named are all read");
@@ -405,8 +409,10 @@ LayoutResult discover_layout(const LayoutRequest& original) {
 
   if (!request.files.empty()) {
     int32_t machine = static_cast<int32_t>(layout.machines.size());
-    if (request.log_dir.empty()) layout.machines.push_back("");
-    else machine = 0;
+    if (request.log_dir.empty())
+      layout.machines.push_back("");
+    else
+      machine = 0;
     int32_t position = 0;
     bool have_stdin = false;
     for (const std::string& f : request.files) {
@@ -414,8 +420,9 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       if (is_stdin_path(f)) {
         if (have_stdin) return usage("-: standard input is read once; name '-' only once");
         if (isatty(STDIN_FILENO) == 1) {
-          return usage("-: standard input is a terminal; pipe a log into it (kubectl logs POD | pp-timeline - -o "
-                       "trace.json)");
+          return usage(
+              "-: standard input is a terminal; pipe a log into it (kubectl logs POD | pp-timeline - -o "
+              "trace.json)");
         }
         have_stdin = true;
         file.path = std::string(kStdinName);
@@ -459,9 +466,9 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       if (!f.companion) ranks.push_back(f.global_rank);
     }
     std::sort(ranks.begin(), ranks.end());
-    layout.partial = fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks",
-                                 format_rank_ranges(ranks), layout.world_ranks,
-                                 wanted.empty() ? "the other logs are missing" : "--devices");
+    layout.partial =
+        fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks", format_rank_ranges(ranks),
+                    layout.world_ranks, wanted.empty() ? "the other logs are missing" : "--devices");
   }
   result.layout = std::move(layout);
   return result;

@@ -25,17 +25,17 @@ inline constexpr std::string_view kStdinPath = "-";
 inline constexpr std::string_view kStdinName = "<stdin>";
 
 struct LayoutRequest {
-  std::string log_dir;                 // empty when only explicit files are given
-  std::vector<std::string> files;      // explicit files, in rank order ("-": standard input); or one directory
-  std::vector<int> devices;            // local indices to keep; empty keeps all
+  std::string log_dir;             // empty when only explicit files are given
+  std::vector<std::string> files;  // explicit files, in rank order ("-": standard input); or one directory
+  std::vector<int> devices;        // local indices to keep; empty keeps all
 };
 
 struct Layout {
-  std::vector<SourceFile> files;       // in global rank order
-  std::vector<std::string> machines;   // machine names by index
-  std::vector<std::string> notes;      // things the user should know (ignored files)
-  int32_t world_ranks = 0;             // ranks of the whole run (what the directory holds, plus files named)
-  std::string partial;                 // "" when every rank is loaded, else "ranks 1-3 of 4 loaded (--devices)"
+  std::vector<SourceFile> files;      // in global rank order
+  std::vector<std::string> machines;  // machine names by index
+  std::vector<std::string> notes;     // things the user should know (ignored files)
+  int32_t world_ranks = 0;            // ranks of the whole run (what the directory holds, plus files named)
+  std::string partial;                // "" when every rank is loaded, else "ranks 1-3 of 4 loaded (--devices)"
 };
 
 // Either a layout or one error line for the user (missing directory, no

@@ -1,7 +1,7 @@
 #include "input/text_encoding.h"
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace ppt {

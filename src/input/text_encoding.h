@@ -43,11 +43,11 @@ class Utf16Decoder {
 
  private:
   long convert(char* dst, size_t cap, std::string* error);  // cap >= 4
-  std::string pending_;  // converted, not yet handed out
+  std::string pending_;                                     // converted, not yet handed out
   iconv_t cd_;
   RawRead raw_;
   bool big_endian_;
-  std::string in_;     // raw bytes not yet converted
+  std::string in_;  // raw bytes not yet converted
   size_t in_pos_ = 0;
   bool eof_ = false;
 };

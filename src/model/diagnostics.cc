@@ -23,8 +23,7 @@ static_assert(0 PPT_ISSUE_KINDS(PPT_ISSUE_KIND_ROW) == kIssueKindCount, "one row
 
 const IssueInfo& issue_info(IssueKind kind) { return kIssueInfo[static_cast<size_t>(kind)]; }
 
-void Diagnostics::add(IssueKind kind, uint32_t file, uint64_t line, std::string detail,
-                      std::string_view text) {
+void Diagnostics::add(IssueKind kind, uint32_t file, uint64_t line, std::string detail, std::string_view text) {
   size_t k = static_cast<size_t>(kind);
   ++counts_[k];
   if (kept_[k] < kKeepPerKind) {

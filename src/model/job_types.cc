@@ -59,8 +59,10 @@ TypeParts split_type(std::string_view type) {
     return parts;
   }
   int32_t c = take_trailing_number(name);
-  if (c >= 0 && !name.empty() && parts.chunk < 0) parts.chunk = c;
-  else if (c >= 0 && name.empty()) name = std::string(type);
+  if (c >= 0 && !name.empty() && parts.chunk < 0)
+    parts.chunk = c;
+  else if (c >= 0 && name.empty())
+    name = std::string(type);
   parts.base = name.empty() ? std::string(type) : name;
   return parts;
 }

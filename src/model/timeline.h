@@ -28,11 +28,11 @@ namespace ppt {
 
 // One input file: one rank's launch log.
 struct SourceFile {
-  std::string path;          // as opened; "<stdin>" for standard input
-  std::string machine_name;  // "machine3", "10.0.0.2", or "" for a single-machine directory
-  int32_t machine = 0;       // index of the machine, natural order
-  int32_t local_index = 0;   // the i of workerlog.<i> (or the position of an explicit file)
-  int32_t global_rank = 0;   // the run's rank: machine * processes per machine + i (log_layout.h)
+  std::string path;             // as opened; "<stdin>" for standard input
+  std::string machine_name;     // "machine3", "10.0.0.2", or "" for a single-machine directory
+  int32_t machine = 0;          // index of the machine, natural order
+  int32_t local_index = 0;      // the i of workerlog.<i> (or the position of an explicit file)
+  int32_t global_rank = 0;      // the run's rank: machine * processes per machine + i (log_layout.h)
   bool standard_input = false;  // read from standard input ("-"), not from `path`
   // A dynamic-graph profile file (profile_record_tmp_file_for_rank_<N>,
   // input/dygraph_profile.h), not a launch log; global_rank is the N.
@@ -44,7 +44,7 @@ struct SourceFile {
 
 // One drawn job. Kept small: the converter holds every job of a run.
 struct Job {
-  int64_t start_ns = 0;      // since the Unix epoch, as logged (or clock-aligned)
+  int64_t start_ns = 0;  // since the Unix epoch, as logged (or clock-aligned)
   int64_t end_ns = 0;
   int32_t job_id = 0;        // the N of "Job (N)"
   int32_t micro_batch = -1;  // -1 when the line had no micro_batch_id
@@ -56,12 +56,12 @@ struct Job {
 
 // One rank's jobs in one run.
 struct Track {
-  uint32_t file = 0;         // index into Timeline::files
-  uint32_t run = 0;          // index into Timeline::runs
-  int32_t rank = 0;          // global rank (from the file)
+  uint32_t file = 0;  // index into Timeline::files
+  uint32_t run = 0;   // index into Timeline::runs
+  int32_t rank = 0;   // global rank (from the file)
   int32_t machine = 0;
   int32_t local_index = 0;
-  uint32_t lanes = 1;        // number of lanes in use (1 when nothing overlaps)
+  uint32_t lanes = 1;             // number of lanes in use (1 when nothing overlaps)
   uint32_t overlapping_jobs = 0;  // jobs on lanes > 0
   int64_t clock_offset_ns = 0;    // added to the logged times by clock alignment (see above)
   int32_t stage = -1;             // pipeline stage the input states (dygraph records' tid - 1), -1 unknown
@@ -71,16 +71,16 @@ struct Track {
 
 struct StepSpan {
   int32_t number = 0;
-  int64_t start_ns = 0;      // earliest job start over the ranks, but not before the previous end
-  int64_t end_ns = 0;        // latest job end over the ranks
-  uint32_t ranks = 0;        // how many tracks have jobs in this step
+  int64_t start_ns = 0;  // earliest job start over the ranks, but not before the previous end
+  int64_t end_ns = 0;    // latest job end over the ranks
+  uint32_t ranks = 0;    // how many tracks have jobs in this step
 };
 
 struct Run {
   uint32_t index = 0;
-  int64_t first_ns = 0;      // earliest job start of the run
-  int64_t last_ns = 0;       // latest job end of the run
-  bool has_marker = false;   // steps are numbered from a schedule marker
+  int64_t first_ns = 0;     // earliest job start of the run
+  int64_t last_ns = 0;      // latest job end of the run
+  bool has_marker = false;  // steps are numbered from a schedule marker
   int32_t marker_start_step = 0;
   std::vector<uint32_t> tracks;  // indices into Timeline::tracks, by rank
   std::vector<StepSpan> steps;
@@ -108,10 +108,10 @@ struct Timeline {
   // ("ranks 1-3 of 4 loaded (--devices)"), "" when all are.
   int32_t world_ranks = 0;
   std::string partial;
-  std::vector<std::string> types;     // interned job types (valid UTF-8)
-  std::vector<Track> tracks;          // ordered by (run, rank)
-  std::vector<Run> runs;              // ordered by time
-  int64_t origin_ns = 0;              // earliest job start over everything
+  std::vector<std::string> types;  // interned job types (valid UTF-8)
+  std::vector<Track> tracks;       // ordered by (run, rank)
+  std::vector<Run> runs;           // ordered by time
+  int64_t origin_ns = 0;           // earliest job start over everything
   InputCounts counts;
   Diagnostics diagnostics;
   // The coarsest time resolution of the input: 1 (ns) for launch logs, 1 ms

@@ -9,9 +9,9 @@
 
 #include "model/job_types.h"
 #include "output/palette.h"
+#include "output/trace_naming.h"
 #include "passes/dependencies.h"
 #include "pp_timeline/log_line.h"
-#include "output/trace_naming.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -139,7 +139,8 @@ void append_trace_dur_us(std::string& out, int64_t start_ns, int64_t end_ns) {
   const double e = parsed_us(end_ns);
   double d = e - t;
   for (int i = 0; i < 64 && t + d != e; ++i) {
-    d = std::nextafter(d, t + d < e ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
+    d = std::nextafter(d,
+                       t + d < e ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity());
   }
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, d);
@@ -233,8 +234,8 @@ void TraceEventWriter::steps(const Run& run, uint32_t pid, uint32_t tid) {
 void TraceEventWriter::jobs(const Track& t, uint32_t pid, const TraceNaming& naming) {
   std::vector<std::string> lane_ids(t.lanes);
   for (uint32_t lane = 0; lane < t.lanes; ++lane) {
-    lane_ids[lane] = ",\"pid\":" + std::to_string(pid) + ",\"tid\":" +
-                     std::to_string(naming.track_tid(t, lane)) + ",\"ts\":";
+    lane_ids[lane] =
+        ",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(naming.track_tid(t, lane)) + ",\"ts\":";
   }
   std::string args_head = ",\"args\":{\"rank\":" + std::to_string(t.rank) +
                           ",\"machine\":" + std::to_string(t.machine) +
@@ -366,7 +367,8 @@ void JsonTraceWriter::write_flows() {
       buf_ += "{\"name\":\"";
       buf_ += name;
       buf_ += suffix;
-      buf_ += side == 0 ? "\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":" : "\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
+      buf_ += side == 0 ? "\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":"
+                        : "\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":";
       append_int(buf_, static_cast<int64_t>(i) + 1);
       if (side == 0) {
         ids(*from_track, *from);

@@ -41,8 +41,8 @@
 #include <string_view>
 #include <vector>
 
-#include "output/byte_sink.h"
 #include "model/timeline.h"
+#include "output/byte_sink.h"
 
 namespace ppt {
 
@@ -99,10 +99,9 @@ class TraceEventWriter {
   std::vector<const char*> colors_;     // by type index
 };
 
-
 struct JsonWriteOptions {
   JsonFlavor flavor = JsonFlavor::kChrome;
-  bool absolute = false;  // epoch microseconds instead of rebasing to Timeline::origin_ns
+  bool absolute = false;                       // epoch microseconds instead of rebasing to Timeline::origin_ns
   const Dependencies* dependencies = nullptr;  // flow arrows; null: none
 };
 

@@ -64,7 +64,8 @@ class DiffTraceWriter {
   }
 
   void finish(int64_t origin_a) {
-    buf_ += "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":{\"generator\":\"pp-timeline diff\",\"time_origin_epoch_ns\":";
+    buf_ +=
+        "\n],\n\"displayTimeUnit\":\"ms\",\n\"metadata\":{\"generator\":\"pp-timeline diff\",\"time_origin_epoch_ns\":";
     append_int(buf_, origin_a);
     buf_ += "}}\n";
     events_.flush();

@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "output/byte_sink.h"
 #include "model/timeline.h"
+#include "output/byte_sink.h"
 
 namespace ppt {
 

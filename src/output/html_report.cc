@@ -24,7 +24,9 @@ std::string report_script_csp_source() { return fmt::format("'sha256-{}'", repor
 std::string html_page_head(const std::string& title) {
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src ";
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src "
+      "data:; script-src ";
   out += report_script_csp_source();
   out += "; base-uri 'none'; form-action 'none'\">\n";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>";
@@ -37,7 +39,7 @@ std::string html_page_head(const std::string& title) {
 
 std::string html_page_tail() {
   static constexpr std::pair<const char*, const char*> kFields[] = {
-      {"job", "job"}, {"rank", "rank"}, {"id", "job id"}, {"type", "type"}, {"mb", "micro-batch"},
+      {"job", "job"},   {"rank", "rank"},   {"id", "job id"},    {"type", "type"}, {"mb", "micro-batch"},
       {"step", "step"}, {"start", "start"}, {"dur", "duration"}, {"src", "source"}};
   std::string out;
   out += "<div id=\"ppt-card\" class=\"card\" hidden><dl>";
@@ -45,8 +47,9 @@ std::string html_page_tail() {
   out += "</dl></div>\n";
   // The pinned card (a click on a job): the same fields and the count of
   // the jobs of its micro-batch that the picture marks.
-  out += "<div id=\"ppt-pin\" class=\"card pinned\" hidden role=\"dialog\" aria-label=\"pinned job\">"
-         "<button type=\"button\" data-pin-close title=\"unpin (Esc)\">&#215;</button><dl>";
+  out +=
+      "<div id=\"ppt-pin\" class=\"card pinned\" hidden role=\"dialog\" aria-label=\"pinned job\">"
+      "<button type=\"button\" data-pin-close title=\"unpin (Esc)\">&#215;</button><dl>";
   for (auto [name, label] : kFields) out += fmt::format("<dt>{}</dt><dd data-field=\"{}\"></dd>", label, name);
   out += "<dt>marked</dt><dd data-field=\"peers\"></dd></dl></div>\n<script>";
   out += report_script();
@@ -85,9 +88,10 @@ ProblemCounts count_problems(const Timeline& tl) {
 void append_problems(std::string& out, const Timeline& tl) {
   std::vector<DiagnosticLine> lines = format_diagnostics(tl);
   if (lines.empty()) return;
-  out += fmt::format("<section id=\"problems\"><h2>Input problems</h2><details><summary>{} line{} of "
-                     "messages</summary><pre>",
-                     lines.size(), lines.size() == 1 ? "" : "s");
+  out += fmt::format(
+      "<section id=\"problems\"><h2>Input problems</h2><details><summary>{} line{} of "
+      "messages</summary><pre>",
+      lines.size(), lines.size() == 1 ? "" : "s");
   for (const DiagnosticLine& l : lines) {
     append_xml_escaped(out, diagnostic_text(l));
     out += "\n";
@@ -100,8 +104,8 @@ std::string percent_text(double ratio) { return fmt::format("{:.1f}%", ratio * 1
 
 // One figure of the summary card: a name, the value, a line under it. All
 // three are markup already escaped by the caller.
-void append_figure(std::string& out, const char* id, const char* name, const std::string& value,
-                   const std::string& sub, const char* tone = "") {
+void append_figure(std::string& out, const char* id, const char* name, const std::string& value, const std::string& sub,
+                   const char* tone = "") {
   out += fmt::format("<div class=\"figure{}{}\" data-figure=\"{}\"><div class=\"name\">{}</div><div class=\"value\">",
                      *tone ? " " : "", tone, id, name);
   out += value;
@@ -116,9 +120,9 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
   if (st) {
     const ScheduleInfo& s = st->schedule;
     std::string variant = s.variant.empty() ? "" : xml_escaped(s.variant);
-    append_figure(out, "schedule", "schedule", xml_escaped(schedule_name(s.kind)),
-                  variant.empty() ? (s.replicas > 1 ? fmt::format("{} data-parallel replicas", s.replicas) : "&#160;")
-                                  : variant);
+    append_figure(
+        out, "schedule", "schedule", xml_escaped(schedule_name(s.kind)),
+        variant.empty() ? (s.replicas > 1 ? fmt::format("{} data-parallel replicas", s.replicas) : "&#160;") : variant);
     bool pipeline = s.kind != ScheduleKind::kNoPipeline;
     append_figure(out, "pp", "P (stages)", pipeline ? std::to_string(s.pp_degree) : "&#8211;",
                   pipeline ? "from " + xml_escaped(s.pp_degree_source) : "no pipeline");
@@ -149,7 +153,8 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
       if (!worst || g.margin > worst->margin) worst = &g;
     }
     if (worst) {
-      std::string sub = fmt::format("{} {:+.0f}% over the others' median", xml_escaped(worst->type), worst->margin * 100);
+      std::string sub =
+          fmt::format("{} {:+.0f}% over the others' median", xml_escaped(worst->type), worst->margin * 100);
       if (st->stragglers.size() > 1) sub += fmt::format(" &#183; {} more", st->stragglers.size() - 1);
       append_figure(out, "straggler", "straggler", fmt::format("<a href=\"#stats\">rank {}</a>", worst->rank), sub,
                     "warn");
@@ -176,7 +181,8 @@ void write_html_report(const Timeline& tl, const ReportOptions& opt, ByteSink& o
   std::string title = opt.title.empty() ? std::string("pp-timeline report") : opt.title;
   std::string page = html_page_head(title);
   if (opt.refresh_seconds > 0) {
-    page.insert(page.find("<head>\n") + 7, fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">\n", opt.refresh_seconds));
+    page.insert(page.find("<head>\n") + 7,
+                fmt::format("<meta http-equiv=\"refresh\" content=\"{}\">\n", opt.refresh_seconds));
   }
   page += "<header><h1>";
   append_xml_escaped(page, title);
@@ -258,7 +264,8 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   int side = 0;
   for (const Timeline* tl : {in.a, in.b}) {
     const std::string& src = side == 0 ? in.a_source : in.b_source;
-    page += fmt::format("<h3 class=\"side\" data-side=\"{}\">{}: ", side == 0 ? "a" : "b", side == 0 ? "A (base)" : "B (new)");
+    page += fmt::format("<h3 class=\"side\" data-side=\"{}\">{}: ", side == 0 ? "a" : "b",
+                        side == 0 ? "A (base)" : "B (new)");
     append_xml_escaped(page, src);
     page += "</h3>\n<div class=\"svg-wrap\" data-side=\"";
     page += side == 0 ? "a" : "b";

@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "output/byte_sink.h"
 #include "analysis/diff.h"
 #include "analysis/stats.h"
-#include "output/svg_writer.h"
 #include "model/timeline.h"
+#include "output/byte_sink.h"
+#include "output/svg_writer.h"
 
 namespace ppt {
 
@@ -31,11 +31,11 @@ struct ReportOptions {
   SvgOptions svg;
   // The steps the picture shows: the driver's decision (app/picture.h), required.
   const PictureSelection* picture = nullptr;
-  std::string title;                // <title> and heading; "pp-timeline report" when empty
-  std::string source;               // what was read (a log directory), shown under the heading
-  std::vector<std::string> notes;   // things the user should know (layout notes)
-  const Stats* stats = nullptr;     // the stats tables (the driver's); none when null
-  int refresh_seconds = 0;          // > 0: the page reloads itself (`watch --report`)
+  std::string title;               // <title> and heading; "pp-timeline report" when empty
+  std::string source;              // what was read (a log directory), shown under the heading
+  std::vector<std::string> notes;  // things the user should know (layout notes)
+  const Stats* stats = nullptr;    // the stats tables (the driver's); none when null
+  int refresh_seconds = 0;         // > 0: the page reloads itself (`watch --report`)
 };
 
 // Writes the report of one timeline.

@@ -32,10 +32,8 @@ std::vector<OutputExtension> output_extensions(OutputCommand command) {
       };
     case OutputCommand::kStats:
       return {
-          {".txt", F::kReportText, false, "text"},
-          {".json", F::kReportJson, false, "stats JSON"},
-          {".md", F::kReportMarkdown, false, "Markdown"},
-          {".html", F::kHtmlReport, false, "report page"},
+          {".txt", F::kReportText, false, "text"},        {".json", F::kReportJson, false, "stats JSON"},
+          {".md", F::kReportMarkdown, false, "Markdown"}, {".html", F::kHtmlReport, false, "report page"},
           {".htm", F::kHtmlReport, false, "report page"},
       };
     case OutputCommand::kDiff:
@@ -216,8 +214,7 @@ std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& i
   return "";
 }
 
-std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options,
-                         size_t* bytes) {
+std::string write_output(const Timeline& timeline, const OutputSpec& spec, const WriteOptions& options, size_t* bytes) {
   // Pictures carry the stats (title, stages, critical paths) and draw the
   // steps the driver chose for every picture of the run (app/picture.h).
   SvgOptions svg = options.svg;
@@ -226,51 +223,50 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
                spec.format == OutputFormat::kHtmlReport;
   if (drawn && !options.picture) throw std::logic_error("write_output: a picture needs the driver's selection");
   std::string png_error;
-  std::string error = write_spec(spec, input_paths(timeline.files), [&](ByteSink& out) {
-    switch (spec.format) {
-      case OutputFormat::kChromeJson:
-      case OutputFormat::kPerfettoJson: {
-        JsonWriteOptions o;
-        o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
-        o.absolute = options.absolute;
-        o.dependencies = options.dependencies;
-        write_chrome_json(timeline, o, out);
-        break;
-      }
-      case OutputFormat::kPerfettoTrace: {
-        PerfettoWriteOptions o;
-        o.absolute = options.absolute;
-        o.dependencies = options.dependencies;
-        o.threads = options.threads;
-        write_perfetto_trace(timeline, o, out);
-        break;
-      }
-      case OutputFormat::kSvg:
-        write_svg(timeline, *options.picture, svg, out);
-        break;
-      case OutputFormat::kPng:
-        png_error = write_png(timeline, *options.picture, svg, out).error;
-        break;
-      case OutputFormat::kHtmlReport: {
-        ReportOptions r;
-        r.svg = svg;
-        r.picture = options.picture;
-        r.title = options.title;
-        r.source = options.source;
-        r.stats = options.stats;
-        r.notes = options.notes;
-        write_html_report(timeline, r, out);
-        break;
-      }
-      case OutputFormat::kReportText:
-      case OutputFormat::kReportJson:
-      case OutputFormat::kReportMarkdown:
-      case OutputFormat::kDiffReport:
-      case OutputFormat::kDiffTrace:
-        // Written by their command, which has the stats or both runs.
-        throw std::logic_error("write_output: a report format is the command's to write");
-    }
-  }, bytes);
+  std::string error = write_spec(
+      spec, input_paths(timeline.files),
+      [&](ByteSink& out) {
+        switch (spec.format) {
+          case OutputFormat::kChromeJson:
+          case OutputFormat::kPerfettoJson: {
+            JsonWriteOptions o;
+            o.flavor = spec.format == OutputFormat::kChromeJson ? JsonFlavor::kChrome : JsonFlavor::kPerfetto;
+            o.absolute = options.absolute;
+            o.dependencies = options.dependencies;
+            write_chrome_json(timeline, o, out);
+            break;
+          }
+          case OutputFormat::kPerfettoTrace: {
+            PerfettoWriteOptions o;
+            o.absolute = options.absolute;
+            o.dependencies = options.dependencies;
+            o.threads = options.threads;
+            write_perfetto_trace(timeline, o, out);
+            break;
+          }
+          case OutputFormat::kSvg: write_svg(timeline, *options.picture, svg, out); break;
+          case OutputFormat::kPng: png_error = write_png(timeline, *options.picture, svg, out).error; break;
+          case OutputFormat::kHtmlReport: {
+            ReportOptions r;
+            r.svg = svg;
+            r.picture = options.picture;
+            r.title = options.title;
+            r.source = options.source;
+            r.stats = options.stats;
+            r.notes = options.notes;
+            write_html_report(timeline, r, out);
+            break;
+          }
+          case OutputFormat::kReportText:
+          case OutputFormat::kReportJson:
+          case OutputFormat::kReportMarkdown:
+          case OutputFormat::kDiffReport:
+          case OutputFormat::kDiffTrace:
+            // Written by their command, which has the stats or both runs.
+            throw std::logic_error("write_output: a report format is the command's to write");
+        }
+      },
+      bytes);
   if (error.empty() && !png_error.empty()) return fmt::format("{}: {}", spec.path, png_error);
   return error;
 }

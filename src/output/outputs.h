@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/timeline.h"
 #include "output/byte_sink.h"
 #include "output/svg_writer.h"
-#include "model/timeline.h"
 
 namespace ppt {
 
@@ -46,14 +46,14 @@ struct OutputSpec {
 
 struct WriteOptions {
   bool absolute = false;
-  SvgOptions svg;           // .svg, .png and .html: the picture's size and look
-  const PictureSelection* picture = nullptr;  // .svg, .png and .html: the steps drawn (the driver's); required
-  std::string title;        // .html: <title> and heading ("pp-timeline report" when empty)
-  std::string source;       // .html: what was read, shown under the heading
-  std::vector<std::string> notes;  // .html: layout notes
+  SvgOptions svg;                              // .svg, .png and .html: the picture's size and look
+  const PictureSelection* picture = nullptr;   // .svg, .png and .html: the steps drawn (the driver's); required
+  std::string title;                           // .html: <title> and heading ("pp-timeline report" when empty)
+  std::string source;                          // .html: what was read, shown under the heading
+  std::vector<std::string> notes;              // .html: layout notes
   const Dependencies* dependencies = nullptr;  // JSON and .pftrace: flow arrows; null: none
-  unsigned threads = 0;     // .pftrace: encoders (0: one per core)
-  const Stats* stats = nullptr;  // .html: the stats tables (the driver's); none when null
+  unsigned threads = 0;                        // .pftrace: encoders (0: one per core)
+  const Stats* stats = nullptr;                // .html: the stats tables (the driver's); none when null
 };
 
 // The commands' tables of outputs. kDiffTrace is `diff --trace FILE`.
@@ -86,8 +86,8 @@ std::optional<OutputSpec> resolve_output(OutputCommand command, const std::strin
 // Every -o of a command, resolved and appended to `out`, each path named
 // once over `out` (standard output too). Returns "" or the message of the
 // first that is refused (usage, exit 2).
-std::string resolve_outputs(OutputCommand command, const std::vector<std::string>& paths,
-                            OutputFormat stdout_format, std::vector<OutputSpec>* out);
+std::string resolve_outputs(OutputCommand command, const std::vector<std::string>& paths, OutputFormat stdout_format,
+                            std::vector<OutputSpec>* out);
 
 // "" when `path` may be written after `earlier`: not a directory, not named
 // before; else the message.

@@ -44,12 +44,18 @@ Rgb hsl(double h, double s, double l) {
   double hp = std::fmod(h, 360.0) / 60.0;
   double x = c * (1 - std::fabs(std::fmod(hp, 2.0) - 1));
   double r = 0, g = 0, b = 0;
-  if (hp < 1) r = c, g = x;
-  else if (hp < 2) r = x, g = c;
-  else if (hp < 3) g = c, b = x;
-  else if (hp < 4) g = x, b = c;
-  else if (hp < 5) r = x, b = c;
-  else r = c, b = x;
+  if (hp < 1)
+    r = c, g = x;
+  else if (hp < 2)
+    r = x, g = c;
+  else if (hp < 3)
+    g = c, b = x;
+  else if (hp < 4)
+    g = x, b = c;
+  else if (hp < 5)
+    r = x, b = c;
+  else
+    r = c, b = x;
   double m = l - c / 2;
   auto byte = [&](double v) { return static_cast<uint8_t>(std::lround(std::clamp(v + m, 0.0, 1.0) * 255)); };
   return {byte(r), byte(g), byte(b)};

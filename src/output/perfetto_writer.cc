@@ -9,10 +9,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "passes/dependencies.h"
-#include "util/parallel.h"
 #include "output/proto_wire.h"
 #include "output/trace_naming.h"
+#include "passes/dependencies.h"
+#include "util/parallel.h"
 
 namespace ppt {
 namespace {
@@ -92,8 +92,8 @@ enum Annotation : uint32_t {
   kJobId,
   kAnnotationCount
 };
-constexpr const char* kAnnotationText[] = {"",     "rank",           "micro_batch_id", "step",
-                                           "source", "line", "logged_start_ns", "logged_end_ns", "ranks", "job_id"};
+constexpr const char* kAnnotationText[] = {
+    "", "rank", "micro_batch_id", "step", "source", "line", "logged_start_ns", "logged_end_ns", "ranks", "job_id"};
 
 // A piece of the trace encoded on its own: one run's steps track, or a range
 // of one track's jobs. Pieces are encoded in parallel into their own buffers
@@ -210,7 +210,7 @@ class PerfettoTraceWriter {
   std::vector<uint32_t> visit_;        // track -> position in the writing order
   std::vector<uint32_t> by_producer_;  // edge indices by (producer track, job)
   // Event names: iid by (name_type, name_number); types.size() is the "step" pseudo-type.
-  std::vector<std::vector<uint32_t>> name_by_number_;  // small non-negative numbers
+  std::vector<std::vector<uint32_t>> name_by_number_;   // small non-negative numbers
   std::unordered_map<uint64_t, uint32_t> name_by_key_;  // the rest
   std::vector<std::string> names_;                      // by iid - 1
   // Per job (tracks in writing order, jobs in order): which interned strings
@@ -350,7 +350,7 @@ void PerfettoTraceWriter::descriptor(proto::Writer& w, uint64_t uuid, const std:
 
 void PerfettoTraceWriter::write_tree(proto::Writer& w, const Run& run) const {
   std::string root = multi_machine_ ? (tl_.runs.size() > 1 ? fmt::format("run {}/{}", run.index + 1, tl_.runs.size())
-                                                            : std::string("pipeline"))
+                                                           : std::string("pipeline"))
                                     : naming_.process_name(run.index, 0);
   size_t p = w.open_nested(f::kTracePacket);
   w.varint(f::kTrustedSequenceId, kDescriptorSequence);
@@ -369,8 +369,8 @@ void PerfettoTraceWriter::write_tree(proto::Writer& w, const Run& run) const {
     }
     p = w.open_nested(f::kTracePacket);
     w.varint(f::kTrustedSequenceId, kDescriptorSequence);
-    descriptor(w, machine_uuid(run.index, t.machine), naming_.process_name(run.index, t.machine),
-               root_uuid(run.index), 1 + t.machine, true, description);
+    descriptor(w, machine_uuid(run.index, t.machine), naming_.process_name(run.index, t.machine), root_uuid(run.index),
+               1 + t.machine, true, description);
     w.close_nested(p);
   }
 }
@@ -464,8 +464,7 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
           description += fmt::format("; clock shifted by {:+.3f} ms", static_cast<double>(t.clock_offset_ns) / 1e6);
         }
         descriptor(w, uuid, naming_.thread_name(t, lane), parent,
-                   1 + static_cast<int32_t>(naming_.thread_sort_index(t, lane)), false,
-                   lane == 0 ? description : "");
+                   1 + static_cast<int32_t>(naming_.thread_sort_index(t, lane)), false, lane == 0 ? description : "");
       });
     }
   }

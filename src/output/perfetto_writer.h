@@ -26,8 +26,8 @@
 //    first, as in the JSON outputs (chrome_json_writer.h).
 #pragma once
 
-#include "output/byte_sink.h"
 #include "model/timeline.h"
+#include "output/byte_sink.h"
 
 namespace ppt {
 

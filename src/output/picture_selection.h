@@ -15,9 +15,9 @@ namespace ppt {
 // The drawn steps of one run.
 struct PictureRun {
   uint32_t run = 0;
-  int32_t first_step = 0;   // drawn steps, included
+  int32_t first_step = 0;  // drawn steps, included
   int32_t last_step = -1;
-  int64_t start_ns = 0;     // time range of the drawn jobs
+  int64_t start_ns = 0;  // time range of the drawn jobs
   int64_t end_ns = 0;
   size_t jobs = 0;
 
@@ -33,12 +33,12 @@ enum class PictureReason {
 };
 
 struct PictureSelection {
-  std::vector<PictureRun> runs;   // runs with at least one drawn job, in run order
-  size_t jobs = 0;                // drawn
-  size_t jobs_in_range = 0;       // in the chosen steps (more than `jobs` when capped)
-  size_t steps_total = 0;         // steps of the timeline, every run
+  std::vector<PictureRun> runs;  // runs with at least one drawn job, in run order
+  size_t jobs = 0;               // drawn
+  size_t jobs_in_range = 0;      // in the chosen steps (more than `jobs` when capped)
+  size_t steps_total = 0;        // steps of the timeline, every run
   PictureReason why = PictureReason::kEverything;
-  std::string note;               // for the user (kCapped, kSlowest, kNothing); "" otherwise
+  std::string note;  // for the user (kCapped, kSlowest, kNothing); "" otherwise
 
   bool capped() const { return why == PictureReason::kCapped; }
   bool slowest() const { return why == PictureReason::kSlowest; }

@@ -118,8 +118,8 @@ PngResult svg_to_png(std::string_view svg, double scale, ByteSink& out) {
   if (!(scale > 0)) scale = 1;
   double fit = std::min(kMaxPngSide / w, kMaxPngSide / h);
   if (scale > fit) {
-    result.note = fmt::format("PNG drawn at scale {:.2f} (not {:.2f}): a side is at most {} pixels", fit, scale,
-                              kMaxPngSide);
+    result.note =
+        fmt::format("PNG drawn at scale {:.2f} (not {:.2f}): a side is at most {} pixels", fit, scale, kMaxPngSide);
     scale = fit;
   }
   result.width = std::max(1, static_cast<int>(std::ceil(w * scale)));

@@ -21,10 +21,10 @@ namespace ppt {
 inline constexpr int kMaxPngSide = 32000;
 
 struct PngResult {
-  int width = 0;           // pixels of the image written
+  int width = 0;  // pixels of the image written
   int height = 0;
-  std::string note;        // the scale was lowered to fit; "" otherwise
-  std::string error;       // "" when written
+  std::string note;   // the scale was lowered to fit; "" otherwise
+  std::string error;  // "" when written
 };
 
 // The picture of the steps `selection` names (the driver's decision).

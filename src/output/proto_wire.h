@@ -103,7 +103,8 @@ class Writer {
  private:
   // Room for `n` more bytes at pos_; returns where they go.
   char* ensure(size_t n) {
-    if (pos_ + n > out_.size()) [[unlikely]] grow(n);
+    if (pos_ + n > out_.size()) [[unlikely]]
+      grow(n);
     return out_.data() + pos_;
   }
   [[gnu::noinline]] void grow(size_t n) { out_.resize(std::max(out_.size() * 2, pos_ + n + 4096)); }

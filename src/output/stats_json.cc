@@ -83,10 +83,8 @@ json step_json(const StepStats& ss, int64_t origin) {
                       {"wait_us", us(h.wait_ns)},
                       {"from_other_rank", h.from_other_rank}});
     }
-    step["critical_path"] = {{"share", round6(cp.share)},
-                             {"job_us", us(cp.job_ns)},
-                             {"wait_us", us(cp.wait_ns)},
-                             {"hops", std::move(hops)}};
+    step["critical_path"] = {
+        {"share", round6(cp.share)}, {"job_us", us(cp.job_ns)}, {"wait_us", us(cp.wait_ns)}, {"hops", std::move(hops)}};
   }
   return step;
 }
@@ -138,12 +136,8 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
     doc["bubble_ratio_error"] = round6(st.bubble_ratio_error);
   }
   auto summary = [](const StepTimeSummary& t) {
-    return json{{"count", t.count},
-                {"mean_us", round3(us(t.mean_ns))},
-                {"median_us", us(t.median_ns)},
-                {"min_us", us(t.min_ns)},
-                {"max_us", us(t.max_ns)},
-                {"stdev_us", round3(us(t.stdev_ns))}};
+    return json{{"count", t.count},       {"mean_us", round3(us(t.mean_ns))}, {"median_us", us(t.median_ns)},
+                {"min_us", us(t.min_ns)}, {"max_us", us(t.max_ns)},           {"stdev_us", round3(us(t.stdev_ns))}};
   };
   doc["step_time"] = summary(st.step_time);
   doc["step_period"] = summary(st.step_period);
@@ -332,8 +326,10 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error,
         get(s, "step", ss.step);
         if (__builtin_add_overflow(get_us(s, "start_us"), origin, &ss.start_ns) ||
             __builtin_add_overflow(ss.start_ns, get_us(s, "time_us"), &ss.end_ns)) {
-          *error = fmt::format("not a valid stats file: steps[{}]: start_us + time_origin_epoch_ns is "
-                               "beyond 64-bit nanoseconds", st.steps.size());
+          *error = fmt::format(
+              "not a valid stats file: steps[{}]: start_us + time_origin_epoch_ns is "
+              "beyond 64-bit nanoseconds",
+              st.steps.size());
           if (bad_value) *bad_value = true;
           return std::nullopt;
         }
@@ -417,7 +413,8 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error,
       }
     }
     uint32_t micro_batch_size = 0;
-    if (auto it = doc.find("throughput"); it != doc.end() && it->is_object()) get(*it, "micro_batch_size", micro_batch_size);
+    if (auto it = doc.find("throughput"); it != doc.end() && it->is_object())
+      get(*it, "micro_batch_size", micro_batch_size);
     st.throughput = compute_throughput(st.step_period, st.schedule, micro_batch_size);
     return st;
   } catch (const json::exception& e) {
@@ -431,9 +428,13 @@ namespace {
 json diff_doc(const Diff& d) {
   json doc;
   doc["schema"] = std::string(kDiffSchema);
-  doc["a"] = {{"source", d.a_source}, {"schedule", d.a_schedule}, {"bubble_ratio", round6(d.bubble_a)},
+  doc["a"] = {{"source", d.a_source},
+              {"schedule", d.a_schedule},
+              {"bubble_ratio", round6(d.bubble_a)},
               {"steps", d.step_time.a_steps}};
-  doc["b"] = {{"source", d.b_source}, {"schedule", d.b_schedule}, {"bubble_ratio", round6(d.bubble_b)},
+  doc["b"] = {{"source", d.b_source},
+              {"schedule", d.b_schedule},
+              {"bubble_ratio", round6(d.bubble_b)},
               {"steps", d.step_time.b_steps}};
   if (d.bubble_a_error > 0) doc["a"]["bubble_ratio_error"] = round6(d.bubble_a_error);
   if (d.bubble_b_error > 0) doc["b"]["bubble_ratio_error"] = round6(d.bubble_b_error);
@@ -522,8 +523,8 @@ json diff_doc(const Diff& d) {
   doc["types"] = std::move(types);
   json changes = json::array();
   for (const ScheduleChange& c : d.schedule_changes) {
-    changes.push_back({{"rank", c.rank}, {"index", c.index}, {"a", c.a}, {"b", c.b}, {"a_jobs", c.a_jobs},
-                       {"b_jobs", c.b_jobs}});
+    changes.push_back(
+        {{"rank", c.rank}, {"index", c.index}, {"a", c.a}, {"b", c.b}, {"a_jobs", c.a_jobs}, {"b_jobs", c.b_jobs}});
   }
   doc["schedule_changes"] = std::move(changes);
   json stragglers = json::array();

@@ -211,7 +211,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
-  std::string bubble = "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  std::string bubble =
+      "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
   // Coarse input times (dynamic-graph records: whole ms): the bound on the
   // measured figure (docs/stats.md).
   if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
@@ -222,8 +223,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   if (s.ideal_bubble_ratio >= 0) {
     double over = st.bubble_ratio - s.ideal_bubble_ratio;
     bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
-                          percent(s.ideal_bubble_ratio), s.ideal_formula, fmt::format("{:.1f} points", std::fabs(over) * 100),
-                          over >= 0 ? "above" : "below");
+                          percent(s.ideal_bubble_ratio), s.ideal_formula,
+                          fmt::format("{:.1f} points", std::fabs(over) * 100), over >= 0 ? "above" : "below");
   } else {
     bubble += " (no ideal: the schedule is not recognised)";
   }
@@ -241,10 +242,10 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     p.summary.emplace_back("period", t.count > 0 ? "none: one step has no next start" : "no step");
   }
   if (t.count > 0) {
-    p.summary.emplace_back(
-        "busy span", fmt::format("mean {}, median {}, min {}, max {}{}: first job start to last job end",
-                                 ms_unit(t.mean_ns), ms_unit(t.median_ns), ms_unit(t.min_ns), ms_unit(t.max_ns),
-                                 worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
+    p.summary.emplace_back("busy span",
+                           fmt::format("mean {}, median {}, min {}, max {}{}: first job start to last job end",
+                                       ms_unit(t.mean_ns), ms_unit(t.median_ns), ms_unit(t.min_ns), ms_unit(t.max_ns),
+                                       worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
   } else {
     p.summary.emplace_back("busy span", "no step");
   }
@@ -254,9 +255,9 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     if (tp.micro_batches_per_second > 0) {
       text += fmt::format(", {:.2f} micro-batches/s (M={}{})", tp.micro_batches_per_second, s.micro_batches,
                           s.replicas > 1 ? fmt::format(" x {} replicas", s.replicas) : "");
-      text += tp.samples_per_second > 0
-                  ? fmt::format(", {:.2f} samples/s (--micro-batch-size {})", tp.samples_per_second, tp.micro_batch_size)
-                  : std::string(", samples/s with --micro-batch-size N");
+      text += tp.samples_per_second > 0 ? fmt::format(", {:.2f} samples/s (--micro-batch-size {})",
+                                                      tp.samples_per_second, tp.micro_batch_size)
+                                        : std::string(", samples/s with --micro-batch-size N");
     }
     p.summary.emplace_back("throughput", text);
   }
@@ -296,8 +297,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     std::stable_sort(rs.begin(), rs.end(),
                      [](const RankStats* a, const RankStats* b) { return a->bubble_ratio > b->bubble_ratio; });
     rs.resize(style.max_rank_rows);
-    p.ranks_note = fmt::format("the {} ranks with the largest bubbles of {}; --json lists all",
-                               style.max_rank_rows, st.ranks.size());
+    p.ranks_note = fmt::format("the {} ranks with the largest bubbles of {}; --json lists all", style.max_rank_rows,
+                               st.ranks.size());
   }
   for (const RankStats* r : rs) {
     double n = std::max<uint32_t>(r->steps, 1);
@@ -331,7 +332,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
 
   p.types.header = {"type", "count", "mean ms", "p50 ms", "p95 ms", "max ms"};
   for (const TypeDurations& td : st.types) {
-    p.types.add({{td.type}, {with_commas(td.count)}, {ms(td.mean_ns)}, {ms(td.p50_ns)}, {ms(td.p95_ns)}, {ms(td.max_ns)}});
+    p.types.add(
+        {{td.type}, {with_commas(td.count)}, {ms(td.mean_ns)}, {ms(td.p50_ns)}, {ms(td.p95_ns)}, {ms(td.max_ns)}});
   }
 
   p.stragglers.header = {"rank", "stage", "type", "median ms", "others ms", "margin", "jobs above"};
@@ -347,8 +349,9 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   p.stragglers_note =
       st.stragglers.empty()
-          ? fmt::format("none: no rank's jobs of a type are consistently more than {:.0f}% above the other ranks' median",
-                        st.straggler_margin * 100)
+          ? fmt::format(
+                "none: no rank's jobs of a type are consistently more than {:.0f}% above the other ranks' median",
+                st.straggler_margin * 100)
           : fmt::format("jobs of a type consistently more than {:.0f}% above the other ranks' median",
                         st.straggler_margin * 100);
 
@@ -366,7 +369,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     for (size_t i = 0; i < cp.hops.size();) {
       size_t k = i;
       int64_t busy = 0;
-      while (k < cp.hops.size() && cp.hops[k].rank == cp.hops[i].rank) busy += cp.hops[k].end_ns - cp.hops[k].start_ns, ++k;
+      while (k < cp.hops.size() && cp.hops[k].rank == cp.hops[i].rank)
+        busy += cp.hops[k].end_ns - cp.hops[k].start_ns, ++k;
       int64_t waited = 0;
       for (size_t x = i; x < k; ++x) waited += cp.hops[x].wait_ns;
       p.path.add({{std::to_string(cp.hops[i].rank)},
@@ -386,8 +390,8 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
       gap[1].text = fmt::format("({} more)", stretches - 2 * kEnds);
       p.path.rows.erase(p.path.rows.begin() + kEnds, p.path.rows.end() - kEnds);
       p.path.rows.insert(p.path.rows.begin() + kEnds, std::move(gap));
-      p.path_title += fmt::format("; the first and last {} of {} stretches on one rank (--json has every hop)",
-                                  kEnds, stretches);
+      p.path_title +=
+          fmt::format("; the first and last {} of {} stretches on one rank (--json has every hop)", kEnds, stretches);
     }
     // Where the critical path spends its time over all steps, by rank.
     std::map<int32_t, int64_t> by_rank;
@@ -512,14 +516,15 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
   for (Table* t : {&p.steps, &p.ranks, &p.types, &p.changes, &p.stragglers}) {
     for (std::string& h : t->header) h = relabel(h, d.b_label);
   }
-  p.title = fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, d.b_label,
-                        d.b_source, d.b_schedule);
+  p.title = fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, d.b_label, d.b_source,
+                        d.b_schedule);
   return p;
 }
 
 DiffParts build_diff_parts_b(const Diff& d, bool color) {
   DiffParts p;
-  p.title = fmt::format("pp-timeline diff: A = {} ({}), B = {} ({})", d.a_source, d.a_schedule, d.b_source, d.b_schedule);
+  p.title =
+      fmt::format("pp-timeline diff: A = {} ({}), B = {} ({})", d.a_source, d.a_schedule, d.b_source, d.b_schedule);
   const StepTimeDelta& t = d.step_time;
   Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
   std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
@@ -528,10 +533,10 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
   const StepTimeDelta& per = d.period;
   if (per.a_steps > 0 || per.b_steps > 0) {
-    p.summary.emplace_back("period", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
-                                                 ms_unit(per.a_ns), per.a_steps, ms_unit(per.a_median_ns),
-                                                 ms_unit(per.b_ns), per.b_steps, ms_unit(per.b_median_ns),
-                                                 signed_pct(per.delta_pct)));
+    p.summary.emplace_back("period",
+                           fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}", ms_unit(per.a_ns),
+                                       per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
+                                       ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
   }
   p.summary.emplace_back("busy span", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
                                                   ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
@@ -559,12 +564,11 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   }
   if (d.fail_if_slower_pct >= 0) {
     p.summary.emplace_back(
-        "gate", d.gate_failed
-                    ? paint(fmt::format("FAILED: B is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
-                                        d.slower_pct, metric_change(d), d.fail_if_slower_pct),
-                            Tone::kBad, color)
-                    : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
-                                  d.fail_if_slower_pct));
+        "gate", d.gate_failed ? paint(fmt::format("FAILED: B is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
+                                                  d.slower_pct, metric_change(d), d.fail_if_slower_pct),
+                                      Tone::kBad, color)
+                              : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
+                                            d.fail_if_slower_pct));
   }
   // Where: the ranks whose own work changed, with their job types.
   std::string where;
@@ -593,8 +597,8 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
       p.steps_note = fmt::format("the first {} of {} steps; --json lists all", kDiffStepRows, d.steps.size());
       break;
     }
-    std::string step = !sd.in_a ? fmt::format("- / {}", sd.step_b)
-                       : !sd.in_b ? fmt::format("{} / -", sd.step_a)
+    std::string step = !sd.in_a                 ? fmt::format("- / {}", sd.step_b)
+                       : !sd.in_b               ? fmt::format("{} / -", sd.step_a)
                        : sd.step_a == sd.step_b ? std::to_string(sd.step_a)
                                                 : fmt::format("{} / {}", sd.step_a, sd.step_b);
     bool both_periods = sd.in_a && sd.in_b && sd.period_a_ns >= 0 && sd.period_b_ns >= 0;
@@ -606,8 +610,8 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
                  {sd.in_b ? ms(sd.span_b_ns) : "-"},
                  {sd.in_a && sd.in_b ? signed_pct(sd.span_delta_pct) : "-", delta_tone(sd.span_delta_pct, noise)}});
   }
-  p.ranks.header = {"rank", "stage", "busy A ms", "busy B ms", "busy", "idle A ms", "idle B ms", "idle", "bubble A",
-                    "bubble B", "bubble"};
+  p.ranks.header = {"rank",      "stage", "busy A ms", "busy B ms", "busy",  "idle A ms",
+                    "idle B ms", "idle",  "bubble A",  "bubble B",  "bubble"};
   p.ranks.left = 0;
   for (const RankDelta& r : d.ranks) {
     p.ranks.add({{std::to_string(r.rank)},
@@ -704,7 +708,6 @@ std::string format_diff_markdown(const Diff& d) {
   section("New stragglers in B", p.stragglers, "none", false);
   return out;
 }
-
 
 // ------------------------------------------------------------------- html --
 // The same parts as HTML fragments for the report page (html_report.h). All

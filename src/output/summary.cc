@@ -24,7 +24,9 @@ std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
     // excerpt: the one raw newline of an example is the one before its excerpt.
     std::string where = e.file < tl.files.size() ? terminal_text(tl.files[e.file].path) : std::string("?");
     if (e.line > 0) where += ":" + std::to_string(e.line);
-    std::string sev = info.severity == Severity::kError ? "error" : info.severity == Severity::kWarning ? "warning" : "note";
+    std::string sev = info.severity == Severity::kError     ? "error"
+                      : info.severity == Severity::kWarning ? "warning"
+                                                            : "note";
     std::string line = fmt::format("{}: {}: {}", where, sev, e.detail);
     if (!e.text.empty()) line += fmt::format("\n    {}", e.text);
     lines.push_back({e.kind, info.severity, true, std::move(line)});
@@ -34,7 +36,8 @@ std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
     uint64_t n = d.count_of(kind);
     if (n == 0) continue;
     const IssueInfo& info = issue_info(kind);
-    lines.push_back({kind, info.severity, false, fmt::format("{} x {}: {}", with_commas(n), info.name, info.explanation)});
+    lines.push_back(
+        {kind, info.severity, false, fmt::format("{} x {}: {}", with_commas(n), info.name, info.explanation)});
   }
   return lines;
 }

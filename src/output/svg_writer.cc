@@ -9,11 +9,11 @@
 #include <set>
 
 #include "analysis/stats.h"
+#include "model/job_types.h"
 #include "output/block_label.h"
 #include "output/chrome_json_writer.h"
 #include "output/palette.h"
 #include "output/summary.h"
-#include "model/job_types.h"
 #include "output/trace_naming.h"
 #include "util/text.h"
 
@@ -29,13 +29,13 @@ constexpr double kLaneGap = 2;
 constexpr double kRowGap = 3;
 constexpr double kGroupHead = 16;  // a replica's (or machine's) heading row
 constexpr double kGroupGap = 6;
-constexpr double kCharW = 6.6;   // average advance of an 11 px sans-serif character
+constexpr double kCharW = 6.6;  // average advance of an 11 px sans-serif character
 constexpr double kRight = 16;
 constexpr double kAxisH = 24;
 constexpr double kStepLabelH = 14;
 constexpr double kRunGap = 22;
-constexpr double kRunHead = 18;   // the run's heading, above its axis
-constexpr double kThinPx = 2;     // narrower jobs get no hairline (it would hide them)
+constexpr double kRunHead = 18;  // the run's heading, above its axis
+constexpr double kThinPx = 2;    // narrower jobs get no hairline (it would hide them)
 
 void append_num(std::string& out, double v) {
   if (std::fabs(v) < 0.0005) v = 0;  // no "-0"
@@ -59,9 +59,12 @@ int64_t nice_step(double target) {
 std::string tick_label(int64_t t_ns, int64_t step_ns) {
   const char* unit;
   double div;
-  if (step_ns >= 100'000'000) unit = "s", div = 1e9;
-  else if (step_ns >= 100'000) unit = "ms", div = 1e6;
-  else unit = "µs", div = 1e3;
+  if (step_ns >= 100'000'000)
+    unit = "s", div = 1e9;
+  else if (step_ns >= 100'000)
+    unit = "ms", div = 1e6;
+  else
+    unit = "µs", div = 1e3;
   double step_u = step_ns / div;
   int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step_u) - 1e-9)));
   return fmt::format("{:.{}f} {}", t_ns / div, decimals, unit);
@@ -156,13 +159,13 @@ class SvgWriter {
   ByteSink& out_;
   TraceNaming naming_;
   std::string buf_;
-  std::string clip_;     // the plot's clip-path reference
+  std::string clip_;  // the plot's clip-path reference
   double label_w_ = 80;
   double plot_w_ = 1200;
-  bool staged_ = false;  // stages (and replicas) are known
+  bool staged_ = false;         // stages (and replicas) are known
   double run_head_ = kRunHead;  // 0 when one run: the title says it all
   std::map<int32_t, const RankStats*> rank_stats_;
-  std::vector<std::string> type_text_;   // escaped
+  std::vector<std::string> type_text_;  // escaped
   std::vector<std::string> type_fill_;
   std::vector<std::string> type_label_color_;
   std::vector<TypeParts> type_parts_;
@@ -207,9 +210,8 @@ std::vector<RowGroup> SvgWriter::layout_rows(const Run& run) const {
   std::vector<RowGroup> groups;
   for (Row& row : rows) {
     const Track& t = tl_.tracks[row.track];
-    bool split = groups.empty() ||
-                 (replicas ? row.replica != groups.back().rows.back().replica
-                           : t.machine != tl_.tracks[groups.back().rows.back().track].machine);
+    bool split = groups.empty() || (replicas ? row.replica != groups.back().rows.back().replica
+                                             : t.machine != tl_.tracks[groups.back().rows.back().track].machine);
     if (split) groups.emplace_back();
     groups.back().rows.push_back(std::move(row));
   }
@@ -659,7 +661,8 @@ void SvgWriter::write_step_lines(const RunFrame& f, const std::vector<const Step
     append_num(buf_, x);
     buf_ += "\" y1=\"-4\" y2=\"";
     append_num(buf_, rows_h + 2);
-    buf_ += "\" stroke=\"#333\" stroke-opacity=\"0.55\" stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"/>\n";
+    buf_ +=
+        "\" stroke=\"#333\" stroke-opacity=\"0.55\" stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"/>\n";
   };
   for (const StepSpan* s : spans) boundary(s->start_ns, s->number, "step-line");
   if (!spans.empty()) boundary(spans.back()->end_ns, spans.back()->number, "step-line step-end");
@@ -719,8 +722,10 @@ std::string SvgWriter::title_text(size_t ranks) const {
     const PictureRun& r = sel_.runs.front();
     std::string s = r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                                 : fmt::format("steps {}-{}", r.first_step, r.last_step);
-    if (sel_.slowest()) s += fmt::format(" (slowest of {})", sel_.steps_total);
-    else s += fmt::format(" of {}", sel_.steps_total);
+    if (sel_.slowest())
+      s += fmt::format(" (slowest of {})", sel_.steps_total);
+    else
+      s += fmt::format(" of {}", sel_.steps_total);
     parts.push_back(s);
     if (st && r.first_step == r.last_step) {
       for (const StepStats& step : st->steps) {
@@ -842,8 +847,9 @@ void SvgWriter::open_svg(double width, double height, const std::string& title) 
   }
   buf_ += ">\n<title>";
   append_xml_escaped(buf_, title);
-  buf_ += "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
-          "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
+  buf_ +=
+      "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
+      "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
   append_xml_escaped(buf_, id("clip"));
   buf_ += "\"><rect x=\"0\" y=\"-10\" width=\"";
   append_num(buf_, plot_w_);
@@ -902,8 +908,7 @@ void SvgWriter::write() {
 
 }  // namespace
 
-void write_svg(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options,
-               ByteSink& out) {
+void write_svg(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options, ByteSink& out) {
   SvgWriter w(timeline, selection, options, out);
   w.write();
 }

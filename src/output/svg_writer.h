@@ -51,21 +51,21 @@
 #include <string_view>
 #include <vector>
 
-#include "output/byte_sink.h"
 #include "model/step_range.h"
+#include "model/timeline.h"
+#include "output/byte_sink.h"
 #include "output/picture_selection.h"
 #include "output/xml_escape.h"
-#include "model/timeline.h"
 
 namespace ppt {
 
 struct Stats;
 
 struct SvgOptions {
-  double plot_width = 1200;        // pixels for the time axis
-  double width = 0;                // the whole picture's width in pixels; when > 0 it decides the plot width
-  double png_scale = 2;            // .png: device pixels per picture pixel
-  bool labels = true;              // labels in the blocks wide enough for them (block_label.h)
+  double plot_width = 1200;  // pixels for the time axis
+  double width = 0;          // the whole picture's width in pixels; when > 0 it decides the plot width
+  double png_scale = 2;      // .png: device pixels per picture pixel
+  bool labels = true;        // labels in the blocks wide enough for them (block_label.h)
   // The pipeline's schedule, P, M and bubbles for the title, stages and
   // replicas for the rows, the critical paths to draw; none when null.
   const Stats* stats = nullptr;
@@ -78,7 +78,7 @@ struct SvgOptions {
   int64_t span_ns = 0;
   // Pictures of a page with the same `sync` zoom and pan together (data-sync).
   std::string sync;
-  std::string title;               // first line of the picture; a default when empty
+  std::string title;  // first line of the picture; a default when empty
 };
 
 // Writes the picture of the steps `selection` names.

@@ -21,8 +21,10 @@ void append_xml_escaped(std::string& out, std::string_view s) {
         default:
           // XML 1.0 has no way to carry C0 controls; DEL it allows, but a
           // page has no use for it.
-          if (c < 0x20 || c == 0x7f) out += "\xEF\xBF\xBD";
-          else out.push_back(static_cast<char>(c));
+          if (c < 0x20 || c == 0x7f)
+            out += "\xEF\xBF\xBD";
+          else
+            out.push_back(static_cast<char>(c));
       }
       ++i;
       continue;

@@ -51,8 +51,8 @@ int64_t least_broken(std::vector<int64_t> lowers, std::vector<int64_t> uppers) {
     size_t ui = std::lower_bound(uppers.begin(), uppers.end(), x) - uppers.begin();
     size_t lc = lowers.size() - li;
     size_t count = lc + ui;
-    long double amount = (lsum.back() - lsum[li]) - static_cast<long double>(x) * lc +
-                         static_cast<long double>(x) * ui - usum[ui];
+    long double amount =
+        (lsum.back() - lsum[li]) - static_cast<long double>(x) * lc + static_cast<long double>(x) * ui - usum[ui];
     if (count < best_count || (count == best_count && amount < best_amount)) {
       best_count = count;
       best_amount = amount;
@@ -103,8 +103,7 @@ bool satisfies(const Graph& g, const std::vector<double>& o) {
 std::vector<double> tree_point(const Graph& g) {
   std::vector<int> order(g.pairs.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int x, int y) { return g.pairs[x].count() > g.pairs[y].count(); });
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return g.pairs[x].count() > g.pairs[y].count(); });
   std::vector<int> parent(g.n);
   std::iota(parent.begin(), parent.end(), 0);
   auto root = [&](int x) {
@@ -324,7 +323,8 @@ ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& de
       double lo = -kInf, hi = kInf;
       for (int pi : g.incident[m]) {
         const Pair& p = g.pairs[pi];
-        double plo = p.lowers.empty() ? -kInf : static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
+        double plo =
+            p.lowers.empty() ? -kInf : static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
         double phi = p.uppers.empty() ? kInf : static_cast<double>(*std::min_element(p.uppers.begin(), p.uppers.end()));
         if (p.a == m) {
           lo = std::max(lo, final_o[p.b] + plo);
@@ -384,8 +384,7 @@ void apply_clock_offsets(Timeline& tl, const ClockAlignment& alignment, Dependen
     std::string where = tl.runs.size() > 1 ? fmt::format(" in run {}", m.run + 1) : std::string();
     tl.diagnostics.add(IssueKind::kClockOffset, first_file < 0 ? 0 : static_cast<uint32_t>(first_file), 0,
                        fmt::format("{}'s clock shifted by {}{} ({} dependencies with other machines{})",
-                                   machine_name(tl, m.machine), signed_ms(m.offset_ns), where, m.dependencies,
-                                   range));
+                                   machine_name(tl, m.machine), signed_ms(m.offset_ns), where, m.dependencies, range));
   }
   bool any = false;
   for (uint32_t r = 0; r < tl.runs.size(); ++r) {

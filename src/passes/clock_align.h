@@ -37,15 +37,15 @@
 #include <string>
 #include <vector>
 
-#include "passes/dependencies.h"
 #include "model/timeline.h"
+#include "passes/dependencies.h"
 
 namespace ppt {
 
 struct MachineOffset {
   uint32_t run = 0;
   int32_t machine = 0;
-  int64_t offset_ns = 0;      // added to the machine's logged times
+  int64_t offset_ns = 0;  // added to the machine's logged times
   // The offsets consistent with every dependency to the other machines, at
   // their final offsets; lo_ns > hi_ns when there is none. INT64_MIN/MAX when
   // unbounded on that side.
@@ -56,10 +56,10 @@ struct MachineOffset {
 
 struct ClockAlignment {
   std::vector<MachineOffset> machines;  // per run, every machine with a dependency to another
-  uint64_t crossing = 0;       // dependencies between machines
-  uint64_t broken_before = 0;  // of those, contradicted by the logged times
-  uint64_t broken_after = 0;   // of those, still contradicted with the offsets
-  bool consistent = true;      // some offsets satisfy every crossing dependency
+  uint64_t crossing = 0;                // dependencies between machines
+  uint64_t broken_before = 0;           // of those, contradicted by the logged times
+  uint64_t broken_after = 0;            // of those, still contradicted with the offsets
+  bool consistent = true;               // some offsets satisfy every crossing dependency
 
   bool shifts() const {
     for (const MachineOffset& m : machines) {

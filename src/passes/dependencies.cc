@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "util/parallel.h"
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage.h"
+#include "util/parallel.h"
 
 namespace ppt {
 namespace {
@@ -44,8 +44,7 @@ struct TrackGroups {
       *hint = h + 1;
       return &groups[h];
     }
-    auto it = std::lower_bound(groups.begin(), groups.end(), key,
-                               [](const Group& g, uint64_t k) { return g.key < k; });
+    auto it = std::lower_bound(groups.begin(), groups.end(), key, [](const Group& g, uint64_t k) { return g.key < k; });
     *hint = static_cast<size_t>(it - groups.begin()) + 1;
     return it != groups.end() && it->key == key ? &*it : nullptr;
   }
@@ -277,10 +276,10 @@ void report_dependencies(Timeline& tl, const Dependencies& deps) {
     const Track& ct = tl.tracks[e.consumer.track];
     const Job& pj = pt.jobs[e.producer.job];
     const Job& cj = ct.jobs[e.consumer.job];
-    tl.diagnostics.add(IssueKind::kContradictedDependency, ct.file, cj.line,
-                       fmt::format("{} starts {} before its input, {}, ends ({}:{})", describe_job(tl, e.consumer),
-                                   format_ms(pj.end_ns - cj.start_ns), describe_job(tl, e.producer),
-                                   tl.files[pt.file].path, pj.line));
+    tl.diagnostics.add(
+        IssueKind::kContradictedDependency, ct.file, cj.line,
+        fmt::format("{} starts {} before its input, {}, ends ({}:{})", describe_job(tl, e.consumer),
+                    format_ms(pj.end_ns - cj.start_ns), describe_job(tl, e.producer), tl.files[pt.file].path, pj.line));
   }
 }
 

@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "passes/schedule.h"
 #include "model/timeline.h"
+#include "passes/schedule.h"
 
 namespace ppt {
 
@@ -63,9 +63,9 @@ struct Dependency {
 // The edges only: the plan they were found with (P, where it came from, the
 // schedule, V) is the PipelinePlan's, never copied here.
 struct Dependencies {
-  std::vector<Dependency> edges;  // by (consumer track, consumer job): tracks in (run, rank) order
+  std::vector<Dependency> edges;          // by (consumer track, consumer job): tracks in (run, rank) order
   uint64_t jobs_without_micro_batch = 0;  // forward/backward jobs that could not be matched
-  uint64_t contradicted = 0;      // edges with `contradicted` set
+  uint64_t contradicted = 0;              // edges with `contradicted` set
 
   size_t count(DependencyKind kind) const;
 };

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "passes/schedule.h"
 #include "model/timeline.h"
+#include "passes/schedule.h"
 
 namespace ppt {
 

@@ -14,13 +14,9 @@
 
 namespace ppt {
 
-inline int32_t pipeline_stage(int32_t rank, int32_t pp_degree) {
-  return pp_degree > 0 ? rank % pp_degree : rank;
-}
+inline int32_t pipeline_stage(int32_t rank, int32_t pp_degree) { return pp_degree > 0 ? rank % pp_degree : rank; }
 
-inline int32_t pipeline_replica(int32_t rank, int32_t pp_degree) {
-  return pp_degree > 0 ? rank / pp_degree : 0;
-}
+inline int32_t pipeline_replica(int32_t rank, int32_t pp_degree) { return pp_degree > 0 ? rank / pp_degree : 0; }
 
 // "" when `pp_degree` fits `ranks` ranks, else one line for the user.
 inline std::string check_pp_degree(int32_t pp_degree, size_t ranks) {

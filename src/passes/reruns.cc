@@ -9,18 +9,12 @@ namespace ppt {
 
 const char* run_start_reason(RunStart why) {
   switch (why) {
-    case RunStart::kProcessStart:
-      return "a new process's start-up line";
-    case RunStart::kNewThread:
-      return "a new thread id at a step boundary";
-    case RunStart::kClockBack:
-      return "times that go back by more than a second";
-    case RunStart::kNewWindow:
-      return "a schedule marker with another window";
-    case RunStart::kNewStage:
-      return "a profile record with another stage (tid) or category";
-    case RunStart::kFirst:
-      break;
+    case RunStart::kProcessStart: return "a new process's start-up line";
+    case RunStart::kNewThread: return "a new thread id at a step boundary";
+    case RunStart::kClockBack: return "times that go back by more than a second";
+    case RunStart::kNewWindow: return "a schedule marker with another window";
+    case RunStart::kNewStage: return "a profile record with another stage (tid) or category";
+    case RunStart::kFirst: break;
   }
   return "the file's start";
 }
@@ -86,8 +80,7 @@ std::vector<RunSlice> split_runs(FileScan& scan) {
                                        marker->end_step != current.marker_end_step)) {
         why = RunStart::kNewWindow;
         why_line = marker->line;
-      } else if (thread_changed &&
-                 std::find(run_threads.begin(), run_threads.end(), thread) == run_threads.end()) {
+      } else if (thread_changed && std::find(run_threads.begin(), run_threads.end(), thread) == run_threads.end()) {
         // A new thread only means a new process at a step boundary; ask a
         // copy of the splitter so that the real one is fed once, after the
         // run decision.

@@ -45,9 +45,8 @@ std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form) {
 }
 
 std::optional<ScheduleKind> schedule_from_name(std::string_view name) {
-  for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB,
-                         ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
-                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+  for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB, ScheduleKind::k1F1B,
+                         ScheduleKind::kEager1F1B, ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
     if (schedule_name(k) == name) return k;
   }
   return std::nullopt;
@@ -315,18 +314,15 @@ double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, st
   switch (kind) {
     case ScheduleKind::kFThenB:
     case ScheduleKind::k1F1B:
-    case ScheduleKind::kEager1F1B:
-      return set("(P-1)/(M+P-1)", pm1 / (m + pm1));
-    case ScheduleKind::kVPP:
-      return set("(P-1)/(V*M+P-1)", pm1 / (std::max(v, 1) * double{1} * m + pm1));
+    case ScheduleKind::kEager1F1B: return set("(P-1)/(M+P-1)", pm1 / (m + pm1));
+    case ScheduleKind::kVPP: return set("(P-1)/(V*M+P-1)", pm1 / (std::max(v, 1) * double{1} * m + pm1));
     case ScheduleKind::kZBH1:
       // Bubble (P-1)(F+B-W) over M(F+B+W) of work, with F = B = W.
       return set("(P-1)/(3*M+P-1)", pm1 / (3.0 * m + pm1));
     case ScheduleKind::kZBVPP:
       // ZB-V's bubble (P-1)(F+B-2W) vanishes with F = B = W.
       return set("0 (ZB-V with F = B = W)", 0.0);
-    default:
-      return set("", -1.0);
+    default: return set("", -1.0);
   }
 }
 
@@ -347,8 +343,8 @@ std::string join_ints(const std::vector<int32_t>& v, size_t max_items = 12) {
 
 }  // namespace
 
-ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders,
-                                const std::vector<JobClass>& classes, const PipelineShape& shape) {
+ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes,
+                                const PipelineShape& shape) {
   ScheduleInfo info;
   info.pp_degree = shape.pp_degree;
   info.pp_degree_source = shape.source;
@@ -503,8 +499,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders,
   info.kind = ScheduleKind::kUnknown;
   info.evidence = fmt::format(
       "warm-up forwards per stage ({}) match neither 1F1B ({}) nor Eager1F1B ({}) with P={} ({}){}", seen,
-      join_ints(want_1f1b), join_ints(want_eager), p, shape.source,
-      consistent ? "" : "; replicas of a stage disagree");
+      join_ints(want_1f1b), join_ints(want_eager), p, shape.source, consistent ? "" : "; replicas of a stage disagree");
   info.ideal_bubble_ratio = -1;
   return info;
 }

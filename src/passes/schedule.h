@@ -54,9 +54,9 @@ enum class JobRole : uint8_t {
 
 struct JobClass {
   JobRole role = JobRole::kOther;
-  int32_t chunk = -1;     // model chunk (virtual stage index within the rank), -1 when none
-  bool split = false;     // backward_b / backward_w: a zero-bubble split backward
-  bool piece = false;     // `forward(chunk0)`: a piece of an overlapped job, not a model chunk
+  int32_t chunk = -1;        // model chunk (virtual stage index within the rank), -1 when none
+  bool split = false;        // backward_b / backward_w: a zero-bubble split backward
+  bool piece = false;        // `forward(chunk0)`: a piece of an overlapped job, not a model chunk
   bool no_pipeline = false;  // the `default` type
 };
 
@@ -65,7 +65,7 @@ std::vector<JobClass> classify_types(const std::vector<std::string>& types);
 
 // A job as the plan names it.
 struct OrderItem {
-  uint32_t type = 0;        // index into Timeline::types
+  uint32_t type = 0;  // index into Timeline::types
   int32_t micro_batch = -1;
   bool operator==(const OrderItem& o) const { return type == o.type && micro_batch == o.micro_batch; }
 };
@@ -105,19 +105,19 @@ PipelineShape infer_pipeline_shape(const Timeline& timeline, const std::vector<R
 
 struct ScheduleInfo {
   ScheduleKind kind = ScheduleKind::kUnknown;
-  std::string variant;        // "backward/forward overlap", "split backward", or ""
-  int32_t pp_degree = 1;      // P
+  std::string variant;    // "backward/forward overlap", "split backward", or ""
+  int32_t pp_degree = 1;  // P
   std::string pp_degree_source;
   int32_t replicas = 1;
-  int32_t micro_batches = 0;  // M (per chunk)
-  int32_t chunks = 1;         // V
+  int32_t micro_batches = 0;       // M (per chunk)
+  int32_t chunks = 1;              // V
   double ideal_bubble_ratio = -1;  // < 0 when the schedule has no formula
-  std::string ideal_formula;  // "(P-1)/(M+P-1)"
-  std::string evidence;       // why this schedule (or why none), for the user
+  std::string ideal_formula;       // "(P-1)/(M+P-1)"
+  std::string evidence;            // why this schedule (or why none), for the user
 };
 
-ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders,
-                                const std::vector<JobClass>& classes, const PipelineShape& shape);
+ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes,
+                                const PipelineShape& shape);
 
 // The bubble ratio (idle / step time) of a schedule with equal stage times,
 // and equal forward, backward-input and backward-weight times for the

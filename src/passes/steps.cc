@@ -77,7 +77,9 @@ struct Entry {
 };
 
 bool by_start(const Entry& a, const Entry& b) {
-  return a.start != b.start ? a.start < b.start : a.track_pos != b.track_pos ? a.track_pos < b.track_pos : a.local < b.local;
+  return a.start != b.start           ? a.start < b.start
+         : a.track_pos != b.track_pos ? a.track_pos < b.track_pos
+                                      : a.local < b.local;
 }
 
 // Greedy clustering of entries sorted by start: ranks work on one step at a
@@ -278,8 +280,8 @@ void finalize_step_spans(const Timeline& timeline, Run& run) {
       int64_t k = static_cast<int64_t>(number) - first;
       return k >= 0 && k < static_cast<int64_t>(steps.size()) ? k : -1;
     }
-    auto it = std::lower_bound(steps.begin(), steps.end(), number,
-                               [](const StepSpan& s, int32_t n) { return s.number < n; });
+    auto it =
+        std::lower_bound(steps.begin(), steps.end(), number, [](const StepSpan& s, int32_t n) { return s.number < n; });
     return it != steps.end() && it->number == number ? it - steps.begin() : -1;
   };
   std::vector<uint32_t> seen_by(steps.size(), 0);  // 1 + the last track position counted
@@ -414,8 +416,7 @@ void number_steps(Timeline& timeline, Run& run) {
     for (int32_t c = 0; c < clusters; ++c) {
       if (!present[c] && !t.jobs.empty()) {
         timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
-                                 "rank " + std::to_string(t.rank) + " has no job in step " +
-                                     std::to_string(base + c));
+                                 "rank " + std::to_string(t.rank) + " has no job in step " + std::to_string(base + c));
       }
     }
   }

@@ -51,7 +51,7 @@ class StepSplitter {
   void clear_seen();
 
   std::vector<uint8_t> is_optimizer_;
-  std::vector<uint8_t> is_first_forward_;  // empty unless first_forward_starts
+  std::vector<uint8_t> is_first_forward_;      // empty unless first_forward_starts
   std::vector<std::vector<uint32_t>> stamps_;  // by type, by micro-batch id
   uint32_t generation_ = 1;                    // stamps_ entries equal to it are seen
   std::unordered_set<uint64_t> seen_;

@@ -9,9 +9,9 @@
 
 #include "input/dygraph_profile.h"
 #include "passes/lanes.h"
-#include "util/parallel.h"
 #include "passes/reruns.h"
 #include "passes/steps.h"
+#include "util/parallel.h"
 
 namespace ppt {
 namespace {
@@ -133,8 +133,8 @@ void reject_companion(FileScan& scan, uint32_t file_index, const std::string& pa
   }
 }
 
-Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines,
-                          std::vector<FileScan> scans, unsigned threads) {
+Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines, std::vector<FileScan> scans,
+                          unsigned threads) {
   Timeline tl;
   tl.files = std::move(files);
   tl.machines = std::move(machines);
@@ -228,8 +228,8 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
       if (t.stage < 0 || t.rank % p == t.stage || told[t.file]) continue;
       told[t.file] = 1;
       tl.diagnostics.add(IssueKind::kStageMismatch, t.file, t.jobs.empty() ? 0 : t.jobs.front().line,
-                         fmt::format("rank {} records stage {} (tid {}), but rank mod {} stages is {}", t.rank,
-                                     t.stage, t.stage + 1, p, t.rank % p));
+                         fmt::format("rank {} records stage {} (tid {}), but rank mod {} stages is {}", t.rank, t.stage,
+                                     t.stage + 1, p, t.rank % p));
     }
   }
 
@@ -255,8 +255,8 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options) {
       scans[i] = scan_dygraph_profile(f.path, static_cast<uint32_t>(i));
       return;
     }
-    scans[i] = scan_file(f.standard_input ? std::string(kStdinPath) : f.path, static_cast<uint32_t>(i), parser,
-                         options.scan);
+    scans[i] =
+        scan_file(f.standard_input ? std::string(kStdinPath) : f.path, static_cast<uint32_t>(i), parser, options.scan);
     if (f.companion) reject_companion(scans[i], static_cast<uint32_t>(i), f.path);
   });
   auto t1 = Clock::now();

@@ -30,10 +30,10 @@ Timeline build_timeline(const Layout& layout, const BuildOptions& options = {});
 // tests and tools. The commands go through app/driver.h, which runs every
 // later pass too.
 struct LoadResult {
-  std::optional<Timeline> timeline;     // empty on a layout error
-  std::string error;                    // one line for the user
-  bool usage_error = false;             // the path given is wrong (exit 2), not the logs
-  std::vector<std::string> notes;       // from the layout (ignored files)
+  std::optional<Timeline> timeline;  // empty on a layout error
+  std::string error;                 // one line for the user
+  bool usage_error = false;          // the path given is wrong (exit 2), not the logs
+  std::vector<std::string> notes;    // from the layout (ignored files)
 };
 LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options = {});
 
@@ -44,7 +44,7 @@ void reject_companion(FileScan& scan, uint32_t file_index, const std::string& pa
 
 // The same from scans already made (tests and fuzzing). `scans[i]` belongs to
 // `files[i]`.
-Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines,
-                          std::vector<FileScan> scans, unsigned threads = 1);
+Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines, std::vector<FileScan> scans,
+                          unsigned threads = 1);
 
 }  // namespace ppt

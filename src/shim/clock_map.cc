@@ -21,12 +21,9 @@ int64_t wall_between_pairs(const ClockPair& earlier, const ClockPair& later, int
   const int64_t wall_span = later.wall_ns - earlier.wall_ns;
   const int64_t off = wall_span - span;
   if (off > span / 100 || -off > span / 100) {
-    return wall_from_steady(steady_ns - earlier.steady_ns < later.steady_ns - steady_ns ? earlier
-                                                                                        : later,
-                            steady_ns);
+    return wall_from_steady(steady_ns - earlier.steady_ns < later.steady_ns - steady_ns ? earlier : later, steady_ns);
   }
-  const long double w =
-      static_cast<long double>(steady_ns - earlier.steady_ns) / static_cast<long double>(span);
+  const long double w = static_cast<long double>(steady_ns - earlier.steady_ns) / static_cast<long double>(span);
   return earlier.wall_ns + static_cast<int64_t>(std::llround(w * static_cast<long double>(wall_span)));
 }
 
@@ -46,8 +43,7 @@ ClockPair read_clock_pair(int tries) {
   return best;
 }
 
-int64_t steady_between_anchors(int64_t prev_ns, int64_t since_prev_ns, int64_t now_ns,
-                               int64_t until_now_ns) {
+int64_t steady_between_anchors(int64_t prev_ns, int64_t since_prev_ns, int64_t now_ns, int64_t until_now_ns) {
   const int64_t from_prev = prev_ns + since_prev_ns;
   const int64_t from_now = now_ns - until_now_ns;
   const int64_t span = since_prev_ns + until_now_ns;
@@ -55,8 +51,7 @@ int64_t steady_between_anchors(int64_t prev_ns, int64_t since_prev_ns, int64_t n
   // Weight of the latest anchor grows from 0 at the previous anchor to 1 at
   // the latest one. long double keeps the product exact for spans of hours.
   const long double w = static_cast<long double>(since_prev_ns) / static_cast<long double>(span);
-  const long double blended =
-      static_cast<long double>(from_prev) + w * static_cast<long double>(from_now - from_prev);
+  const long double blended = static_cast<long double>(from_prev) + w * static_cast<long double>(from_now - from_prev);
   return static_cast<int64_t>(std::llround(blended));
 }
 

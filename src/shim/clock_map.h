@@ -8,22 +8,20 @@
 #pragma once
 
 #include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <thread>
 
 namespace ppt::shim::detail {
 
 inline int64_t real_steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
 inline int64_t real_wall_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -95,8 +93,7 @@ enum class Poll { kDone, kNotYet, kError };
 // done gives the upper bound. Returns nothing on a failure or after
 // timeout_ns.
 template <class Record, class PollFn, class Now>
-std::optional<Bracket> bracket_completion(Record&& record, PollFn&& poll, Now&& now,
-                                          int64_t timeout_ns) {
+std::optional<Bracket> bracket_completion(Record&& record, PollFn&& poll, Now&& now, int64_t timeout_ns) {
   Bracket b;
   b.low_ns = now();
   if (!record()) return std::nullopt;
@@ -126,7 +123,6 @@ inline int64_t ms_to_ns(double ms) { return std::llround(ms * 1e6); }
 // estimates are blended linearly by the event's position, which is the
 // mapping through the straight line joining the two anchors: drift at a
 // constant rate is followed exactly.
-int64_t steady_between_anchors(int64_t prev_ns, int64_t since_prev_ns, int64_t now_ns,
-                               int64_t until_now_ns);
+int64_t steady_between_anchors(int64_t prev_ns, int64_t since_prev_ns, int64_t now_ns, int64_t until_now_ns);
 
 }  // namespace ppt::shim::detail

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <vector>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace ppt::shim::detail::cuda {
 namespace {
@@ -91,8 +91,7 @@ std::string loaded_cudart(const std::string& except = {}) {
 // The file `handle` was loaded from.
 std::string path_of(void* handle) {
   link_map* map = nullptr;
-  if (handle == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
-      map->l_name == nullptr) {
+  if (handle == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) {
     return {};
   }
   return map->l_name;
@@ -131,14 +130,12 @@ Loaded load() {
       return l;
     }
   } else if (try_handle(RTLD_DEFAULT, "the process's CUDA runtime")) {
-  } else if (std::string path = loaded_cudart();
-             !path.empty() && [&] {
+  } else if (std::string path = loaded_cudart(); !path.empty() && [&] {
                void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
                return try_handle(h, path, h != nullptr);
              }()) {
   } else {
-    for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
-                             "libcudart.so"}) {
+    for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}) {
       void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
       if (try_handle(h, name, h != nullptr)) break;
     }
@@ -204,7 +201,6 @@ const Api* api(std::string* why_not) {
   }
   return &current->api;
 }
-
 
 void set_cuda_api_for_testing(const Api* fake) { g_fake.store(fake, std::memory_order_release); }
 

@@ -183,11 +183,11 @@ class CudaTimer final : public Timer {
     }
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
-      return {Code::kCudaError,
-              cuda::failure(api_, on == stream_ ? "cudaEventRecord on the profiler's stream"
-                                                : "cudaEventRecord on the job's stream",
-                            e) +
-                  " (the stream must be one of device " + std::to_string(device_) + ")"};
+      return {Code::kCudaError, cuda::failure(api_,
+                                              on == stream_ ? "cudaEventRecord on the profiler's stream"
+                                                            : "cudaEventRecord on the job's stream",
+                                              e) +
+                                    " (the stream must be one of device " + std::to_string(device_) + ")"};
     }
     return {};
   }
@@ -251,8 +251,9 @@ class CudaTimer final : public Timer {
       if (a.valid) ordered[count++] = &a;
     }
     if (count == 0) {
-      return {Code::kCudaError, "no clock anchor was taken (every one queued behind other work "
-                                "on the device)"};
+      return {Code::kCudaError,
+              "no clock anchor was taken (every one queued behind other work "
+              "on the device)"};
     }
     resolve_uncertainty_ = 0;
     size_t j = 0;  // the latest anchor known to precede the current mark
@@ -275,8 +276,8 @@ class CudaTimer final : public Timer {
       ClockPair pair_before = before.pair;
       ClockPair pair_after = before.pair;
       // One anchor only: its bracket, and the drift over the distance to it.
-      int64_t uncertainty = before.half_width_ns + static_cast<int64_t>(
-          kDriftBound * static_cast<double>(since < 0 ? -since : since));
+      int64_t uncertainty =
+          before.half_width_ns + static_cast<int64_t>(kDriftBound * static_cast<double>(since < 0 ? -since : since));
       if (j + 1 < count && since >= 0) {
         const Anchor& after = *ordered[j + 1];
         e = api_.EventElapsedTime(&ms, ev, after.event);
@@ -290,8 +291,8 @@ class CudaTimer final : public Timer {
           steady = after.steady_ns - until;
           pair_before = after.pair;
           pair_after = after.pair;
-          uncertainty = after.half_width_ns + static_cast<int64_t>(
-              kDriftBound * static_cast<double>(until < 0 ? -until : until));
+          uncertainty =
+              after.half_width_ns + static_cast<int64_t>(kDriftBound * static_cast<double>(until < 0 ? -until : until));
         }
       }
       resolve_uncertainty_ = std::max(resolve_uncertainty_, uncertainty);
@@ -305,9 +306,7 @@ class CudaTimer final : public Timer {
     const Error e = api_.StreamIsCapturing(static_cast<Stream>(stream), &status);
     if (e != cuda::kSuccess) {
       (void)api_.GetLastError();
-      return {Code::kCaptureActive,
-              cuda::failure(api_, "cudaStreamIsCapturing", e) +
-                  "; a capture may be under way"};
+      return {Code::kCaptureActive, cuda::failure(api_, "cudaStreamIsCapturing", e) + "; a capture may be under way"};
     }
     if (status != cuda::kCaptureStatusNone) {
       return {Code::kCaptureActive, "the stream is being captured into a CUDA graph"};
@@ -427,8 +426,7 @@ class CudaTimer final : public Timer {
 
 }  // namespace
 
-std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_not,
-                                       std::string* note) {
+std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_not, std::string* note) {
   std::string load_failure;
   const Api* api = cuda::api(&load_failure);
   if (api == nullptr) {
@@ -441,17 +439,14 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
     int driver = 0, runtime = 0;
     (void)api->DriverGetVersion(&driver);
     (void)api->RuntimeGetVersion(&runtime);
-    auto version = [](int v) {
-      return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
-    };
+    auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
     if (driver == 0) {
       *why_not = "no CUDA driver: " + cuda::failure(*api, "cudaGetDeviceCount", e);
     } else {
       // With a driver present, cudaErrorInsufficientDriver means it is too old
       // for this runtime: both versions say by how much.
-      *why_not = "no usable CUDA driver or device: " +
-                 cuda::failure(*api, "cudaGetDeviceCount", e) + " (driver supports CUDA " +
-                 version(driver) + ", runtime is " + version(runtime) + ")";
+      *why_not = "no usable CUDA driver or device: " + cuda::failure(*api, "cudaGetDeviceCount", e) +
+                 " (driver supports CUDA " + version(driver) + ", runtime is " + version(runtime) + ")";
     }
     (void)api->GetLastError();  // the failure was ours; do not leave it to the caller
     return nullptr;
@@ -478,12 +473,10 @@ std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_
     }
   }
   if (device >= count) {
-    *why_not = "device " + std::to_string(device) + " was asked for but only " +
-               std::to_string(count) + " are present";
+    *why_not = "device " + std::to_string(device) + " was asked for but only " + std::to_string(count) + " are present";
     return nullptr;
   }
-  auto timer = std::make_unique<CudaTimer>(*api, device, static_cast<Stream>(options.stream),
-                                           options.wait);
+  auto timer = std::make_unique<CudaTimer>(*api, device, static_cast<Stream>(options.stream), options.wait);
   if (std::string failure = timer->init(); !failure.empty()) {
     *why_not = failure;
     (void)api->GetLastError();

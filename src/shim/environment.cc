@@ -33,11 +33,10 @@ Status bad(const char* name, std::string_view value, const char* expected) {
 // PADDLE_TRAINER_ID, PADDLE_GLOBAL_RANK, PADDLE_RANK_IN_NODE and
 // PADDLE_LOCAL_RANK for every worker (python/paddle/distributed/launch/
 // controllers/collective.py); torchrun sets RANK and LOCAL_RANK.
-constexpr const char* kRankVariables[] = {"PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", "RANK",
-                                          "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
-constexpr const char* kLocalRankVariables[] = {"PADDLE_RANK_IN_NODE", "PADDLE_LOCAL_RANK",
-                                               "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                               "SLURM_LOCALID"};
+constexpr const char* kRankVariables[] = {"PADDLE_TRAINER_ID", "PADDLE_GLOBAL_RANK", "RANK", "OMPI_COMM_WORLD_RANK",
+                                          "SLURM_PROCID"};
+constexpr const char* kLocalRankVariables[] = {"PADDLE_RANK_IN_NODE", "PADDLE_LOCAL_RANK", "LOCAL_RANK",
+                                               "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"};
 
 template <size_t N>
 std::string first_set(const char* const (&names)[N], const char* (*get)(const char*)) {

@@ -68,20 +68,40 @@ enum Api {
   kApiCount
 };
 
-const char* const kApiNames[kApiCount] = {
-    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
-    "cudaEventQuery",        "cudaStreamQuery",       "cudaLaunchHostFunc",
-    "cudaStreamAddCallback", "cudaMalloc",            "cudaMallocHost",
-    "cudaHostAlloc",         "cudaFree",              "cudaFreeHost",
-    "cudaEventCreate",       "cudaEventCreateWithFlags", "cudaEventRecord",
-    "cudaStreamWaitEvent",   "cudaGetDeviceCount"};
+const char* const kApiNames[kApiCount] = {"cudaStreamSynchronize",
+                                          "cudaDeviceSynchronize",
+                                          "cudaEventSynchronize",
+                                          "cudaEventQuery",
+                                          "cudaStreamQuery",
+                                          "cudaLaunchHostFunc",
+                                          "cudaStreamAddCallback",
+                                          "cudaMalloc",
+                                          "cudaMallocHost",
+                                          "cudaHostAlloc",
+                                          "cudaFree",
+                                          "cudaFreeHost",
+                                          "cudaEventCreate",
+                                          "cudaEventCreateWithFlags",
+                                          "cudaEventRecord",
+                                          "cudaStreamWaitEvent",
+                                          "cudaGetDeviceCount"};
 
 // Calls that must not happen between begin() and flush(): they wait for the
 // device, call back to the host, or allocate.
-constexpr Api kForbiddenInStep[] = {
-    kStreamSynchronize, kDeviceSynchronize, kEventSynchronize, kEventQuery, kStreamQuery,
-    kLaunchHostFunc,    kStreamAddCallback, kMalloc,           kMallocHost, kHostAlloc,
-    kFree,              kFreeHost,          kEventCreate,      kEventCreateWithFlags};
+constexpr Api kForbiddenInStep[] = {kStreamSynchronize,
+                                    kDeviceSynchronize,
+                                    kEventSynchronize,
+                                    kEventQuery,
+                                    kStreamQuery,
+                                    kLaunchHostFunc,
+                                    kStreamAddCallback,
+                                    kMalloc,
+                                    kMallocHost,
+                                    kHostAlloc,
+                                    kFree,
+                                    kFreeHost,
+                                    kEventCreate,
+                                    kEventCreateWithFlags};
 
 std::atomic<int64_t> g_calls[kApiCount];
 std::atomic<int64_t> g_news{0};
@@ -122,9 +142,7 @@ void* operator new(size_t size, const std::nothrow_t&) noexcept {
   g_news.fetch_add(1, std::memory_order_relaxed);
   return std::malloc(size == 0 ? 1 : size);
 }
-void* operator new[](size_t size, const std::nothrow_t& tag) noexcept {
-  return operator new(size, tag);
-}
+void* operator new[](size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
@@ -133,7 +151,7 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 #define PPT_FORWARD(api, name, params, args)                                    \
-  extern "C" cudaError_t name params {                                         \
+  extern "C" cudaError_t name params {                                          \
     g_calls[api].fetch_add(1, std::memory_order_relaxed);                       \
     static auto real = reinterpret_cast<decltype(&name)>(real_function(#name)); \
     return real args;                                                           \
@@ -144,22 +162,18 @@ PPT_FORWARD(kDeviceSynchronize, cudaDeviceSynchronize, (void), ())
 PPT_FORWARD(kEventSynchronize, cudaEventSynchronize, (cudaEvent_t e), (e))
 PPT_FORWARD(kEventQuery, cudaEventQuery, (cudaEvent_t e), (e))
 PPT_FORWARD(kStreamQuery, cudaStreamQuery, (cudaStream_t s), (s))
-PPT_FORWARD(kLaunchHostFunc, cudaLaunchHostFunc, (cudaStream_t s, cudaHostFn_t fn, void* user),
-            (s, fn, user))
+PPT_FORWARD(kLaunchHostFunc, cudaLaunchHostFunc, (cudaStream_t s, cudaHostFn_t fn, void* user), (s, fn, user))
 PPT_FORWARD(kStreamAddCallback, cudaStreamAddCallback,
-            (cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags),
-            (s, cb, user, flags))
+            (cudaStream_t s, cudaStreamCallback_t cb, void* user, unsigned int flags), (s, cb, user, flags))
 PPT_FORWARD(kMalloc, cudaMalloc, (void** p, size_t n), (p, n))
 PPT_FORWARD(kMallocHost, cudaMallocHost, (void** p, size_t n), (p, n))
 PPT_FORWARD(kHostAlloc, cudaHostAlloc, (void** p, size_t n, unsigned int flags), (p, n, flags))
 PPT_FORWARD(kFree, cudaFree, (void* p), (p))
 PPT_FORWARD(kFreeHost, cudaFreeHost, (void* p), (p))
 PPT_FORWARD(kEventCreate, cudaEventCreate, (cudaEvent_t * e), (e))
-PPT_FORWARD(kEventCreateWithFlags, cudaEventCreateWithFlags, (cudaEvent_t * e, unsigned int f),
-            (e, f))
+PPT_FORWARD(kEventCreateWithFlags, cudaEventCreateWithFlags, (cudaEvent_t * e, unsigned int f), (e, f))
 PPT_FORWARD(kEventRecord, cudaEventRecord, (cudaEvent_t e, cudaStream_t s), (e, s))
-PPT_FORWARD(kStreamWaitEvent, cudaStreamWaitEvent,
-            (cudaStream_t s, cudaEvent_t e, unsigned int flags), (s, e, flags))
+PPT_FORWARD(kStreamWaitEvent, cudaStreamWaitEvent, (cudaStream_t s, cudaEvent_t e, unsigned int flags), (s, e, flags))
 PPT_FORWARD(kGetDeviceCount, cudaGetDeviceCount, (int* n), (n))
 
 namespace {
@@ -167,20 +181,17 @@ namespace {
 using ppt::shim::Profiler;
 
 int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
 bool check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return true;
-  std::fprintf(stderr, "gpu_check: %s failed: %s (%s)\n", what, cudaGetErrorName(e),
-               cudaGetErrorString(e));
+  std::fprintf(stderr, "gpu_check: %s failed: %s (%s)\n", what, cudaGetErrorName(e), cudaGetErrorString(e));
   return false;
 }
 
@@ -199,8 +210,7 @@ bool line_times(std::string_view line, int64_t* start, int64_t* end) {
   if (s == std::string_view::npos || e == std::string_view::npos || e < s) return false;
   const std::string_view start_text = line.substr(s + kStartKey.size(), e - s - kStartKey.size());
   const std::string_view end_text = line.substr(e + kEndKey.size());
-  return parse_ms_to_ns(start_text, start) == TimeParse::kOk &&
-         parse_ms_to_ns(end_text, end) == TimeParse::kOk;
+  return parse_ms_to_ns(start_text, start) == TimeParse::kOk && parse_ms_to_ns(end_text, end) == TimeParse::kOk;
 }
 
 struct Args {
@@ -262,9 +272,9 @@ int self_test() {
 
 struct Device {
   cudaStream_t stream = nullptr;
-  void* big = nullptr;     // the long work's buffer
+  void* big = nullptr;  // the long work's buffer
   size_t big_bytes = 256u << 20;
-  void* small = nullptr;   // each job's own work
+  void* small = nullptr;  // each job's own work
   size_t small_bytes = 4096;
   int long_memsets = 1;
 };
@@ -272,8 +282,7 @@ struct Device {
 // How many memsets of the big buffer make `ms` of device work.
 bool calibrate(Device& d, double ms) {
   cudaEvent_t a, b;
-  if (!check(cudaEventCreate(&a), "cudaEventCreate") || !check(cudaEventCreate(&b), "cudaEventCreate"))
-    return false;
+  if (!check(cudaEventCreate(&a), "cudaEventCreate") || !check(cudaEventCreate(&b), "cudaEventCreate")) return false;
   const int n = 10;
   cudaMemsetAsync(d.big, 1, d.big_bytes, d.stream);  // warm
   cudaEventRecord(a, d.stream);
@@ -284,8 +293,8 @@ bool calibrate(Device& d, double ms) {
   cudaEventElapsedTime(&elapsed, a, b);
   const double per = elapsed / n;
   d.long_memsets = std::max(1, static_cast<int>(ms / per + 0.5));
-  std::printf("calibration: a %zu MiB memset takes %.1f us; %d of them make the long work\n",
-              d.big_bytes >> 20, per * 1000, d.long_memsets);
+  std::printf("calibration: a %zu MiB memset takes %.1f us; %d of them make the long work\n", d.big_bytes >> 20,
+              per * 1000, d.long_memsets);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   return true;
@@ -295,8 +304,7 @@ void enqueue_long_work(const Device& d) {
   for (int i = 0; i < d.long_memsets; ++i) cudaMemsetAsync(d.big, i & 0xff, d.big_bytes, d.stream);
 }
 
-bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
-               int64_t* step) {
+bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step) {
   static const char* const kTypes[] = {"forward", "backward_b", "backward_w", "forward1"};
   std::vector<double> costs;
   costs.reserve(static_cast<size_t>(a.jobs_per_step) * a.steps);
@@ -372,19 +380,19 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
   const double p99 = percentile(costs, 0.99);
   const double bare_median = percentile(bare, 0.5);
   std::printf("\n== host cost of a begin()/end() pair (%zu jobs) ==\n", costs.size());
-  std::printf("median %.3f us, p99 %.3f us, max %.3f us (goal: median <= 2 us)\n", median, p99,
-              percentile(costs, 1.0));
-  std::printf("baseline, two bare cudaEventRecord: median %.3f us, p99 %.3f us; the shim adds "
-              "%.3f us\n",
-              bare_median, percentile(bare, 0.99), median - bare_median);
+  std::printf("median %.3f us, p99 %.3f us, max %.3f us (goal: median <= 2 us)\n", median, p99, percentile(costs, 1.0));
+  std::printf(
+      "baseline, two bare cudaEventRecord: median %.3f us, p99 %.3f us; the shim adds "
+      "%.3f us\n",
+      bare_median, percentile(bare, 0.99), median - bare_median);
   std::printf("flush of %d jobs: median %.1f us\n", a.jobs_per_step, percentile(flush_us, 0.5));
   if (median > 2.0) {
     std::printf("FAIL: median host cost above 2 us\n");
     ok = false;
   }
 
-  std::printf("\n== CUDA calls inside %d steps of %d jobs (between begin() and flush()) ==\n",
-              a.steps, a.jobs_per_step);
+  std::printf("\n== CUDA calls inside %d steps of %d jobs (between begin() and flush()) ==\n", a.steps,
+              a.jobs_per_step);
   int64_t forbidden = 0;
   for (Api api : kForbiddenInStep) forbidden += in_steps.calls[api];
   for (int i = 0; i < kApiCount; ++i) {
@@ -392,10 +400,9 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
       std::printf("  %-26s %lld\n", kApiNames[i], static_cast<long long>(in_steps.calls[i]));
     }
   }
-  std::printf("synchronisations, queries, callbacks, allocations: %lld (goal 0)\n",
-              static_cast<long long>(forbidden));
-  std::printf("C++ allocations: %lld, storage growths: %lld (goal 0)\n",
-              static_cast<long long>(in_steps.news), static_cast<long long>(growths));
+  std::printf("synchronisations, queries, callbacks, allocations: %lld (goal 0)\n", static_cast<long long>(forbidden));
+  std::printf("C++ allocations: %lld, storage growths: %lld (goal 0)\n", static_cast<long long>(in_steps.news),
+              static_cast<long long>(growths));
   const int64_t records = in_steps.calls[kEventRecord];
   std::printf("cudaEventRecord per job: %.2f (expected 2)\n",
               static_cast<double>(records) / (static_cast<double>(a.jobs_per_step) * a.steps));
@@ -404,11 +411,11 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
     ok = false;
   }
   const ppt::shim::Stats st = p.stats();
-  std::printf("in flush, over all steps so far: %lld waits, %lld queries, %lld anchors; last "
-              "anchor +/- %lld ns\n",
-              static_cast<long long>(st.flush_waits), static_cast<long long>(st.flush_polls),
-              static_cast<long long>(st.anchors),
-              static_cast<long long>(st.last_anchor_uncertainty_ns));
+  std::printf(
+      "in flush, over all steps so far: %lld waits, %lld queries, %lld anchors; last "
+      "anchor +/- %lld ns\n",
+      static_cast<long long>(st.flush_waits), static_cast<long long>(st.flush_polls),
+      static_cast<long long>(st.anchors), static_cast<long long>(st.last_anchor_uncertainty_ns));
   return ok;
 }
 
@@ -441,8 +448,7 @@ constexpr double kFlushBoundUs = 2000;
 
 // Blocked host time per step: steps enqueued behind device work, so that the
 // host is ahead of the device at every flush. flush() must not wait for it.
-bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device& d,
-                      int64_t* step) {
+bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device& d, int64_t* step) {
   const int steps = 20;
   const ppt::shim::Stats before = p.stats();
   std::vector<double> flush_us, step_host_us;
@@ -450,8 +456,7 @@ bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device
     const int64_t t0 = steady_ns();
     for (int j = 0; j < 8; ++j) {
       (void)p.begin(j % 2 == 0 ? "forward" : "backward", j);
-      for (int k = 0; k < std::max(1, d.long_memsets / 8); ++k)
-        cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
+      for (int k = 0; k < std::max(1, d.long_memsets / 8); ++k) cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
       (void)p.end();
     }
     const int64_t f0 = steady_ns();
@@ -470,19 +475,19 @@ bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device
   }
   lines.clear();
   const int64_t waits = mid.flush_waits - before.flush_waits;
-  std::printf("\n== host time per step, flush included (%d steps of 8 jobs, the device behind) ==\n",
-              steps);
+  std::printf("\n== host time per step, flush included (%d steps of 8 jobs, the device behind) ==\n", steps);
   std::printf("flush(): median %.1f us, max %.1f us; whole step on the host: median %.1f us\n",
               percentile(flush_us, 0.5), percentile(flush_us, 1.0), percentile(step_host_us, 0.5));
-  std::printf("waits for the device inside flush(): %lld (goal 0); steps still queued at the "
-              "last flush: %lld\n",
-              static_cast<long long>(waits), static_cast<long long>(mid.steps_pending));
+  std::printf(
+      "waits for the device inside flush(): %lld (goal 0); steps still queued at the "
+      "last flush: %lld\n",
+      static_cast<long long>(waits), static_cast<long long>(mid.steps_pending));
   // The flush's own time, measured here rather than taken from the shim's
   // counter: an anchor queued behind the device's work (one hardware queue)
   // must be given up, not waited for.
   const double worst_flush = percentile(flush_us, 1.0);
-  std::printf("flush() bound: max %.1f us (goal <= %.0f us); anchors given up: %lld\n", worst_flush,
-              kFlushBoundUs, static_cast<long long>(mid.anchors_rejected - before.anchors_rejected));
+  std::printf("flush() bound: max %.1f us (goal <= %.0f us); anchors given up: %lld\n", worst_flush, kFlushBoundUs,
+              static_cast<long long>(mid.anchors_rejected - before.anchors_rejected));
   if (waits != 0) {
     std::printf("FAIL: flush() waited for the device\n");
     return false;
@@ -496,11 +501,9 @@ bool blocked_per_step(Profiler& p, std::vector<std::string>& lines, const Device
 
 void CUDART_CB record_wall(void* slot) { *static_cast<int64_t*>(slot) = wall_ns(); }
 
-bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
-              int64_t* step) {
+bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step) {
   cudaEvent_t e, after;
-  if (!check(cudaEventCreate(&e), "cudaEventCreate") ||
-      !check(cudaEventCreate(&after), "cudaEventCreate"))
+  if (!check(cudaEventCreate(&e), "cudaEventCreate") || !check(cudaEventCreate(&after), "cudaEventCreate"))
     return false;
   std::vector<double> shim_err, end_err, duration_err, enqueue_err, callback_err, ref_width;
   bool ok = true;
@@ -510,8 +513,7 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
     const int64_t enqueued = wall_ns();
     (void)p.begin("forward", r);
     // A job of ~1/20 of the long work, so that its end is apart from its start.
-    for (int k = 0; k < std::max(1, d.long_memsets / 20); ++k)
-      cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
+    for (int k = 0; k < std::max(1, d.long_memsets / 20); ++k) cudaMemsetAsync(d.big, k & 0xff, d.big_bytes, d.stream);
     (void)p.end();
     cudaEventRecord(after, d.stream);
     int64_t half = 0, half_after = 0;
@@ -556,8 +558,7 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
     for (double x : v) m = std::max(m, x < 0 ? -x : x);
     return m;
   };
-  std::printf("\n== start-time fidelity behind %.0f ms of device work (%d reps) ==\n", a.long_ms,
-              a.reps);
+  std::printf("\n== start-time fidelity behind %.0f ms of device work (%d reps) ==\n", a.long_ms, a.reps);
   std::printf("reference: the host polls an event placed just before the job (+/- %.2f us median)\n",
               percentile(ref_width, 0.5));
   std::printf("shim start - reference:       median %+9.2f us, max |.| %9.2f us (goal <= 5 us)\n",
@@ -582,8 +583,7 @@ bool fidelity(Profiler& p, std::vector<std::string>& lines, const Device& d, con
 // one step: the flushes' anchors are drift_s apart and the jobs lie between
 // them, so only the anchors the shim takes on its own (at a mark, when the
 // last is stale) keep them from the drift over the distance to a flush.
-bool drift(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a,
-           int64_t* step) {
+bool drift(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step) {
   if (a.drift_s <= 0) return true;
   lines.clear();
   if (auto s = p.flush((*step)++); !s.ok() || !p.finish().ok()) {
@@ -631,12 +631,13 @@ bool drift(Profiler& p, std::vector<std::string>& lines, const Device& d, const 
   double worst = 0;
   for (double x : err) worst = std::max(worst, x < 0 ? -x : x);
   const ppt::shim::Stats st = p.stats();
-  std::printf("\n== drift: one step of %.1f s, a job every 0.5 s between its flushes (%zu jobs) ==\n",
-              elapsed, err.size());
-  std::printf("start error: first %+.2f us, last %+.2f us, max |.| %.2f us (goal <= 5 us); "
-              "anchors taken inside the step: %lld; step uncertainty %lld ns\n",
-              first, last, worst, static_cast<long long>(st.anchors - anchors_before - 1),
-              static_cast<long long>(st.last_step_uncertainty_ns));
+  std::printf("\n== drift: one step of %.1f s, a job every 0.5 s between its flushes (%zu jobs) ==\n", elapsed,
+              err.size());
+  std::printf(
+      "start error: first %+.2f us, last %+.2f us, max |.| %.2f us (goal <= 5 us); "
+      "anchors taken inside the step: %lld; step uncertainty %lld ns\n",
+      first, last, worst, static_cast<long long>(st.anchors - anchors_before - 1),
+      static_cast<long long>(st.last_step_uncertainty_ns));
   if (worst > 5.0) {
     std::printf("FAIL: a job between far-apart flushes was off by more than 5 us\n");
     return false;
@@ -674,9 +675,8 @@ int main(int argc, char** argv) {
   if (e != cudaSuccess) {
     // A driver is there but the runtime cannot use it: e.g. a driver too old
     // for this runtime (cudaErrorInsufficientDriver). That is a failure.
-    std::printf("FAIL: the CUDA runtime %d.%d cannot use the driver (supports CUDA %d.%d): %s (%s)\n",
-                runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10,
-                cudaGetErrorName(e), cudaGetErrorString(e));
+    std::printf("FAIL: the CUDA runtime %d.%d cannot use the driver (supports CUDA %d.%d): %s (%s)\n", runtime / 1000,
+                runtime % 1000 / 10, driver / 1000, driver % 1000 / 10, cudaGetErrorName(e), cudaGetErrorString(e));
     return 1;
   }
   cudaDeviceProp prop{};

@@ -32,18 +32,15 @@ std::string glog_style_prefix(char severity, int64_t wall_ns, long tid, const ch
   std::tm tm{};
   localtime_r(&secs, &tm);
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%c%02d%02d %02d:%02d:%02d.%06d %ld %s:%d] ", severity,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(wall_ns % 1'000'000'000 / 1000), tid, file, line);
+  std::snprintf(buf, sizeof buf, "%c%02d%02d %02d:%02d:%02d.%06d %ld %s:%d] ", severity, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(wall_ns % 1'000'000'000 / 1000), tid, file, line);
   return buf;
 }
 
 void LogFile::write(char severity, int line, std::string_view text) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  buffer_ = glog_style_prefix(severity, now, static_cast<long>(::syscall(SYS_gettid)),
-                              "profiler.cc", line);
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  buffer_ = glog_style_prefix(severity, now, static_cast<long>(::syscall(SYS_gettid)), "profiler.cc", line);
   buffer_ += text;
   buffer_ += '\n';
   // One write per line, so that lines of several threads or processes sharing

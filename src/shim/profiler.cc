@@ -15,8 +15,8 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-#include "pp_timeline/log_line.h"
 #include "log_sink.h"
+#include "pp_timeline/log_line.h"
 #include "pp_timeline/shim.h"
 #include "timer.h"
 
@@ -136,22 +136,22 @@ struct Profiler::Impl {
   std::vector<std::string> type_names;
   std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> type_index;
 
-  Step current;                 // the step being recorded
-  std::vector<Step> pending;    // flushed, in the window, events not all done; oldest first
-  std::vector<Step> spare;      // emptied steps, kept for their capacity
+  Step current;                      // the step being recorded
+  std::vector<Step> pending;         // flushed, in the window, events not all done; oldest first
+  std::vector<Step> spare;           // emptied steps, kept for their capacity
   std::vector<uint32_t> free_slots;  // the timer's slots not in use
   std::vector<uint32_t> slots;       // resolve()'s scratch
   std::vector<int64_t> wall_ns;      // resolve()'s scratch
 
-  bool open = false;            // a job is open
-  bool open_recorded = false;   // ... and its begin was marked
+  bool open = false;           // a job is open
+  bool open_recorded = false;  // ... and its begin was marked
   uint32_t open_type = 0;
   int64_t open_micro_batch = -1;
-  int64_t begins = 0;           // jobs opened in the current step, recorded or not
-  int64_t refused = 0;          // jobs of the current step refused over the cap
+  int64_t begins = 0;   // jobs opened in the current step, recorded or not
+  int64_t refused = 0;  // jobs of the current step refused over the cap
 
-  bool step_known = false;      // a flush() or set_step() said which step comes
-  int64_t expected_step = 0;    // ... and it is this one
+  bool step_known = false;    // a flush() or set_step() said which step comes
+  int64_t expected_step = 0;  // ... and it is this one
   bool recording = true;
   bool marker_written = false;
   // CUDA was required and cannot be used: nothing is timed (why says why).
@@ -160,9 +160,7 @@ struct Profiler::Impl {
   bool capture_warned = false;
   Stats stats;
 
-  bool in_window(int64_t step) const {
-    return step >= options.window_start && step < options.window_end;
-  }
+  bool in_window(int64_t step) const { return step >= options.window_start && step < options.window_end; }
   // Until a flush or set_step says which step this is, every step is
   // recorded (and dropped at flush when its number is outside the window).
   void update_recording() { recording = !step_known || in_window(expected_step); }
@@ -303,9 +301,8 @@ struct Profiler::Impl {
   // Drops a queued step with a reason; returns the error to report.
   Status drop(Step& step, const Status& why) {
     stats.jobs_dropped += static_cast<int64_t>(step.jobs.size());
-    Status s(why.code(), "step " + std::to_string(step.number) + ": its " +
-                             std::to_string(step.jobs.size()) + " jobs were dropped: " +
-                             why.message());
+    Status s(why.code(), "step " + std::to_string(step.number) + ": its " + std::to_string(step.jobs.size()) +
+                             " jobs were dropped: " + why.message());
     release(step);
     return s;
   }
@@ -408,18 +405,22 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
     if (m.options.use_cuda && m.options.require_cuda) {
       m.disabled = true;
       m.disabled_why = why_not;
-      m.note += "nothing is timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and CUDA cannot "
-                "be used: " + why_not;
+      m.note +=
+          "nothing is timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and CUDA cannot "
+          "be used: " +
+          why_not;
     } else {
       m.note += "host clock: " + why_not;
     }
     // Said once, on the log stream, so that host-timed lines are never taken
     // for GPU-timed ones; the text avoids the words Paddle's helper matches.
     if (m.options.use_cuda) {
-      m.warn(m.disabled ? "pp-timeline shim: " + m.note + "; set PPT_SHIM_CLOCK=auto to time with "
-                                                          "the host clock instead"
+      m.warn(m.disabled ? "pp-timeline shim: " + m.note +
+                              "; set PPT_SHIM_CLOCK=auto to time with "
+                              "the host clock instead"
                         : "pp-timeline shim: jobs are timed with the host clock, not CUDA "
-                          "events: " + why_not);
+                          "events: " +
+                              why_not);
     }
   }
   const size_t capacity = m.timer->capacity();
@@ -469,10 +470,9 @@ Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_bat
       // graph node, which has no time, and would spoil the whole step.
       if (Status s = m.timer->check_capture(stream); !s.ok()) {
         ++m.stats.jobs_refused_in_capture;
-        Status refused(Code::kCaptureActive,
-                       "begin() of " + describe_job(type, micro_batch) + " refused: " +
-                           s.message() +
-                           "; a job inside a capture is not timed (the rest of the step is)");
+        Status refused(Code::kCaptureActive, "begin() of " + describe_job(type, micro_batch) +
+                                                 " refused: " + s.message() +
+                                                 "; a job inside a capture is not timed (the rest of the step is)");
         if (!m.capture_warned) {
           m.capture_warned = true;
           m.warn(refused.message() + "; this warning is given once");
@@ -482,11 +482,10 @@ Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_bat
     }
     if (m.current.jobs.size() >= m.options.max_jobs_per_step) {
       ++m.refused;
-      return {Code::kTooManyJobs,
-              "begin() of " + describe_job(type, micro_batch) + ": the step already has " +
-                  std::to_string(m.options.max_jobs_per_step) +
-                  " jobs, the most a step may have (Options::max_jobs_per_step); call flush(step) "
-                  "at the end of every step"};
+      return {Code::kTooManyJobs, "begin() of " + describe_job(type, micro_batch) + ": the step already has " +
+                                      std::to_string(m.options.max_jobs_per_step) +
+                                      " jobs, the most a step may have (Options::max_jobs_per_step); call flush(step) "
+                                      "at the end of every step"};
     }
     if (Status s = m.make_room(); !s.ok()) return s;
     const uint32_t b = m.free_slots.back();
@@ -528,10 +527,9 @@ Status Profiler::end() {
         // node. The job is dropped; nothing else is.
         ++m.stats.jobs_refused_in_capture;
         ++m.stats.jobs_dropped;
-        Status refused(Code::kCaptureActive,
-                       "end() of " + describe_job(m.type_names[j.type], j.micro_batch) +
-                           " refused: " + s.message() +
-                           "; the job began before the capture and is not written");
+        Status refused(Code::kCaptureActive, "end() of " + describe_job(m.type_names[j.type], j.micro_batch) +
+                                                 " refused: " + s.message() +
+                                                 "; the job began before the capture and is not written");
         m.free_slots.push_back(j.end_slot);
         m.free_slots.push_back(j.begin_slot);
         m.current.jobs.pop_back();
@@ -567,9 +565,8 @@ Status Profiler::flush(int64_t step) {
     if (result.ok() && !s.ok()) result = std::move(s);
   };
   if (m.open) {
-    keep(Status(Code::kOpenJobAtFlush,
-                name + " with " + describe_job(m.type_names[m.open_type], m.open_micro_batch) +
-                    " still open; that job was dropped, call end() before flush()"));
+    keep(Status(Code::kOpenJobAtFlush, name + " with " + describe_job(m.type_names[m.open_type], m.open_micro_batch) +
+                                           " still open; that job was dropped, call end() before flush()"));
     if (m.open_recorded) {
       const Impl::Job& j = m.current.jobs.back();
       m.free_slots.push_back(j.end_slot);
@@ -582,28 +579,25 @@ Status Profiler::flush(int64_t step) {
   }
   if (m.refused > 0) {
     m.stats.jobs_dropped += m.refused;
-    keep(Status(Code::kTooManyJobs,
-                name + ": " + std::to_string(m.refused) + " job(s) past the cap of " +
-                    std::to_string(m.options.max_jobs_per_step) +
-                    " per step were refused and are not written; the first ones are"));
+    keep(Status(Code::kTooManyJobs, name + ": " + std::to_string(m.refused) + " job(s) past the cap of " +
+                                        std::to_string(m.options.max_jobs_per_step) +
+                                        " per step were refused and are not written; the first ones are"));
   }
   if (m.disabled && m.begins > 0 && m.in_window(step)) {
     m.stats.jobs_dropped += m.begins;
-    keep(Status(Code::kCudaUnavailable,
-                name + ": its " + std::to_string(m.begins) +
-                    " jobs were not timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and "
-                    "CUDA cannot be used: " + m.disabled_why));
+    keep(Status(Code::kCudaUnavailable, name + ": its " + std::to_string(m.begins) +
+                                            " jobs were not timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and "
+                                            "CUDA cannot be used: " +
+                                            m.disabled_why));
   } else if (m.in_window(step)) {
     if (!m.recording && m.begins > 0) {
       m.stats.jobs_dropped += m.begins;
       keep(Status(Code::kStepNotRecorded,
                   name + ": step " + std::to_string(step) + " is in the window [" +
                       std::to_string(m.options.window_start) + ", " +
-                      (m.options.window_end == kNoEndStep ? std::string("end")
-                                                          : std::to_string(m.options.window_end)) +
-                      ") but its " + std::to_string(m.begins) +
-                      " jobs were not recorded: step " + std::to_string(m.expected_step) +
-                      " was expected next; call set_step(" + std::to_string(step) +
+                      (m.options.window_end == kNoEndStep ? std::string("end") : std::to_string(m.options.window_end)) +
+                      ") but its " + std::to_string(m.begins) + " jobs were not recorded: step " +
+                      std::to_string(m.expected_step) + " was expected next; call set_step(" + std::to_string(step) +
                       ") before a step whose number is not the previous one + 1"));
     }
     if (!m.current.jobs.empty()) {
@@ -636,8 +630,7 @@ Status Profiler::finish(int64_t timeout_ms) {
   Impl& m = *impl_;
   if (m.pending.empty()) return {};
   if (Status s = m.timer->check_capture(m.options.stream); !s.ok()) {
-    return {s.code(), "finish() refused: " + s.message() +
-                          "; call it after cudaStreamEndCapture"};
+    return {s.code(), "finish() refused: " + s.message() + "; call it after cudaStreamEndCapture"};
   }
   return m.drain(true, timeout_ms * 1'000'000);
 }
@@ -654,8 +647,7 @@ Status Profiler::set_step(int64_t step) {
 Status Profiler::set_window(int64_t start, int64_t end) {
   Impl& m = *impl_;
   if (start >= end) {
-    return {Code::kInvalidArgument, "set_window(" + std::to_string(start) + ", " +
-                                        std::to_string(end) +
+    return {Code::kInvalidArgument, "set_window(" + std::to_string(start) + ", " + std::to_string(end) +
                                         ") is empty: the start must be below the end"};
   }
   if (m.open) return {Code::kInvalidArgument, "set_window() while a job is open; call end() first"};
@@ -675,9 +667,7 @@ Status Profiler::set_sink(LineSink sink) {
 }
 
 bool Profiler::recording() const { return impl_->recording; }
-Backend Profiler::backend() const {
-  return impl_->disabled ? Backend::kNone : impl_->timer->backend();
-}
+Backend Profiler::backend() const { return impl_->disabled ? Backend::kNone : impl_->timer->backend(); }
 const std::string& Profiler::backend_note() const { return impl_->note; }
 
 Stats Profiler::stats() const {

@@ -105,8 +105,7 @@ int ppt_shim_finish(ppt_shim* shim, int64_t timeout_ms) {
   }
 }
 
-int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped,
-                    int64_t* steps_pending) {
+int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped, int64_t* steps_pending) {
   if (shim == nullptr) return null_handle();
   const ppt::shim::Stats s = shim->profiler.stats();
   if (jobs_written != nullptr) *jobs_written = s.jobs_written;
@@ -159,9 +158,7 @@ int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void* user) {
   return keep(shim, shim->profiler.set_sink(std::move(fn)));
 }
 
-int ppt_shim_recording(const ppt_shim* shim) {
-  return shim != nullptr && shim->profiler.recording() ? 1 : 0;
-}
+int ppt_shim_recording(const ppt_shim* shim) { return shim != nullptr && shim->profiler.recording() ? 1 : 0; }
 
 int ppt_shim_backend(const ppt_shim* shim) {
   if (shim == nullptr) return -1;

@@ -57,7 +57,6 @@ std::unique_ptr<Timer> make_host_timer();
 
 // A timer on CUDA events, or nullptr with *why_not saying why CUDA cannot be
 // used (not built with CUDA, no runtime, no driver, no device...).
-std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_not,
-                                       std::string* note);
+std::unique_ptr<Timer> make_cuda_timer(const Options& options, std::string* why_not, std::string* note);
 
 }  // namespace ppt::shim::detail

@@ -31,8 +31,10 @@ class Checker {
       bool any = false;
       for (const json& alt : *o) {
         std::string e = check(v, alt, path, depth + 1);
-        if (e.empty()) any = true;
-        else if (first.empty()) first = e;
+        if (e.empty())
+          any = true;
+        else if (first.empty())
+          first = e;
       }
       if (!any) return first;
     }
@@ -157,8 +159,9 @@ class Checker {
   }
 
   static std::string bound_error(const std::string& path, const json& v, std::string_view key, const json& bound) {
-    std::string_view what = key == "minimum" ? "is below the minimum" : key == "maximum" ? "is above the maximum"
-                                                                                         : "must be above";
+    std::string_view what = key == "minimum"   ? "is below the minimum"
+                            : key == "maximum" ? "is above the maximum"
+                                               : "must be above";
     return fmt::format("{}: {} {} {}", where(path), shown(v), what, bound.dump());
   }
 

@@ -34,15 +34,15 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "output/byte_sink.h"
-#include "output/chrome_json_writer.h"
 #include "input/file_scanner.h"
 #include "input/line_parser.h"
-#include "pp_timeline/log_line.h"
+#include "model/timeline.h"
+#include "output/byte_sink.h"
+#include "output/chrome_json_writer.h"
 #include "output/perfetto_writer.h"
 #include "output/summary.h"
-#include "model/timeline.h"
 #include "passes/timeline_builder.h"
+#include "pp_timeline/log_line.h"
 
 namespace {
 
@@ -90,8 +90,8 @@ bool same_jobs(const ppt::FileScan& a, const ppt::FileScan& b) {
   }
   for (size_t i = 0; i < a.jobs.size(); ++i) {
     const ppt::Job &x = a.jobs[i], &y = b.jobs[i];
-    if (x.start_ns != y.start_ns || x.end_ns != y.end_ns || x.job_id != y.job_id ||
-        x.micro_batch != y.micro_batch || x.type != y.type || x.line != y.line) {
+    if (x.start_ns != y.start_ns || x.end_ns != y.end_ns || x.job_id != y.job_id || x.micro_batch != y.micro_batch ||
+        x.type != y.type || x.line != y.line) {
       return false;
     }
   }
@@ -147,8 +147,8 @@ void check_timeline(const ppt::Timeline& tl, uint64_t seen) {
              static_cast<unsigned long long>(tl.counts.profiler_lines));
   // The summary line says the same.
   std::string summary = ppt::format_summary(tl);
-  std::string want = ppt::with_commas(tl.counts.profiler_lines) + " profiler lines: " +
-                     ppt::with_commas(tl.job_count()) + " jobs written, " +
+  std::string want = ppt::with_commas(tl.counts.profiler_lines) +
+                     " profiler lines: " + ppt::with_commas(tl.job_count()) + " jobs written, " +
                      ppt::with_commas(tl.diagnostics.rejected_jobs()) + " rejected";
   FUZZ_CHECK(summary.find(want) != std::string::npos, "summary '%s' lacks '%s'", summary.c_str(), want.c_str());
   (void)ppt::format_diagnostics(tl);
@@ -182,8 +182,8 @@ void check_timeline(const ppt::Timeline& tl, uint64_t seen) {
         FUZZ_CHECK(j.start_ns >= lane_end[j.lane], "track %u lane %u: jobs overlap", ti, j.lane);
         lane_end[j.lane] = j.end_ns;
         FUZZ_CHECK(j.type < tl.types.size(), "track %u: type out of range", ti);
-        bool step_known = std::any_of(run.steps.begin(), run.steps.end(),
-                                      [&](const ppt::StepSpan& s) { return s.number == j.step; });
+        bool step_known =
+            std::any_of(run.steps.begin(), run.steps.end(), [&](const ppt::StepSpan& s) { return s.number == j.step; });
         FUZZ_CHECK(step_known, "track %u: job at line %u is in step %d, which run %zu lacks", ti, j.line, j.step, r);
       }
     }
@@ -288,8 +288,7 @@ bool walk_fields(std::string_view s, Fn&& fn) {
         if (s.size() < 4) return false;
         s.remove_prefix(4);
         break;
-      default:
-        return false;
+      default: return false;
     }
     if (field == 0) return false;
     fn(field, wire, v, payload);
@@ -374,8 +373,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     files.push_back(f);
     scans.push_back(std::move(b));
   }
-  std::vector<std::string> machines = two_machines ? std::vector<std::string>{"machine0", "machine1"}
-                                                   : std::vector<std::string>{""};
+  std::vector<std::string> machines =
+      two_machines ? std::vector<std::string>{"machine0", "machine1"} : std::vector<std::string>{""};
   std::vector<ppt::FileScan> scans_copy;
   if (compare_threads) scans_copy = scans;
   ppt::Timeline tl = ppt::build_from_scans(files, machines, std::move(scans), 1);

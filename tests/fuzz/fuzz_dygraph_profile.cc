@@ -16,8 +16,8 @@
 
 #include "fuzz_check.h"
 #include "input/dygraph_profile.h"
-#include "passes/timeline_builder.h"
 #include "model/timeline.h"
+#include "passes/timeline_builder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -60,9 +60,11 @@ void check_terminal(std::string_view in) {
 
 void check_markdown(std::string_view in) {
   std::string out = ppt::markdown_text(in);
-  FUZZ_CHECK(each_char(out, [&](char32_t cp, size_t, size_t) {
-               FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "Markdown text holds U+%04X", static_cast<unsigned>(cp));
-             }),
+  FUZZ_CHECK(each_char(out,
+                       [&](char32_t cp, size_t, size_t) {
+                         FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "Markdown text holds U+%04X",
+                                    static_cast<unsigned>(cp));
+                       }),
              "Markdown text is not UTF-8");
   // Walk the text as CommonMark reads escapes: "\" + punctuation is one
   // literal character.
@@ -83,10 +85,12 @@ void check_markdown(std::string_view in) {
     if (!escaped) {
       FUZZ_CHECK(std::strchr("`*_[]!|~#<>@", c) == nullptr || c == '\0', "unescaped '%c' at %zu", c, i);
       if (c == '&') {
-        bool entity = out.compare(i, 4, "&lt;") == 0 || out.compare(i, 4, "&gt;") == 0 || out.compare(i, 5, "&amp;") == 0;
+        bool entity =
+            out.compare(i, 4, "&lt;") == 0 || out.compare(i, 4, "&gt;") == 0 || out.compare(i, 5, "&amp;") == 0;
         FUZZ_CHECK(entity, "a bare '&' at %zu", i);
       }
-      if (i == lead) FUZZ_CHECK(std::strchr("-+=.)", c) == nullptr || c == '\0', "unescaped '%c' where a line may start", c);
+      if (i == lead)
+        FUZZ_CHECK(std::strchr("-+=.)", c) == nullptr || c == '\0', "unescaped '%c' where a line may start", c);
       if (c == ':') FUZZ_CHECK(out.compare(i + 1, 2, "//") != 0, "an unescaped '://' (autolink)");
       if (c == '.' && literal.size() >= 3) {
         std::string last = literal.substr(literal.size() - 3);
@@ -103,9 +107,11 @@ void check_markdown(std::string_view in) {
 
 void check_table_code(std::string_view in) {
   std::string out = ppt::markdown_table_code(in);
-  FUZZ_CHECK(each_char(out, [&](char32_t cp, size_t, size_t) {
-               FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "code span holds U+%04X", static_cast<unsigned>(cp));
-             }),
+  FUZZ_CHECK(each_char(out,
+                       [&](char32_t cp, size_t, size_t) {
+                         FUZZ_CHECK(!ppt::is_escaped_code_point(cp), "code span holds U+%04X",
+                                    static_cast<unsigned>(cp));
+                       }),
              "code span is not UTF-8");
   if (out == ppt::markdown_text(in)) return;
   FUZZ_CHECK(!out.empty() && out.front() == '`' && out.back() == '`', "code span is not fenced");

@@ -22,14 +22,14 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "output/chrome_json_writer.h"
+#include "input/line_parser.h"
 #include "model/diagnostics.h"
 #include "model/job_types.h"
-#include "output/palette.h"
-#include "input/line_parser.h"
-#include "pp_timeline/log_line.h"
 #include "model/timeline.h"
+#include "output/chrome_json_writer.h"
+#include "output/palette.h"
 #include "output/trace_naming.h"
+#include "pp_timeline/log_line.h"
 #include "util/text.h"
 
 namespace {
@@ -86,8 +86,8 @@ std::string show(std::string_view s) { return ppt::printable_excerpt(s, 200); }
 
 void check_same(const LineResult& a, const LineResult& b, std::string_view line) {
   const std::string text = show(line);
-  FUZZ_CHECK(a.kind == b.kind, "fast path kind %d, RE2 kind %d: %s", static_cast<int>(a.kind),
-             static_cast<int>(b.kind), text.c_str());
+  FUZZ_CHECK(a.kind == b.kind, "fast path kind %d, RE2 kind %d: %s", static_cast<int>(a.kind), static_cast<int>(b.kind),
+             text.c_str());
   FUZZ_CHECK(a.has_issue == b.has_issue, "%s", text.c_str());
   if (a.has_issue) {
     FUZZ_CHECK(a.issue == b.issue, "fast path %s, RE2 %s: %s", std::string(ppt::issue_info(a.issue).name).c_str(),
@@ -96,8 +96,8 @@ void check_same(const LineResult& a, const LineResult& b, std::string_view line)
   }
   if (a.kind == LineKind::kJob) {
     FUZZ_CHECK(a.job.job_id == b.job.job_id, "%s", text.c_str());
-    FUZZ_CHECK(a.job.type == b.job.type, "type '%s' vs '%s': %s", show(a.job.type).c_str(),
-               show(b.job.type).c_str(), text.c_str());
+    FUZZ_CHECK(a.job.type == b.job.type, "type '%s' vs '%s': %s", show(a.job.type).c_str(), show(b.job.type).c_str(),
+               text.c_str());
     FUZZ_CHECK(a.job.micro_batch == b.job.micro_batch, "%s", text.c_str());
     FUZZ_CHECK(a.job.start_ns == b.job.start_ns, "%s", text.c_str());
     FUZZ_CHECK(a.job.end_ns == b.job.end_ns, "%s", text.c_str());
@@ -126,8 +126,7 @@ void check_result(const LineResult& r, std::string_view line) {
       FUZZ_CHECK(j.thread_id >= -1, "%s", text.c_str());
       // Printed again, the job reads back to itself.
       if (ppt::log_line::is_valid_job_type(j.type)) {
-        std::string again =
-            ppt::log_line::format_job_line(j.job_id, j.type, j.micro_batch, j.start_ns, j.end_ns);
+        std::string again = ppt::log_line::format_job_line(j.job_id, j.type, j.micro_batch, j.start_ns, j.end_ns);
         LineResult back = parser().parse(again);
         FUZZ_CHECK(back.kind == LineKind::kJob, "'%s' printed as '%s' does not read back", text.c_str(),
                    show(again).c_str());
@@ -147,9 +146,7 @@ void check_result(const LineResult& r, std::string_view line) {
                  text.c_str());
       FUZZ_CHECK(line.find(ppt::log_line::kJobMarker) != std::string_view::npos, "%s", text.c_str());
       break;
-    case LineKind::kScheduleMarker:
-      FUZZ_CHECK(!r.has_issue, "%s", text.c_str());
-      break;
+    case LineKind::kScheduleMarker: FUZZ_CHECK(!r.has_issue, "%s", text.c_str()); break;
     case LineKind::kOther:
       FUZZ_CHECK(!r.has_issue || r.issue == ppt::IssueKind::kBadScheduleMarker, "%s", text.c_str());
       FUZZ_CHECK(line.find(ppt::log_line::kJobMarker) == std::string_view::npos,
@@ -239,8 +236,7 @@ void check_text_helpers(std::string_view s) {
   ppt::append_json_escaped(json, s);
   json += '"';
   nlohmann::json parsed = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  FUZZ_CHECK(!parsed.is_discarded() && parsed.is_string(), "escaped text is not a JSON string: %s",
-             show(json).c_str());
+  FUZZ_CHECK(!parsed.is_discarded() && parsed.is_string(), "escaped text is not a JSON string: %s", show(json).c_str());
   FUZZ_CHECK(parsed.get<std::string>() == clean, "JSON string reads back differently: %s", text.c_str());
 
   std::string excerpt = ppt::printable_excerpt(s);

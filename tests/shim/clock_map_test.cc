@@ -24,16 +24,13 @@ TEST_CASE("Between two anchors, a drifting device clock is followed exactly") {
   };
   const int64_t prev_dev = 1'000'000'000, now_dev = prev_dev + 2'000'000'000;  // 2 s apart
   const int64_t prev_host = host_of(prev_dev), now_host = host_of(now_dev);
-  const int64_t event_dev = GENERATE(int64_t{1'000'000'000}, int64_t{1'400'000'000},
-                                     int64_t{2'000'000'000}, int64_t{2'999'999'999},
-                                     int64_t{3'000'000'000});
-  const int64_t got = steady_between_anchors(prev_host, event_dev - prev_dev, now_host,
-                                             now_dev - event_dev);
+  const int64_t event_dev = GENERATE(int64_t{1'000'000'000}, int64_t{1'400'000'000}, int64_t{2'000'000'000},
+                                     int64_t{2'999'999'999}, int64_t{3'000'000'000});
+  const int64_t got = steady_between_anchors(prev_host, event_dev - prev_dev, now_host, now_dev - event_dev);
   CHECK(std::llabs(got - host_of(event_dev)) <= 1);
   // The latest anchor alone is off by the drift over the distance to it.
   const int64_t alone = now_host - (now_dev - event_dev);
-  CHECK(std::llabs(alone - host_of(event_dev)) ==
-        Approx(50e-6 * static_cast<double>(now_dev - event_dev)).margin(2));
+  CHECK(std::llabs(alone - host_of(event_dev)) == Approx(50e-6 * static_cast<double>(now_dev - event_dev)).margin(2));
 }
 
 TEST_CASE("An event outside the anchors' span falls back to the latest anchor") {
@@ -73,10 +70,7 @@ TEST_CASE("A completion is bracketed between the last pending poll and the poll 
 TEST_CASE("An anchor that fails or never completes gives no bracket") {
   int64_t clock = 0;
   auto now = [&] { return clock += 1000; };
-  CHECK_FALSE(bracket_completion([] { return false; }, [] { return Poll::kDone; }, now, 1'000'000)
-                  .has_value());
-  CHECK_FALSE(bracket_completion([] { return true; }, [] { return Poll::kError; }, now, 1'000'000)
-                  .has_value());
-  CHECK_FALSE(bracket_completion([] { return true; }, [] { return Poll::kNotYet; }, now, 50'000)
-                  .has_value());
+  CHECK_FALSE(bracket_completion([] { return false; }, [] { return Poll::kDone; }, now, 1'000'000).has_value());
+  CHECK_FALSE(bracket_completion([] { return true; }, [] { return Poll::kError; }, now, 1'000'000).has_value());
+  CHECK_FALSE(bracket_completion([] { return true; }, [] { return Poll::kNotYet; }, now, 50'000).has_value());
 }

@@ -175,8 +175,7 @@ TEST_CASE("fake CUDA: flush during a graph capture refuses and touches nothing")
   const int64_t queries = fake_cuda::calls("cudaEventQuery");
   const Status st = p.flush(0);
   CHECK(st.code() == Code::kCaptureActive);
-  CHECK_THAT(st.message(), Catch::Contains("captured into a CUDA graph") &&
-                               Catch::Contains("cudaStreamEndCapture"));
+  CHECK_THAT(st.message(), Catch::Contains("captured into a CUDA graph") && Catch::Contains("cudaStreamEndCapture"));
   CHECK(fake_cuda::capture_violations() == 0);
   CHECK(fake_cuda::calls("cudaEventQuery") == queries);
   fake_cuda::set_capturing(s, false);
@@ -193,8 +192,8 @@ TEST_CASE("fake CUDA: a driver too old for the runtime is named in the note") {
   Run r;
   Profiler p(r.options(nullptr));
   CHECK(p.backend() == Backend::kHostClock);
-  CHECK_THAT(p.backend_note(), Catch::Contains("cudaErrorInsufficientDriver") &&
-                                   Catch::Contains("driver supports CUDA 12.2"));
+  CHECK_THAT(p.backend_note(),
+             Catch::Contains("cudaErrorInsufficientDriver") && Catch::Contains("driver supports CUDA 12.2"));
 }
 
 TEST_CASE("fake CUDA: failed calls are errors and the step says what was lost") {
@@ -205,8 +204,7 @@ TEST_CASE("fake CUDA: failed calls are errors and the step says what was lost") 
   fake_cuda::fail_next("cudaEventRecord", 400);
   const Status b = p.begin("forward", 0);
   CHECK(b.code() == Code::kCudaError);
-  CHECK_THAT(b.message(), Catch::Contains("cudaEventRecord") &&
-                              Catch::Contains("cudaErrorInvalidResourceHandle"));
+  CHECK_THAT(b.message(), Catch::Contains("cudaEventRecord") && Catch::Contains("cudaErrorInvalidResourceHandle"));
   step(p, s, 2, 100'000, 100'000);
   fake_cuda::advance(10'000'000);
   // The anchor's drift check, then the first mark's time.

@@ -119,8 +119,7 @@ TEST_CASE("fake CUDA: with CUDA required and unusable nothing is timed and every
   Profiler p(o);
   CHECK(p.backend() == Backend::kNone);
   REQUIRE(r.warnings.size() == 1);
-  CHECK_THAT(r.warnings[0], Catch::Contains("nothing is timed") &&
-                                Catch::Contains("PPT_SHIM_CLOCK=cuda"));
+  CHECK_THAT(r.warnings[0], Catch::Contains("nothing is timed") && Catch::Contains("PPT_SHIM_CLOCK=cuda"));
   for (int k = 0; k < 2; ++k) {
     REQUIRE(p.begin("forward", 0).ok());
     REQUIRE(p.end().ok());

@@ -19,8 +19,7 @@ namespace ppt::demo_check {
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") +
-                        "/ppt-demo-test-XXXXXX";
+  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/ppt-demo-test-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   path_ = pattern;
 }
@@ -108,12 +107,11 @@ std::string describe(int rank, const DemoJob& j) {
 
 }  // namespace
 
-std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps,
-                                     const LoadedRun& run, int first_step) {
+std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps, const LoadedRun& run,
+                                     int first_step) {
   std::vector<std::string> problems;
   if (static_cast<int>(run.ranks.size()) != shape.stages) {
-    problems.push_back("expected " + std::to_string(shape.stages) + " ranks, read " +
-                       std::to_string(run.ranks.size()));
+    problems.push_back("expected " + std::to_string(shape.stages) + " ranks, read " + std::to_string(run.ranks.size()));
     return problems;
   }
   for (int r = 0; r < shape.stages; ++r) {
@@ -121,8 +119,8 @@ std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps
     const auto& got = run.ranks[r];
     const size_t want = order.size() * static_cast<size_t>(steps);
     if (got.size() != want) {
-      problems.push_back("rank " + std::to_string(r) + ": " + std::to_string(got.size()) +
-                         " jobs, expected " + std::to_string(want));
+      problems.push_back("rank " + std::to_string(r) + ": " + std::to_string(got.size()) + " jobs, expected " +
+                         std::to_string(want));
       continue;
     }
     for (size_t i = 0; i < got.size(); ++i) {
@@ -132,9 +130,8 @@ std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps
       const DemoJob& g = got[i];
       if (g.type != type || g.micro_batch != spec.micro_batch || g.local_step != local) {
         std::ostringstream s;
-        s << "rank " << r << " job " << i << ": read " << g.type << " micro-batch "
-          << g.micro_batch << " as the job " << i % order.size() << " of its step "
-          << g.local_step << " (numbered " << g.step << "), expected " << type
+        s << "rank " << r << " job " << i << ": read " << g.type << " micro-batch " << g.micro_batch << " as the job "
+          << i % order.size() << " of its step " << g.local_step << " (numbered " << g.step << "), expected " << type
           << " micro-batch " << spec.micro_batch << " in its step " << local;
         problems.push_back(s.str());
         break;  // the rest of the rank would only repeat the shift
@@ -143,8 +140,7 @@ std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps
     }
     if (!got.empty() && got.front().step < first_step) {
       problems.push_back("rank " + std::to_string(r) + ": its first step is numbered " +
-                         std::to_string(got.front().step) + ", before " +
-                         std::to_string(first_step));
+                         std::to_string(got.front().step) + ", before " + std::to_string(first_step));
     }
   }
   int earliest = std::numeric_limits<int>::max();
@@ -157,8 +153,7 @@ std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps
   return problems;
 }
 
-std::vector<std::string> check_dependencies(const demo::PipelineShape& shape,
-                                            const LoadedRun& run) {
+std::vector<std::string> check_dependencies(const demo::PipelineShape& shape, const LoadedRun& run) {
   std::vector<std::string> problems;
   // (step, rank, type, micro-batch) -> job
   std::map<std::tuple<int, int, std::string, int>, const DemoJob*> index;
@@ -179,8 +174,7 @@ std::vector<std::string> check_dependencies(const demo::PipelineShape& shape,
       if (!from) continue;
       demo::JobSpec sender = *spec;
       sender.chunk = from->chunk;
-      const auto it =
-          index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
+      const auto it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
       if (it == index.end()) {
         problems.push_back(describe(static_cast<int>(r), j) + ": its sender is missing");
         continue;
@@ -189,8 +183,7 @@ std::vector<std::string> check_dependencies(const demo::PipelineShape& shape,
       if (j.start_ns < it->second->end_ns) {
         std::ostringstream s;
         s << describe(static_cast<int>(r), j) << " starts at " << j.start_ns << " ns, "
-          << (it->second->end_ns - j.start_ns) << " ns before " << describe(from->stage, *it->second)
-          << " ended";
+          << (it->second->end_ns - j.start_ns) << " ns before " << describe(from->stage, *it->second) << " ended";
         problems.push_back(s.str());
       }
     }

@@ -42,8 +42,8 @@ struct DemoJob {
 };
 
 struct LoadedRun {
-  std::string error;                         // empty when loaded
-  std::vector<std::vector<DemoJob>> ranks;   // by global rank, in time order
+  std::string error;                        // empty when loaded
+  std::vector<std::vector<DemoJob>> ranks;  // by global rank, in time order
   uint64_t rejected_lines = 0;
   size_t runs = 0;
   bool has_marker = false;
@@ -60,9 +60,8 @@ LoadedRun load(const std::string& log_dir);
 // first_step or later. How the converter matches steps across ranks (by
 // time) is its own concern and not checked here: the dependencies are
 // checked between the ranks' local steps of the same index.
-std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps,
-                                     const LoadedRun& run, int first_step = 0);
-std::vector<std::string> check_dependencies(const demo::PipelineShape& shape,
-                                            const LoadedRun& run);
+std::vector<std::string> check_order(const demo::PipelineShape& shape, int steps, const LoadedRun& run,
+                                     int first_step = 0);
+std::vector<std::string> check_dependencies(const demo::PipelineShape& shape, const LoadedRun& run);
 
 }  // namespace ppt::demo_check

@@ -39,21 +39,19 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 TEST_CASE("Every schedule's logs convert to its job order and dependencies on every rank") {
-  const Case c = GENERATE(Case{"fthenb", ScheduleKind::kFThenB, 4, 6, 1},
-                          Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1},
-                          Case{"vpp", ScheduleKind::kVpp, 4, 8, 2},
-                          Case{"vpp", ScheduleKind::kVpp, 2, 4, 3},
+  const Case c = GENERATE(Case{"fthenb", ScheduleKind::kFThenB, 4, 6, 1}, Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1},
+                          Case{"vpp", ScheduleKind::kVpp, 4, 8, 2}, Case{"vpp", ScheduleKind::kVpp, 2, 4, 3},
                           Case{"zbh1", ScheduleKind::kZbh1, 4, 6, 1});
   const int steps = 3;
   INFO(c.schedule << " P=" << c.ranks << " M=" << c.micro_batches << " V=" << c.chunks);
   TempDir dir;
-  std::vector<std::string> args{"--log_dir",  dir.path(),
-                                "--ranks",    std::to_string(c.ranks),
-                                "--schedule", c.schedule,
+  std::vector<std::string> args{"--log_dir",       dir.path(),
+                                "--ranks",         std::to_string(c.ranks),
+                                "--schedule",      c.schedule,
                                 "--micro-batches", std::to_string(c.micro_batches),
-                                "--steps",    std::to_string(steps),
-                                "--work_us",  "150",
-                                "--device",   "cpu"};
+                                "--steps",         std::to_string(steps),
+                                "--work_us",       "150",
+                                "--device",        "cpu"};
   if (c.kind == ScheduleKind::kVpp) {
     args.push_back("--chunks");
     args.push_back(std::to_string(c.chunks));
@@ -81,13 +79,12 @@ TEST_CASE("Every schedule's logs convert to its job order and dependencies on ev
 
 TEST_CASE("Ranks spread over machines write machine<k>/workerlog.<local>, read back in rank order") {
   TempDir dir;
-  const Command run =
-      run_demo({"--log_dir", dir.path(), "--ranks", "4", "--machines", "2", "--schedule", "1f1b",
-                "--micro-batches", "4", "--steps", "2", "--work_us", "100", "--device", "cpu"});
+  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "4", "--machines", "2", "--schedule", "1f1b",
+                                "--micro-batches", "4", "--steps", "2", "--work_us", "100", "--device", "cpu"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
-  for (const char* f : {"/machine0/workerlog.0", "/machine0/workerlog.1", "/machine1/workerlog.0",
-                        "/machine1/workerlog.1"}) {
+  for (const char* f :
+       {"/machine0/workerlog.0", "/machine0/workerlog.1", "/machine1/workerlog.0", "/machine1/workerlog.1"}) {
     CHECK(std::filesystem::exists(dir.path() + f));
   }
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/workerlog.0"));
@@ -104,9 +101,8 @@ TEST_CASE("Ranks spread over machines write machine<k>/workerlog.<local>, read b
 
 TEST_CASE("The logs are glog lines with the schedule marker before the first job") {
   TempDir dir;
-  const Command run =
-      run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "fthenb",
-                "--micro-batches", "2", "--steps", "1", "--work_us", "50", "--device", "cpu"});
+  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "fthenb", "--micro-batches", "2",
+                                "--steps", "1", "--work_us", "50", "--device", "cpu"});
   REQUIRE(run.exit_code == 0);
   const std::string log = read_file(dir.path() + "/workerlog.1");
   const size_t marker = log.find("Schedule Profiler start at step 0 and end at step 1");
@@ -123,9 +119,9 @@ TEST_CASE("The logs are glog lines with the schedule marker before the first job
 
 TEST_CASE("Only the profiling window's steps are logged, numbered from its start") {
   TempDir dir;
-  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "1f1b",
-                                "--micro-batches", "3", "--steps", "5", "--work_us", "50",
-                                "--device", "cpu", "--profile_start", "1", "--profile_end", "3"});
+  const Command run =
+      run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "1f1b", "--micro-batches", "3", "--steps", "5",
+                "--work_us", "50", "--device", "cpu", "--profile_start", "1", "--profile_end", "3"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const LoadedRun loaded = load(dir.path());
@@ -141,9 +137,8 @@ TEST_CASE("The window can come from PPT_SHIM_START_STEP and PPT_SHIM_END_STEP") 
   TempDir dir;
   ::setenv("PPT_SHIM_START_STEP", "2", 1);
   ::setenv("PPT_SHIM_END_STEP", "3", 1);
-  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "zbh1",
-                                "--micro-batches", "2", "--steps", "4", "--work_us", "50",
-                                "--device", "cpu"});
+  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "zbh1", "--micro-batches", "2",
+                                "--steps", "4", "--work_us", "50", "--device", "cpu"});
   ::unsetenv("PPT_SHIM_START_STEP");
   ::unsetenv("PPT_SHIM_END_STEP");
   INFO(run.output);
@@ -158,21 +153,19 @@ TEST_CASE("The window can come from PPT_SHIM_START_STEP and PPT_SHIM_END_STEP") 
 
 TEST_CASE("A shape that cannot run is refused before any rank starts") {
   TempDir dir;
-  const Command run =
-      run_demo({"--log_dir", dir.path() + "/logs", "--ranks", "4", "--schedule", "vpp",
-                "--micro-batches", "6", "--steps", "1"});
+  const Command run = run_demo(
+      {"--log_dir", dir.path() + "/logs", "--ranks", "4", "--schedule", "vpp", "--micro-batches", "6", "--steps", "1"});
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.output, Catch::Contains("multiple of the stages"));
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/logs"));
 
-  const Command machines =
-      run_demo({"--log_dir", dir.path(), "--ranks", "3", "--machines", "2", "--schedule", "1f1b",
-                "--micro-batches", "2", "--steps", "1"});
+  const Command machines = run_demo({"--log_dir", dir.path(), "--ranks", "3", "--machines", "2", "--schedule", "1f1b",
+                                     "--micro-batches", "2", "--steps", "1"});
   CHECK(machines.exit_code == 2);
   CHECK_THAT(machines.output, Catch::Contains("multiple of --machines"));
 
-  const Command unknown = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule",
-                                    "gpipe", "--micro-batches", "2", "--steps", "1"});
+  const Command unknown = run_demo(
+      {"--log_dir", dir.path(), "--ranks", "2", "--schedule", "gpipe", "--micro-batches", "2", "--steps", "1"});
   CHECK(unknown.exit_code != 0);
   CHECK_THAT(unknown.output, Catch::Contains("gpipe"));
 }
@@ -180,9 +173,7 @@ TEST_CASE("A shape that cannot run is refused before any rank starts") {
 TEST_CASE("The checks themselves catch a broken order and a broken dependency") {
   const PipelineShape shape{ScheduleKind::k1F1B, 2, 1, 1};
   // Rank 0: forward 0, backward 0, optimizer; rank 1 the same. One step.
-  auto job = [](const char* type, int64_t start, int64_t end) {
-    return DemoJob{type, 0, start, end, 0, 0};
-  };
+  auto job = [](const char* type, int64_t start, int64_t end) { return DemoJob{type, 0, start, end, 0, 0}; };
   LoadedRun good;
   good.ranks = {{job("forward", 0, 10), job("backward", 40, 50), job("optimizer", 50, 55)},
                 {job("forward", 12, 20), job("backward", 20, 38), job("optimizer", 38, 40)}};

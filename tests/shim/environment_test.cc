@@ -1,5 +1,5 @@
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -67,10 +67,8 @@ TEST_CASE("PPT_SHIM_CLOCK and PPT_SHIM_FLUSH_WAIT choose the clock and the wait"
 TEST_CASE("A value that cannot be used is named in the error and changes nothing") {
   using Case = std::tuple<const char*, const char*, const char*>;
   const auto [name, value, expected] =
-      GENERATE(Case{"PPT_SHIM_START_STEP", "ten", "an integer"},
-               Case{"PPT_SHIM_END_STEP", "12x", "an integer"},
-               Case{"PPT_SHIM_END_STEP", "", "an integer"},
-               Case{"PPT_SHIM_CLOCK", "gpu", "one of auto, cuda, host"},
+      GENERATE(Case{"PPT_SHIM_START_STEP", "ten", "an integer"}, Case{"PPT_SHIM_END_STEP", "12x", "an integer"},
+               Case{"PPT_SHIM_END_STEP", "", "an integer"}, Case{"PPT_SHIM_CLOCK", "gpu", "one of auto, cuda, host"},
                Case{"PPT_SHIM_FLUSH_WAIT", "spin", "one of sync, poll"},
                Case{"PPT_SHIM_FORMAT", "json", "one of paddle, compact"});
   Env env{{"PPT_SHIM_CLOCK", "host"}, {name, value}};
@@ -78,8 +76,7 @@ TEST_CASE("A value that cannot be used is named in the error and changes nothing
   o.max_jobs_per_step = 7;
   const Status s = options_from_environment(&o);
   CHECK(s.code() == Code::kBadEnvironment);
-  CHECK_THAT(s.message(), Catch::Contains(std::string(name) + "='" + value + "'") &&
-                              Catch::Contains(expected));
+  CHECK_THAT(s.message(), Catch::Contains(std::string(name) + "='" + value + "'") && Catch::Contains(expected));
   CHECK(o.use_cuda);  // PPT_SHIM_CLOCK=host was not applied either
   CHECK_FALSE(o.window_set);
   CHECK(o.max_jobs_per_step == 7);

@@ -56,8 +56,7 @@ State& st() {
 
 int64_t device_clock(int64_t steady) {
   const State& s = st();
-  return s.origin + static_cast<int64_t>(static_cast<double>(steady - s.origin) *
-                                         (1.0 + s.config.device_drift));
+  return s.origin + static_cast<int64_t>(static_cast<double>(steady - s.origin) * (1.0 + s.config.device_drift));
 }
 
 bool count(const char* name, Error* failure) {
@@ -95,10 +94,10 @@ void use_context() {
   s.contexts.insert(s.current);
 }
 
-#define FAKE_COUNT(name)                  \
-  do {                                    \
-    Error f = 0;                          \
-    if (!count(name, &f)) return f;       \
+#define FAKE_COUNT(name)            \
+  do {                              \
+    Error f = 0;                    \
+    if (!count(name, &f)) return f; \
   } while (false)
 
 Error GetDeviceCount(int* n) {
@@ -248,8 +247,7 @@ Error ElapsedTime(float* ms, Event a, Event b) {
     return cuda::kErrorInvalidResourceHandle;
   }
   if (s.now < ra->done_at || s.now < rb->done_at) return cuda::kErrorNotReady;
-  *ms = static_cast<float>(static_cast<double>(device_clock(rb->done_at) - device_clock(ra->done_at)) /
-                           1e6);
+  *ms = static_cast<float>(static_cast<double>(device_clock(rb->done_at) - device_clock(ra->done_at)) / 1e6);
   return cuda::kSuccess;
 }
 const char* ErrorName(Error e) {

@@ -59,9 +59,9 @@ class ClockScope {
   ClockScope& operator=(const ClockScope&) = delete;
 };
 
-int64_t steady_ns();               // reads (and ticks) the fake steady clock
-int64_t wall_at(int64_t steady);   // the fake wall clock at a steady time
-void advance(int64_t ns);          // the host spends ns
+int64_t steady_ns();              // reads (and ticks) the fake steady clock
+int64_t wall_at(int64_t steady);  // the fake wall clock at a steady time
+void advance(int64_t ns);         // the host spends ns
 
 Stream make_stream(int device);
 void work(Stream stream, int64_t ns);

@@ -20,8 +20,7 @@ using namespace ppt;
 namespace {
 
 int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -96,9 +95,8 @@ TEST_CASE("A job behind long device work starts when the device reached it") {
     REQUIRE(p.finish().ok());  // the job's end may still be ahead of the device at flush
     REQUIRE(jobs.size() == static_cast<size_t>(step + 1));
     const shim::JobTimes& j = jobs.back();
-    INFO("step " << step << ": start - seen done = " << (j.start_ns - high) / 1000.0
-                 << " us, bracket " << (high - low) / 1000.0 << " us, enqueue was "
-                 << (high - enqueued) / 1000.0 << " us before");
+    INFO("step " << step << ": start - seen done = " << (j.start_ns - high) / 1000.0 << " us, bracket "
+                 << (high - low) / 1000.0 << " us, enqueue was " << (high - enqueued) / 1000.0 << " us before");
     CHECK(high - enqueued > 1'000'000);  // the long work really was long
     CHECK(j.start_ns >= low - 5'000);
     CHECK(j.start_ns <= high + 5'000);
@@ -134,9 +132,9 @@ TEST_CASE("On a device flush() never waits, even with the host steps ahead") {
 
 TEST_CASE("pp-demo on the device keeps the schedule's order and dependencies") {
   demo_check::TempDir dir;
-  const auto run = demo_check::run_demo({"--log_dir", dir.path(), "--ranks", "4", "--schedule",
-                                         "1f1b", "--micro-batches", "8", "--steps", "3",
-                                         "--work_us", "500", "--device", "cuda"});
+  const auto run =
+      demo_check::run_demo({"--log_dir", dir.path(), "--ranks", "4", "--schedule", "1f1b", "--micro-batches", "8",
+                            "--steps", "3", "--work_us", "500", "--device", "cuda"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const auto loaded = demo_check::load(dir.path());
@@ -162,8 +160,7 @@ int main(int argc, char** argv) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
-    std::printf("SKIPPED: no CUDA device (%s)\n",
-                e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
+    std::printf("SKIPPED: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorName(e) : "0 devices");
     return 77;
   }
   return Catch::Session().run(argc, argv);

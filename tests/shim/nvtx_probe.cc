@@ -29,10 +29,8 @@ extern "C" {
 
 __attribute__((visibility("default"))) const char* ppt_nvtx_probe_log() { return g_log.c_str(); }
 
-__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    NvtxGetExportTableFunc_t get_export_table) {
-  const auto* callbacks =
-      static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table) {
+  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
   if (callbacks == nullptr) return 0;
   NvtxFunctionTable table = nullptr;
   unsigned int size = 0;

@@ -18,12 +18,11 @@ int main(int argc, char** argv) {
   options.use_cuda = false;
   options.sink = [](std::string_view) {};
   ppt::shim::Profiler p(options);
-  bool ok = p.begin("forward", 3).ok() && p.end().ok() && p.begin("optimizer", -1).ok() &&
-            p.end().ok() && p.begin("backward", 1).ok();
+  bool ok = p.begin("forward", 3).ok() && p.end().ok() && p.begin("optimizer", -1).ok() && p.end().ok() &&
+            p.begin("backward", 1).ok();
   ok = ok && !p.flush(0).ok();  // the open job is dropped at flush: its range ends too
   void* probe = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
-  auto* log = probe != nullptr ? reinterpret_cast<const char* (*)()>(dlsym(probe, "ppt_nvtx_probe_log"))
-                               : nullptr;
+  auto* log = probe != nullptr ? reinterpret_cast<const char* (*)()>(dlsym(probe, "ppt_nvtx_probe_log")) : nullptr;
   const std::string seen = log != nullptr ? log() : "(the injection library was not loaded)";
   const std::string want = "forward:3 pop optimizer:-1 pop backward:1 pop ";
   std::printf("NVTX ranges: %s\n", seen.c_str());

@@ -50,9 +50,9 @@ struct Written {
 }  // namespace
 
 TEST_CASE("format_job_line parses back to its values to the nanosecond") {
-  const int64_t t = GENERATE(int64_t{0}, int64_t{1}, int64_t{999'999}, int64_t{1'000'000},
-                             int64_t{1'697'793'307'213'760'986}, int64_t{1'697'793'307'213'000'001},
-                             int64_t{9'999'999'999'999'999'999 / 1000});
+  const int64_t t =
+      GENERATE(int64_t{0}, int64_t{1}, int64_t{999'999}, int64_t{1'000'000}, int64_t{1'697'793'307'213'760'986},
+               int64_t{1'697'793'307'213'000'001}, int64_t{9'999'999'999'999'999'999 / 1000});
   const int64_t mb = GENERATE(int64_t{-1}, int64_t{0}, int64_t{123});
   const std::string line = log_line::format_job_line(mb < 0 ? 5 : mb, "backward_w1", mb, t, t + 7);
   Fields f;
@@ -81,8 +81,7 @@ TEST_CASE("Lines the shim writes parse back to the job it timed") {
     w.end_ns = j.end_ns;
   };
   shim::Profiler p(o);
-  const char* const types[] = {"forward", "backward_b", "forward(chunk0)", "backward1", "前向",
-                               "optimizer", "x y"};
+  const char* const types[] = {"forward", "backward_b", "forward(chunk0)", "backward1", "前向", "optimizer", "x y"};
   for (int step = 0; step < 5; ++step) {
     for (int j = 0; j < 100; ++j) {
       REQUIRE(p.begin(types[j % 7], j % 9 == 8 ? -1 : j).ok());

@@ -51,17 +51,16 @@ TEST_CASE("A nested begin() is an error and the open job stays open") {
   REQUIRE(p.begin("forward", 1).ok());
   const Status s = p.begin("backward", 1);
   CHECK(s.code() == Code::kNestedBegin);
-  CHECK_THAT(s.message(), Catch::Contains("\"backward\"") && Catch::Contains("\"forward\"") &&
-                              Catch::Contains("micro-batch 1"));
+  CHECK_THAT(s.message(),
+             Catch::Contains("\"backward\"") && Catch::Contains("\"forward\"") && Catch::Contains("micro-batch 1"));
   CHECK(p.end().ok());
   CHECK(p.flush(0).ok());
   CHECK(c.types == std::vector<std::string>{"forward"});
 }
 
 TEST_CASE("A type that would break the line apart is refused") {
-  const std::string bad = GENERATE(std::string("for,ward"), std::string("forward\n"),
-                                   std::string("for\rward"), std::string("fo\0rward", 8),
-                                   std::string(""));
+  const std::string bad = GENERATE(std::string("for,ward"), std::string("forward\n"), std::string("for\rward"),
+                                   std::string("fo\0rward", 8), std::string(""));
   Capture c;
   Profiler p(c.options());
   const Status s = p.begin(bad, 0);
@@ -79,8 +78,8 @@ TEST_CASE("A type that would break the line apart is refused") {
 TEST_CASE("Types Paddle uses are accepted as they are") {
   Capture c;
   Profiler p(c.options());
-  for (const char* t : {"forward(chunk0)", "backward(chunk1)", "backward_w1_reduce", "lr",
-                        "recv_forward", "default", "前向"}) {
+  for (const char* t :
+       {"forward(chunk0)", "backward(chunk1)", "backward_w1_reduce", "lr", "recv_forward", "default", "前向"}) {
     REQUIRE(p.begin(t, 0).ok());
     REQUIRE(p.end().ok());
   }
@@ -203,8 +202,7 @@ TEST_CASE("Compact lines: a job without a micro-batch has no field, numbered by 
   REQUIRE(p.flush(0).ok());
   REQUIRE(c.lines.size() == 2);
   CHECK_THAT(c.lines[0], Catch::StartsWith("Profiler Info: Job (0), type = lr, job_start_time = "));
-  CHECK_THAT(c.lines[1],
-             Catch::StartsWith("Profiler Info: Job (7), type = forward, micro_batch_id = 7, "));
+  CHECK_THAT(c.lines[1], Catch::StartsWith("Profiler Info: Job (7), type = forward, micro_batch_id = 7, "));
 }
 
 TEST_CASE("A step's jobs are written in begin order, each after the one before") {

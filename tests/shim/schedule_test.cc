@@ -13,9 +13,8 @@ namespace {
 std::vector<std::string> types_of(const PipelineShape& shape, int stage) {
   std::vector<std::string> out;
   for (const JobSpec& j : stage_jobs(shape, stage)) {
-    out.push_back(j.kind == JobKind::kOptimizer
-                      ? job_type(shape, j)
-                      : job_type(shape, j) + ":" + std::to_string(j.micro_batch));
+    out.push_back(j.kind == JobKind::kOptimizer ? job_type(shape, j)
+                                                : job_type(shape, j) + ":" + std::to_string(j.micro_batch));
   }
   return out;
 }
@@ -26,18 +25,17 @@ using V = std::vector<std::string>;
 
 TEST_CASE("FThenB runs every forward, then every backward, then the optimizer") {
   const PipelineShape s{ScheduleKind::kFThenB, 2, 1, 3};
-  const V want{"forward:0",  "forward:1",  "forward:2", "backward:0",
-               "backward:1", "backward:2", "optimizer"};
+  const V want{"forward:0", "forward:1", "forward:2", "backward:0", "backward:1", "backward:2", "optimizer"};
   CHECK(types_of(s, 0) == want);
   CHECK(types_of(s, 1) == want);
 }
 
 TEST_CASE("1F1B warms up with P-s-1 forwards, then alternates, then cools down") {
   const PipelineShape s{ScheduleKind::k1F1B, 2, 1, 3};
-  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "backward:0", "forward:2", "backward:1",
-                            "backward:2", "optimizer"});
-  CHECK(types_of(s, 1) == V{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2",
-                            "backward:2", "optimizer"});
+  CHECK(types_of(s, 0) ==
+        V{"forward:0", "forward:1", "backward:0", "forward:2", "backward:1", "backward:2", "optimizer"});
+  CHECK(types_of(s, 1) ==
+        V{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2", "backward:2", "optimizer"});
 }
 
 TEST_CASE("1F1B with fewer micro-batches than stages warms up with all of them") {
@@ -47,36 +45,31 @@ TEST_CASE("1F1B with fewer micro-batches than stages warms up with all of them")
 
 TEST_CASE("VPP follows Megatron's interleaved order, chunk suffixes as Paddle prints them") {
   const PipelineShape s{ScheduleKind::kVpp, 2, 2, 4};
-  CHECK(types_of(s, 0) ==
-        V{"forward0:0",  "forward0:1",  "forward1:0",  "forward1:1",  "forward0:2",  "backward1:0",
-          "forward0:3",  "backward1:1", "forward1:2",  "backward0:0", "forward1:3",  "backward0:1",
-          "backward1:2", "backward1:3", "backward0:2", "backward0:3", "optimizer"});
+  CHECK(types_of(s, 0) == V{"forward0:0", "forward0:1", "forward1:0", "forward1:1", "forward0:2", "backward1:0",
+                            "forward0:3", "backward1:1", "forward1:2", "backward0:0", "forward1:3", "backward0:1",
+                            "backward1:2", "backward1:3", "backward0:2", "backward0:3", "optimizer"});
   // The last stage warms up with one group of chunk-0 forwards less.
-  CHECK(types_of(s, 1) ==
-        V{"forward0:0",  "forward0:1",  "forward1:0",  "backward1:0", "forward1:1",  "backward1:1",
-          "forward0:2",  "backward0:0", "forward0:3",  "backward0:1", "forward1:2",  "backward1:2",
-          "forward1:3",  "backward1:3", "backward0:2", "backward0:3", "optimizer"});
+  CHECK(types_of(s, 1) == V{"forward0:0", "forward0:1", "forward1:0", "backward1:0", "forward1:1", "backward1:1",
+                            "forward0:2", "backward0:0", "forward0:3", "backward0:1", "forward1:2", "backward1:2",
+                            "forward1:3", "backward1:3", "backward0:2", "backward0:3", "optimizer"});
 }
 
 TEST_CASE("VPP with as many micro-batches as stages runs all forwards first") {
   const PipelineShape s{ScheduleKind::kVpp, 2, 2, 2};
-  CHECK(types_of(s, 1) == V{"forward0:0", "forward0:1", "forward1:0", "forward1:1", "backward1:0",
-                            "backward1:1", "backward0:0", "backward0:1", "optimizer"});
+  CHECK(types_of(s, 1) == V{"forward0:0", "forward0:1", "forward1:0", "forward1:1", "backward1:0", "backward1:1",
+                            "backward0:0", "backward0:1", "optimizer"});
 }
 
 TEST_CASE("ZB-H1 splits the backward and defers up to P-s-1 weight gradients") {
   const PipelineShape s{ScheduleKind::kZbh1, 2, 1, 3};
-  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "backward_b:0", "forward:2", "backward_b:1",
-                            "backward_w:0", "backward_b:2", "backward_w:1", "backward_w:2",
-                            "optimizer"});
-  CHECK(types_of(s, 1) == V{"forward:0", "backward_b:0", "backward_w:0", "forward:1",
-                            "backward_b:1", "backward_w:1", "forward:2", "backward_b:2",
-                            "backward_w:2", "optimizer"});
+  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "backward_b:0", "forward:2", "backward_b:1", "backward_w:0",
+                            "backward_b:2", "backward_w:1", "backward_w:2", "optimizer"});
+  CHECK(types_of(s, 1) == V{"forward:0", "backward_b:0", "backward_w:0", "forward:1", "backward_b:1", "backward_w:1",
+                            "forward:2", "backward_b:2", "backward_w:2", "optimizer"});
 }
 
 TEST_CASE("Every schedule runs to completion and holds each job exactly once") {
-  for (ScheduleKind kind : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp,
-                            ScheduleKind::kZbh1}) {
+  for (ScheduleKind kind : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp, ScheduleKind::kZbh1}) {
     for (int p = 1; p <= 6; ++p) {
       for (int m = 1; m <= 12; ++m) {
         for (int v = 1; v <= 3; ++v) {
@@ -112,11 +105,9 @@ TEST_CASE("Activations go up the virtual stages and gradients come down") {
   // Stage 1 chunk 0 (virtual stage 1) feeds stage 0 chunk 1 (virtual stage 2).
   const JobSpec f{JobKind::kForward, 0, 0};
   CHECK(output_to(s, 1, f) == Endpoint{0, 1, Payload::kActivation});
-  CHECK(input_from(s, 0, JobSpec{JobKind::kForward, 1, 0}) ==
-        Endpoint{1, 0, Payload::kActivation});
+  CHECK(input_from(s, 0, JobSpec{JobKind::kForward, 1, 0}) == Endpoint{1, 0, Payload::kActivation});
   CHECK_FALSE(input_from(s, 0, f).has_value());
-  CHECK(input_from(s, 1, JobSpec{JobKind::kBackward, 0, 0}) ==
-        Endpoint{0, 1, Payload::kGradient});
+  CHECK(input_from(s, 1, JobSpec{JobKind::kBackward, 0, 0}) == Endpoint{0, 1, Payload::kGradient});
   CHECK_FALSE(output_to(s, 0, JobSpec{JobKind::kBackward, 0, 0}).has_value());
   const PipelineShape z{ScheduleKind::kZbh1, 2, 1, 2};
   CHECK_FALSE(input_from(z, 0, JobSpec{JobKind::kBackwardW, 0, 0}).has_value());

@@ -76,7 +76,8 @@ TEST_CASE("The C API numbers steps by flush alone") {
   REQUIRE(h != nullptr);
   std::vector<std::string> lines;
   REQUIRE(ppt_shim_set_sink(
-              h, [](const char* l, size_t n, void* u) { static_cast<std::vector<std::string>*>(u)->emplace_back(l, n); },
+              h,
+              [](const char* l, size_t n, void* u) { static_cast<std::vector<std::string>*>(u)->emplace_back(l, n); },
               &lines) == PPT_SHIM_OK);
   REQUIRE(ppt_shim_set_window(h, 100, 102) == PPT_SHIM_OK);
   for (int64_t step = 100; step < 102; ++step) {
@@ -94,14 +95,13 @@ TEST_CASE("A step in the window that was not recorded is an error, never silentl
   Profiler p(c.options());
   REQUIRE(p.set_window(0, 3).ok());
   run_step(p, 1);
-  REQUIRE(p.flush(5).ok());  // outside: dropped as it should be
+  REQUIRE(p.flush(5).ok());    // outside: dropped as it should be
   CHECK_FALSE(p.recording());  // step 6 is expected, outside the window
   run_step(p, 2);
   const Status s = p.flush(1);  // the numbers went back into the window
   CHECK(s.code() == Code::kStepNotRecorded);
   CHECK_THAT(s.message(), Catch::Contains("step 1 is in the window [0, 3)") &&
-                              Catch::Contains("2 jobs were not recorded") &&
-                              Catch::Contains("set_step(1)"));
+                              Catch::Contains("2 jobs were not recorded") && Catch::Contains("set_step(1)"));
   CHECK(p.stats().jobs_dropped == 2);
   // After it the numbering follows the flushes: step 2 is recorded.
   CHECK(p.recording());
@@ -171,8 +171,8 @@ TEST_CASE("The destructor warns about a step that was never flushed") {
   }
   CHECK(c.job_lines() == 1);
   REQUIRE(c.warnings.size() == 1);
-  CHECK_THAT(c.warnings[0], Catch::Contains("3 job(s) of a step that was never flushed") &&
-                                Catch::Contains("flush(step)"));
+  CHECK_THAT(c.warnings[0],
+             Catch::Contains("3 job(s) of a step that was never flushed") && Catch::Contains("flush(step)"));
 }
 
 TEST_CASE("Lines are Paddle's by default: micro_batch_id always, 0 without a micro-batch") {
@@ -184,10 +184,9 @@ TEST_CASE("Lines are Paddle's by default: micro_batch_id always, 0 without a mic
   REQUIRE(p.end().ok());
   REQUIRE(p.flush(0).ok());
   REQUIRE(c.lines.size() == 2);
-  CHECK_THAT(c.lines[0], Catch::StartsWith(
-                             "Profiler Info: Job (0), type = optimizer, micro_batch_id = 0, job_start_time = "));
-  CHECK_THAT(c.lines[1],
-             Catch::StartsWith("Profiler Info: Job (7), type = forward, micro_batch_id = 7, "));
+  CHECK_THAT(c.lines[0],
+             Catch::StartsWith("Profiler Info: Job (0), type = optimizer, micro_batch_id = 0, job_start_time = "));
+  CHECK_THAT(c.lines[1], Catch::StartsWith("Profiler Info: Job (7), type = forward, micro_batch_id = 7, "));
   CHECK(c.jobs[0].micro_batch == 0);  // what the line says
   CHECK(c.warnings.empty());
 }

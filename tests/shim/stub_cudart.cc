@@ -4,15 +4,30 @@
 #include <cstdint>
 
 extern "C" {
-int cudaGetDeviceCount(int* n) { *n = 0; return 100; }
-int cudaGetDevice(int* d) { *d = 0; return 0; }
+int cudaGetDeviceCount(int* n) {
+  *n = 0;
+  return 100;
+}
+int cudaGetDevice(int* d) {
+  *d = 0;
+  return 0;
+}
 int cudaSetDevice(int) { return 100; }
-int cudaDriverGetVersion(int* v) { *v = 0; return 0; }
-int cudaRuntimeGetVersion(int* v) { *v = 99000; return 0; }
+int cudaDriverGetVersion(int* v) {
+  *v = 0;
+  return 0;
+}
+int cudaRuntimeGetVersion(int* v) {
+  *v = 99000;
+  return 0;
+}
 int cudaDeviceGetStreamPriorityRange(int*, int*) { return 100; }
 int cudaStreamCreateWithPriority(void**, unsigned, int) { return 100; }
 int cudaStreamDestroy(void*) { return 0; }
-int cudaStreamIsCapturing(void*, int* s) { *s = 0; return 0; }
+int cudaStreamIsCapturing(void*, int* s) {
+  *s = 0;
+  return 0;
+}
 int cudaEventCreateWithFlags(void**, unsigned) { return 100; }
 int cudaEventDestroy(void*) { return 0; }
 int cudaEventRecord(void*, void*) { return 100; }

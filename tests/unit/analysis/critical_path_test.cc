@@ -15,10 +15,9 @@ constexpr int64_t kUs = 1000;
 // so rank 1 waits for it (see the expected path below).
 std::vector<testing::HandJob> two_stage_with_latency() {
   return {
-      {0, "forward", 0, 0, 10},   {0, "forward", 1, 10, 25},  {0, "backward", 0, 57, 77},
-      {0, "backward", 1, 77, 97}, {0, "optimizer", 0, 97, 102}, {1, "forward", 0, 11, 21},
-      {1, "forward", 1, 26, 36},  {1, "backward", 0, 36, 56}, {1, "backward", 1, 56, 76},
-      {1, "optimizer", 0, 76, 81},
+      {0, "forward", 0, 0, 10},     {0, "forward", 1, 10, 25},   {0, "backward", 0, 57, 77}, {0, "backward", 1, 77, 97},
+      {0, "optimizer", 0, 97, 102}, {1, "forward", 0, 11, 21},   {1, "forward", 1, 26, 36},  {1, "backward", 0, 36, 56},
+      {1, "backward", 1, 56, 76},   {1, "optimizer", 0, 76, 81},
   };
 }
 
@@ -33,7 +32,8 @@ TEST_CASE("the critical path follows the binding dependency of each job back to 
   // 1, which waited for rank 0's forward 1 (25, one hop), which followed
   // rank 0's forward 0.
   std::vector<std::string> hops;
-  for (const CriticalHop& h : cp.hops) hops.push_back(std::to_string(h.rank) + " " + h.type + ":" + std::to_string(h.micro_batch));
+  for (const CriticalHop& h : cp.hops)
+    hops.push_back(std::to_string(h.rank) + " " + h.type + ":" + std::to_string(h.micro_batch));
   CHECK(hops == std::vector<std::string>{"0 forward:0", "0 forward:1", "1 forward:1", "1 backward:0", "0 backward:0",
                                          "0 backward:1", "0 optimizer:0"});
   CHECK(cp.job_ns == (10 + 15 + 10 + 20 + 20 + 20 + 5) * kUs);
@@ -51,9 +51,10 @@ TEST_CASE("critical paths of simulated schedules end the step, never go back in 
           "[stats][path]") {
   testing::TempDir dir;
   int n = 0;
-  for (std::string args : {"--schedule 1f1b --stages 4 --dp 2", "--schedule vpp --stages 4 --chunks 2",
-                           "--schedule zbvpp --stages 4 --chunks 2", "--schedule zbh1 --stages 4",
-                           "--schedule overlap --stages 3", "--schedule eager1f1b --stages 4 --machines 2 --skew 1:0.05"}) {
+  for (std::string args :
+       {"--schedule 1f1b --stages 4 --dp 2", "--schedule vpp --stages 4 --chunks 2",
+        "--schedule zbvpp --stages 4 --chunks 2", "--schedule zbh1 --stages 4", "--schedule overlap --stages 3",
+        "--schedule eager1f1b --stages 4 --machines 2 --skew 1:0.05"}) {
     INFO(args);
     std::string logs = testing::generate_log_dir(dir, "p" + std::to_string(n++), args + " --micro-batches 8 --steps 2");
     Stats st = testing::stats_of(testing::load_dir(logs));

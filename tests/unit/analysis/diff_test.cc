@@ -78,8 +78,8 @@ TEST_CASE("one rank 20% slower is named, makes the run slower and trips the gate
   CHECK(diff_stats(b, a).verdict == Verdict::kFaster);
 
   std::string text = format_diff_text(d);
-  CHECK_THAT(text, Catch::Contains("slower") && Catch::Contains("rank 2 (stage 2) busy +") &&
-                       Catch::Contains("FAILED"));
+  CHECK_THAT(text,
+             Catch::Contains("slower") && Catch::Contains("rank 2 (stage 2) busy +") && Catch::Contains("FAILED"));
   CHECK_THAT(format_diff_markdown(d), Catch::Contains("| rank |") && Catch::Contains("slower"));
 }
 
@@ -113,8 +113,8 @@ TEST_CASE("stats JSON reads back into the same numbers and diffs as the logs do"
   nlohmann::json doc = nlohmann::json::parse(text);
   CHECK(doc["schema"] == "pp-timeline-stats/2");
   REQUIRE(doc["ranks"].size() == 8);
-  for (const char* key : {"rank", "stage", "busy_us", "idle_us", "bubble_ratio", "warmup_us", "cooldown_us",
-                          "gaps_us", "types", "job_order"}) {
+  for (const char* key : {"rank", "stage", "busy_us", "idle_us", "bubble_ratio", "warmup_us", "cooldown_us", "gaps_us",
+                          "types", "job_order"}) {
     INFO(key);
     CHECK(doc["ranks"][0].contains(key));
   }

@@ -18,10 +18,9 @@ constexpr int64_t kUs = 1000;
 // each rank ending with a 5 us optimizer; step 1 is step 0 moved by 200 us.
 std::vector<HandJob> two_stage_fthenb() {
   std::vector<HandJob> one = {
-      {0, "forward", 0, 0, 10},    {0, "forward", 1, 10, 20},  {0, "backward", 0, 50, 70},
-      {0, "backward", 1, 70, 90},  {0, "optimizer", 0, 90, 95}, {1, "forward", 0, 10, 20},
-      {1, "forward", 1, 20, 30},   {1, "backward", 0, 30, 50}, {1, "backward", 1, 50, 70},
-      {1, "optimizer", 0, 70, 75},
+      {0, "forward", 0, 0, 10},    {0, "forward", 1, 10, 20},   {0, "backward", 0, 50, 70}, {0, "backward", 1, 70, 90},
+      {0, "optimizer", 0, 90, 95}, {1, "forward", 0, 10, 20},   {1, "forward", 1, 20, 30},  {1, "backward", 0, 30, 50},
+      {1, "backward", 1, 50, 70},  {1, "optimizer", 0, 70, 75},
   };
   std::vector<HandJob> all;
   for (int step = 0; step < 2; ++step) {
@@ -91,8 +90,8 @@ TEST_CASE("bubble ratios of a hand-timed two-stage FThenB run match the hand com
 TEST_CASE("overlapping jobs count once in busy time", "[stats]") {
   testing::TempDir dir;
   // One rank: two forwards that overlap by 5 us, a backward after a 5 us gap.
-  Timeline tl = testing::load_hand_run(dir, "run",
-                                       {{0, "forward", 0, 0, 10}, {0, "forward", 1, 5, 15}, {0, "backward", 0, 20, 30}});
+  Timeline tl = testing::load_hand_run(
+      dir, "run", {{0, "forward", 0, 0, 10}, {0, "forward", 1, 5, 15}, {0, "backward", 0, 20, 30}});
   REQUIRE(tl.tracks.size() == 1);
   REQUIRE(tl.tracks[0].lanes == 2);  // the overlap is really there
   Stats st = testing::stats_of(tl);
@@ -106,8 +105,8 @@ TEST_CASE("overlapping jobs count once in busy time", "[stats]") {
 
 TEST_CASE("a job inside another adds nothing to busy time", "[stats]") {
   testing::TempDir dir;
-  Timeline tl = testing::load_hand_run(dir, "run",
-                                       {{0, "forward", 0, 0, 20}, {0, "forward", 1, 5, 10}, {0, "backward", 0, 30, 40}});
+  Timeline tl = testing::load_hand_run(
+      dir, "run", {{0, "forward", 0, 0, 20}, {0, "forward", 1, 5, 10}, {0, "backward", 0, 30, 40}});
   Stats st = testing::stats_of(tl);
   const RankStats& r = rank_of(st, 0);
   CHECK(r.busy_ns == 30 * kUs);
@@ -125,11 +124,11 @@ TEST_CASE("union_length merges, clips and skips empty intervals", "[stats]") {
       {{{0, 10}}, 0, 10, 10},
       {{{0, 10}, {5, 15}}, 0, 100, 15},
       {{{0, 10}, {5, 15}}, 3, 12, 9},
-      {{{0, 5}, {5, 10}}, 0, 100, 10},                 // touching
-      {{{0, 10}, {2, 3}, {4, 12}}, 0, 100, 12},        // nested, then extended
-      {{{0, 2}, {4, 6}}, 1, 5, 2},                     // clipped at both ends
-      {{{0, 2}, {4, 6}}, 2, 4, 0},                     // only the hole
-      {{{5, 5}, {7, 6}}, 0, 10, 0},                    // empty and reversed
+      {{{0, 5}, {5, 10}}, 0, 100, 10},           // touching
+      {{{0, 10}, {2, 3}, {4, 12}}, 0, 100, 12},  // nested, then extended
+      {{{0, 2}, {4, 6}}, 1, 5, 2},               // clipped at both ends
+      {{{0, 2}, {4, 6}}, 2, 4, 0},               // only the hole
+      {{{5, 5}, {7, 6}}, 0, 10, 0},              // empty and reversed
       {{{-10, -5}, {0, 3}}, -8, 1, 4},
   };
   for (const Case& c : cases) {
@@ -250,7 +249,8 @@ TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin
 
 TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a slow rank", "[stats][stragglers]") {
   testing::TempDir dir;
-  std::string even = testing::generate_log_dir(dir, "even", "--schedule 1f1b --stages 4 --steps 3 --jitter 0.05 --seed 2");
+  std::string even =
+      testing::generate_log_dir(dir, "even", "--schedule 1f1b --stages 4 --steps 3 --jitter 0.05 --seed 2");
   CHECK(testing::stats_of(testing::load_dir(even)).stragglers.empty());
   std::string slow =
       testing::generate_log_dir(dir, "slow", "--schedule 1f1b --stages 4 --steps 3 --slow 1:1.2 --seed 2");
@@ -273,9 +273,9 @@ TEST_CASE("a step's period runs to the next step's start; the last step has none
   CHECK(st.steps[1].period_ns == -1);
   CHECK(st.step_period.count == 1);
   CHECK(st.step_period.mean_ns == Approx(200.0 * kUs));
-  CHECK(st.throughput.steps_per_second == Approx(5000.0));  // 1 / 200 us
+  CHECK(st.throughput.steps_per_second == Approx(5000.0));           // 1 / 200 us
   CHECK(st.throughput.micro_batches_per_second == Approx(10000.0));  // M = 2
-  CHECK(st.throughput.samples_per_second == 0);  // no micro-batch size
+  CHECK(st.throughput.samples_per_second == 0);                      // no micro-batch size
   StatsOptions opt;
   opt.micro_batch_size = 4;
   Stats with = testing::stats_of(testing::load_hand_run(dir, "run2", two_stage_fthenb()), opt);

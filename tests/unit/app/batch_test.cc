@@ -80,7 +80,8 @@ TEST_CASE("log directories are found below a folder, in natural order, without f
   t.write("runs/a/b/c/d/workerlog.0", "x");
   CHECK(find_log_dirs((root / "runs").string()) ==
         std::vector<std::string>{"a/b/c/d", "gz", "job9/logs", "job10/logs", "multi"});
-  CHECK(find_log_dirs((root / "runs").string(), 2) == std::vector<std::string>{"gz", "job9/logs", "job10/logs", "multi"});
+  CHECK(find_log_dirs((root / "runs").string(), 2) ==
+        std::vector<std::string>{"gz", "job9/logs", "job10/logs", "multi"});
   CHECK(find_log_dirs((root / "runs/multi").string()) == std::vector<std::string>{"."});
   CHECK(find_log_dirs((root / "runs/notes").string()).empty());
 }
@@ -102,9 +103,9 @@ TEST_CASE("run folder names are safe", "[batch]") {
     const char* in;
     const char* out;
   };
-  const Row rows[] = {{"nightly-42", "nightly-42"},     {"a/b c", "a_b_c"},         {"../../etc", "etc"},
-                      {".hidden", "hidden"},            {"", "run"},                {"<script>", "script"},
-                      {"x\xC3\xA9y", "x_y"},            {"ok_.", "ok"}};
+  const Row rows[] = {{"nightly-42", "nightly-42"}, {"a/b c", "a_b_c"}, {"../../etc", "etc"},
+                      {".hidden", "hidden"},        {"", "run"},        {"<script>", "script"},
+                      {"x\xC3\xA9y", "x_y"},        {"ok_.", "ok"}};
   for (const Row& r : rows) CHECK(safe_run_name(r.in) == r.out);
   CHECK(safe_run_name(std::string(300, 'a')).size() == 96);
 }
@@ -139,10 +140,10 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   t.write("in/quiet/workerlog.0", "I1020 09:15:00.000000  4242 launch.py:1] no profiler here\n");
   t.write("in/notes.txt", "hello");
 
-  std::vector<std::string> artifacts = {(in / "plain").string(),   (in / "ci-123.tar.gz").string(),
-                                        (in / "many").string(),    (in / "missing").string(),
+  std::vector<std::string> artifacts = {(in / "plain").string(),         (in / "ci-123.tar.gz").string(),
+                                        (in / "many").string(),          (in / "missing").string(),
                                         (in / "broken.tar.gz").string(), (in / "empty").string(),
-                                        (in / "quiet").string(),   (in / "notes.txt").string()};
+                                        (in / "quiet").string(),         (in / "notes.txt").string()};
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
   opt.threads = 2;
@@ -163,11 +164,9 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
     uint32_t steps;
   };
   const Want want[] = {
-      {"plain", BatchStatus::kOk, 3},         {"ci-123-logs", BatchStatus::kOk, 2},
-      {"many-jobA-logs", BatchStatus::kOk, 4}, {"many-jobB", BatchStatus::kOk, 1},
-      {"", BatchStatus::kBadArtifact, 0},      {"", BatchStatus::kBadArtifact, 0},
-      {"", BatchStatus::kNoLogs, 0},           {"quiet", BatchStatus::kNoJobs, 0},
-      {"", BatchStatus::kBadArtifact, 0},
+      {"plain", BatchStatus::kOk, 3},     {"ci-123-logs", BatchStatus::kOk, 2}, {"many-jobA-logs", BatchStatus::kOk, 4},
+      {"many-jobB", BatchStatus::kOk, 1}, {"", BatchStatus::kBadArtifact, 0},   {"", BatchStatus::kBadArtifact, 0},
+      {"", BatchStatus::kNoLogs, 0},      {"quiet", BatchStatus::kNoJobs, 0},   {"", BatchStatus::kBadArtifact, 0},
   };
   for (size_t i = 0; i < r.runs.size(); ++i) {
     INFO(i << " " << r.runs[i].source << ": " << r.runs[i].error);
@@ -243,8 +242,10 @@ TEST_CASE("the batch index does not depend on the number of threads", "[batch]")
     CHECK(r.runs[5].name == "run3");
     CHECK(r.runs[3].name == "in-run3");
     std::string index = read_all(fs::path(opt.out_dir) / "index.json");
-    if (first.empty()) first = index;
-    else CHECK(index == first);
+    if (first.empty())
+      first = index;
+    else
+      CHECK(index == first);
   }
 }
 
@@ -277,9 +278,8 @@ TEST_CASE("runs are named by the parts of their paths that tell them apart", "[b
   opt.out_dir = t.path() + "/out";
   opt.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, false, false};
-  BatchResult r = run_batch({in + "ci1/logs", in + "ci2/logs", in + "a/x/logs", in + "b/x/logs", in + "solo",
-                             in + "solo"},
-                            opt);
+  BatchResult r =
+      run_batch({in + "ci1/logs", in + "ci2/logs", in + "a/x/logs", in + "b/x/logs", in + "solo", in + "solo"}, opt);
   std::vector<std::string> names;
   for (const BatchRun& run : r.runs) names.push_back(run.name);
   CHECK(names == std::vector<std::string>{"ci1-logs", "ci2-logs", "a-x-logs", "b-x-logs", "solo", "solo-2"});

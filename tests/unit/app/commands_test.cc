@@ -12,7 +12,6 @@
 
 #include "support/test_support.h"
 
-
 namespace ppt::testing {
 namespace {
 
@@ -68,7 +67,8 @@ TEST_CASE("every command refuses an output that is one of its input logs") {
     std::string input;
   };
   for (const Case& c : {
-           Case{"convert", "logs/workerlog.0 -o logs/workerlog.0.json --perfetto-json logs/workerlog.0", "logs/workerlog.0"},
+           Case{"convert", "logs/workerlog.0 -o logs/workerlog.0.json --perfetto-json logs/workerlog.0",
+                "logs/workerlog.0"},
            Case{"convert -o", "rank0.json -o rank0.json", "rank0.json"},
            Case{"stats -o", "stats rank0.json -o rank0.json", "rank0.json"},
            Case{"stats --json -o", "stats --json rank0.json -o rank0.json", "rank0.json"},
@@ -131,8 +131,8 @@ TEST_CASE("batch honours --pp-degree and --align-clocks") {
   nlohmann::json index = nlohmann::json::parse(slurp(d + "/out/index.json"));
   REQUIRE(index["runs"].size() == 1);
   CHECK(index["runs"][0]["schedule"].get<std::string>().find("P=2") != std::string::npos);
-  CHECK(slurp(d + "/out/" + index["runs"][0]["name"].get<std::string>() + "/report.html").find("P=2 (from --pp-degree)") !=
-        std::string::npos);
+  CHECK(slurp(d + "/out/" + index["runs"][0]["name"].get<std::string>() + "/report.html")
+            .find("P=2 (from --pp-degree)") != std::string::npos);
   Ran bad = run_binary(d, "batch logs --out out2 --pp-degree 3");
   CHECK(bad.code != 0);
 }

@@ -110,9 +110,9 @@ TEST_CASE("step ranges are read as A:B with both ends included", "[selection]") 
     int32_t first, last;
   };
   const Row rows[] = {
-      {"3:5", true, 3, 5},       {"3", true, 3, 3},          {"3:", true, 3, INT32_MAX}, {":5", true, INT32_MIN, 5},
-      {"-1:2", true, -1, 2},     {"5:3", false, 0, 0},       {"", false, 0, 0},          {":", false, 0, 0},
-      {"a:b", false, 0, 0},      {"1:2:3", false, 0, 0},     {"1.5", false, 0, 0},       {" 1", false, 0, 0},
+      {"3:5", true, 3, 5},          {"3", true, 3, 3},      {"3:", true, 3, INT32_MAX}, {":5", true, INT32_MIN, 5},
+      {"-1:2", true, -1, 2},        {"5:3", false, 0, 0},   {"", false, 0, 0},          {":", false, 0, 0},
+      {"a:b", false, 0, 0},         {"1:2:3", false, 0, 0}, {"1.5", false, 0, 0},       {" 1", false, 0, 0},
       {"99999999999", false, 0, 0},
   };
   for (const Row& row : rows) {

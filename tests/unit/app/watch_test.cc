@@ -63,7 +63,7 @@ TEST_CASE("a step is reported once every rank has gone past it", "[watch]") {
   CHECK(w.update(t0, false).empty());  // rank 1 has not gone past step 0
   w.add_lines("logs/workerlog.1", step_lines(1, 1) + step_lines(1, 2), t0);
   CHECK(numbers(w.update(t0, false)) == std::vector<int32_t>{0});  // rank 0 is still in step 1
-  CHECK(w.update(t0, false).empty());  // never twice
+  CHECK(w.update(t0, false).empty());                              // never twice
   w.add_lines("logs/workerlog.0", step_lines(0, 2), t0);
   std::vector<WatchStep> s = w.update(t0, false);
   REQUIRE(numbers(s) == std::vector<int32_t>{1});

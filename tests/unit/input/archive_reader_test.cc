@@ -40,7 +40,8 @@ void write_bytes(const fs::path& p, const std::string& data) { std::ofstream(p, 
 
 // A ustar header block for `name` with `size` (as 11 octal digits, or
 // base-256 when `base256`), and a correct checksum unless `bad_sum`.
-std::string header(const std::string& name, uint64_t size, char type = '0', bool base256 = false, bool bad_sum = false) {
+std::string header(const std::string& name, uint64_t size, char type = '0', bool base256 = false,
+                   bool bad_sum = false) {
   std::string h(512, '\0');
   std::memcpy(h.data(), name.data(), std::min<size_t>(name.size(), 100));
   std::memcpy(h.data() + 100, "0000644", 7);
@@ -56,7 +57,10 @@ std::string header(const std::string& name, uint64_t size, char type = '0', bool
   }
   std::memcpy(h.data() + 136, "00000000000", 11);
   h[156] = type;
-  std::memcpy(h.data() + 257, "ustar\0" "00", 8);
+  std::memcpy(h.data() + 257,
+              "ustar\0"
+              "00",
+              8);
   std::memset(h.data() + 148, ' ', 8);
   unsigned sum = 0;
   for (unsigned char c : h) sum += c;
@@ -96,7 +100,7 @@ TEST_CASE("archives made by tar are extracted whole, plain or gzipped, in every 
   fs::path src = fs::path(t.path()) / "src";
   t.write("src/logs/workerlog.0", "line 0\n");
   t.write("src/logs/machine1/workerlog.1", std::string(70000, 'x'));  // several blocks, not a multiple of 512
-  std::string long_dir(120, 'd');  // longer than the 100-byte name field
+  std::string long_dir(120, 'd');                                     // longer than the 100-byte name field
   t.write("src/logs/" + long_dir + "/workerlog.2", "deep\n");
   t.write("src/logs/empty.txt", "");
   for (std::string fmt : {"gnu", "pax", "ustar", "posix"}) {
@@ -162,7 +166,8 @@ TEST_CASE("a hostile archive writes nothing outside the directory and creates no
   std::vector<std::string> got = listing(dest, &any_link);
   CHECK_FALSE(any_link);
   // The links were not made, so the names under them are plain folders in dest.
-  CHECK(got == std::vector<std::string>{"after", "dirlink", "dirlink/evil3", "etclink", "etclink/evil-passwd", "payload"});
+  CHECK(got ==
+        std::vector<std::string>{"after", "dirlink", "dirlink/evil3", "etclink", "etclink/evil-passwd", "payload"});
 
   std::string skipped;
   for (const std::string& s : r.skipped) skipped += s + "\n";
@@ -213,8 +218,8 @@ TEST_CASE("a link already in the destination is never written through", "[archiv
   fs::create_directories(dest);
   fs::create_symlink(work / "outside", dest / "pre");
   fs::create_symlink(work / "outside" / "target", dest / "file");
-  std::string tar = header("pre/evil", 4) + padded("evil") + header("file", 4) + padded("evil") +
-                    std::string(1024, '\0');
+  std::string tar =
+      header("pre/evil", 4) + padded("evil") + header("file", 4) + padded("evil") + std::string(1024, '\0');
   write_bytes(work / "a.tar", tar);
   ArchiveResult r = extract_archive((work / "a.tar").string(), dest.string());
   REQUIRE(r.ok);
@@ -255,8 +260,10 @@ TEST_CASE("sizes and entry counts are bounded before anything large is written",
     DYNAMIC_SECTION(row.what) {
       for (bool gz : {false, true}) {
         fs::path archive = work / (gz ? "a.tar.gz" : "a.tar");
-        if (gz) gzip_to(archive, row.archive);
-        else write_bytes(archive, row.archive);
+        if (gz)
+          gzip_to(archive, row.archive);
+        else
+          write_bytes(archive, row.archive);
         fs::path dest = work / (gz ? "dest-gz" : "dest");
         fs::create_directories(dest);
         ArchiveResult r = extract_archive(archive.string(), dest.string(), row.limits);
@@ -360,9 +367,10 @@ TEST_CASE("broken archives give one error line and no crash", "[archive]") {
   const Row rows[] = {
       {"an empty file", "", "empty file, not an archive"},
       {"text", padded("hello, this is not a tar archive\n"), "not a tar or zip archive"},
-      {"a bad checksum after a good entry", header("a", 1) + padded("a") + header("b", 1, '0', false, true) + padded("b"),
-       "after 'a': "},
-      {"a file cut inside its data", good.substr(0, 512 + 300), "b.tar:a: claims 600 bytes, but the archive ends before"},
+      {"a bad checksum after a good entry",
+       header("a", 1) + padded("a") + header("b", 1, '0', false, true) + padded("b"), "after 'a': "},
+      {"a file cut inside its data", good.substr(0, 512 + 300),
+       "b.tar:a: claims 600 bytes, but the archive ends before"},
       {"a gzip stream cut short", gz_good.substr(0, gz_good.size() / 2), ""},
       {"a header cut short", good.substr(0, 200), "not a tar or zip archive"},
       {"a second header cut short", (header("a", 1) + padded("a") + header("b", 1) + padded("b")).substr(0, 1024 + 100),
@@ -438,13 +446,13 @@ namespace {
 // A zip file written byte by byte, so that every field can lie.
 struct ZipEntry {
   std::string name;
-  std::string data;                 // as stored (deflated already when method is 8)
-  uint16_t method = 0;              // 0 stored, 8 deflated
-  uint32_t crc = 0;                 // computed from `plain` when 0 and plain is set
-  std::string plain;                // the uncompressed bytes (for the CRC and size)
-  int64_t claimed_size = -1;        // uncompressed size written; -1: plain.size()
-  uint32_t unix_mode = 0100644;     // in the external attributes
-  uint16_t flags = 0;               // bit 0: encrypted
+  std::string data;              // as stored (deflated already when method is 8)
+  uint16_t method = 0;           // 0 stored, 8 deflated
+  uint32_t crc = 0;              // computed from `plain` when 0 and plain is set
+  std::string plain;             // the uncompressed bytes (for the CRC and size)
+  int64_t claimed_size = -1;     // uncompressed size written; -1: plain.size()
+  uint32_t unix_mode = 0100644;  // in the external attributes
+  uint16_t flags = 0;            // bit 0: encrypted
 };
 
 void put16(std::string* s, uint32_t v) {
@@ -462,7 +470,8 @@ std::string zip_bytes(const std::vector<ZipEntry>& entries) {
     uint32_t crc = e.crc ? e.crc
                          : static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(e.plain.data()),
                                                        static_cast<uInt>(e.plain.size())));
-    uint32_t usize = e.claimed_size >= 0 ? static_cast<uint32_t>(e.claimed_size) : static_cast<uint32_t>(e.plain.size());
+    uint32_t usize =
+        e.claimed_size >= 0 ? static_cast<uint32_t>(e.claimed_size) : static_cast<uint32_t>(e.plain.size());
     uint32_t offset = static_cast<uint32_t>(out.size());
     auto common = [&](std::string* s) {
       put16(s, 20);  // version needed
@@ -585,9 +594,9 @@ TEST_CASE("a zip's lying sizes, bombs and truncation stop with the entry named, 
   TempDir t;
   fs::path work(t.path());
   ZipEntry longer = stored("logs/lie-long", "0123456789");
-  longer.claimed_size = 1000;   // more than is stored
+  longer.claimed_size = 1000;  // more than is stored
   ZipEntry shorter = deflated_entry("logs/lie-short", std::string(100000, 'a'));
-  shorter.claimed_size = 10;    // less than the data inflates to
+  shorter.claimed_size = 10;  // less than the data inflates to
   ZipEntry huge = stored("logs/huge", "tiny");
   huge.claimed_size = 0xfffffff0;
   ArchiveLimits small;

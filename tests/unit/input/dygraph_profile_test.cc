@@ -11,11 +11,11 @@
 #include "analysis/stats.h"
 #include "input/dygraph_profile.h"
 #include "input/log_layout.h"
-#include "passes/timeline_builder.h"
 #include "output/summary.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
 #include "passes/reruns.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -23,10 +23,10 @@ using namespace ppt;
 namespace {
 
 // A record as Paddle's _record_format writes it.
-std::string rec(const std::string& name, const char* ph, int tid, long long ts,
-                const char* cat = "pipeline timeline") {
-  return "{\"name\": \"" + name + "\", \"cat\": \"" + cat + "\", \"ph\": \"" + ph + "\", \"pid\": 0, \"tid\": " +
-         std::to_string(tid) + ", \"ts\": " + std::to_string(ts) + ", \"cname\": \"thread_state_running\"}\n";
+std::string rec(const std::string& name, const char* ph, int tid, long long ts, const char* cat = "pipeline timeline") {
+  return "{\"name\": \"" + name + "\", \"cat\": \"" + cat + "\", \"ph\": \"" + ph +
+         "\", \"pid\": 0, \"tid\": " + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+         ", \"cname\": \"thread_state_running\"}\n";
 }
 
 constexpr long long kT = 1697793307000;
@@ -60,16 +60,19 @@ TEST_CASE("every record form becomes the job it describes", "[dygraph]") {
   std::vector<Row> rows = {
       {"1F1B forward", rec("F3", "B", 2, kT) + rec("F3", "E", 2, kT + 5), "forward", 3, 0, 5},
       {"1F1B backward", rec("B0", "B", 1, kT) + rec("B0", "E", 1, kT + 9), "backward", 0, 0, 9},
-      {"interleaved forward", rec("F2_VP1", "B", 3, kT, "virtual pipeline timeline") +
-                                  rec("F2_VP1", "E", 3, kT + 2, "virtual pipeline timeline"),
+      {"interleaved forward",
+       rec("F2_VP1", "B", 3, kT, "virtual pipeline timeline") +
+           rec("F2_VP1", "E", 3, kT + 2, "virtual pipeline timeline"),
        "forward1", 2, 0, 2},
-      {"interleaved backward", rec("B5_VP0", "B", 3, kT, "virtual pipeline timeline") +
-                                   rec("B5_VP0", "E", 3, kT + 4, "virtual pipeline timeline"),
+      {"interleaved backward",
+       rec("B5_VP0", "B", 3, kT, "virtual pipeline timeline") +
+           rec("B5_VP0", "E", 3, kT + 4, "virtual pipeline timeline"),
        "backward0", 5, 0, 4},
-      {"zero length: B and E in the same ms", rec("F1", "B", 1, kT + 7) + rec("F1", "E", 1, kT + 7), "forward", 1,
-       7, 7},
-      {"CRLF", "{\"name\": \"F0\", \"ph\": \"B\", \"tid\": 1, \"ts\": 1697793307000}\r\n"
-               "{\"name\": \"F0\", \"ph\": \"E\", \"tid\": 1, \"ts\": 1697793307001}\r\n",
+      {"zero length: B and E in the same ms", rec("F1", "B", 1, kT + 7) + rec("F1", "E", 1, kT + 7), "forward", 1, 7,
+       7},
+      {"CRLF",
+       "{\"name\": \"F0\", \"ph\": \"B\", \"tid\": 1, \"ts\": 1697793307000}\r\n"
+       "{\"name\": \"F0\", \"ph\": \"E\", \"tid\": 1, \"ts\": 1697793307001}\r\n",
        "forward", 0, 0, 1},
       {"a line of the merged array (trailing comma), float ts",
        "{\"name\": \"B2\", \"ph\": \"B\", \"tid\": 1, \"ts\": 1697793307000.0},\n"
@@ -122,8 +125,8 @@ TEST_CASE("every bad record form is counted by kind, with its line", "[dygraph]"
        IssueKind::kBadProfileRecord, 3, 1, 2},
       {"negative ts", ok + rec("F1", "B", 1, -5) + rec("F1", "E", 1, kT), IssueKind::kBadProfileRecord, 3, 1, 2},
       {"tid 0", ok + rec("F1", "B", 0, kT) + rec("F1", "E", 0, kT + 1), IssueKind::kBadProfileRecord, 3, 1, 2},
-      {"E before B in time", ok + rec("F1", "B", 1, kT + 5) + rec("F1", "E", 1, kT + 4), IssueKind::kEndBeforeStart,
-       4, 1, 2},
+      {"E before B in time", ok + rec("F1", "B", 1, kT + 5) + rec("F1", "E", 1, kT + 4), IssueKind::kEndBeforeStart, 4,
+       1, 2},
       {"a second B of the same name before its E", rec("F0", "B", 1, kT) + ok, IssueKind::kUnmatchedBegin, 1, 1, 2},
   };
   for (const Row& row : rows) {
@@ -176,10 +179,10 @@ TEST_CASE("the stage is the first record's tid - 1; another tid starts a new run
 }
 
 TEST_CASE("times that go back start a new run; steps restart at F0", "[dygraph]") {
-  std::string step = rec("F0", "B", 1, kT) + rec("F0", "E", 1, kT + 2) + rec("B0", "B", 1, kT + 2) +
-                     rec("B0", "E", 1, kT + 5);
-  std::string later = rec("F0", "B", 1, kT + 10) + rec("F0", "E", 1, kT + 12) + rec("B0", "B", 1, kT + 12) +
-                      rec("B0", "E", 1, kT + 15);
+  std::string step =
+      rec("F0", "B", 1, kT) + rec("F0", "E", 1, kT + 2) + rec("B0", "B", 1, kT + 2) + rec("B0", "E", 1, kT + 5);
+  std::string later =
+      rec("F0", "B", 1, kT + 10) + rec("F0", "E", 1, kT + 12) + rec("B0", "B", 1, kT + 12) + rec("B0", "E", 1, kT + 15);
   std::string back = rec("F0", "B", 1, kT - 50000) + rec("F0", "E", 1, kT - 49999);
   FileScan s = scan_dygraph_buffer(step + later + back, 0);
   REQUIRE(s.jobs.size() == 5);
@@ -230,8 +233,8 @@ TEST_CASE("a directory of profile files: ranks from names, launch logs beside ar
   TempDir dir;
   const int p = 2;
   for (int r = 0; r < 4; ++r) {
-    dir.write("profile_record_tmp_file_for_rank_" + std::to_string(r), one_f_one_b(r % p, p, kT) +
-                                                                          one_f_one_b(r % p, p, kT + 40));
+    dir.write("profile_record_tmp_file_for_rank_" + std::to_string(r),
+              one_f_one_b(r % p, p, kT) + one_f_one_b(r % p, p, kT + 40));
   }
   dir.write("workerlog.0", "LAUNCH INFO nothing\n");
   dir.write("workerlog.1",
@@ -314,7 +317,8 @@ TEST_CASE("profile files in machine folders; a missing rank is noted, not renumb
   CHECK(l.world_ranks == 4);
   CHECK(l.partial.find("ranks 0-1, 3 of 4") != std::string::npos);
   bool noted = false;
-  for (const std::string& n : l.notes) noted = noted || n.find("profile_record_tmp_file_for_rank_2") != std::string::npos;
+  for (const std::string& n : l.notes)
+    noted = noted || n.find("profile_record_tmp_file_for_rank_2") != std::string::npos;
   CHECK(noted);
 }
 
@@ -332,12 +336,11 @@ TEST_CASE("a rank whose records state another stage than rank mod P is reported"
 
 TEST_CASE("a step whose first record was lost still ends at the next step's F0", "[dygraph]") {
   // Step 0 lost F0's "B"; step 1 begins with F0 as every step does.
-  std::string text = rec("F0", "E", 1, kT + 1) + rec("F1", "B", 1, kT + 1) + rec("F1", "E", 1, kT + 2) +
-                     rec("B0", "B", 1, kT + 2) + rec("B0", "E", 1, kT + 4) + rec("B1", "B", 1, kT + 4) +
-                     rec("B1", "E", 1, kT + 6) +
-                     // step 1
-                     rec("F0", "B", 1, kT + 10) + rec("F0", "E", 1, kT + 11) + rec("F1", "B", 1, kT + 11) +
-                     rec("F1", "E", 1, kT + 12);
+  std::string text =
+      rec("F0", "E", 1, kT + 1) + rec("F1", "B", 1, kT + 1) + rec("F1", "E", 1, kT + 2) + rec("B0", "B", 1, kT + 2) +
+      rec("B0", "E", 1, kT + 4) + rec("B1", "B", 1, kT + 4) + rec("B1", "E", 1, kT + 6) +
+      // step 1
+      rec("F0", "B", 1, kT + 10) + rec("F0", "E", 1, kT + 11) + rec("F1", "B", 1, kT + 11) + rec("F1", "E", 1, kT + 12);
   FileScan s = scan_dygraph_buffer(text, 0);
   REQUIRE(s.jobs.size() == 5);
   CHECK(s.diagnostics.count_of(IssueKind::kUnmatchedEnd) == 1);

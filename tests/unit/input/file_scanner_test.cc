@@ -14,8 +14,8 @@
 #include "support/test_support.h"
 
 using namespace ppt;
-using ppt::testing::parser;
 using ppt::testing::job_line;
+using ppt::testing::parser;
 
 TEST_CASE("jobs keep their exact line numbers among other threads' lines", "[scanner]") {
   std::string log = "noise 1\n" + job_line("forward", 0, 0, 10) + "I1020 other.cc:1] Profiler summary\n\n" +
@@ -288,8 +288,8 @@ TEST_CASE("lines ended by a lone CR (a progress bar's) are lines: every job is w
 TEST_CASE("a line cut inside 'Job (' and then a whole job line loses only the cut one", "[scanner]") {
   std::string whole = job_line("forward", 3, 100, 150);
   std::string prefix = "I1020 09:15:07.265326 4242 standalone_executor.cc:217] ";
-  std::string log = job_line("forward", 2, 0, 50) + prefix + "Profiler Info: Job (" + whole +
-                    prefix + "Profiler Info: Job (1" + job_line("forward", 4, 200, 250);
+  std::string log = job_line("forward", 2, 0, 50) + prefix + "Profiler Info: Job (" + whole + prefix +
+                    "Profiler Info: Job (1" + job_line("forward", 4, 200, 250);
   FileScan s = scan_buffer(log, 0, parser());
   CHECK(s.counts.profiler_lines == 5);
   REQUIRE(s.jobs.size() == 3);
@@ -302,11 +302,11 @@ TEST_CASE("a line cut inside 'Job (' and then a whole job line loses only the cu
   CHECK(s.diagnostics.count_of(IssueKind::kBadJobId) == 0);
 }
 
-TEST_CASE("a whole job line and a damaged marker without a newline between: the job as its line gave it",
-          "[scanner]") {
+TEST_CASE("a whole job line and a damaged marker without a newline between: the job as its line gave it", "[scanner]") {
   std::string first = bare(job_line("forward", 1, 10, 15));
-  std::string damaged = "Profiler Info: Jo (7), type = forward, micro_batch_id = 7, job_start_time = "
-                        "1697793307070.000000, job_end_time = 1697793307075.500000";
+  std::string damaged =
+      "Profiler Info: Jo (7), type = forward, micro_batch_id = 7, job_start_time = "
+      "1697793307070.000000, job_end_time = 1697793307075.500000";
   std::string log = job_line("forward", 0, 0, 5) + first + damaged + "\n" + job_line("forward", 2, 20, 25);
   FileScan s = scan_buffer(log, 0, parser());
   CHECK(s.counts.profiler_lines == 3);

@@ -39,8 +39,8 @@ TEST_CASE("every accepted variant of the job line parses to the same job", "[lin
       {with("I1020 09:15:07.265326 22317 a.cc:1] ", "forward", "\r"), "forward", 2, 22317},
       {with("I1020 09:15:07.265326 22317 a.cc:1] ", "forward", "  "), "forward", 2, 22317},
       {with("junk \x01\x02 ", "type with spaces"), "type with spaces", 2, -1},
-      {"Profiler Info: Job (0), type = optimizer, job_start_time = 1.000000, job_end_time = 2.000000",
-       "optimizer", -1, -1},
+      {"Profiler Info: Job (0), type = optimizer, job_start_time = 1.000000, job_end_time = 2.000000", "optimizer", -1,
+       -1},
   };
   for (const Row& r : rows) {
     INFO(r.line);
@@ -129,7 +129,8 @@ TEST_CASE("the fast path and the regular expression agree on mutated lines", "[l
 }
 
 TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
-  LineResult r = parser().parse("[2023-10-20 09:15:02,000] [INFO] - Schedule Profiler start at step 10 and end at step 20");
+  LineResult r =
+      parser().parse("[2023-10-20 09:15:02,000] [INFO] - Schedule Profiler start at step 10 and end at step 20");
   REQUIRE(r.kind == LineKind::kScheduleMarker);
   CHECK(r.marker.start_step == 10);
   CHECK(r.marker.end_step == 20);
@@ -139,4 +140,3 @@ TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
   CHECK(bad.issue == IssueKind::kBadScheduleMarker);
   CHECK(parser().parse("Profiler summary: nothing").kind == LineKind::kOther);
 }
-

@@ -66,13 +66,15 @@ TEST_CASE("a truncated file is read again from its start", "[follower]") {
 TEST_CASE("a file truncated and grown past the old offset between two polls is read again from its start",
           "[follower]") {
   ppt::testing::TempDir dir;
-  std::string first = "I1020 09:15:00.000001 1 a.cc:1] run one, line 1\nI1020 09:15:00.000002 1 a.cc:1] run one, line 2\n";
+  std::string first =
+      "I1020 09:15:00.000001 1 a.cc:1] run one, line 1\nI1020 09:15:00.000002 1 a.cc:1] run one, line 2\n";
   std::string path = dir.write("workerlog.0", first);
   FileFollower f(path);
   CHECK(poll_text(f) == first);
   // copytruncate, then the writer goes on: by the next poll the file is longer than what was read.
-  std::string again = "I1020 09:16:00.000001 1 a.cc:1] after the rotation, line 1\n"
-                      "I1020 09:16:00.000002 1 a.cc:1] after the rotation, line 2\n";
+  std::string again =
+      "I1020 09:16:00.000001 1 a.cc:1] after the rotation, line 1\n"
+      "I1020 09:16:00.000002 1 a.cc:1] after the rotation, line 2\n";
   REQUIRE(again.size() > first.size());
   dir.write("workerlog.0", again);  // in place: same inode
   FileFollower::Event e{};

@@ -216,7 +216,8 @@ TEST_CASE("a directory named without --log_dir is the log directory", "[layout]"
 TEST_CASE("a missing workerlog is named, not skipped in silence", "[hardening][layout]") {
   testing::TempDir d;
   SECTION("one machine") {
-    for (const char* f : {"logs/workerlog.0", "logs/workerlog.1", "logs/workerlog.3", "logs/workerlog.6"}) d.write(f, "x\n");
+    for (const char* f : {"logs/workerlog.0", "logs/workerlog.1", "logs/workerlog.3", "logs/workerlog.6"})
+      d.write(f, "x\n");
     LayoutResult r = discover_layout({d.path() + "/logs", {}, {}});
     REQUIRE(r.layout);
     REQUIRE(r.layout->notes.size() == 1);

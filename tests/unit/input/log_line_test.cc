@@ -84,8 +84,9 @@ TEST_CASE("times past what int64 nanoseconds hold are refused, never wrapped", "
     CHECK(ppt::log_line::parse_ms_to_ns(c.text, &ns) == c.want);
     if (c.want == ppt::log_line::TimeParse::kOk) CHECK(ns == c.ns);
   }
-  std::string line = "Profiler Info: Job (1), type = forward, micro_batch_id = 0, job_start_time = "
-                     "9999999999999.999999, job_end_time = 9999999999999.999999";
+  std::string line =
+      "Profiler Info: Job (1), type = forward, micro_batch_id = 0, job_start_time = "
+      "9999999999999.999999, job_end_time = 9999999999999.999999";
   ppt::LineResult r = ppt::testing::parser().parse(line);
   CHECK(r.kind == ppt::LineKind::kRejected);
   CHECK(r.issue == ppt::IssueKind::kTimeOutOfRange);

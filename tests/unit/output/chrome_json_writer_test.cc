@@ -9,11 +9,11 @@
 #include <string>
 
 #include "output/chrome_json_writer.h"
-#include "passes/timeline_builder.h"
 #include "output/trace_naming.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -45,8 +45,9 @@ TEST_CASE("microseconds are printed exactly from nanoseconds", "[json]") {
     int64_t ns;
     const char* text;
   };
-  const Row rows[] = {{0, "0"}, {1, "0.001"}, {1000, "1"}, {1500, "1.5"}, {1234567, "1234.567"},
-                      {1697793307213760986, "1697793307213760.986"}, {-2500, "-2.5"}};
+  const Row rows[] = {{0, "0"},       {1, "0.001"},          {1000, "1"},
+                      {1500, "1.5"},  {1234567, "1234.567"}, {1697793307213760986, "1697793307213760.986"},
+                      {-2500, "-2.5"}};
   for (const Row& r : rows) {
     std::string s;
     append_us(s, r.ns);

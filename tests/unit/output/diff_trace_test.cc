@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
-#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
 
@@ -68,7 +68,6 @@ TEST_CASE("every track of the diff trace nests when a log holds two runs whose c
   }
   CHECK(slices == 2 * (tl.job_count() + tl.runs[0].steps.size() + tl.runs[1].steps.size()));
 }
-
 
 TEST_CASE("the diff trace holds both runs as two processes aligned at their first common step", "[diff][trace]") {
   testing::TempDir dir;

@@ -9,15 +9,15 @@
 #include <sstream>
 
 #include "analysis/diff.h"
+#include "analysis/stats.h"
 #include "app/picture.h"
 #include "output/html_report.h"
-#include "analysis/stats.h"
 #include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;
-using ppt::testing::parser;
 using ppt::testing::job_line;
+using ppt::testing::parser;
 
 namespace {
 
@@ -90,7 +90,8 @@ TEST_CASE("the report is one self-contained page whose only script is allowed by
   std::string page = report_of(tl);
   CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
   // Nothing is fetched: no external script, style sheet, font or image.
-  for (const char* bad : {"<link", "@import", "@font-face", " src=", "<img", "https://", "url(http", "<iframe", "<object"}) {
+  for (const char* bad :
+       {"<link", "@import", "@font-face", " src=", "<img", "https://", "url(http", "<iframe", "<object"}) {
     INFO(bad);
     CHECK(page.find(bad) == std::string::npos);
   }
@@ -219,9 +220,7 @@ TEST_CASE("the report opens with a summary card of the run's figures", "[html]")
   REQUIRE_FALSE(card.empty());
   // Above the timeline and the stats: the first thing after the heading.
   CHECK(page.find("<section id=\"overview\"") < page.find("<section id=\"timeline\""));
-  auto figure = [&](const std::string& name) {
-    return between(card, "data-figure=\"" + name + "\"", "</div></div>");
-  };
+  auto figure = [&](const std::string& name) { return between(card, "data-figure=\"" + name + "\"", "</div></div>"); };
   CHECK(figure("schedule").find(std::string(schedule_name(st.schedule.kind))) != std::string::npos);
   CHECK(figure("pp").find(">" + std::to_string(st.schedule.pp_degree) + "<") != std::string::npos);
   CHECK(figure("mb").find(">" + std::to_string(st.schedule.micro_batches) + "<") != std::string::npos);

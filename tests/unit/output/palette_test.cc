@@ -15,9 +15,14 @@ namespace {
 
 // catapult tracing/tracing/base/color_scheme.html, the reserved names used.
 const std::map<std::string, Rgb> kCatapult = {
-    {"thread_state_running", {126, 200, 148}}, {"rail_idle", {238, 142, 0}},  {"rail_animation", {244, 74, 63}},
-    {"rail_response", {67, 135, 253}},          {"rail_load", {13, 168, 97}},  {"generic_work", {125, 125, 125}},
-    {"thread_state_unknown", {199, 155, 125}}, {"thread_state_uninterruptible", {182, 125, 143}},
+    {"thread_state_running", {126, 200, 148}},
+    {"rail_idle", {238, 142, 0}},
+    {"rail_animation", {244, 74, 63}},
+    {"rail_response", {67, 135, 253}},
+    {"rail_load", {13, 168, 97}},
+    {"generic_work", {125, 125, 125}},
+    {"thread_state_unknown", {199, 155, 125}},
+    {"thread_state_uninterruptible", {182, 125, 143}},
 };
 
 double distance(Rgb a, Rgb b) {

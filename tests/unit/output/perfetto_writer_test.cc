@@ -8,12 +8,12 @@
 #include <set>
 #include <tuple>
 
-#include "support/test_support.h"
 #include "output/chrome_json_writer.h"
+#include "output/trace_naming.h"
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
-#include "output/trace_naming.h"
+#include "support/test_support.h"
 
 using namespace ppt;
 using ppt::testing::generate_logs;
@@ -130,8 +130,9 @@ std::optional<TextNode> decode(const std::string& bytes) {
   std::string file = dir.path() + "/trace.pftrace";
   std::ofstream(file, std::ios::binary) << bytes;
   std::string out;
-  std::string cmd = fmt::format("{} --decode=perfetto.protos.Trace -I {}/tests/proto {}/tests/proto/perfetto_trace_subset.proto < {}",
-                                protoc_path(), PPT_SOURCE_DIR, PPT_SOURCE_DIR, file);
+  std::string cmd =
+      fmt::format("{} --decode=perfetto.protos.Trace -I {}/tests/proto {}/tests/proto/perfetto_trace_subset.proto < {}",
+                  protoc_path(), PPT_SOURCE_DIR, PPT_SOURCE_DIR, file);
   int rc = run_command(cmd, &out);
   INFO(out.substr(0, 2000));
   REQUIRE(rc == 0);
@@ -213,7 +214,8 @@ Decoded replay(const TextNode& trace) {
       for (const TextNode* a : te->all_children("debug_annotations")) {
         REQUIRE(seq.annotation_names.count(a->num("name_iid")));
         std::string key = seq.annotation_names[a->num("name_iid")];
-        s.args[key] = a->get("string_value_iid").empty() ? a->get("int_value") : seq.strings[a->num("string_value_iid")];
+        s.args[key] =
+            a->get("string_value_iid").empty() ? a->get("int_value") : seq.strings[a->num("string_value_iid")];
       }
       for (const std::string& f : te->all("flow_ids")) s.flows.push_back(std::stoull(f));
       open[track].push_back(s);

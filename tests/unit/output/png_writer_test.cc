@@ -8,9 +8,9 @@
 #include <fstream>
 #include <regex>
 
+#include "app/picture.h"
 #include "output/outputs.h"
 #include "output/palette.h"
-#include "app/picture.h"
 #include "output/png_writer.h"
 #include "passes/timeline_builder.h"
 #include "support/test_support.h"
@@ -55,9 +55,9 @@ Image decode(const std::string& png) {
   Reader r{&png};
   cairo_surface_t* s = cairo_image_surface_create_from_png_stream(read_chunk, &r);
   Image img;
-  bool ok = cairo_surface_status(s) == CAIRO_STATUS_SUCCESS &&
-            (cairo_image_surface_get_format(s) == CAIRO_FORMAT_ARGB32 ||
-             cairo_image_surface_get_format(s) == CAIRO_FORMAT_RGB24);
+  bool ok =
+      cairo_surface_status(s) == CAIRO_STATUS_SUCCESS && (cairo_image_surface_get_format(s) == CAIRO_FORMAT_ARGB32 ||
+                                                          cairo_image_surface_get_format(s) == CAIRO_FORMAT_RGB24);
   if (ok) {
     img.width = cairo_image_surface_get_width(s);
     img.height = cairo_image_surface_get_height(s);

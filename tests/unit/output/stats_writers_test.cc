@@ -86,11 +86,11 @@ TEST_CASE("diff colours say what a change means for the run, not which way a num
   d.ranks.push_back(rank_delta(1, 50, 60, 50, 40));
   std::string html = format_diff_html(d);
   // Columns: rank, stage, busy A, busy B, busy, idle A, idle B, idle, bubble A, bubble B, bubble.
-  CHECK(cell_class(html, 1, 4) == "bad");   // busy +20%
-  CHECK(cell_class(html, 1, 7) == "");      // idle -20%: the other side of its busy time
-  CHECK(cell_class(html, 1, 10) == "");     // bubble down, for the same reason
-  CHECK(cell_class(html, 0, 4) == "");      // busy the same
-  CHECK(cell_class(html, 0, 7) == "bad");   // idle +25%: it waits for rank 1
+  CHECK(cell_class(html, 1, 4) == "bad");  // busy +20%
+  CHECK(cell_class(html, 1, 7) == "");     // idle -20%: the other side of its busy time
+  CHECK(cell_class(html, 1, 10) == "");    // bubble down, for the same reason
+  CHECK(cell_class(html, 0, 4) == "");     // busy the same
+  CHECK(cell_class(html, 0, 7) == "bad");  // idle +25%: it waits for rank 1
   CHECK(cell_class(html, 0, 10) == "bad");
   CHECK(html.find("<td class=\"good\"") == std::string::npos);
 
@@ -103,7 +103,7 @@ TEST_CASE("diff colours say what a change means for the run, not which way a num
   f.ranks.push_back(rank_delta(1, 60, 50, 40, 50));
   std::string faster = format_diff_html(f);
   CHECK(cell_class(faster, 1, 4) == "good");
-  CHECK(cell_class(faster, 1, 7) == "");    // idle up because its own work shrank
+  CHECK(cell_class(faster, 1, 7) == "");  // idle up because its own work shrank
   CHECK(cell_class(faster, 0, 7) == "good");
   CHECK(faster.find("<td class=\"bad\"") == std::string::npos);
 }

@@ -18,8 +18,8 @@
 #include "support/test_support.h"
 
 using namespace ppt;
-using ppt::testing::parser;
 using ppt::testing::job_line;
+using ppt::testing::parser;
 using ppt::testing::TempDir;
 
 namespace {
@@ -81,8 +81,8 @@ std::vector<std::string> attrs(const std::string& svg, const std::string& tag_pr
 bool well_formed(const std::string& xml, std::string* why) {
   TempDir t;
   std::string path = t.write("p.svg", xml);
-  std::string cmd = "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " + path +
-                    " > " + t.path() + "/err 2>&1";
+  std::string cmd = "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " + path + " > " +
+                    t.path() + "/err 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(t.path() + "/err");
   std::getline(in, *why, '\0');
@@ -145,8 +145,8 @@ TEST_CASE("rectangles are placed by time and idle gaps stay empty", "[svg]") {
 }
 
 TEST_CASE("overlapping jobs go on a second lane inside their rank's row", "[svg]") {
-  Timeline tl = from_logs({job_line("forward", 0, 0, 100) + job_line("forward", 1, 50, 150) +
-                           job_line("optimizer", 0, 200, 210)});
+  Timeline tl = from_logs(
+      {job_line("forward", 0, 0, 100) + job_line("forward", 1, 50, 150) + job_line("optimizer", 0, 200, 210)});
   std::string svg = svg_of(tl);
   CHECK(count(svg, "<g class=\"rank\"") == 1);
   CHECK(attrs(svg, "<g class=\"rank\"", "data-lanes") == std::vector<std::string>{"2"});
@@ -163,7 +163,7 @@ TEST_CASE("the steps drawn are picked with --steps", "[svg]") {
     std::set<std::string> steps;
   };
   const Row rows[] = {
-      {"1:2", {1, 2}, 20, {"1", "2"}},         {"3", {3, 3}, 10, {"3"}}, {"3:", {3, INT32_MAX}, 20, {"3", "4"}},
+      {"1:2", {1, 2}, 20, {"1", "2"}},   {"3", {3, 3}, 10, {"3"}}, {"3:", {3, INT32_MAX}, 20, {"3", "4"}},
       {":0", {INT32_MIN, 0}, 10, {"0"}}, {"7:9", {7, 9}, 0, {}},
   };
   for (const Row& row : rows) {
@@ -411,8 +411,8 @@ TEST_CASE("a label drops what the colour tells before it is dropped", "[svg]") {
 }
 
 TEST_CASE("touching jobs are parted by a hairline and every job has a tooltip", "[svg]") {
-  Timeline tl = from_logs({job_line("forward", 0, 0, 500) + job_line("forward", 1, 500, 1000) +
-                           job_line("forward", 2, 1000, 1001)});
+  Timeline tl = from_logs(
+      {job_line("forward", 0, 0, 500) + job_line("forward", 1, 500, 1000) + job_line("forward", 2, 1000, 1001)});
   std::string svg = svg_of(tl);
   // The hairline is a white stroke of every job rectangle that does not hide a thin one.
   CHECK(svg.find("rect.job { stroke: #ffffff; stroke-width: 0.75px;") != std::string::npos);

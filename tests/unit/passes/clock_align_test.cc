@@ -169,12 +169,12 @@ TEST_CASE("A pair of machines with contradicting dependencies keeps the offset t
   // forward, by 4000 - o: least at o = +2000 us.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),       job_line("forward", 1, 1000, 2000, 1),
-                    job_line("forward", 2, 2000, 8000, 2),    job_line("backward", 0, 13000, 14000, 0),
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0), job_line("forward", 1, 1000, 2000, 1),
+                    job_line("forward", 2, 2000, 8000, 2), job_line("backward", 0, 13000, 14000, 0),
                     job_line("backward", 1, 14000, 15000, 1)};
-  ranks[1].lines = {job_line("forward", 0, 1500, 2500, 0),   job_line("forward", 1, 2500, 3500, 1),
-                    job_line("forward", 2, 4000, 5000, 2),   job_line("forward", 3, 5000, 5100, 0),
-                    job_line("backward", 3, 5100, 5200, 0), job_line("backward", 0, 10000, 11000, 0),
+  ranks[1].lines = {job_line("forward", 0, 1500, 2500, 0),    job_line("forward", 1, 2500, 3500, 1),
+                    job_line("forward", 2, 4000, 5000, 2),    job_line("forward", 3, 5000, 5100, 0),
+                    job_line("backward", 3, 5100, 5200, 0),   job_line("backward", 0, 10000, 11000, 0),
                     job_line("backward", 1, 11000, 12000, 1), job_line("backward", 2, 12000, 13000, 2)};
   // Rank 0 has no backward 2: only two backward dependencies.
   Timeline tl = timeline_from_lines(ranks);
@@ -251,7 +251,7 @@ TEST_CASE("Machines whose clocks are seconds apart share runs and steps and are 
       SECTION(args) {
         auto g = generate_logs(args);
         Timeline& tl = g->timeline;
-        REQUIRE(tl.runs.size() == 1);  // one run although the machines' times do not overlap
+        REQUIRE(tl.runs.size() == 1);             // one run although the machines' times do not overlap
         check_steps_against_truth(tl, g->truth);  // as logged: steps matched by structure
         Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
         REQUIRE(deps.contradicted > 0);
@@ -340,13 +340,13 @@ TEST_CASE("A step that only one shifted rank has stays between its neighbours on
   // where step 0 ends, not start before step 0 ended.
   std::vector<RankLines> ranks(2);
   ranks[1].machine = 1;
-  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),         job_line("backward", 0, 4200, 6200, 0),
-                    job_line("optimizer", -1, 6200, 6700, 0),    job_line("forward", 0, 20000, 21000, 0),
-                    job_line("backward", 0, 24200, 26200, 0),    job_line("optimizer", -1, 26200, 26700, 0)};
-  ranks[1].lines = {job_line("forward", 0, 3100, 4100, 0),      job_line("backward", 0, 4100, 6100, 0),
-                    job_line("optimizer", -1, 6100, 6600, 0),    job_line("forward", 0, 6700, 7000, 0),
-                    job_line("optimizer", -1, 7000, 7100, 0),    job_line("forward", 0, 23100, 24100, 0),
-                    job_line("backward", 0, 24100, 26100, 0),    job_line("optimizer", -1, 26100, 26600, 0)};
+  ranks[0].lines = {job_line("forward", 0, 0, 1000, 0),       job_line("backward", 0, 4200, 6200, 0),
+                    job_line("optimizer", -1, 6200, 6700, 0), job_line("forward", 0, 20000, 21000, 0),
+                    job_line("backward", 0, 24200, 26200, 0), job_line("optimizer", -1, 26200, 26700, 0)};
+  ranks[1].lines = {job_line("forward", 0, 3100, 4100, 0),    job_line("backward", 0, 4100, 6100, 0),
+                    job_line("optimizer", -1, 6100, 6600, 0), job_line("forward", 0, 6700, 7000, 0),
+                    job_line("optimizer", -1, 7000, 7100, 0), job_line("forward", 0, 23100, 24100, 0),
+                    job_line("backward", 0, 24100, 26100, 0), job_line("optimizer", -1, 26100, 26600, 0)};
   Timeline tl = timeline_from_lines(ranks);
   REQUIRE(tl.runs.size() == 1);
   REQUIRE(tl.runs[0].steps.size() == 3);
@@ -376,9 +376,10 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
   ranks[0].lines = {job_line("forward", 0, far_us - 50000, far_us - 49000, 0),
                     job_line("optimizer", -1, far_us - 49000, far_us - 48000, 0),
                     job_line("forward", 0, far_us, far_us + 1000, 0)};
-  ranks[1].lines = {job_line("forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20, 0),
-                    job_line("optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30, 0),
-                    job_line("forward", 0, far_us + 2000, far_us + 3000, 0)};
+  ranks[1].lines = {
+      job_line("forward", 0, -ppt::testing::kEpochNs / 1000 + 10, -ppt::testing::kEpochNs / 1000 + 20, 0),
+      job_line("optimizer", -1, -ppt::testing::kEpochNs / 1000 + 20, -ppt::testing::kEpochNs / 1000 + 30, 0),
+      job_line("forward", 0, far_us + 2000, far_us + 3000, 0)};
   Timeline tl = timeline_from_lines(ranks);
   CHECK(tl.job_count() == 6);
   Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 2, 1), 1);

@@ -48,15 +48,21 @@ TEST_CASE("Every schedule's jobs feed the same micro-batch on the neighbouring v
     const char* extra;
   };
   const Case cases[] = {
-      {"fthenb", 1, ""},  {"1f1b", 1, ""},           {"eager1f1b", 1, ""},
-      {"pir1f1b", 1, ""}, {"vpp", 2, "--chunks 2"},  {"vpp", 3, "--chunks 3"},
-      {"zbh1", 1, ""},    {"zbvpp", 2, "--chunks 2"}, {"overlap", 1, "--chunks 2"},
+      {"fthenb", 1, ""},
+      {"1f1b", 1, ""},
+      {"eager1f1b", 1, ""},
+      {"pir1f1b", 1, ""},
+      {"vpp", 2, "--chunks 2"},
+      {"vpp", 3, "--chunks 3"},
+      {"zbh1", 1, ""},
+      {"zbvpp", 2, "--chunks 2"},
+      {"overlap", 1, "--chunks 2"},
   };
   const int p = 4, m = 8, steps = 2;
   for (const Case& c : cases) {
     SECTION(std::string(c.schedule) + " " + c.extra) {
-      auto g = generate_logs(fmt::format("--stages {} --micro-batches {} --steps {} --schedule {} {}", p, m, steps,
-                                         c.schedule, c.extra));
+      auto g = generate_logs(
+          fmt::format("--stages {} --micro-batches {} --steps {} --schedule {} {}", p, m, steps, c.schedule, c.extra));
       const Timeline& tl = g->timeline;
       PipelinePlan plan;
       Dependencies deps = dependencies_of(tl, 0, &plan);
@@ -75,20 +81,19 @@ TEST_CASE("Every schedule's jobs feed the same micro-batch on the neighbouring v
         INFO(describe_job(tl, e.producer) << " -> " << describe_job(tl, e.consumer));
         CHECK(pj.micro_batch == cj.micro_batch);
         CHECK(pj.step == cj.step);
-        int32_t want = e.kind == DependencyKind::kForward ? vstage(tl, plan, e.consumer) - 1
-                                                          : vstage(tl, plan, e.consumer) + 1;
+        int32_t want =
+            e.kind == DependencyKind::kForward ? vstage(tl, plan, e.consumer) - 1 : vstage(tl, plan, e.consumer) + 1;
         CHECK(vstage(tl, plan, e.producer) == want);
         TypeParts pt = split_type(tl.types[pj.type]);
         CHECK(pt.base == (e.kind == DependencyKind::kForward ? "forward" : "backward"));
-        CHECK(pt.suffix.rfind('w', 0) != 0);  // backward_w feeds no other stage
+        CHECK(pt.suffix.rfind('w', 0) != 0);                                 // backward_w feeds no other stage
         CHECK(consumers.insert({e.consumer.track, e.consumer.job}).second);  // one input per consumer
       }
     }
   }
 }
 
-TEST_CASE("VPP's last stage feeds stage 0's next chunk; ZBVPP's chunks turn back at the last stage",
-          "[dependencies]") {
+TEST_CASE("VPP's last stage feeds stage 0's next chunk; ZBVPP's chunks turn back at the last stage", "[dependencies]") {
   if (!ppt::testing::have_python()) {
     WARN("python3 not found: skipped");
     return;
@@ -96,7 +101,8 @@ TEST_CASE("VPP's last stage feeds stage 0's next chunk; ZBVPP's chunks turn back
   const int p = 4;
   for (const char* schedule : {"vpp", "zbvpp"}) {
     SECTION(schedule) {
-      auto g = generate_logs(fmt::format("--stages {} --micro-batches 8 --steps 1 --schedule {} --chunks 2", p, schedule));
+      auto g =
+          generate_logs(fmt::format("--stages {} --micro-batches 8 --steps 1 --schedule {} --chunks 2", p, schedule));
       const Timeline& tl = g->timeline;
       PipelinePlan plan;
       Dependencies deps = dependencies_of(tl, 0, &plan);
@@ -162,8 +168,7 @@ TEST_CASE("Jobs without micro_batch_id get no dependency, and the user is told",
   CHECK(tl.diagnostics.count_of(IssueKind::kContradictedDependency) == 0);
 }
 
-TEST_CASE("A consumer that starts before its producer ends is marked and reported with both places",
-          "[dependencies]") {
+TEST_CASE("A consumer that starts before its producer ends is marked and reported with both places", "[dependencies]") {
   // Two stages, two micro-batches; rank 1's forward of micro-batch 1 starts
   // 300 us before rank 0's ends.
   std::vector<RankLines> ranks(2);
@@ -246,7 +251,7 @@ TEST_CASE("V is the schedule's, the highest model chunk + 1, and the dependencie
   std::vector<RankLines> ranks(2);
   for (int r = 0; r < 2; ++r) {
     int64_t t = r * 100;
-    ranks[r].lines = {job_line("forward0", 0, t, t + 50, 0),          job_line("forward2", 0, t + 300, t + 350, 1),
+    ranks[r].lines = {job_line("forward0", 0, t, t + 50, 0), job_line("forward2", 0, t + 300, t + 350, 1),
                       job_line("backward2", 0, t + 1000 - 2 * t, t + 1050 - 2 * t, 2),
                       job_line("backward0", 0, t + 2000 - 2 * t, t + 2050 - 2 * t, 3),
                       job_line("optimizer", 0, 3000, 3050, 4)};

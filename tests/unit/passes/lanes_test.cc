@@ -55,8 +55,10 @@ TEST_CASE("lanes are the lowest free ones, also when every job overlaps every ot
     for (const Job& j : t.jobs) {
       size_t lane = 0;
       while (lane < lane_end.size() && lane_end[lane] > j.start_ns) ++lane;
-      if (lane == lane_end.size()) lane_end.push_back(j.end_ns);
-      else lane_end[lane] = j.end_ns;
+      if (lane == lane_end.size())
+        lane_end.push_back(j.end_ns);
+      else
+        lane_end[lane] = j.end_ns;
       INFO("round " << round << " line " << j.line);
       REQUIRE(j.lane == lane);
       overlapping += lane > 0;

@@ -127,7 +127,8 @@ TEST_CASE("a rerun with the same thread id is split at the new process's start-u
     CHECK(run_step_numbers(log) == std::vector<std::vector<int32_t>>{{0, 1}, {0, 1}});
   }
   SECTION("the old device_context.cc wording, without a glog prefix") {
-    std::string old = "Please NOTE: device: 0, CUDA Capability: 70, Driver API Version: 10.2, Runtime API Version: 9.2\n";
+    std::string old =
+        "Please NOTE: device: 0, CUDA Capability: 70, Driver API Version: 10.2, Runtime API Version: 9.2\n";
     std::string log = old + plan_log(p, 2) + old + plan_log(p, 2, 1000, 60'000'000);
     FileScan s = scan_buffer(log, 0, testing::parser());
     CHECK(split_runs(s).size() == 2);
@@ -143,8 +144,9 @@ TEST_CASE("a repeated marker alone never splits a run", "[reruns]") {
     CHECK(run_step_numbers(log) == std::vector<std::vector<int32_t>>{{10, 11, 12, 13}});
   }
   SECTION("a different window in the same process begins a run numbered from it") {
-    std::string log = every_iteration_log(p, 2, 0, 4242) +
-                      every_iteration_log(p, 2, 30'000'000, 4242, "Schedule Profiler start at step 50 and end at step 55");
+    std::string log =
+        every_iteration_log(p, 2, 0, 4242) +
+        every_iteration_log(p, 2, 30'000'000, 4242, "Schedule Profiler start at step 50 and end at step 55");
     FileScan s = scan_buffer(log, 0, testing::parser());
     auto runs = split_runs(s);
     REQUIRE(runs.size() == 2);

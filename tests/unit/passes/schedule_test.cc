@@ -1,9 +1,9 @@
 // Recognising the schedule, P, M and V from the ranks' job orders.
 #include <catch2/catch.hpp>
 
+#include "analysis/stats.h"
 #include "passes/pipeline_stage.h"
 #include "passes/schedule.h"
-#include "analysis/stats.h"
 #include "support/test_support.h"
 
 namespace ppt {
@@ -27,7 +27,8 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
       {"--schedule pir1f1b --stages 4 --micro-batches 8", ScheduleKind::k1F1B, "", 4, 8, 1, 1, "job order"},
       {"--schedule eager1f1b --stages 4 --micro-batches 8", ScheduleKind::kEager1F1B, "", 4, 8, 1, 1, "job order"},
       {"--schedule vpp --stages 4 --micro-batches 8 --chunks 2", ScheduleKind::kVPP, "", 4, 8, 2, 1, "job order"},
-      {"--schedule vpp --stages 2 --dp 2 --micro-batches 4 --chunks 3", ScheduleKind::kVPP, "", 2, 4, 3, 2, "job order"},
+      {"--schedule vpp --stages 2 --dp 2 --micro-batches 4 --chunks 3", ScheduleKind::kVPP, "", 2, 4, 3, 2,
+       "job order"},
       {"--schedule zbh1 --stages 4 --micro-batches 8", ScheduleKind::kZBH1, "", 4, 8, 1, 1, "job order"},
       {"--schedule zbvpp --stages 4 --micro-batches 8 --chunks 2", ScheduleKind::kZBVPP, "", 4, 8, 2, 1, "job order"},
       {"--schedule zbvpp --stages 3 --dp 2 --micro-batches 6 --chunks 2", ScheduleKind::kZBVPP, "", 3, 6, 2, 2,
@@ -58,8 +59,9 @@ TEST_CASE("every simulated schedule is recognised with its P, M and V", "[stats]
 TEST_CASE("a subset of the ranks (--devices) keeps the whole run's ranks, stages and P", "[stats][schedule]") {
   testing::TempDir dir;
   // 8 ranks: 4 stages x 2 replicas; --devices 1,2,3 on one machine of 8.
-  std::string logs = testing::generate_log_dir(dir, "dp", "--schedule 1f1b --stages 4 --dp 2 --micro-batches 4 --steps 2 "
-                                                       "--seed 3 --slow 6:1.4");
+  std::string logs = testing::generate_log_dir(dir, "dp",
+                                               "--schedule 1f1b --stages 4 --dp 2 --micro-batches 4 --steps 2 "
+                                               "--seed 3 --slow 6:1.4");
   LayoutRequest request;
   request.log_dir = logs;
   request.devices = {1, 2, 3, 5, 6, 7};
@@ -135,10 +137,10 @@ TEST_CASE("ideal bubble ratios follow the schedules' formulas", "[stats][schedul
     double want;
   };
   const std::vector<Case> cases = {
-      {ScheduleKind::kFThenB, 4, 8, 1, 3.0 / 11},  {ScheduleKind::k1F1B, 8, 64, 1, 7.0 / 71},
+      {ScheduleKind::kFThenB, 4, 8, 1, 3.0 / 11},    {ScheduleKind::k1F1B, 8, 64, 1, 7.0 / 71},
       {ScheduleKind::kEager1F1B, 4, 8, 1, 3.0 / 11}, {ScheduleKind::kVPP, 4, 8, 2, 3.0 / 19},
-      {ScheduleKind::kZBH1, 4, 8, 1, 3.0 / 27},    {ScheduleKind::kZBVPP, 4, 8, 2, 0.0},
-      {ScheduleKind::k1F1B, 1, 8, 1, 0.0},         {ScheduleKind::kUnknown, 4, 8, 1, -1.0},
+      {ScheduleKind::kZBH1, 4, 8, 1, 3.0 / 27},      {ScheduleKind::kZBVPP, 4, 8, 2, 0.0},
+      {ScheduleKind::k1F1B, 1, 8, 1, 0.0},           {ScheduleKind::kUnknown, 4, 8, 1, -1.0},
       {ScheduleKind::k1F1B, 4, 0, 1, -1.0},
   };
   for (const Case& c : cases) {
@@ -178,8 +180,8 @@ TEST_CASE("each rank's plan is its most common job order, in printed order", "[s
   REQUIRE(orders.size() == 2);
   std::vector<std::string> r1;
   for (const OrderItem& it : orders[1].order) r1.push_back(order_item_text(tl, it));
-  CHECK(r1 == std::vector<std::string>{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2",
-                                       "backward:2", "optimizer:0"});
+  CHECK(r1 == std::vector<std::string>{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2", "backward:2",
+                                       "optimizer:0"});
   CHECK(orders[1].steps == 3);
   CHECK(orders[1].steps_like_order == 3);
 }

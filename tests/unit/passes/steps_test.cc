@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "passes/timeline_builder.h"
 #include "passes/reruns.h"
+#include "passes/timeline_builder.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -37,11 +37,16 @@ TEST_CASE("every schedule's job stream splits into its steps", "[steps]") {
       {"FThenB", "forward:0 forward:1 forward:2 backward:0 backward:1 backward:2 optimizer:0"},
       {"1F1B", "forward:0 forward:1 backward:0 forward:2 backward:1 backward:2 optimizer:0"},
       {"1F1B without optimizer", "forward:0 forward:1 backward:0 forward:2 backward:1 backward:2"},
-      {"VPP: micro-batch 0 once per chunk", "forward0:0 forward0:1 forward1:0 forward1:1 backward1:0 backward1:1 backward0:0 backward0:1 optimizer:0"},
-      {"VPP without optimizer", "forward0:0 forward1:0 forward0:1 forward1:1 backward1:0 backward0:0 backward1:1 backward0:1"},
-      {"ZBH1", "forward:0 forward:1 backward_b:0 forward:2 backward_w:0 backward_b:1 backward_b:2 backward_w:1 backward_w:2 optimizer:0"},
+      {"VPP: micro-batch 0 once per chunk",
+       "forward0:0 forward0:1 forward1:0 forward1:1 backward1:0 backward1:1 backward0:0 backward0:1 optimizer:0"},
+      {"VPP without optimizer",
+       "forward0:0 forward1:0 forward0:1 forward1:1 backward1:0 backward0:0 backward1:1 backward0:1"},
+      {"ZBH1",
+       "forward:0 forward:1 backward_b:0 forward:2 backward_w:0 backward_b:1 backward_b:2 backward_w:1 backward_w:2 "
+       "optimizer:0"},
       {"ZBVPP", "forward0:0 forward1:0 backward_b1:0 backward_b0:0 backward_w1:0 backward_w0:0 optimizer:0"},
-      {"overlap types", "forward:0 backward(chunk0):0 forward(chunk0):1 backward(chunk1):0 forward(chunk1):1 backward:1 optimizer:0"},
+      {"overlap types",
+       "forward:0 backward(chunk0):0 forward(chunk0):1 backward(chunk1):0 forward(chunk1):1 backward:1 optimizer:0"},
       {"2023 plan with lr first", "lr:0 forward:0 forward:1 backward:0 backward:1 optimizer:0"},
       {"two optimizer jobs end one step", "forward:0 backward:0 optimizer:0 optimizer:1"},
       {"no pipeline", "default:0"},

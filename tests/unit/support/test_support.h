@@ -4,11 +4,11 @@
 // can disagree about what a TempDir or a job line is.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "analysis/stats.h"
-#include "passes/dependencies.h"
-#include "passes/pipeline.h"
 #include "input/file_scanner.h"
 #include "input/line_parser.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline.h"
 #include "passes/timeline_builder.h"
 #include "pp_timeline/log_line.h"
 
@@ -86,8 +86,8 @@ inline constexpr int64_t kEpochNs = 1697793307000000000;  // 2023-10-20 09:15:07
 // A glog-prefixed job line (newline included) at `start_us`..`end_us`
 // microseconds after kEpochNs. The job id is `id`, or the micro-batch when
 // id < 0; micro_batch < 0 leaves the micro_batch_id field out.
-inline std::string job_line(const std::string& type, int micro_batch, int64_t start_us, int64_t end_us,
-                            int64_t id = -1, int tid = 4242) {
+inline std::string job_line(const std::string& type, int micro_batch, int64_t start_us, int64_t end_us, int64_t id = -1,
+                            int tid = 4242) {
   return "I1020 09:15:07.265326 " + std::to_string(tid) + " standalone_executor.cc:217] " +
          log_line::format_job_line(id >= 0 ? id : micro_batch, type, micro_batch, kEpochNs + start_us * 1000,
                                    kEpochNs + end_us * 1000) +
@@ -99,7 +99,8 @@ inline std::string startup_lines(int tid) {
   return "W1020 09:15:00.197323 " + std::to_string(tid) +
          " gpu_resources.cc:119] Please NOTE: device: 0, GPU Compute Capability: 9.0, Driver API Version: 12.4, "
          "Runtime API Version: 12.3\n"
-         "W1020 09:15:00.197400 " + std::to_string(tid) + " gpu_resources.cc:164] device: 0, cuDNN Version: 8.9.\n";
+         "W1020 09:15:00.197400 " +
+         std::to_string(tid) + " gpu_resources.cc:164] device: 0, cuDNN Version: 8.9.\n";
 }
 
 // One parser for the tests that scan text themselves.
@@ -250,8 +251,8 @@ inline std::unique_ptr<GeneratedLogs> generate_logs(const std::string& args) {
 
 // The job of `tl` on `rank` with this type and micro-batch in `step` (its
 // first, in start order), or nullptr.
-inline const Job* find_job(const Timeline& tl, int32_t rank, const std::string& type, int32_t micro_batch,
-                           int32_t step, uint32_t run = 0) {
+inline const Job* find_job(const Timeline& tl, int32_t rank, const std::string& type, int32_t micro_batch, int32_t step,
+                           uint32_t run = 0) {
   for (const Track& t : tl.tracks) {
     if (t.rank != rank || t.run != run) continue;
     for (const Job& j : t.jobs) {

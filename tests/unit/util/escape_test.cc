@@ -30,19 +30,23 @@ TEST_CASE("terminal text shows C0 controls and DEL as escapes and keeps printabl
 }
 
 TEST_CASE("terminal text shows C1 controls, bidirectional controls and line separators as \\u escapes", "[escape]") {
-  CHECK(terminal_text("a\xc2\x9b" "2Jb") == "a\\u009b2Jb");       // U+009B, the 8-bit CSI
-  CHECK(terminal_text("\xc2\x85") == "\\u0085");                  // NEL
-  CHECK(terminal_text("\xe2\x80\xae" "evil") == "\\u202eevil");   // RIGHT-TO-LEFT OVERRIDE
-  CHECK(terminal_text("\xe2\x81\xa6x") == "\\u2066x");            // LEFT-TO-RIGHT ISOLATE
-  CHECK(terminal_text("a\xe2\x80\xa8" "b") == "a\\u2028b");       // LINE SEPARATOR
-  CHECK(terminal_text("\xc2\xa0\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80") == "\xc2\xa0\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80");
+  CHECK(terminal_text("a\xc2\x9b"
+                      "2Jb") == "a\\u009b2Jb");   // U+009B, the 8-bit CSI
+  CHECK(terminal_text("\xc2\x85") == "\\u0085");  // NEL
+  CHECK(terminal_text("\xe2\x80\xae"
+                      "evil") == "\\u202eevil");        // RIGHT-TO-LEFT OVERRIDE
+  CHECK(terminal_text("\xe2\x81\xa6x") == "\\u2066x");  // LEFT-TO-RIGHT ISOLATE
+  CHECK(terminal_text("a\xe2\x80\xa8"
+                      "b") == "a\\u2028b");  // LINE SEPARATOR
+  CHECK(terminal_text("\xc2\xa0\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80") ==
+        "\xc2\xa0\xc3\xa9\xe2\x96\x81\xf0\x9f\x98\x80");
 }
 
 TEST_CASE("terminal text shows each byte that is not well-formed UTF-8 as \\x and stays UTF-8", "[escape]") {
   CHECK(terminal_text("m\xff") == "m\\xff");
-  CHECK(terminal_text("\x9b") == "\\x9b");                 // a raw C1 byte is no UTF-8
-  CHECK(terminal_text("\xe2\x82") == "\\xe2\\x82");         // cut short
-  CHECK(terminal_text("\xc0\xaf") == "\\xc0\\xaf");         // overlong
+  CHECK(terminal_text("\x9b") == "\\x9b");                    // a raw C1 byte is no UTF-8
+  CHECK(terminal_text("\xe2\x82") == "\\xe2\\x82");           // cut short
+  CHECK(terminal_text("\xc0\xaf") == "\\xc0\\xaf");           // overlong
   CHECK(terminal_text("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
   for (int b = 0; b < 256; ++b) {
     std::string in(1, static_cast<char>(b));
@@ -79,7 +83,8 @@ TEST_CASE("Markdown text escapes what would be markup where a line starts", "[es
   CHECK(markdown_text("a-b 1.5") == "a-b 1.5");
 }
 
-TEST_CASE("Markdown text writes line breaks and controls as the terminal escapes, their backslash escaped", "[escape]") {
+TEST_CASE("Markdown text writes line breaks and controls as the terminal escapes, their backslash escaped",
+          "[escape]") {
   CHECK(markdown_text("a\rb") == "a\\\\rb");
   CHECK(markdown_text("a\n| x |") == "a\\\\n\\| x \\|");
   CHECK(markdown_text("\x1b[2J") == "\\\\x1b\\[2J");

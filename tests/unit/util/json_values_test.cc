@@ -46,11 +46,12 @@ TEST_CASE("a 64-bit integer is compared exactly against its bounds", "[json_valu
 TEST_CASE("numbers out of their range, infinite or beyond 9e15 are refused with the path", "[json_values]") {
   CHECK(check(R"({"ratio": 1.5})") == "ratio: 1.5 is above the maximum 1");
   CHECK(check(R"({"period": 0})").find("period: ") == 0);
-  CHECK(check(R"({"steps": [{"time_us": 1}, {"time_us": 1e308}]})") == "steps[1].time_us: 1e+308 is above the maximum 1e+15");
-  CHECK(
-        check(R"({"steps": [{"time_us": -1}]})") == "steps[0].time_us: -1 is below the minimum 0");
+  CHECK(check(R"({"steps": [{"time_us": 1}, {"time_us": 1e308}]})") ==
+        "steps[1].time_us: 1e+308 is above the maximum 1e+15");
+  CHECK(check(R"({"steps": [{"time_us": -1}]})") == "steps[0].time_us: -1 is below the minimum 0");
   CHECK(check(R"({"other": 1e300})") == "other: 1e+300 is out of range (at most 9e+15 in magnitude)");
-  CHECK(check(R"({"other": [1, {"deep": 1e16}]})") == "other[1].deep: 1e+16 is out of range (at most 9e+15 in magnitude)");
+  CHECK(check(R"({"other": [1, {"deep": 1e16}]})") ==
+        "other[1].deep: 1e+16 is out of range (at most 9e+15 in magnitude)");
 }
 
 TEST_CASE("a constant must match", "[json_values]") {

@@ -94,10 +94,14 @@ TEST_CASE("sanitizing replaces each bad byte and keeps the text around it", "[te
   };
   const Row rows[] = {
       {"forward\xC3\xA9", "forward\xC3\xA9"},
-      {"a\xFF" "b", "a" + repeated_fffd(1) + "b"},
+      {"a\xFF"
+       "b",
+       "a" + repeated_fffd(1) + "b"},
       {"\xE0\x80\x80", repeated_fffd(3)},
       {"\xED\xA0\x80x", repeated_fffd(3) + "x"},
-      {"\xE2\x82" "A", repeated_fffd(2) + "A"},
+      {"\xE2\x82"
+       "A",
+       repeated_fffd(2) + "A"},
       {"ok\xF4\x90\x80\x80ok", "ok" + repeated_fffd(4) + "ok"},
   };
   for (const Row& row : rows) {
@@ -133,9 +137,14 @@ TEST_CASE("counts read with thousands separators", "[text]") {
     uint64_t n;
     const char* text;
   };
-  const Row rows[] = {{0, "0"},           {7, "7"},           {999, "999"},
-                      {1000, "1,000"},    {12345, "12,345"},  {123456, "123,456"},
-                      {1234567, "1,234,567"}, {UINT64_MAX, "18,446,744,073,709,551,615"}};
+  const Row rows[] = {{0, "0"},
+                      {7, "7"},
+                      {999, "999"},
+                      {1000, "1,000"},
+                      {12345, "12,345"},
+                      {123456, "123,456"},
+                      {1234567, "1,234,567"},
+                      {UINT64_MAX, "18,446,744,073,709,551,615"}};
   for (const Row& row : rows) CHECK(with_commas(row.n) == row.text);
 }
 
