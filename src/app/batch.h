@@ -38,7 +38,7 @@
 #include "analysis/diff.h"
 #include "app/picture.h"
 #include "input/archive_reader.h"
-#include "output/svg_writer.h"
+#include "output/picture/svg_writer.h"
 
 namespace ppt {
 

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "output/summary.h"
+#include "output/text/summary.h"
 #include "passes/pipeline_stage.h"
 #include "util/parallel.h"
 

@@ -3,7 +3,7 @@
 parses (`node --check`), and a page the binary writes carries both files byte
 for byte, its CSP naming the script's SHA-256 as hashlib computes it (the
 build computed it with openssl: cmake/embed_report_assets.cmake); and the
-script measures block labels with the advances src/output/block_label.cc
+script measures block labels with the advances src/output/picture/block_label.cc
 uses, so the page and the pictures label by one rule.
 
     python3 tests/browser/check_assets.py --binary build/pp-timeline
@@ -24,7 +24,7 @@ import ppt_test  # noqa: E402
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 JS = os.path.join(ROOT, "src", "output", "report", "report.js")
 CSS = os.path.join(ROOT, "src", "output", "report", "report.css")
-LABELS = os.path.join(ROOT, "src", "output", "block_label.cc")
+LABELS = os.path.join(ROOT, "src", "output", "picture", "block_label.cc")
 
 
 def advances_of_cc(text):

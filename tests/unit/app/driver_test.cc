@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "app/driver.h"
-#include "output/html_report.h"
+#include "output/report/html_report.h"
 #include "support/test_support.h"
 
 namespace ppt::testing {

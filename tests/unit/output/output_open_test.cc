@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "output/output_file.h"
 #include "output/outputs.h"
+#include "output/sink/output_file.h"
 #include "support/test_support.h"
 
 namespace ppt {
