@@ -13,13 +13,6 @@
 namespace ppt::testing {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 DriverRequest request_for(const std::string& logs, int32_t pp_degree) {
   DriverRequest r;
   r.input.log_dir = logs;

@@ -14,13 +14,6 @@
 namespace ppt {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 size_t files_in(const std::string& dir) {
   size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.is_regular_file() ? 1 : 0;
@@ -40,12 +33,12 @@ TEST_CASE("open_output refuses an input, by file identity, and leaves it as it w
     CHECK(error.find("refusing to write onto an input") != std::string::npos);
     CHECK(write_text_output(out, "overwritten", {log}).find("refusing") != std::string::npos);
   }
-  CHECK(slurp(log) == "the log\n");
+  CHECK(testing::slurp(log) == "the log\n");
   CHECK(files_in(d.path() + "/logs") == 1);
   CHECK(check_not_an_input("-", {log}).empty());
   CHECK(check_not_an_input("/dev/stdout", {log}).empty());
   CHECK(write_text_output(d.path() + "/out.txt", "text", {log}).empty());
-  CHECK(slurp(d.path() + "/out.txt") == "text");
+  CHECK(testing::slurp(d.path() + "/out.txt") == "text");
 }
 
 TEST_CASE("an exception while writing leaves neither the output nor a temporary file") {
@@ -69,7 +62,7 @@ TEST_CASE("an exception while writing leaves neither the output nor a temporary 
     throw std::runtime_error("again");
   } catch (const std::runtime_error&) {
   }
-  CHECK(slurp(target) == "old");
+  CHECK(testing::slurp(target) == "old");
   CHECK(files_in(d.path()) == 1);
 }
 

@@ -161,8 +161,7 @@ TEST_CASE("a .png output is chosen by extension and written whole", "[png]") {
   std::string path = t.path() + "/t.png";
   size_t bytes = 0;
   CHECK(write_output(tl, {path, OutputFormat::kPng}, w, &bytes) == "");
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data = testing::slurp(path);
   CHECK(data.size() == bytes);
   Image img = decode(data);
   CHECK(img.width > 1000);

@@ -84,8 +84,7 @@ bool well_formed(const std::string& xml, std::string* why) {
   std::string cmd = "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " + path + " > " +
                     t.path() + "/err 2>&1";
   int rc = std::system(cmd.c_str());
-  std::ifstream in(t.path() + "/err");
-  std::getline(in, *why, '\0');
+  *why = testing::slurp(t.path() + "/err");
   return rc == 0;
 }
 
@@ -271,8 +270,7 @@ TEST_CASE(".svg and .html outputs are chosen by extension and written whole", "[
   std::string path = t.path() + "/t.svg";
   size_t bytes = 0;
   CHECK(write_output(tl, {path, OutputFormat::kSvg}, w, &bytes) == "");
-  std::ifstream in(path);
-  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string svg = testing::slurp(path);
   CHECK(svg.size() == bytes);
   CHECK(svg.rfind("<?xml", 0) == 0);
   CHECK(count(svg, "<rect class=\"job\"") == 20);

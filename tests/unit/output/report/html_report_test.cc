@@ -18,6 +18,7 @@
 using namespace ppt;
 using ppt::testing::job_line;
 using ppt::testing::parser;
+using ppt::testing::slurp;
 
 namespace {
 
@@ -53,13 +54,6 @@ std::string report_of(const Timeline& tl, ReportOptions opt = {}) {
   return sink.data;
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
@@ -78,8 +72,8 @@ std::string between(const std::string& s, const std::string& open, const std::st
 
 TEST_CASE("the page carries report.js and report.css of the source tree byte for byte", "[html]") {
   // The hash itself is checked against Python's hashlib by tests/browser/check_assets.py.
-  CHECK(report_script() == file_text(std::string(PPT_SOURCE_DIR) + "/src/output/report/report.js"));
-  std::string css = file_text(std::string(PPT_SOURCE_DIR) + "/src/output/report/report.css");
+  CHECK(report_script() == slurp(std::string(PPT_SOURCE_DIR) + "/src/output/report/report.js"));
+  std::string css = slurp(std::string(PPT_SOURCE_DIR) + "/src/output/report/report.css");
   REQUIRE_FALSE(css.empty());
   CHECK(html_page_head("t").find("<style>" + css + "</style>") != std::string::npos);
   CHECK(report_script_csp_source().size() == std::string("'sha256-'").size() + 44);

@@ -19,14 +19,10 @@
 #include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::slurp;
 using ppt::testing::TempDir;
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 std::vector<std::string> names_in(const std::string& dir) {
   std::vector<std::string> out;
@@ -61,7 +57,7 @@ TEST_CASE("an output through a symbolic link replaces the target; a dangling lin
   struct stat st {};
   REQUIRE(lstat(link.c_str(), &st) == 0);
   CHECK(S_ISLNK(st.st_mode));
-  CHECK(read_all(target) == "new");
+  CHECK(slurp(target) == "new");
 
   std::string dangling = d.path() + "/dangling.json";
   REQUIRE(symlink((d.path() + "/nowhere/x.json").c_str(), dangling.c_str()) == 0);
