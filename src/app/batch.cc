@@ -561,11 +561,10 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
              std::optional<Stats>* keep) {
   // As `convert` does, through the same driver: the passes, then the stats
   // for the report.
-  DriverRequest request;
+  DriverRequest request = opt.passes;
+  request.input = LayoutRequest{};
   request.input.log_dir = job.dir;
   request.threads = threads;
-  request.pp_degree = opt.pp_degree;
-  request.align_clocks = opt.align_clocks;
   request.stats = true;
   request.picture = opt.picture;
   DriverResult result = run_driver(request);
@@ -662,7 +661,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
         fmt::format("{}: cannot create the output directory{}", opt.out_dir, ec ? ": " + ec.message() : std::string());
     return result;
   }
-  unsigned threads = resolve_threads(opt.threads);
+  unsigned threads = resolve_threads(opt.passes.threads);
   result.has_baseline = !opt.baseline.empty();
   result.fail_if_slower_pct = opt.fail_if_slower_pct;
   result.links = opt.links;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "analysis/diff.h"
+#include "app/driver.h"
 #include "app/picture.h"
 #include "input/archive_reader.h"
 #include "output/picture/svg_writer.h"
@@ -120,10 +121,11 @@ struct BatchProgress {
 
 struct BatchOptions {
   std::string out_dir;
-  unsigned threads = 0;      // 0: one per core
-  PictureRequest picture;    // steps and size cap of the pictures and reports
-  int32_t pp_degree = 0;     // P of every run (--pp-degree); 0: inferred per run
-  bool align_clocks = true;  // --align-clocks auto
+  // The passes as every command runs them (the run options' driver request):
+  // threads (0: one per core), P of every run (0: inferred per run), the
+  // clocks; each run sets its own input, the stats and the picture.
+  DriverRequest passes;
+  PictureRequest picture;  // steps and size cap of the pictures and reports
   ArchiveLimits limits;
   size_t max_depth = 8;         // how deep to look for log directories in a folder
   bool keep_extracted = false;  // leave the extracted archives (under out_dir/.extract-*) for inspection

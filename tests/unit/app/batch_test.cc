@@ -142,7 +142,7 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
                                         (in / "quiet").string(),         (in / "notes.txt").string()};
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 2;
+  opt.passes.threads = 2;
   std::vector<std::string> progress;
   opt.progress = [&](const BatchProgress& p) {
     progress.push_back(std::to_string(p.done) + "/" + std::to_string(p.total));
@@ -231,7 +231,7 @@ TEST_CASE("the batch index does not depend on the number of threads", "[batch]")
   for (unsigned threads : {1u, 4u}) {
     BatchOptions opt;
     opt.out_dir = t.path() + "/out" + std::to_string(threads);
-    opt.threads = threads;
+    opt.passes.threads = threads;
     BatchResult r = run_batch({t.path() + "/in", t.path() + "/in/run3"}, opt);
     CHECK_FALSE(r.any_failed());
     REQUIRE(r.runs.size() == 6);
@@ -272,7 +272,7 @@ TEST_CASE("runs are named by the parts of their paths that tell them apart", "[b
   std::string in = t.path() + "/in/";
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, false, false};
   BatchResult r =
       run_batch({in + "ci1/logs", in + "ci2/logs", in + "a/x/logs", in + "b/x/logs", in + "solo", in + "solo"}, opt);
@@ -288,7 +288,7 @@ TEST_CASE("a reused output directory loses the files batch wrote there, and noth
   t.write("in/two/workerlog.0", rank_log(0, 2));
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, false, false};
   REQUIRE_FALSE(run_batch({t.path() + "/in/one", t.path() + "/in/two"}, opt).any_failed());
   fs::path out(opt.out_dir);
@@ -318,7 +318,7 @@ TEST_CASE("a user's files in a folder batch once wrote into survive every later 
   t.write("in/main/workerlog.0", rank_log(0, 2));
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, true, false};
   // The user's folder, which the run's name falls on.
   t.write("out/main/mine.txt", "the user's");
@@ -355,7 +355,7 @@ TEST_CASE("a second batch into an output directory another batch holds is refuse
   t.write("out/keep.txt", "x");
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   // The first batch's lock, as it holds it while it runs.
   int fd = ::open((t.path() + "/out/.pp-timeline-batch.lock").c_str(), O_RDWR | O_CREAT, 0644);
   REQUIRE(fd >= 0);
@@ -391,7 +391,7 @@ TEST_CASE("with a baseline every run gets its change, and the gate fails past th
   }
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 2;
+  opt.passes.threads = 2;
   opt.outputs = BatchOutputs{true, false, false, false, false};
   opt.baseline = t.path() + "/base";
   opt.fail_if_slower_pct = 10;
