@@ -134,26 +134,6 @@ bool is_workerlog_file(const fs::directory_entry& e) {
   return e.is_regular_file(ec);
 }
 
-// A folder name that stands for a machine of one run, not for a run: machine<k>,
-// or an IPv4 address (a node's logs copied under its address). Other names
-// (host names included) are runs here; `--log_dir` reads any folder of logs as a
-// machine.
-bool is_machine_folder_name(const std::string& name) {
-  if (name.rfind("machine", 0) == 0) return true;
-  int parts = 0, digits = 0;
-  for (char c : name) {
-    if (c >= '0' && c <= '9') {
-      if (++digits > 3) return false;
-    } else if (c == '.' && digits > 0) {
-      ++parts;
-      digits = 0;
-    } else {
-      return false;
-    }
-  }
-  return parts == 3 && digits > 0;
-}
-
 struct DirInfo {
   bool has_logs = false;           // workerlog files, or machine folders holding some
   std::vector<fs::path> subdirs;   // real directories (not links), for the search below

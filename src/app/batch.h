@@ -156,7 +156,8 @@ std::string batch_summary_markdown(const BatchResult& result);
 std::string batch_index_html(const BatchResult& result);
 
 // Directories at or below `root` that hold logs (workerlog.<i>[.gz] files or
-// machine folders of them: machine*/, 10.0.0.2/), in natural order, as paths relative to `root`
+// machine folders of them, by log_layout's is_machine_folder_name: machine*/,
+// 10.0.0.2/), in natural order, as paths relative to `root`
 // ("." for root itself). Does not follow symbolic links; stops at a log
 // directory and at `max_depth`.
 std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth = 8);

@@ -32,6 +32,22 @@ int workerlog_index(const std::string& name) {
   return value;
 }
 
+bool is_machine_folder_name(std::string_view name) {
+  if (name.starts_with("machine")) return true;
+  int parts = 0, digits = 0;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > 3) return false;
+    } else if (c == '.' && digits > 0) {
+      ++parts;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0;
+}
+
 bool is_stdin_path(const std::string& path) { return path == kStdinPath; }
 
 bool is_dygraph_profile_file(const std::string& path) {
@@ -308,7 +324,7 @@ LayoutResult discover_layout(const LayoutRequest& original) {
           return result;
         }
         if (sub.workerlogs.empty()) {
-          if (name.rfind("machine", 0) == 0) {
+          if (is_machine_folder_name(name)) {
             layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
           }
           continue;
