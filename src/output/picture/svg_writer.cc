@@ -47,6 +47,19 @@ void append_num(std::string& out, double v) {
   out.append(buf, end);
 }
 
+// A rectangle's place and size: x="X" y="Y" width="W" height="H".
+void append_box(std::string& out, double x, double y, double w, double h) {
+  out += "x=\"";
+  append_num(out, x);
+  out += "\" y=\"";
+  append_num(out, y);
+  out += "\" width=\"";
+  append_num(out, w);
+  out += "\" height=\"";
+  append_num(out, h);
+  out += "\"";
+}
+
 // Tick spacing: 1, 2 or 5 times a power of ten, about `target` ns.
 int64_t nice_step(double target) {
   if (target < 1) return 1;
@@ -138,6 +151,7 @@ class SvgWriter {
   void write_axis(int64_t t0, int64_t span);
   std::vector<const StepSpan*> drawn_steps(const RunFrame& f) const;
   void write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y);
+  void open_plot(const char* cls);
   void write_rows(const RunFrame& f, double y);
   void write_group_heading(const RowGroup& g);
   void write_row(const RunFrame& f, const Row& row);
@@ -259,11 +273,9 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     place(w);
     buf_ += "<g class=\"legend-item\" data-legend-type=\"";
     buf_ += type_text_[t];
-    buf_ += "\"><rect x=\"";
-    append_num(buf_, x);
-    buf_ += "\" y=\"";
-    append_num(buf_, y - 9);
-    buf_ += "\" width=\"10\" height=\"10\" fill=\"";
+    buf_ += "\"><rect ";
+    append_box(buf_, x, y - 9, 10, 10);
+    buf_ += " fill=\"";
     buf_ += type_fill_[t];
     buf_ += "\"/><text x=\"";
     append_num(buf_, x + 14);
@@ -278,11 +290,9 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     const char* text = "critical path";
     double w = 14 + kCharW * 13 + 16;
     place(w);
-    buf_ += "<g class=\"legend-critical\"><rect x=\"";
-    append_num(buf_, x + 0.75);
-    buf_ += "\" y=\"";
-    append_num(buf_, y - 8.25);
-    buf_ += "\" width=\"8.5\" height=\"8.5\" fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"";
+    buf_ += "<g class=\"legend-critical\"><rect ";
+    append_box(buf_, x + 0.75, y - 8.25, 8.5, 8.5);
+    buf_ += " fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"";
     append_num(buf_, x + 14);
     buf_ += "\" y=\"";
     append_num(buf_, y);
@@ -340,11 +350,7 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
     const std::vector<CriticalHop>& hops = st.critical_path.hops;
     if (hops.empty()) continue;
     if (!any) {
-      buf_ += "<g class=\"critical-path\" transform=\"translate(";
-      append_num(buf_, label_w_);
-      buf_ += ",0)\" clip-path=\"";
-      buf_ += clip_;
-      buf_ += "\"><g class=\"zoom\">\n";
+      open_plot("critical-path");
       any = true;
     }
     buf_ += "<g class=\"critical-step\" data-step=\"";
@@ -378,15 +384,10 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
         if (h.from_other_rank) buf_ += " stroke-dasharray=\"3 2\"";
         buf_ += "/>\n";
       }
-      buf_ += "<rect class=\"cp-hop\" x=\"";
-      append_num(buf_, x_of(h.start_ns));
-      buf_ += "\" y=\"";
-      append_num(buf_, y + 0.75);
-      buf_ += "\" width=\"";
-      append_num(buf_, std::max(static_cast<double>(h.end_ns - h.start_ns) * scale, 0.5));
-      buf_ += "\" height=\"";
-      append_num(buf_, kLaneH - 1.5);
-      buf_ += "\" data-rank=\"";
+      buf_ += "<rect class=\"cp-hop\" ";
+      append_box(buf_, x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(h.end_ns - h.start_ns) * scale, 0.5),
+                 kLaneH - 1.5);
+      buf_ += " data-rank=\"";
       append_int(buf_, h.rank);
       buf_ += "\" data-mb=\"";
       append_int(buf_, h.micro_batch);
@@ -485,13 +486,9 @@ void SvgWriter::write_group_heading(const RowGroup& g) {
     append_int(buf_, g.rows.front().replica);
     buf_ += "\"";
   }
-  buf_ += "><rect class=\"group-band\" x=\"0\" y=\"";
-  append_num(buf_, g.y);
-  buf_ += "\" width=\"";
-  append_num(buf_, label_w_ + plot_w_);
-  buf_ += "\" height=\"";
-  append_num(buf_, kGroupHead - 2);
-  buf_ += "\" fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
+  buf_ += "><rect class=\"group-band\" ";
+  append_box(buf_, 0, g.y, label_w_ + plot_w_, kGroupHead - 2);
+  buf_ += " fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
   append_num(buf_, g.y + kGroupHead - 5);
   buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
   append_xml_escaped(buf_, g.heading);
@@ -500,15 +497,9 @@ void SvgWriter::write_group_heading(const RowGroup& g) {
 
 void SvgWriter::write_job(const Job& j, const Row& row, double x, double w, double y) {
   const TypeParts& parts = type_parts_[j.type];
-  buf_ += "<rect class=\"job\" x=\"";
-  append_num(buf_, x);
-  buf_ += "\" y=\"";
-  append_num(buf_, y);
-  buf_ += "\" width=\"";
-  append_num(buf_, w);
-  buf_ += "\" height=\"";
-  append_num(buf_, kLaneH);
-  buf_ += "\" fill=\"";
+  buf_ += "<rect class=\"job\" ";
+  append_box(buf_, x, y, w, kLaneH);
+  buf_ += " fill=\"";
   buf_ += type_fill_[j.type];
   if (w < kThinPx) buf_ += "\" style=\"stroke:none";
   buf_ += "\" data-name=\"";
@@ -603,15 +594,11 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
   append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
   buf_ += "\" text-anchor=\"end\">";
   append_xml_escaped(buf_, row.label);
-  buf_ += "</text>\n<g transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",0)\" clip-path=\"";
-  buf_ += clip_;
-  buf_ += "\"><g class=\"zoom\">\n<rect class=\"row-bg\" x=\"0\" y=\"0\" width=\"";
-  append_num(buf_, plot_w_);
-  buf_ += "\" height=\"";
-  append_num(buf_, row_h);
-  buf_ += "\" fill=\"#ececec\"/>\n";
+  buf_ += "</text>\n";
+  open_plot(nullptr);
+  buf_ += "<rect class=\"row-bg\" ";
+  append_box(buf_, 0, 0, plot_w_, row_h);
+  buf_ += " fill=\"#ececec\"/>\n";
   std::string labels;  // the blocks' labels, over all the rectangles
   for (const Job& j : t.jobs) {
     if (!f.picture->shows(f.picture->run, j.step)) continue;
@@ -632,6 +619,23 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
   buf_ += "</g></g>\n</g>\n";
 }
 
+// The plot's layer of a run (the rows' jobs, the step lines, the critical
+// paths): right of the labels, clipped to the plot, zoomed by the page.
+// Closed by "</g></g>\n".
+void SvgWriter::open_plot(const char* cls) {
+  buf_ += "<g";
+  if (cls) {
+    buf_ += " class=\"";
+    buf_ += cls;
+    buf_ += "\"";
+  }
+  buf_ += " transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",0)\" clip-path=\"";
+  buf_ += clip_;
+  buf_ += "\"><g class=\"zoom\">\n";
+}
+
 void SvgWriter::write_rows(const RunFrame& f, double y) {
   buf_ += "<g class=\"rows\" transform=\"translate(0,";
   append_num(buf_, y);
@@ -644,11 +648,7 @@ void SvgWriter::write_rows(const RunFrame& f, double y) {
 
 // A dashed line at every drawn step's start, and at the last one's end.
 void SvgWriter::write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h) {
-  buf_ += "<g class=\"steps\" transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",0)\" clip-path=\"";
-  buf_ += clip_;
-  buf_ += "\"><g class=\"zoom\">\n";
+  open_plot("steps");
   auto boundary = [&](int64_t t, int32_t step, const char* cls) {
     double x = f.x_of(t);
     buf_ += "<line class=\"";
@@ -851,14 +851,12 @@ void SvgWriter::open_svg(double width, double height, const std::string& title) 
       "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
       "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
   append_xml_escaped(buf_, id("clip"));
-  buf_ += "\"><rect x=\"0\" y=\"-10\" width=\"";
-  append_num(buf_, plot_w_);
-  buf_ += "\" height=\"1000000\"/></clipPath></defs>\n";
-  buf_ += "<rect class=\"background\" x=\"0\" y=\"0\" width=\"";
-  append_num(buf_, width);
-  buf_ += "\" height=\"";
-  append_num(buf_, height);
-  buf_ += "\" fill=\"#ffffff\"/>\n";
+  buf_ += "\"><rect ";
+  append_box(buf_, 0, -10, plot_w_, 1000000);
+  buf_ += "/></clipPath></defs>\n";
+  buf_ += "<rect class=\"background\" ";
+  append_box(buf_, 0, 0, width, height);
+  buf_ += " fill=\"#ffffff\"/>\n";
 }
 
 void SvgWriter::write() {
