@@ -191,6 +191,12 @@ std::string step_label(const Stats& st, const StepStats& s) {
   return st.runs > 1 ? fmt::format("{} of run {}", s.step, s.run + 1) : std::to_string(s.step);
 }
 
+// The tables of build_stats_parts, filled in after its summary (below it).
+void fill_steps(const Stats& st, const TextStyle& style, const StepStats* worst, StatsParts& p);
+void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p);
+void fill_stages_types_stragglers(const Stats& st, StatsParts& p);
+void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p);
+
 StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
   StatsParts p;
   size_t ranks = st.ranks.size();
@@ -262,7 +268,16 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     p.summary.emplace_back("throughput", text);
   }
 
-  // Steps.
+  fill_steps(st, style, worst, p);
+  fill_ranks(st, style, p);
+  fill_stages_types_stragglers(st, p);
+  fill_critical_path(st, worst, p);
+  return p;
+}
+
+// The steps' table: the slowest first when they are more than the style's rows.
+void fill_steps(const Stats& st, const TextStyle& style, const StepStats* worst, StatsParts& p) {
+  const ScheduleInfo& s = st.schedule;
   bool runs = st.runs > 1;
   p.steps.header = runs ? std::vector<std::string>{"run", "step", "period ms", "span ms", "ranks", "bubble"}
                         : std::vector<std::string>{"step", "period ms", "span ms", "ranks", "bubble"};
@@ -287,8 +302,12 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     row.push_back({percent(ss->bubble_ratio), bubble_tone(ss->bubble_ratio, s.ideal_bubble_ratio)});
     p.steps.add(std::move(row));
   }
+}
 
-  // Ranks, per step.
+// The ranks' table, per step: the largest bubbles first when they are more
+// than the style's rows.
+void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p) {
+  const ScheduleInfo& s = st.schedule;
   p.ranks.header = {"rank", "stage", "steps", "busy ms", "idle ms", "bubble", "warm-up ms", "gaps ms", "cool-down ms"};
   p.ranks.left = 0;
   std::vector<const RankStats*> rs;
@@ -313,7 +332,11 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
                  {ms(r->gaps_ns / n)},
                  {ms(r->cooldown_ns / n)}});
   }
+}
 
+// The stages', the job types' and the stragglers' tables.
+void fill_stages_types_stragglers(const Stats& st, StatsParts& p) {
+  const ScheduleInfo& s = st.schedule;
   p.show_stages = s.replicas > 1 && st.stages.size() > 1;
   p.stages.header = {"stage", "ranks", "busy ms", "idle ms", "bubble"};
   p.stages.left = 0;
@@ -354,8 +377,11 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
                 st.straggler_margin * 100)
           : fmt::format("jobs of a type consistently more than {:.0f}% above the other ranks' median",
                         st.straggler_margin * 100);
+}
 
-  // The critical path of the slowest step, one row per stretch on one rank.
+// The critical path of the slowest step, one row per stretch on one rank,
+// and where the paths of all steps spend their time.
+void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p) {
   if (worst && !worst->critical_path.hops.empty()) {
     const CriticalPath& cp = worst->critical_path;
     int64_t cross = 0;
@@ -413,7 +439,6 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     if (share.size() > 8) note += ", ...";
     p.path_note = note;
   }
-  return p;
 }
 
 }  // namespace
