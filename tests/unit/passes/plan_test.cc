@@ -18,7 +18,8 @@ namespace {
 
 std::string plan_text(const PlanShape& shape, const std::vector<PlanJob>& plan) {
   std::string s;
-  for (const PlanJob& j : plan) s += (s.empty() ? "" : " ") + plan_job_type(shape, j) + ":" + std::to_string(j.micro_batch);
+  for (const PlanJob& j : plan)
+    s += (s.empty() ? "" : " ") + plan_job_type(shape, j) + ":" + std::to_string(j.micro_batch);
   return s;
 }
 
@@ -59,8 +60,8 @@ TEST_CASE("plans hold every job of a step once: a forward and a backward (or bot
   for (const PlanShape& s : shapes) {
     for (int32_t stage = 0; stage < s.stages; ++stage) {
       const std::vector<PlanJob> plan = stage_plan(s, stage);
-      INFO(schedule_name(s.schedule) << " P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks
-                                     << " stage " << stage << ": " << plan_text(s, plan));
+      INFO(schedule_name(s.schedule) << " P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks << " stage "
+                                     << stage << ": " << plan_text(s, plan));
       std::map<std::tuple<int, int32_t, int32_t>, int> seen;
       for (const PlanJob& j : plan) {
         REQUIRE(j.chunk >= 0);
@@ -82,10 +83,12 @@ TEST_CASE("plans hold every job of a step once: a forward and a backward (or bot
       // backward_b; a later chunk's forward the earlier chunk's (VPP and
       // ZBVPP run a micro-batch's chunks on every stage in order).
       std::map<std::tuple<int, int32_t, int32_t>, size_t> at;
-      for (size_t i = 0; i < plan.size(); ++i) at[{static_cast<int>(plan[i].role), plan[i].chunk, plan[i].micro_batch}] = i;
+      for (size_t i = 0; i < plan.size(); ++i)
+        at[{static_cast<int>(plan[i].role), plan[i].chunk, plan[i].micro_batch}] = i;
       for (size_t i = 0; i < plan.size(); ++i) {
         const PlanJob& j = plan[i];
-        if (j.role == PlanRole::kBackwardW) CHECK(at[{static_cast<int>(PlanRole::kBackwardB), j.chunk, j.micro_batch}] < i);
+        if (j.role == PlanRole::kBackwardW)
+          CHECK(at[{static_cast<int>(PlanRole::kBackwardB), j.chunk, j.micro_batch}] < i);
         if (j.role != PlanRole::kForward) CHECK(at[{static_cast<int>(PlanRole::kForward), j.chunk, j.micro_batch}] < i);
       }
     }
@@ -103,7 +106,9 @@ TEST_CASE("FThenB, 1F1B and Eager1F1B follow Paddle's warm-up and (backward, for
           INFO(schedule_name(k) << " P=" << p << " M=" << m << " stage " << stage << ": " << plan_text(s, plan));
           // pipeline_fthenb.py: all M; pipeline_1f1b.py: P - s;
           // pipeline_eager_1f1b.py: 2(P - s) - 1.
-          const int32_t warmup = k == ScheduleKind::kFThenB ? m : k == ScheduleKind::k1F1B ? p - stage : 2 * (p - stage) - 1;
+          const int32_t warmup = k == ScheduleKind::kFThenB ? m
+                                 : k == ScheduleKind::k1F1B ? p - stage
+                                                            : 2 * (p - stage) - 1;
           CHECK(warmup_forwards(plan) == warmup);
           // Then strictly (backward, forward) pairs while forwards remain, then backwards.
           for (int32_t i = 0; i < m - warmup; ++i) {
@@ -253,7 +258,8 @@ TEST_CASE("every plan runs to completion under the dependency rule", "[plan][rep
     ReplayResult r = replay_plan(s, costs, 2);
     REQUIRE(r.error.empty());
     REQUIRE(r.steps.size() == 2);
-    for (int32_t stage = 0; stage < s.stages; ++stage) CHECK(r.steps[0].stages[stage].size() == stage_plan(s, stage).size());
+    for (int32_t stage = 0; stage < s.stages; ++stage)
+      CHECK(r.steps[0].stages[stage].size() == stage_plan(s, stage).size());
   }
 }
 
@@ -262,10 +268,12 @@ TEST_CASE("a Timeline made from each plan is recognised as its own schedule, wit
     if (s.stages < 2 || s.micro_batches < 2) continue;  // one stage or micro-batch: every schedule looks alike
     // VPP with one chunk prints forward0/backward0: 1F1B-like, read as such.
     if (s.schedule == ScheduleKind::kVPP && s.chunks == 1) continue;
-    INFO(schedule_name(s.schedule) << " P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks
-                                   << " split " << s.split_backward);
+    INFO(schedule_name(s.schedule) << " P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks << " split "
+                                   << s.split_backward);
     ReplayCosts costs;
-    costs.duration_ns = [](int32_t, const PlanJob& j) -> int64_t { return j.role == PlanRole::kBackward ? 2000 : 1000; };
+    costs.duration_ns = [](int32_t, const PlanJob& j) -> int64_t {
+      return j.role == PlanRole::kBackward ? 2000 : 1000;
+    };
     ReplayResult r = replay_plan(s, costs, 2);
     REQUIRE(r.error.empty());
     Timeline tl = replay_timeline(r);
@@ -286,12 +294,12 @@ TEST_CASE("the log simulator's plans are Paddle's (scripts/gen_logs.py --print-p
     PlanShape shape;
   };
   const std::vector<Case> cases = {
-      {"fthenb", {ScheduleKind::kFThenB, 3, 5, 1}},     {"1f1b", {ScheduleKind::k1F1B, 4, 8, 1}},
-      {"1f1b", {ScheduleKind::k1F1B, 3, 3, 1}},         {"eager1f1b", {ScheduleKind::kEager1F1B, 4, 9, 1}},
-      {"vpp", {ScheduleKind::kVPP, 4, 8, 2}},           {"vpp", {ScheduleKind::kVPP, 3, 3, 3}},
-      {"zbh1", {ScheduleKind::kZBH1, 4, 8, 1}},         {"zbh1", {ScheduleKind::kZBH1, 5, 6, 1}},
-      {"zbvpp", {ScheduleKind::kZBVPP, 4, 4, 2}},       {"zbvpp", {ScheduleKind::kZBVPP, 4, 8, 2}},
-      {"zbvpp", {ScheduleKind::kZBVPP, 3, 6, 3}},       {"zbvpp", {ScheduleKind::kZBVPP, 5, 10, 2}},
+      {"fthenb", {ScheduleKind::kFThenB, 3, 5, 1}}, {"1f1b", {ScheduleKind::k1F1B, 4, 8, 1}},
+      {"1f1b", {ScheduleKind::k1F1B, 3, 3, 1}},     {"eager1f1b", {ScheduleKind::kEager1F1B, 4, 9, 1}},
+      {"vpp", {ScheduleKind::kVPP, 4, 8, 2}},       {"vpp", {ScheduleKind::kVPP, 3, 3, 3}},
+      {"zbh1", {ScheduleKind::kZBH1, 4, 8, 1}},     {"zbh1", {ScheduleKind::kZBH1, 5, 6, 1}},
+      {"zbvpp", {ScheduleKind::kZBVPP, 4, 4, 2}},   {"zbvpp", {ScheduleKind::kZBVPP, 4, 8, 2}},
+      {"zbvpp", {ScheduleKind::kZBVPP, 3, 6, 3}},   {"zbvpp", {ScheduleKind::kZBVPP, 5, 10, 2}},
       {"zbvpp", {ScheduleKind::kZBVPP, 2, 4, 4}},
   };
   for (const Case& c : cases) {

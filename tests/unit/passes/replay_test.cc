@@ -90,8 +90,14 @@ TEST_CASE("a plan that waits for a job that never comes is a deadlock, named", "
   // Stage 0 runs its backward of micro-batch 0 before stage 1 can have run
   // the forward it needs: stage 1 waits for forward 1, stage 0 for backward 0.
   std::vector<std::vector<PlanJob>> plans = {
-      {{PlanRole::kForward, 0, 0}, {PlanRole::kBackward, 0, 0}, {PlanRole::kForward, 0, 1}, {PlanRole::kBackward, 0, 1}},
-      {{PlanRole::kForward, 0, 1}, {PlanRole::kForward, 0, 0}, {PlanRole::kBackward, 0, 0}, {PlanRole::kBackward, 0, 1}},
+      {{PlanRole::kForward, 0, 0},
+       {PlanRole::kBackward, 0, 0},
+       {PlanRole::kForward, 0, 1},
+       {PlanRole::kBackward, 0, 1}},
+      {{PlanRole::kForward, 0, 1},
+       {PlanRole::kForward, 0, 0},
+       {PlanRole::kBackward, 0, 0},
+       {PlanRole::kBackward, 0, 1}},
   };
   ReplayResult r = replay_plans(s, plans, equal_costs());
   CHECK(r.steps.empty());
@@ -109,10 +115,9 @@ TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble a
   struct Case {
     PlanShape shape;
   };
-  for (const PlanShape& shape :
-       {PlanShape{ScheduleKind::k1F1B, 4, 8, 1}, PlanShape{ScheduleKind::kZBH1, 4, 8, 1},
-        PlanShape{ScheduleKind::kVPP, 4, 8, 2}, PlanShape{ScheduleKind::kZBVPP, 4, 8, 2},
-        PlanShape{ScheduleKind::kEager1F1B, 3, 6, 1}}) {
+  for (const PlanShape& shape : {PlanShape{ScheduleKind::k1F1B, 4, 8, 1}, PlanShape{ScheduleKind::kZBH1, 4, 8, 1},
+                                 PlanShape{ScheduleKind::kVPP, 4, 8, 2}, PlanShape{ScheduleKind::kZBVPP, 4, 8, 2},
+                                 PlanShape{ScheduleKind::kEager1F1B, 3, 6, 1}}) {
     INFO(schedule_name(shape.schedule));
     ReplayCosts c;
     c.duration_ns = [](int32_t stage, const PlanJob& j) -> int64_t {
