@@ -130,11 +130,12 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
                   s.chunks > 1 ? fmt::format("V = {} chunks", s.chunks) : "per step");
     std::string bubble = percent_text(st->bubble_ratio);
     if (st->resolution_ns > 1) bubble += " &#177; " + percent_text(st->bubble_ratio_error);
-    std::string ideal = "no ideal: schedule not recognised";
+    std::string ideal = s.ideal_formula.empty() ? std::string("no ideal: schedule not recognised")
+                                                : "no ideal: " + xml_escaped(s.ideal_formula);
     const char* tone = "";
     if (s.ideal_bubble_ratio >= 0) {
       double over = st->bubble_ratio - s.ideal_bubble_ratio;
-      ideal = fmt::format("ideal {} = <span class=\"nowrap\">{}</span>: {}", percent_text(s.ideal_bubble_ratio),
+      ideal = fmt::format("ideal {} <span class=\"nowrap\">({})</span>: {}", percent_text(s.ideal_bubble_ratio),
                           xml_escaped(s.ideal_formula), format_percent(over * 100, PercentSign::kAlways, 1, " points"));
       tone = over > 0.05 ? "bad" : over > 0.01 ? "warn" : "good";
     }

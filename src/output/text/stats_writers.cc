@@ -228,11 +228,12 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   if (s.ideal_bubble_ratio >= 0) {
     double over = st.bubble_ratio - s.ideal_bubble_ratio;
-    bubble += fmt::format(", ideal {} = {} with equal stage times: {} {} the schedule's promise",
-                          percent(s.ideal_bubble_ratio), s.ideal_formula,
-                          fmt::format("{:.1f} points", std::fabs(over) * 100), over >= 0 ? "above" : "below");
+    bubble +=
+        fmt::format(", ideal {} ({}): {} {} the schedule's promise", percent(s.ideal_bubble_ratio), s.ideal_formula,
+                    fmt::format("{:.1f} points", std::fabs(over) * 100), over >= 0 ? "above" : "below");
   } else {
-    bubble += " (no ideal: the schedule is not recognised)";
+    bubble += s.ideal_formula.empty() ? std::string(" (no ideal: the schedule is not recognised)")
+                                      : fmt::format(" (no ideal: {})", s.ideal_formula);
   }
   p.summary.emplace_back("bubble", bubble);
   const StepTimeSummary& t = st.step_time;
