@@ -135,8 +135,8 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
     const char* tone = "";
     if (s.ideal_bubble_ratio >= 0) {
       double over = st->bubble_ratio - s.ideal_bubble_ratio;
-      ideal = fmt::format("ideal {} <span class=\"nowrap\">({})</span>: {}", percent_text(s.ideal_bubble_ratio),
-                          xml_escaped(s.ideal_formula), format_percent(over * 100, PercentSign::kAlways, 1, " points"));
+      ideal = fmt::format("ideal {} ({}): {}", percent_text(s.ideal_bubble_ratio), xml_escaped(s.ideal_formula),
+                          format_percent(over * 100, PercentSign::kAlways, 1, " points"));
       tone = over > 0.05 ? "bad" : over > 0.01 ? "warn" : "good";
     }
     append_figure(out, "bubble", "bubble, measured", bubble, ideal, tone);
