@@ -95,8 +95,6 @@ Rgb type_fill(std::string_view type) {
   return c;
 }
 
-std::string type_color(std::string_view type) { return hex(type_fill(type)); }
-
 std::string_view label_color(Rgb c) {
   // Relative luminance, roughly (sRGB weights without the curve).
   double y = 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
@@ -104,17 +102,5 @@ std::string_view label_color(Rgb c) {
 }
 
 const char* chrome_color_name(std::string_view type) { return style_of(split_type(type)).chrome_name; }
-
-std::string palette_css() {
-  std::string out;
-  for (JobKind k : {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardWeight, JobKind::kOptimizer, JobKind::kLr,
-                    JobKind::kCommunication, JobKind::kNoPipeline, JobKind::kOther}) {
-    out += fmt::format(".ppt-fam-{} {{ fill: {}; background: {}; }}\n", family_name(k), hex(family_fill(k)),
-                       hex(family_fill(k)));
-  }
-  out += fmt::format(".ppt-fam-{} {{ fill: {}; background: {}; }}\n", kBackwardB.name, hex(kBackwardB.fill),
-                     hex(kBackwardB.fill));
-  return out;
-}
 
 }  // namespace ppt

@@ -58,16 +58,10 @@ std::string_view family_name(JobKind kind);
 
 // The type's fill: its family's, shaded by chunk (see above).
 Rgb type_fill(std::string_view type);
-// type_fill() as "#rrggbb".
-std::string type_color(std::string_view type);
 // A text colour that reads on `fill`: near-black on light fills, white on dark.
 std::string_view label_color(Rgb fill);
 
 // The legacy viewer's reserved colour name for the type (catapult's cname).
 const char* chrome_color_name(std::string_view type);
-
-// CSS rules giving each family's fill to `.ppt-fam-<name>` (for pages that
-// draw their own swatches), one rule a line; backward_b is `.ppt-fam-backward-b`.
-std::string palette_css();
 
 }  // namespace ppt

@@ -419,7 +419,7 @@ TEST_CASE("touching jobs are parted by a hairline and every job has a tooltip", 
   CHECK(count(svg, "<title>") == 4);
   CHECK(svg.find("><title>forward mb1 · step 0 · GPU 0 · 500.0 µs at 500.0 µs</title></rect>") != std::string::npos);
   // The fills are the palette's, shared with the JSON traces.
-  CHECK(attrs(svg, "<rect class=\"job\"", "fill").front() == type_color("forward"));
+  CHECK(attrs(svg, "<rect class=\"job\"", "fill").front() == hex(type_fill("forward")));
   std::string why;
   CHECK(well_formed(svg, &why));
   INFO(why);
