@@ -45,6 +45,14 @@ inline size_t utf8_sequence_length(std::string_view s, size_t i) {
 // (utf8_sequence_length(s, i) == n > 0).
 char32_t utf8_code_point(std::string_view s, size_t i, size_t n);
 
+// The code points of valid UTF-8 text (the bytes that do not continue a
+// sequence): the width a terminal table or a picture's label gives it.
+inline size_t utf8_code_points(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xc0) != 0x80 ? 1 : 0;
+  return n;
+}
+
 // `s` if it is valid UTF-8, else a copy with each byte that does not start a
 // well-formed sequence replaced by U+FFFD (one per byte); *changed says
 // whether anything was replaced.

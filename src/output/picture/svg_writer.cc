@@ -91,12 +91,6 @@ std::string duration_text(int64_t ns) {
   return fmt::format("{:.1f} µs", ns / 1e3);
 }
 
-size_t utf8_length(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 struct Row {
   uint32_t track = 0;
   int32_t stage = -1;
@@ -870,7 +864,7 @@ void SvgWriter::write() {
   size_t longest = 4;
   for (const auto& groups : run_rows_) {
     for (const RowGroup& g : groups) {
-      for (const Row& row : g.rows) longest = std::max(longest, utf8_length(row.label));
+      for (const Row& row : g.rows) longest = std::max(longest, utf8_code_points(row.label));
     }
   }
   label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);

@@ -10,6 +10,7 @@
 #include "output/picture/svg_writer.h"
 #include "output/text/summary.h"
 #include "util/escape.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace {
@@ -44,15 +45,8 @@ const char* ansi(Tone t) {
   return "";
 }
 
-// Display width: bytes that do not continue a UTF-8 sequence.
-size_t width(std::string_view s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xc0) != 0x80 ? 1 : 0;
-  return w;
-}
-
 std::string pad(const std::string& s, size_t w, bool right) {
-  size_t n = width(s);
+  size_t n = utf8_code_points(s);
   if (n >= w) return s;
   return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
 }
@@ -66,9 +60,9 @@ std::string render_text(const Table& raw, bool color) {
     for (Cell& cell : row) cell.text = terminal_text(cell.text);
   }
   std::vector<size_t> w(t.header.size(), 0);
-  for (size_t c = 0; c < t.header.size(); ++c) w[c] = width(t.header[c]);
+  for (size_t c = 0; c < t.header.size(); ++c) w[c] = utf8_code_points(t.header[c]);
   for (const auto& row : t.rows) {
-    for (size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], width(row[c].text));
+    for (size_t c = 0; c < row.size() && c < w.size(); ++c) w[c] = std::max(w[c], utf8_code_points(row[c].text));
   }
   std::string out;
   auto line = [&](const std::vector<Cell>& cells, bool header) {
