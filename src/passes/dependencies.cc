@@ -87,25 +87,24 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
   return out;
 }
 
-struct Position {
-  int32_t stage;
-  int32_t chunk;
-};
-
-// Inverse of virtual_stage() (schedule.h).
-Position position_of(ScheduleKind kind, int32_t p, int32_t v) {
-  int32_t chunk = v / p;
-  int32_t k = v % p;
-  int32_t stage = (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) ? p - 1 - k : k;
-  return {stage, chunk};
-}
-
 std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
 }  // namespace
 
 const char* dependency_kind_name(DependencyKind kind) {
   return kind == DependencyKind::kForward ? "forward" : "backward";
+}
+
+int32_t producer_virtual_stage(DependencyKind kind, int32_t vstage, int32_t vstages) {
+  const int32_t from = kind == DependencyKind::kForward ? vstage - 1 : vstage + 1;
+  return from >= 0 && from < vstages ? from : -1;
+}
+
+StageChunk virtual_stage_place(ScheduleKind kind, int32_t p, int32_t v) {
+  const int32_t chunk = v / p;
+  const int32_t k = v % p;
+  const int32_t stage = (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) ? p - 1 - k : k;
+  return {stage, chunk};
 }
 
 size_t Dependencies::count(DependencyKind kind) const {
@@ -158,9 +157,10 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
         const int dir = static_cast<int>((g.key >> 39) & 1);
         const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
         const int32_t v = virtual_stage(schedule.kind, p, stage, chunk);
-        const int32_t from = dir == 0 ? v - 1 : v + 1;
-        if (from < 0 || from >= stages) continue;
-        Position src = position_of(schedule.kind, p, from);
+        const int32_t from =
+            producer_virtual_stage(dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward, v, stages);
+        if (from < 0) continue;
+        StageChunk src = virtual_stage_place(schedule.kind, p, from);
         int64_t pt = track_at(replica, src.stage);
         if (pt < 0) continue;
         uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);

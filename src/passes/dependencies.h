@@ -45,6 +45,21 @@ enum class DependencyKind : uint8_t { kForward, kBackward };
 // "forward" / "backward"
 const char* dependency_kind_name(DependencyKind kind);
 
+// The dependency rule, the one definition (find_dependencies and the replay,
+// replay.h, both follow it): the virtual stage whose job of the same
+// micro-batch feeds a job of `kind` on virtual stage `vstage` of `vstages`:
+// vstage - 1 for a forward, vstage + 1 for a backward (or backward_b); -1 when
+// none does (the first forward, the last virtual stage's backward).
+int32_t producer_virtual_stage(DependencyKind kind, int32_t vstage, int32_t vstages);
+
+// Where virtual stage `vstage` is: the inverse of virtual_stage() (schedule.h).
+struct StageChunk {
+  int32_t stage = 0;
+  int32_t chunk = 0;
+  bool operator==(const StageChunk&) const = default;
+};
+StageChunk virtual_stage_place(ScheduleKind kind, int32_t pp_degree, int32_t vstage);
+
 // A job by position: Timeline::tracks[track].jobs[job]. Stable across the
 // clock alignment, which shifts whole tracks and never reorders jobs.
 struct JobRef {

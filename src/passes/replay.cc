@@ -1,0 +1,274 @@
+#include "passes/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+#include "passes/dependencies.h"
+
+namespace ppt {
+namespace {
+
+constexpr int64_t kNotYet = std::numeric_limits<int64_t>::min();
+
+// What a job produces, for the jobs that wait on it: a forward, a backward (or
+// backward_b: the input gradient), a backward_w.
+enum Slot : int { kSlotForward = 0, kSlotBackward = 1, kSlotWeight = 2 };
+
+Slot slot_of(PlanRole r) {
+  switch (r) {
+    case PlanRole::kForward: return kSlotForward;
+    case PlanRole::kBackward:
+    case PlanRole::kBackwardB: return kSlotBackward;
+    case PlanRole::kBackwardW: return kSlotWeight;
+  }
+  return kSlotForward;
+}
+
+const char* slot_name(Slot s) {
+  return s == kSlotForward ? "forward" : s == kSlotBackward ? "backward (or backward_b)" : "backward_w";
+}
+
+struct Need {
+  Slot slot;
+  int32_t vstage;
+  int32_t micro_batch;
+  int32_t from_stage;  // the producer's stage
+  bool local;          // on the job's own stage: no link lag
+};
+
+}  // namespace
+
+ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps) {
+  ReplayResult r;
+  r.shape = shape;
+  if (std::string why = check_plan_shape(shape); !why.empty()) {
+    r.error = why;
+    return r;
+  }
+  if (!costs.duration_ns) {
+    r.error = "no job durations given";
+    return r;
+  }
+  const int32_t p = shape.stages, m = shape.micro_batches;
+  const int32_t vstages = p * shape.chunks;
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  r.peak_in_flight.assign(p, 0);
+  for (int32_t s = 0; s < p; ++s) {
+    int32_t held = 0;
+    for (const PlanJob& j : plans[s]) {
+      if (j.role == PlanRole::kForward) r.peak_in_flight[s] = std::max(r.peak_in_flight[s], ++held);
+      if (j.role == PlanRole::kBackward || j.role == PlanRole::kBackwardB) --held;
+    }
+  }
+  // What each job waits for, once per plan: the dependency rule
+  // (dependencies.h) across virtual stages, and on its own stage a
+  // backward_w's backward_b and the last virtual stage's forward before its
+  // backward.
+  std::vector<std::vector<std::optional<Need>>> needs(p);
+  for (int32_t s = 0; s < p; ++s) {
+    for (const PlanJob& j : plans[s]) {
+      const int32_t v = plan_virtual_stage(shape, s, j.chunk);
+      std::optional<Need> need;
+      if (j.role == PlanRole::kBackwardW) {
+        need = Need{kSlotBackward, v, j.micro_batch, s, true};
+      } else {
+        const DependencyKind kind = j.role == PlanRole::kForward ? DependencyKind::kForward : DependencyKind::kBackward;
+        const int32_t from = producer_virtual_stage(kind, v, vstages);
+        if (from >= 0) {
+          need = Need{slot_of(j.role), from, j.micro_batch, virtual_stage_place(shape.schedule, p, from).stage, false};
+        } else if (kind == DependencyKind::kBackward) {
+          need = Need{kSlotForward, v, j.micro_batch, s, true};
+        }
+      }
+      needs[s].push_back(need);
+    }
+  }
+  auto index = [&](Slot slot, int32_t v, int32_t mb) {
+    return (static_cast<size_t>(slot) * vstages + v) * m + mb;
+  };
+  std::vector<int64_t> done(static_cast<size_t>(3) * vstages * m);
+  std::vector<int32_t> waiter(done.size());  // the stage waiting on a slot, or -1
+  int64_t step_start = 0;
+  for (int32_t step = 0; step < steps; ++step) {
+    ReplayedStep rs;
+    rs.start_ns = step_start;
+    rs.stages.resize(p);
+    rs.optimizer.resize(p);
+    std::fill(done.begin(), done.end(), kNotYet);
+    std::fill(waiter.begin(), waiter.end(), -1);
+    std::vector<size_t> next(p, 0);
+    std::vector<int64_t> free_at(p, step_start);
+    std::deque<int32_t> ready;
+    for (int32_t s = 0; s < p; ++s) {
+      ready.push_back(s);
+      rs.stages[s].reserve(plans[s].size());
+    }
+    while (!ready.empty()) {
+      const int32_t s = ready.front();
+      ready.pop_front();
+      while (next[s] < plans[s].size()) {
+        const PlanJob& j = plans[s][next[s]];
+        const std::optional<Need>& need = needs[s][next[s]];
+        int64_t start = free_at[s];
+        if (need) {
+          const size_t k = index(need->slot, need->vstage, need->micro_batch);
+          if (done[k] == kNotYet) {
+            waiter[k] = s;
+            break;
+          }
+          int64_t arrive = done[k];
+          if (!need->local && costs.link_ns) arrive += costs.link_ns(need->from_stage, s, j.role);
+          start = std::max(start, arrive);
+        }
+        const int64_t end = start + std::max<int64_t>(0, costs.duration_ns(s, j));
+        rs.stages[s].push_back({j, start, end});
+        free_at[s] = end;
+        const size_t mine = index(slot_of(j.role), plan_virtual_stage(shape, s, j.chunk), j.micro_batch);
+        done[mine] = end;
+        if (waiter[mine] >= 0) {
+          ready.push_back(waiter[mine]);
+          waiter[mine] = -1;
+        }
+        ++next[s];
+      }
+    }
+    for (int32_t s = 0; s < p; ++s) {
+      if (next[s] >= plans[s].size()) continue;
+      const PlanJob& j = plans[s][next[s]];
+      const Need& need = *needs[s][next[s]];
+      const StageChunk at = need.local ? StageChunk{s, j.chunk} : virtual_stage_place(shape.schedule, p, need.vstage);
+      r.error = fmt::format(
+          "deadlock in step {}: stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage "
+          "{} chunk {}, which never runs",
+          step, s, next[s] + 1, plan_job_type(shape, j), j.micro_batch, slot_name(need.slot), need.micro_batch,
+          at.stage, at.chunk);
+      return r;
+    }
+    rs.end_ns = step_start;
+    for (int32_t s = 0; s < p; ++s) {
+      const int64_t len = static_cast<size_t>(s) < costs.optimizer_ns.size() ? costs.optimizer_ns[s] : 0;
+      rs.optimizer[s] = {free_at[s], free_at[s] + std::max<int64_t>(0, len)};
+      rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
+    }
+    step_start = rs.end_ns + std::max<int64_t>(0, costs.step_gap_ns);
+    r.steps.push_back(std::move(rs));
+  }
+  return r;
+}
+
+int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage) {
+  if (stage < 0 || static_cast<size_t>(stage) >= step.stages.size()) return 0;
+  int64_t busy = 0;
+  for (const ReplayedJob& j : step.stages[stage]) busy += j.end_ns - j.start_ns;
+  if (static_cast<size_t>(stage) < step.optimizer.size()) {
+    busy += step.optimizer[stage].second - step.optimizer[stage].first;
+  }
+  return busy;
+}
+
+namespace {
+
+void idle_and_span(const ReplayedStep& step, double* idle, double* span) {
+  const int64_t len = step.end_ns - step.start_ns;
+  for (size_t s = 0; s < step.stages.size(); ++s) {
+    *idle += static_cast<double>(len - replay_busy_ns(step, static_cast<int32_t>(s)));
+    *span += static_cast<double>(len);
+  }
+}
+
+}  // namespace
+
+double replay_bubble_ratio(const ReplayedStep& step) {
+  double idle = 0, span = 0;
+  idle_and_span(step, &idle, &span);
+  return span > 0 ? idle / span : 0;
+}
+
+double replay_bubble_ratio(const ReplayResult& result) {
+  double idle = 0, span = 0;
+  for (const ReplayedStep& step : result.steps) idle_and_span(step, &idle, &span);
+  return span > 0 ? idle / span : 0;
+}
+
+double replay_period_ns(const ReplayResult& result) {
+  if (result.steps.size() < 2) return 0;
+  const double total = static_cast<double>(result.steps.back().start_ns - result.steps.front().start_ns);
+  return total / static_cast<double>(result.steps.size() - 1);
+}
+
+Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t first_step) {
+  Timeline tl;
+  if (!result.error.empty() || result.steps.empty()) return tl;
+  const PlanShape& shape = result.shape;
+  const int32_t p = shape.stages;
+  tl.world_ranks = p;
+  tl.machines.push_back("");
+  auto type_of = [&](const std::string& name) {
+    auto it = std::find(tl.types.begin(), tl.types.end(), name);
+    if (it != tl.types.end()) return static_cast<uint32_t>(it - tl.types.begin());
+    tl.types.push_back(name);
+    return static_cast<uint32_t>(tl.types.size() - 1);
+  };
+  Run run;
+  run.index = 0;
+  run.first_ns = origin_ns + result.steps.front().start_ns;
+  run.last_ns = origin_ns + result.steps.back().end_ns;
+  for (int32_t s = 0; s < p; ++s) {
+    SourceFile f;
+    f.path = fmt::format("replay/stage{}", s);
+    f.local_index = s;
+    f.global_rank = s;
+    tl.files.push_back(f);
+    Track t;
+    t.file = static_cast<uint32_t>(s);
+    t.run = 0;
+    t.rank = s;
+    t.local_index = s;
+    uint32_t line = 0;
+    int32_t job_id = 0;
+    for (size_t k = 0; k < result.steps.size(); ++k) {
+      const ReplayedStep& step = result.steps[k];
+      const int32_t number = first_step + static_cast<int32_t>(k);
+      for (const ReplayedJob& rj : step.stages[s]) {
+        Job j;
+        j.start_ns = origin_ns + rj.start_ns;
+        j.end_ns = origin_ns + rj.end_ns;
+        j.job_id = job_id++;
+        j.micro_batch = rj.job.micro_batch;
+        j.type = type_of(plan_job_type(shape, rj.job));
+        j.line = ++line;
+        j.step = number;
+        t.jobs.push_back(j);
+      }
+      Job opt;
+      opt.start_ns = origin_ns + step.optimizer[s].first;
+      opt.end_ns = origin_ns + step.optimizer[s].second;
+      opt.job_id = job_id++;
+      opt.micro_batch = 0;
+      opt.type = type_of("optimizer");
+      opt.line = ++line;
+      opt.step = number;
+      t.jobs.push_back(opt);
+    }
+    tl.counts.jobs += t.jobs.size();
+    run.tracks.push_back(static_cast<uint32_t>(s));
+    tl.tracks.push_back(std::move(t));
+  }
+  for (size_t k = 0; k < result.steps.size(); ++k) {
+    StepSpan span;
+    span.number = first_step + static_cast<int32_t>(k);
+    span.start_ns = origin_ns + result.steps[k].start_ns;
+    span.end_ns = origin_ns + result.steps[k].end_ns;
+    span.ranks = static_cast<uint32_t>(p);
+    run.steps.push_back(span);
+  }
+  tl.runs.push_back(std::move(run));
+  tl.origin_ns = tl.runs.front().first_ns;
+  tl.counts.files = static_cast<uint64_t>(p);
+  return tl;
+}
+
+}  // namespace ppt

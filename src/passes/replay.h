@@ -1,0 +1,85 @@
+// Replaying a plan (plan.h) with given job costs: when every job of every
+// stage would start and end.
+//
+// Every stage runs its plan's jobs in order; a job starts when its stage is
+// free and its input has arrived: the producer's end (the dependency rule,
+// dependencies.h, producer_virtual_stage) plus the link's lag. A backward_w
+// waits for its backward_b, the last virtual stage's backward for its forward
+// (both on the same stage, earlier in a valid plan). Each stage ends its step
+// with the optimizer; step k+1 starts on every stage at step k's end plus the
+// gap between steps. O(jobs).
+//
+// A plan in which some stage waits for a job that never comes (a deadlock) is
+// reported in ReplayResult::error, naming the waiting job and what it waits for.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/timeline.h"
+#include "passes/plan.h"
+
+namespace ppt {
+
+struct ReplayCosts {
+  // A job's length on a stage; required.
+  std::function<int64_t(int32_t stage, const PlanJob& job)> duration_ns;
+  // The lag from a producer's end on `from_stage` to its consumer (a job of
+  // role `consumer_role`) on `to_stage`; empty: 0.
+  std::function<int64_t(int32_t from_stage, int32_t to_stage, PlanRole consumer_role)> link_ns;
+  std::vector<int64_t> optimizer_ns;  // per stage; empty or short: 0
+  int64_t step_gap_ns = 0;            // from a step's last end to the next step's start
+};
+
+struct ReplayedJob {
+  PlanJob job;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct ReplayedStep {
+  std::vector<std::vector<ReplayedJob>> stages;          // by stage, in plan order
+  std::vector<std::pair<int64_t, int64_t>> optimizer;  // by stage: start, end
+  int64_t start_ns = 0;                                 // every stage's first possible start
+  int64_t end_ns = 0;                                   // the latest end over the stages
+};
+
+struct ReplayResult {
+  PlanShape shape;
+  std::vector<ReplayedStep> steps;
+  // By stage: the most micro-batches (times chunks) whose forward has started
+  // and whose backward (or backward_b) has not ended; the activations a stage
+  // holds at once.
+  std::vector<int32_t> peak_in_flight;
+  std::string error;  // "" or why the replay stopped (a refused shape, a deadlock)
+};
+
+// Replays `steps` steps in a row, the first starting at 0.
+ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps = 1);
+
+// A stage's busy time in a step: the sum of its jobs' lengths, optimizer included.
+int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage);
+
+// A step's bubble ratio as analysis/stats defines it: idle / (stages * span),
+// span = end - start, idle = span - busy per stage.
+double replay_bubble_ratio(const ReplayedStep& step);
+
+// Over every step: sum(idle) / sum(stages * span); 0 without steps.
+double replay_bubble_ratio(const ReplayResult& result);
+
+// The start of step k to the start of step k+1, the mean over the steps that
+// have a next one; 0 with one step.
+double replay_period_ns(const ReplayResult& result);
+
+// The replay as a Timeline, as the input passes would build it from logs: one
+// run, one track (and file, "replay/stage<s>") per stage with rank = stage, jobs
+// typed by plan_job_type and `optimizer`, micro-batch ids, steps numbered
+// from `first_step`, times from `origin_ns`, lines numbered per track in plan
+// order, one lane. Empty when the replay has an error.
+Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns = 0, int32_t first_step = 0);
+
+}  // namespace ppt
