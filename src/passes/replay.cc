@@ -86,9 +86,7 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
       needs[s].push_back(need);
     }
   }
-  auto index = [&](Slot slot, int32_t v, int32_t mb) {
-    return (static_cast<size_t>(slot) * vstages + v) * m + mb;
-  };
+  auto index = [&](Slot slot, int32_t v, int32_t mb) { return (static_cast<size_t>(slot) * vstages + v) * m + mb; };
   std::vector<int64_t> done(static_cast<size_t>(3) * vstages * m);
   std::vector<int32_t> waiter(done.size());  // the stage waiting on a slot, or -1
   int64_t step_start = 0;

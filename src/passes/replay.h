@@ -42,10 +42,10 @@ struct ReplayedJob {
 };
 
 struct ReplayedStep {
-  std::vector<std::vector<ReplayedJob>> stages;          // by stage, in plan order
+  std::vector<std::vector<ReplayedJob>> stages;        // by stage, in plan order
   std::vector<std::pair<int64_t, int64_t>> optimizer;  // by stage: start, end
-  int64_t start_ns = 0;                                 // every stage's first possible start
-  int64_t end_ns = 0;                                   // the latest end over the stages
+  int64_t start_ns = 0;                                // every stage's first possible start
+  int64_t end_ns = 0;                                  // the latest end over the stages
 };
 
 struct ReplayResult {
