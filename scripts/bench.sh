@@ -487,7 +487,7 @@ section_whatif() {
   for c in one:"whatif (measured replayed)" all:"whatif (12 targets)"; do
     local name=${c%%:*} label=${c#*:} extra=()
     [[ $name == all ]] && extra=("${all[@]}")
-    if ! timed "w$name" sh -c '"$0" whatif --log_dir "$1" -q "$@" >/dev/null' "$bin" "$logs" "${extra[@]}"; then
+    if ! timed "w$name" sh -c 'b=$0 l=$1; shift; "$b" whatif --log_dir "$l" -q "$@" >/dev/null' "$bin" "$logs" "${extra[@]}"; then
       skipped "$label" "FAILED (run it by hand to see why)"
       status=1
       continue
