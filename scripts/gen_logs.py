@@ -22,15 +22,16 @@ milliseconds with exactly six decimals without ever going through a float.
 
 Plans (stage s of P, M micro-batches, V chunks; "F"/"B" = forward/backward):
   fthenb     F0..F(M-1), B0..B(M-1), optimizer.
-  1f1b       Paddle's form: min(P-s, M) warm-up F, then (B, F) pairs, then the
-             remaining B. This is the same sequence as Megatron's P-1-s warm-up
-             forwards followed by (F, B) pairs.
+  1f1b       Paddle's form (pipeline_1f1b.py): P-s warm-up F, then (B, F)
+             pairs, then the remaining B; needs M >= P, as Paddle asserts.
+             This is the same sequence as Megatron's P-1-s warm-up forwards
+             followed by (F, B) pairs.
   pir1f1b    1f1b, plus on stages s > 0 a `recv_forward` job before every
              forward and a `send_backward` job after every backward, both
              printed with 0.000000 times (their timers never start). Where
              exactly PIR puts them is not documented; this is a choice.
-  eager1f1b  Paddle's Eager1F1B: min(2*(P-s)-1, M) warm-up F, then (B, F)
-             pairs, then the remaining B.
+  eager1f1b  Paddle's Eager1F1B (pipeline_eager_1f1b.py): 2*(P-s)-1 warm-up
+             F, then (B, F) pairs, then the remaining B; needs M >= 2P-1.
   vpp        Megatron/Paddle interleaved 1F1B over V chunks (chunk c of stage s
              is virtual stage c*P+s): warm-up (P-s-1)*2 + (V-1)*P forwards
              (all of them when M == P), then (F, B) pairs, then the remaining
@@ -41,14 +42,12 @@ Plans (stage s of P, M micro-batches, V chunks; "F"/"B" = forward/backward):
              last micro-batch (backward on stage 0), then the s deferred
              backward_w jobs. Note that the real plan prints the combined
              `backward` type in its steady phase, not only backward_b/_w.
-  zbvpp      Zero-bubble V schedule: V chunks placed in a V shape (even chunks
-             run down the stages, odd chunks back up), every backward split
-             into backward_b<c> and backward_w<c>. The per-stage order comes
-             from a greedy unit-time list schedule (backward_b first, then
-             forwards of later chunks, then new micro-batches while fewer than
-             V*P chunk activations are held, backward_w to fill idle slots or when more than
-             P are pending), so it is bubble-filling and deadlock-free, but
-             not Paddle's memory-driven VScheduleCreator.
+  zbvpp      Paddle's ZB-VPP plan (pipeline_zero_bubble.py, VScheduleCreator):
+             V chunks placed in a V shape (even chunks run down the stages,
+             odd chunks back up), every backward split into backward_b<c> and
+             backward_w<c>, the order from Paddle's greedy list schedule with
+             its default program runtimes and no memory limit (the same
+             algorithm as src/passes/plan.cc). Needs V >= 2 and M % P == 0.
   overlap    1f1b whose steady-phase (B, F) pairs are split into V pieces each
              and interleaved: backward(chunk0), forward(chunk0),
              backward(chunk1), forward(chunk1), ... (Paddle's
@@ -162,7 +161,8 @@ def num_vstages(schedule, P, V):
 
 
 def plan_1f1b_like(P, M, s, warm):
-    warm = min(warm, M)
+    if warm > M:
+        raise PlanError("Paddle's plan needs --micro-batches >= %d here (its warm-up)" % warm)
     plan = [(F, 0, m, -1) for m in range(warm)]
     fwd, bwd = warm, 0
     while fwd < M:
@@ -239,94 +239,222 @@ def plan_zbh1(P, M, s):
     return plan
 
 
-def plans_zbvpp(P, M, V):
-    """Greedy unit-time list schedule of a V-shaped zero-bubble pipeline.
+class _VSchedule:
+    """Paddle's ZB-VPP plan (pipeline_zero_bubble.py, VScheduleCreator, as
+    PipelineZeroBubbleVirtualPipelinePass._create_job_list runs it), with its
+    default program runtimes (forward 61, backward_b 72, backward_w 71, the
+    loss 34 more for the last chunk on the loss stage, communication 3) and no
+    memory limit (every memory check passes). The same algorithm as
+    src/passes/plan.cc; the two are compared by the unit tests."""
 
-    Every job takes one time unit and communication is free; in each round
-    every stage picks one job whose inputs finished in an earlier round.
-    Returns one plan (list of items) per stage."""
-    nv = P * V
-    last_v = nv - 1
-    f_done = {}  # (v, m) -> round it finished
-    b_done = {}
-    plans = [[] for _ in range(P)]
-    next_f = [[0] * V for _ in range(P)]  # next micro-batch to forward, per chunk
-    next_b = [[0] * V for _ in range(P)]
-    pending_w = [[] for _ in range(P)]
-    # Activations held per stage (forwards minus backward_b, all chunks). New
-    # micro-batches enter only while fewer than V*P are held, which is 1F1B's
-    # memory; forwards of later chunks and backward_b are never held back, so
-    # the schedule cannot deadlock.
-    in_flight = [0] * P
-    remaining = [3 * V * M] * P
-    rnd = 0
-    limit = 50 * (3 * V * M + nv) + 100
-    while any(remaining):
-        if rnd > limit:
-            raise AssertionError("zbvpp plan does not converge")
-        chosen = []
-        for s in range(P):
-            if not remaining[s]:
-                chosen.append(None)
-                continue
-            pick = None
-            # 1. backward_b, most urgent: the lowest micro-batch, then the deepest chunk.
-            best = None
-            for c in range(V):
-                m = next_b[s][c]
-                if m >= M:
+    COMM = 3
+
+    def __init__(self, P, M, V):
+        self.P, self.M, self.V = P, M, V
+        self.loss_stage = 0 if V % 2 == 0 else P - 1
+
+    def runtime(self, t, s, c):
+        r = {F: 61, BB: 72, BW: 71}[t]
+        return r + 34 if s == self.loss_stage and c == self.V - 1 else r
+
+    def init(self):
+        P, M, V = self.P, self.M, self.V
+        self.count = {(s, t, c): 0 for s in range(P) for t in (F, BB, BW) for c in range(V)}
+        self.end = {}
+        self.now = [0] * P
+        self.pending = [[] for _ in range(P)]
+        self.plans = [[] for _ in range(P)]
+        self.bubbles = [0] * P
+
+    def prev_stage(self, t, c, s):
+        odd = c % 2 == 1
+        if t == F:
+            return s + 1 if odd else s - 1
+        return s - 1 if odd else s + 1
+
+    def dep_end(self, t, c, s, m):
+        prev = self.prev_stage(t, c, s)
+        if prev < 0 or prev >= self.P:
+            return 0
+        return self.end.get((t, c, prev, m), -1)
+
+    def forwards(self, s, chunks):
+        return sum(self.count[(s, F, c)] for c in range(chunks))
+
+    def max_bubble(self, s=-1, approved=None):
+        most = max(self.bubbles)
+        if s >= 0 and approved is not None:
+            most = max(most, max(approved) - approved[s])
+        return most
+
+    def can(self, t, c, s):
+        m = self.count[(s, t, c)]
+        if m >= self.M:
+            return False
+        if t == F and c > 0 and self.count[(s, F, c - 1)] <= m:
+            return False
+        if t == BB:
+            prev = self.count[(s, F, self.V - 1)] if c + 1 >= self.V else self.count[(s, BB, c + 1)]
+            if prev <= m:
+                return False
+        return self.dep_end(t, c, s, m) >= 0
+
+    def fits(self, t, c, s, next_start):
+        dep = self.dep_end(t, c, s, self.count[(s, t, c)])
+        return max(self.now[s], dep + self.COMM) + self.runtime(t, s, c) <= next_start
+
+    def put(self, t, c, s):
+        rt = self.runtime(t, s, c)
+        end = self.now[s] + rt
+        m = self.count[(s, t, c)]
+        if m >= self.M:
+            raise PlanError("zbvpp: a job beyond the last micro-batch")
+        if t == F:
+            ordered = c == 0 or (F, c - 1, s, m) in self.end
+        elif t == BB:
+            ordered = c == self.V - 1 or (BB, c + 1, s, m) in self.end
+        else:
+            ordered = (BB, c, s, m) in self.end
+        if not ordered:
+            raise PlanError("zbvpp: a job before the one it follows on its stage")
+        if t != BW:
+            dep = self.dep_end(t, c, s, m)
+            if dep < 0:
+                raise PlanError("zbvpp: a job before its input")
+            end = max(end, dep + self.COMM + rt)
+        if self.count[(s, F, 0)] > 0:
+            self.bubbles[s] += end - self.now[s] - rt
+        self.end[(t, c, s, m)] = end
+        self.now[s] = end
+        self.plans[s].append((t, c, m, -1))
+        if t == BB:
+            self.pending[s].append(c)
+        self.count[(s, t, c)] += 1
+
+    def put_w(self, s):
+        self.put(BW, self.pending[s].pop(0), s)
+
+    def w_runtime(self, s):
+        return self.runtime(BW, s, self.pending[s][0])
+
+    def check_before_insert(self, chunks, order, next_start, less):
+        s = order[-1]
+        if self.forwards(s, chunks) < less:
+            return True
+        left = any(self.count[(s, F, c)] < self.M for c in range(chunks))
+        for c in range(chunks):
+            for i in order:
+                if self.can(F, c, i) and (self.forwards(i, chunks) < less or self.fits(F, c, i, next_start)):
+                    return left
+        return False
+
+    def fill_forwards(self, s, chunks, c, next_start, up):
+        less = self.forwards(0, chunks) if up else 0
+        order = list(range(self.P - 1, s - 1, -1)) if up else list(range(0, s + 1))
+        idle = 0
+        while self.check_before_insert(chunks, order, next_start, less):
+            put_any = False
+            for i in order:
+                if not self.can(F, c, i):
                     continue
-                v = vstage_of("zbvpp", P, s, c)
-                dep = (v + 1, m) if v < last_v else None
-                if dep is None:
-                    ok = f_done.get((v, m), rnd) < rnd
-                else:
-                    ok = b_done.get(dep, rnd) < rnd
-                if ok and (best is None or (m, -c) < best[0]):
-                    best = ((m, -c), (BB, c, m))
-            if best:
-                pick = best[1]
-            if pick is None and len(pending_w[s]) > P:
-                pick = (BW,) + pending_w[s][0]
-            if pick is None:
-                # 2. forwards of later chunks (they lead to the loss), then new micro-batches.
-                best = None
+                if self.forwards(i, chunks) >= less and not self.fits(F, c, i, next_start):
+                    continue
+                self.put(F, c, i)
+                put_any = True
+            idle = 0 if put_any else idle + 1
+            if idle > chunks:
+                raise PlanError("zbvpp: filling forwards makes no progress")
+            c = (c + 1) % chunks
+
+    def fill_before(self, end_type, end_chunk, chunks, up, insert):
+        order = list(range(self.P)) if up else list(range(self.P - 1, -1, -1))
+        lt, lc, lm, _ = self.plans[order[0]][-1]
+        start = self.end[(lt, lc, order[0], lm)]
+        if insert:
+            self.put(end_type, end_chunk, order[0])
+        for s in order[1:]:
+            first = (self.plans[s][-1][1] + 1) % chunks
+            start += self.COMM + self.runtime(end_type, s, end_chunk)
+            self.fill_forwards(s, chunks, first, start, up)
+            if insert:
+                self.put(end_type, end_chunk, s)
+
+    def after_backward_start(self, w_before_f, w_before_b, fill_loss, approved):
+        P, V = self.P, self.V
+        first_b = 0 if V % 2 == 0 else P - 1
+        order = list(range(P - 1, -1, -1)) if V % 2 else list(range(P))
+        while sum(self.count[(first_b, BB, c)] for c in range(V)) < V * self.M:
+            before = sum(len(p) for p in self.plans)
+            for s in order:
                 for c in range(V):
-                    m = next_f[s][c]
-                    if m >= M:
+                    if not self.can(BB, c, s):
                         continue
-                    v = vstage_of("zbvpp", P, s, c)
-                    if v > 0 and f_done.get((v - 1, m), rnd) >= rnd:
+                    dep = self.dep_end(BB, c, s, self.count[(s, BB, c)])
+                    while self.pending[s] and dep + self.COMM >= self.now[s] + self.w_runtime(s):
+                        self.put_w(s)
+                    if s == self.loss_stage and fill_loss:
+                        while self.pending[s] and dep + self.COMM >= self.now[s] + self.w_runtime(s) * 0.2:
+                            self.put_w(s)
+                    most = self.max_bubble(s, approved)
+                    if self.pending[s] and dep + self.COMM - self.now[s] > most - self.bubbles[s] and w_before_b:
+                        self.put_w(s)
+                    self.put(BB, c, s)
+                    break
+            for s in order:
+                for c in range(V - 1, -1, -1):
+                    if not self.can(F, c, s):
                         continue
-                    if c == 0 and in_flight[s] >= V * P:
-                        continue
-                    if best is None or (m, -c) < best[0]:
-                        best = ((m, -c), (F, c, m))
-                if best:
-                    pick = best[1]
-            if pick is None and pending_w[s]:
-                pick = (BW,) + pending_w[s][0]
-            chosen.append(pick)
-        for s, pick in enumerate(chosen):
-            if pick is None:
-                continue
-            kind, c, m = pick
-            v = vstage_of("zbvpp", P, s, c)
-            plans[s].append((kind, c, m, -1))
-            remaining[s] -= 1
-            if kind == F:
-                f_done[(v, m)] = rnd
-                next_f[s][c] += 1
-                in_flight[s] += 1
-            elif kind == BB:
-                b_done[(v, m)] = rnd
-                next_b[s][c] += 1
-                pending_w[s].append((c, m))
-                in_flight[s] -= 1
-            else:
-                pending_w[s].pop(0)
-        rnd += 1
-    return plans
+                    dep = self.dep_end(F, c, s, self.count[(s, F, c)])
+                    while self.pending[s] and dep + self.COMM >= self.now[s] + self.w_runtime(s):
+                        self.put_w(s)
+                    most = self.max_bubble(s, approved)
+                    if self.pending[s] and dep + self.COMM - self.now[s] > most - self.bubbles[s] and w_before_f:
+                        self.put_w(s)
+                    self.put(F, c, s)
+                    break
+            if sum(len(p) for p in self.plans) == before:
+                raise PlanError("zbvpp: the backward phase makes no progress")
+        for s in range(P):
+            while self.pending[s]:
+                self.put_w(s)
+
+    def create(self, w_before_f, w_before_b, fill_loss, approved=None, depth=0):
+        self.init()
+        max_approved = max(approved) if approved is not None else -1
+        for s in range(self.P):
+            self.put(F, 0, s)
+        self.fill_before(F, 1, 1, False, True)
+        for c in range(2, self.V):
+            self.fill_before(F, c, c, (c - 1) % 2 == 1, True)
+        self.fill_before(BB, 0, self.V, (self.V - 1) % 2 == 1, False)
+        self.after_backward_start(w_before_f, w_before_b, fill_loss, approved)
+        plans = [list(p) for p in self.plans]
+        max_end = max(self.end.values())
+        bubble = self.max_bubble()
+        if (max_approved < 0 or bubble < max_approved) and depth < 1000:
+            again = self.create(w_before_f, w_before_b, fill_loss, list(self.bubbles), depth + 1)
+            if again[1] < max_end:
+                return again
+        return plans, max_end
+
+    def build(self):
+        best = None
+        for w_before_b in (True, False):
+            for w_before_f in (True, False):
+                for fill_loss in (True, False):
+                    got = self.create(w_before_f, w_before_b, fill_loss)
+                    if best is None or got[1] < best[1]:
+                        best = got
+        return best[0]
+
+
+def plans_zbvpp(P, M, V):
+    """Paddle's ZB-VPP plans, one per stage (see _VSchedule)."""
+    if V < 2:
+        raise PlanError("zbvpp needs --chunks >= 2")
+    if M % P != 0:
+        raise PlanError("zbvpp needs --micro-batches to be a multiple of --stages")
+    return _VSchedule(P, M, V).build()
 
 
 def plan_overlap(P, M, s, V):
@@ -994,6 +1122,9 @@ def make_parser():
     p.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--self-test", action="store_true", help="run the built-in checks and exit")
+    p.add_argument("--print-plans", action="store_true",
+                   help="print each stage's plan for --schedule, --stages, --micro-batches and --chunks (one line "
+                        "per stage, 'type:micro-batch' words, the optimizer left out) and exit")
     return p
 
 
@@ -1384,6 +1515,15 @@ def main(argv=None):
     a = make_parser().parse_args(argv)
     if a.self_test:
         return self_test()
+    if a.print_plans:
+        try:
+            plans = build_plans(a.schedule, a.stages, a.micro_batches, a.chunks)
+        except PlanError as e:
+            sys.stderr.write("gen_logs.py: %s\n" % e)
+            return 2
+        for plan in plans:
+            print(" ".join("%s:%d" % (type_name(a.schedule, it), it[2]) for it in plan if it[0] != OPT))
+        return 0
     cfg = config_from_args(a)
     res = generate(cfg)
     if not a.quiet:

@@ -237,31 +237,15 @@ void summarize_steps(const StatsOptions& opt, Stats& st) {
   st.throughput = compute_throughput(st.step_period, st.schedule, opt.micro_batch_size);
 }
 
-}  // namespace
-
-Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps, const StatsOptions& opt) {
-  Stats st;
-  st.runs = static_cast<uint32_t>(tl.runs.size());
-  st.straggler_margin = opt.straggler_margin;
-  st.partial = tl.partial;
-  st.selection = tl.selection;
-
-  const std::vector<RankOrder>& orders = plan.orders;
-  st.schedule = plan.schedule;
-  const int32_t p = std::max(1, plan.shape.pp_degree);
-  const bool paths = opt.critical_paths && deps != nullptr;
-  std::optional<DependencyIndex> dep_index;
-  if (paths) dep_index.emplace(tl, *deps);
-
-  // One run is measured: runs appended in one log are never pooled.
-  const Run* measured = nullptr;
-  if (!tl.runs.empty()) {
-    size_t ri = opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<size_t>(opt.run)
-                                                                              : tl.runs.size() - 1;
-    measured = &tl.runs[ri];
-    st.run = static_cast<uint32_t>(ri);
-  }
-  if (measured && tl.runs.size() > 1) {
+// One run is measured: runs appended in one log are never pooled. The
+// others are named in a note.
+const Run* choose_measured_run(const Timeline& tl, const StatsOptions& opt, Stats& st) {
+  if (tl.runs.empty()) return nullptr;
+  size_t ri =
+      opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<size_t>(opt.run) : tl.runs.size() - 1;
+  const Run* measured = &tl.runs[ri];
+  st.run = static_cast<uint32_t>(ri);
+  if (tl.runs.size() > 1) {
     std::string others;
     for (const Run& r : tl.runs) {
       if (&r == measured) continue;
@@ -277,8 +261,13 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
                     "(--run N measures another)",
                     tl.runs.size(), measured->index + 1, others));
   }
+  return measured;
+}
 
-  // Ranks, in rank order: every loaded rank file, and every rank with jobs.
+// Ranks, in rank order: every loaded rank file, and every rank with jobs.
+// Returns each rank's index in st.ranks.
+std::unordered_map<int32_t, size_t> list_ranks(const Timeline& tl, const std::vector<RankOrder>& orders, int32_t p,
+                                               Stats& st) {
   std::map<int32_t, int32_t> machine_of;
   for (const Track& t : tl.tracks) machine_of.emplace(t.rank, t.machine);
   for (const SourceFile& f : tl.files) {
@@ -301,115 +290,136 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
     rs.job_order.reserve(ro.order.size());
     for (const OrderItem& it : ro.order) rs.job_order.push_back(order_item_text(tl, it));
   }
+  return rank_index;
+}
 
-  // Durations by rank and type: per rank only the types it ran (a hostile log
-  // can hold very many types; ranks x types would not fit).
-  std::vector<std::vector<TypeDur>> durations(st.ranks.size());
-  std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
-
-  // Complete rank-steps only, for the run's and the stages' bubbles.
-  int64_t all_idle = 0, all_span = 0;
+// What the steps of the measured run add up to over the complete rank-steps
+// only: the run's and the stages' bubbles.
+struct CompleteTotals {
+  int64_t idle_ns = 0, span_ns = 0;
   std::map<int32_t, StageStats> stages;
+};
 
-  std::vector<std::pair<int64_t, int64_t>> scratch;
-  if (measured) {
-    const Run& run = *measured;
-    std::unordered_map<int32_t, uint32_t> step_of_number;
-    for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
-    std::vector<StepJobs> step_jobs(run.steps.size());
-    for (uint32_t ti : run.tracks) {
-      const Track& t = tl.tracks[ti];
-      size_t ri = rank_index[t.rank];
-      st.ranks[ri].jobs += t.jobs.size();
-      st.jobs += t.jobs.size();
-      std::vector<TypeDur>& mine = durations[ri];
-      for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
-      for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
-        const Job& j = t.jobs[ji];
-        if (j.type < tl.types.size()) {
-          if (slot[j.type] < 0) {
-            slot[j.type] = static_cast<int32_t>(mine.size());
-            mine.push_back({j.type, {}});
-          }
-          mine[slot[j.type]].d.push_back(j.end_ns - j.start_ns);
+// The measured run's jobs, by step and rank; counts each rank's jobs and
+// collects the durations of each type it ran into `durations`.
+std::vector<StepJobs> collect_step_jobs(const Timeline& tl, const Run& run,
+                                        std::unordered_map<int32_t, size_t>& rank_index,
+                                        std::vector<std::vector<TypeDur>>& durations, Stats& st) {
+  // Per rank only the types it ran (a hostile log can hold very many types;
+  // ranks x types would not fit).
+  std::vector<int32_t> slot(tl.types.size(), -1);  // type -> index in durations[ri], per track
+  std::unordered_map<int32_t, uint32_t> step_of_number;
+  for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
+  std::vector<StepJobs> step_jobs(run.steps.size());
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    size_t ri = rank_index[t.rank];
+    st.ranks[ri].jobs += t.jobs.size();
+    st.jobs += t.jobs.size();
+    std::vector<TypeDur>& mine = durations[ri];
+    for (size_t k = 0; k < mine.size(); ++k) slot[mine[k].type] = static_cast<int32_t>(k);
+    for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
+      const Job& j = t.jobs[ji];
+      if (j.type < tl.types.size()) {
+        if (slot[j.type] < 0) {
+          slot[j.type] = static_cast<int32_t>(mine.size());
+          mine.push_back({j.type, {}});
         }
-        auto it = step_of_number.find(j.step);
-        if (it == step_of_number.end()) continue;
-        std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
-        if (ranks.empty() || ranks.back().track != ti) ranks.push_back({t.rank, ti, {}});
-        ranks.back().jobs.push_back(ji);
+        mine[slot[j.type]].d.push_back(j.end_ns - j.start_ns);
       }
-      for (const TypeDur& td : mine) slot[td.type] = -1;
+      auto it = step_of_number.find(j.step);
+      if (it == step_of_number.end()) continue;
+      std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
+      if (ranks.empty() || ranks.back().track != ti) ranks.push_back({t.rank, ti, {}});
+      ranks.back().jobs.push_back(ji);
     }
+    for (const TypeDur& td : mine) slot[td.type] = -1;
+  }
+  return step_jobs;
+}
 
-    // The usual job count of each rank's steps: a rank-step with fewer is
-    // incomplete (a log cut short, lines lost).
-    std::unordered_map<int32_t, std::vector<uint32_t>> counts;
-    std::vector<uint32_t> every;
-    for (const StepJobs& sj : step_jobs) {
-      for (const StepJobs::Rank& r : sj.ranks) {
-        counts[r.rank].push_back(static_cast<uint32_t>(r.jobs.size()));
-        every.push_back(static_cast<uint32_t>(r.jobs.size()));
-      }
-    }
-    const uint32_t run_usual = usual_count(every);
-    std::unordered_map<int32_t, uint32_t> usual;
-    for (const auto& [rank, v] : counts) usual[rank] = v.size() > 1 ? usual_count(v) : std::max(v[0], run_usual);
-
-    for (uint32_t k = 0; k < run.steps.size(); ++k) {
-      const StepSpan& span = run.steps[k];
-      StepStats ss;
-      ss.run = run.index;
-      ss.step = span.number;
-      ss.start_ns = span.start_ns;
-      ss.end_ns = span.end_ns;
-      if (k + 1 < run.steps.size()) ss.period_ns = run.steps[k + 1].start_ns - span.start_ns;
-      int64_t len = span.end_ns - span.start_ns;
-      uint32_t complete = 0;
-      for (const StepJobs::Rank& r : step_jobs[k].ranks) {
-        RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
-        RankStats& rs = st.ranks[rank_index[r.rank]];
-        ++rs.steps;
-        rs.span_ns += len;
-        rs.busy_ns += m.busy;
-        rs.idle_ns += len - m.busy;
-        rs.warmup_ns += m.warmup;
-        rs.cooldown_ns += m.cooldown;
-        rs.gaps_ns += m.gaps;
-        ++ss.ranks;
-        ++st.rank_steps;
-        const uint32_t want = usual[r.rank];
-        if (r.jobs.size() < want) {
-          ++rs.incomplete_steps;
-          rs.missing_jobs += want - r.jobs.size();
-          ++ss.incomplete_ranks;
-          continue;
-        }
-        ++complete;
-        ++st.complete_rank_steps;
-        ss.busy_ns += m.busy;
-        ss.idle_ns += len - m.busy;
-        all_idle += len - m.busy;
-        all_span += len;
-        StageStats& sg = stages[rs.stage];
-        sg.span_ns += len;
-        sg.busy_ns += m.busy;
-        sg.idle_ns += len - m.busy;
-        ++sg.rank_steps;
-      }
-      if (complete > 0 && len > 0) {
-        ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * complete);
-      }
-      if (paths) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
-      st.steps.push_back(std::move(ss));
-    }
-    for (RankStats& rs : st.ranks) {
-      if (rs.steps == 0) continue;
-      rs.missing_steps = static_cast<uint32_t>(run.steps.size()) - rs.steps;
+// The usual job count of each rank's steps: a rank-step with fewer is
+// incomplete (a log cut short, lines lost).
+std::unordered_map<int32_t, uint32_t> usual_job_counts(const std::vector<StepJobs>& step_jobs) {
+  std::unordered_map<int32_t, std::vector<uint32_t>> counts;
+  std::vector<uint32_t> every;
+  for (const StepJobs& sj : step_jobs) {
+    for (const StepJobs::Rank& r : sj.ranks) {
+      counts[r.rank].push_back(static_cast<uint32_t>(r.jobs.size()));
+      every.push_back(static_cast<uint32_t>(r.jobs.size()));
     }
   }
+  const uint32_t run_usual = usual_count(every);
+  std::unordered_map<int32_t, uint32_t> usual;
+  for (const auto& [rank, v] : counts) usual[rank] = v.size() > 1 ? usual_count(v) : std::max(v[0], run_usual);
+  return usual;
+}
 
-  // Ranks and stages.
+// Each step of the measured run: its ranks' busy and idle time (added to the
+// ranks' and, for complete rank-steps, the totals), its bubble and its
+// critical path (when `deps` is given).
+void measure_steps(const Timeline& tl, const Run& run, const std::vector<StepJobs>& step_jobs,
+                   std::unordered_map<int32_t, size_t>& rank_index, const Dependencies* deps,
+                   const std::optional<DependencyIndex>& dep_index, CompleteTotals& totals, Stats& st) {
+  std::unordered_map<int32_t, uint32_t> usual = usual_job_counts(step_jobs);
+  std::vector<std::pair<int64_t, int64_t>> scratch;
+  for (uint32_t k = 0; k < run.steps.size(); ++k) {
+    const StepSpan& span = run.steps[k];
+    StepStats ss;
+    ss.run = run.index;
+    ss.step = span.number;
+    ss.start_ns = span.start_ns;
+    ss.end_ns = span.end_ns;
+    if (k + 1 < run.steps.size()) ss.period_ns = run.steps[k + 1].start_ns - span.start_ns;
+    int64_t len = span.end_ns - span.start_ns;
+    uint32_t complete = 0;
+    for (const StepJobs::Rank& r : step_jobs[k].ranks) {
+      RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
+      RankStats& rs = st.ranks[rank_index[r.rank]];
+      ++rs.steps;
+      rs.span_ns += len;
+      rs.busy_ns += m.busy;
+      rs.idle_ns += len - m.busy;
+      rs.warmup_ns += m.warmup;
+      rs.cooldown_ns += m.cooldown;
+      rs.gaps_ns += m.gaps;
+      ++ss.ranks;
+      ++st.rank_steps;
+      const uint32_t want = usual[r.rank];
+      if (r.jobs.size() < want) {
+        ++rs.incomplete_steps;
+        rs.missing_jobs += want - r.jobs.size();
+        ++ss.incomplete_ranks;
+        continue;
+      }
+      ++complete;
+      ++st.complete_rank_steps;
+      ss.busy_ns += m.busy;
+      ss.idle_ns += len - m.busy;
+      totals.idle_ns += len - m.busy;
+      totals.span_ns += len;
+      StageStats& sg = totals.stages[rs.stage];
+      sg.span_ns += len;
+      sg.busy_ns += m.busy;
+      sg.idle_ns += len - m.busy;
+      ++sg.rank_steps;
+    }
+    if (complete > 0 && len > 0) {
+      ss.bubble_ratio = static_cast<double>(ss.idle_ns) / (static_cast<double>(len) * complete);
+    }
+    if (deps) ss.critical_path = critical_path(tl, step_jobs[k], span, *deps, *dep_index);
+    st.steps.push_back(std::move(ss));
+  }
+  for (RankStats& rs : st.ranks) {
+    if (rs.steps == 0) continue;
+    rs.missing_steps = static_cast<uint32_t>(run.steps.size()) - rs.steps;
+  }
+}
+
+// The ranks' bubbles (with their bound at a coarse resolution) and job
+// types, the stages' bubbles, and the run's.
+void summarize_ranks_and_stages(const Timeline& tl, std::vector<std::vector<TypeDur>>& durations,
+                                CompleteTotals& totals, Stats& st) {
   double all_error_ns = 0;
   st.resolution_ns = tl.resolution_ns;
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
@@ -427,7 +437,7 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
     }
     if (rs.short_rank()) st.short_ranks.push_back(rs.rank);
     if (rs.steps == 0) st.ranks_without_jobs.push_back(rs.rank);
-    StageStats& sg = stages[rs.stage];
+    StageStats& sg = totals.stages[rs.stage];
     sg.stage = rs.stage;
     ++sg.ranks;
     for (TypeDur& td : durations[ri]) {
@@ -437,12 +447,19 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
     std::sort(rs.types.begin(), rs.types.end(),
               [](const TypeDurations& a, const TypeDurations& b) { return a.type < b.type; });
   }
-  st.bubble_ratio = all_span > 0 ? static_cast<double>(all_idle) / static_cast<double>(all_span) : 0;
+  const int64_t all_span = totals.span_ns;
+  st.bubble_ratio = all_span > 0 ? static_cast<double>(totals.idle_ns) / static_cast<double>(all_span) : 0;
   st.bubble_ratio_error = all_span > 0 ? std::min(1.0, all_error_ns / static_cast<double>(all_span)) : 0;
-  for (auto& [stage, sg] : stages) {
+  for (auto& [stage, sg] : totals.stages) {
     if (sg.span_ns > 0) sg.bubble_ratio = static_cast<double>(sg.idle_ns) / static_cast<double>(sg.span_ns);
     st.stages.push_back(sg);
   }
+}
+
+// Notes on the short ranks (missing or incomplete steps) and the ranks
+// without a job in the measured run.
+void note_short_ranks(const Timeline& tl, const Run* measured, std::unordered_map<int32_t, size_t>& rank_index,
+                      Stats& st) {
   if (!st.short_ranks.empty()) {
     std::string what;
     for (int32_t r : st.short_ranks) {
@@ -470,9 +487,33 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
                                    format_rank_ranges(st.ranks_without_jobs),
                                    tl.runs.size() > 1 ? fmt::format("run {}", measured->index + 1) : "the logs"));
   }
+}
 
+}  // namespace
+
+Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps, const StatsOptions& opt) {
+  Stats st;
+  st.runs = static_cast<uint32_t>(tl.runs.size());
+  st.straggler_margin = opt.straggler_margin;
+  st.partial = tl.partial;
+  st.selection = tl.selection;
+  st.schedule = plan.schedule;
+  const int32_t p = std::max(1, plan.shape.pp_degree);
+  const bool paths = opt.critical_paths && deps != nullptr;
+  std::optional<DependencyIndex> dep_index;
+  if (paths) dep_index.emplace(tl, *deps);
+
+  const Run* measured = choose_measured_run(tl, opt, st);
+  std::unordered_map<int32_t, size_t> rank_index = list_ranks(tl, plan.orders, p, st);
+  std::vector<std::vector<TypeDur>> durations(st.ranks.size());  // by rank and type
+  CompleteTotals totals;
+  if (measured) {
+    std::vector<StepJobs> step_jobs = collect_step_jobs(tl, *measured, rank_index, durations, st);
+    measure_steps(tl, *measured, step_jobs, rank_index, paths ? deps : nullptr, dep_index, totals, st);
+  }
+  summarize_ranks_and_stages(tl, durations, totals, st);
+  note_short_ranks(tl, measured, rank_index, st);
   measure_types(tl, durations, opt, st);
-
   summarize_steps(opt, st);
   return st;
 }

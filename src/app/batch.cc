@@ -26,12 +26,12 @@
 #include "input/dygraph_profile.h"
 #include "input/log_layout.h"
 #include "model/diagnostics.h"
-#include "output/html_report.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/signal_cleanup.h"
-#include "output/stats_writers.h"
-#include "output/summary.h"
+#include "output/report/html_report.h"
+#include "output/sink/output_file.h"
+#include "output/sink/signal_cleanup.h"
+#include "output/text/stats_writers.h"
+#include "output/text/summary.h"
 #include "util/escape.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -132,26 +132,6 @@ bool is_workerlog_file(const fs::directory_entry& e) {
   if (workerlog_index(name) < 0 && dygraph_profile_rank(name) < 0) return false;
   std::error_code ec;
   return e.is_regular_file(ec);
-}
-
-// A folder name that stands for a machine of one run, not for a run: machine<k>,
-// or an IPv4 address (a node's logs copied under its address). Other names
-// (host names included) are runs here; `--log_dir` reads any folder of logs as a
-// machine.
-bool is_machine_folder_name(const std::string& name) {
-  if (name.rfind("machine", 0) == 0) return true;
-  int parts = 0, digits = 0;
-  for (char c : name) {
-    if (c >= '0' && c <= '9') {
-      if (++digits > 3) return false;
-    } else if (c == '.' && digits > 0) {
-      ++parts;
-      digits = 0;
-    } else {
-      return false;
-    }
-  }
-  return parts == 3 && digits > 0;
 }
 
 struct DirInfo {
@@ -561,11 +541,10 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
              std::optional<Stats>* keep) {
   // As `convert` does, through the same driver: the passes, then the stats
   // for the report.
-  DriverRequest request;
+  DriverRequest request = opt.passes;
+  request.input = LayoutRequest{};
   request.input.log_dir = job.dir;
   request.threads = threads;
-  request.pp_degree = opt.pp_degree;
-  request.align_clocks = opt.align_clocks;
   request.stats = true;
   request.picture = opt.picture;
   DriverResult result = run_driver(request);
@@ -662,7 +641,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
         fmt::format("{}: cannot create the output directory{}", opt.out_dir, ec ? ": " + ec.message() : std::string());
     return result;
   }
-  unsigned threads = resolve_threads(opt.threads);
+  unsigned threads = resolve_threads(opt.passes.threads);
   result.has_baseline = !opt.baseline.empty();
   result.fail_if_slower_pct = opt.fail_if_slower_pct;
   result.links = opt.links;

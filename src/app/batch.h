@@ -36,9 +36,10 @@
 #include <vector>
 
 #include "analysis/diff.h"
+#include "app/driver.h"
 #include "app/picture.h"
 #include "input/archive_reader.h"
-#include "output/svg_writer.h"
+#include "output/picture/svg_writer.h"
 
 namespace ppt {
 
@@ -120,10 +121,11 @@ struct BatchProgress {
 
 struct BatchOptions {
   std::string out_dir;
-  unsigned threads = 0;      // 0: one per core
-  PictureRequest picture;    // steps and size cap of the pictures and reports
-  int32_t pp_degree = 0;     // P of every run (--pp-degree); 0: inferred per run
-  bool align_clocks = true;  // --align-clocks auto
+  // The passes as every command runs them (the run options' driver request):
+  // threads (0: one per core), P of every run (0: inferred per run), the
+  // clocks; each run sets its own input, the stats and the picture.
+  DriverRequest passes;
+  PictureRequest picture;  // steps and size cap of the pictures and reports
   ArchiveLimits limits;
   size_t max_depth = 8;         // how deep to look for log directories in a folder
   bool keep_extracted = false;  // leave the extracted archives (under out_dir/.extract-*) for inspection
@@ -154,7 +156,8 @@ std::string batch_summary_markdown(const BatchResult& result);
 std::string batch_index_html(const BatchResult& result);
 
 // Directories at or below `root` that hold logs (workerlog.<i>[.gz] files or
-// machine folders of them: machine*/, 10.0.0.2/), in natural order, as paths relative to `root`
+// machine folders of them, by log_layout's is_machine_folder_name: machine*/,
+// 10.0.0.2/), in natural order, as paths relative to `root`
 // ("." for root itself). Does not follow symbolic links; stops at a log
 // directory and at `max_depth`.
 std::vector<std::string> find_log_dirs(const std::string& root, size_t max_depth = 8);

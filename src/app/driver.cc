@@ -6,7 +6,7 @@
 #include <chrono>
 
 #include "analysis/whatif.h"
-#include "output/summary.h"
+#include "output/text/summary.h"
 #include "passes/pipeline_stage.h"
 #include "util/parallel.h"
 

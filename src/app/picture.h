@@ -19,8 +19,8 @@
 #include <optional>
 
 #include "model/timeline.h"
-#include "output/picture_selection.h"
-#include "output/svg_writer.h"  // StepRange
+#include "output/picture/picture_selection.h"
+#include "output/picture/svg_writer.h"  // StepRange
 
 namespace ppt {
 

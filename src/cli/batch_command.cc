@@ -21,9 +21,7 @@ namespace {
 struct BatchCommandOptions {
   std::vector<std::string> artifacts;
   std::string out_dir;
-  unsigned threads = 0;
-  int32_t pp_degree = 0;
-  std::string align_clocks = "auto";
+  RunOptions run;  // --threads, --pp-degree, --align-clocks, -q (no --strict, --timings)
   std::string steps;
   size_t max_jobs = PictureRequest{}.max_jobs;
   uint64_t max_extract_mb = ArchiveLimits{}.max_bytes >> 20;
@@ -37,7 +35,6 @@ struct BatchCommandOptions {
   size_t max_depth = 8;
   bool keep_extracted = false;
   std::string progress = "auto";
-  bool quiet = false;
 };
 
 std::string run_line(const BatchRun& r) {
@@ -98,7 +95,7 @@ std::string check_out_dir(const std::string& out_dir, const std::vector<std::str
 }
 
 int run_batch_command(const BatchCommandOptions& o) {
-  Reporter say("batch", o.quiet);
+  Reporter say("batch", o.run.quiet);
   if (o.fail_if_slower >= 0 && o.baseline.empty()) {
     say.error("--fail-if-slower compares with a baseline: give --baseline DIR");
     return kExitUsage;
@@ -131,10 +128,8 @@ int run_batch_command(const BatchCommandOptions& o) {
     opt.links.run_page =
         fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID"));
   }
-  opt.pp_degree = o.pp_degree;
-  opt.align_clocks = o.align_clocks != "off";
+  opt.passes = driver_request({}, o.run);
   opt.out_dir = o.out_dir;
-  opt.threads = o.threads;
   opt.picture.max_jobs = o.max_jobs;
   opt.limits.max_bytes = o.max_extract_mb << 20;
   opt.limits.max_entries = o.max_entries;
@@ -145,8 +140,8 @@ int run_batch_command(const BatchCommandOptions& o) {
     return kExitUsage;
   }
   bool tty = o.progress == "bar" || (o.progress == "auto" && isatty(fileno(stderr)));
-  bool lines = !o.quiet && !tty && o.progress != "off";
-  if (tty && !o.quiet) {
+  bool lines = !o.run.quiet && !tty && o.progress != "off";
+  if (tty && !o.run.quiet) {
     opt.progress = [](const BatchProgress& p) {
       constexpr int kWidth = 30;
       int filled = p.total ? static_cast<int>(p.done * kWidth / p.total) : kWidth;
@@ -161,7 +156,7 @@ int run_batch_command(const BatchCommandOptions& o) {
     };
   }
   BatchResult result = run_batch(o.artifacts, opt);
-  if (tty && !o.quiet) std::fprintf(stderr, "\r\x1b[K");
+  if (tty && !o.run.quiet) std::fprintf(stderr, "\r\x1b[K");
   if (!result.error.empty() && result.runs.empty()) {
     say.error(result.error);
     return kExitInput;
@@ -170,7 +165,7 @@ int run_batch_command(const BatchCommandOptions& o) {
   for (const BatchRun& r : result.runs) {
     if (r.status == BatchStatus::kOk) {
       ++ok;
-    } else if (tty || o.quiet) {
+    } else if (tty || o.run.quiet) {
       // Failures were not printed as they happened.
       say.line(say.prefix() + ": " + run_line(r));
     }
@@ -219,9 +214,9 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   sub->add_option("--artifact-name", o->artifact_name,
                   "the name the output directory is uploaded under, for summary.md in GitHub Actions");
   sub->add_option("--out", o->out_dir, "output directory (created)")->required();
-  add_threads_option(*sub, o->threads);
-  add_pp_degree_option(*sub, o->pp_degree);
-  add_align_clocks_option(*sub, o->align_clocks);
+  add_threads_option(*sub, o->run.threads);
+  add_pp_degree_option(*sub, o->run.pp_degree);
+  add_align_clocks_option(*sub, o->run.align_clocks);
   add_steps_option(*sub, o->steps);
   add_max_jobs_option(*sub, o->max_jobs);
   sub->add_option("--max-extract-mb", o->max_extract_mb,
@@ -242,7 +237,7 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   sub->add_option("--progress", o->progress, "auto: a bar on a terminal, a line per run otherwise; bar; lines; off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
-  add_quiet_option(*sub, o->quiet);
+  add_quiet_option(*sub, o->run.quiet);
   sub->footer(
       "Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
       "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"

@@ -8,11 +8,11 @@
 
 #include "analysis/diff.h"
 #include "commands.h"
-#include "output/diff_trace.h"
-#include "output/html_report.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/stats_writers.h"
+#include "output/report/html_report.h"
+#include "output/sink/output_file.h"
+#include "output/text/stats_writers.h"
+#include "output/trace/diff_trace.h"
 #include "reporter.h"
 #include "stats_input.h"
 

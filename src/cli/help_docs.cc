@@ -1,6 +1,7 @@
 #include "help_docs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <sstream>
@@ -124,26 +125,53 @@ std::string short_description(std::string_view text) {
   return s;
 }
 
-std::string zsh_specs(const CLI::App& app, bool top) {
-  std::string out;
+// What the shell completions offer for one option (a named one, shown to the
+// user): the bash and the zsh script are both written from these.
+struct CompletionOption {
+  std::vector<std::string> names;    // "-o", "--output"
+  std::string description;           // its first clause
+  std::string value;                 // the value's name ("TEXT"); "" for a flag
+  std::vector<std::string> choices;  // the values allowed; none: any (a file)
+  bool repeatable = false;           // given more than once, each counts
+};
+
+std::vector<CompletionOption> completion_options(const CLI::App& app) {
+  std::vector<CompletionOption> out;
   for (const CLI::Option* o : visible_options(app)) {
     if (o->get_positional()) continue;
-    std::string desc = zsh_escape(short_description(o->get_description()));
+    CompletionOption c;
+    c.names = names_of(o);
+    c.description = short_description(o->get_description());
+    if (takes_value(o)) c.value = value_name(o);
+    c.choices = choices_of(o);
+    c.repeatable = o->get_expected_max() > 1 || o->get_multi_option_policy() != CLI::MultiOptionPolicy::Throw;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& words, std::string_view separator) {
+  return fmt::format("{}", fmt::join(words, separator));
+}
+
+std::string zsh_specs(const CLI::App& app, bool top) {
+  std::string out;
+  for (const CompletionOption& o : completion_options(app)) {
+    std::string desc = zsh_escape(o.description);
     std::string value;
-    if (takes_value(o)) {
-      std::vector<std::string> choices = choices_of(o);
+    if (!o.value.empty()) {
       std::string action = "_files";
-      if (!choices.empty()) {
-        action = "(";
-        for (const std::string& c : choices) action += (action.size() > 1 ? " " : "") + zsh_escape(c);
-        action += ")";
+      if (!o.choices.empty()) {
+        std::vector<std::string> escaped;
+        for (const std::string& c : o.choices) escaped.push_back(zsh_escape(c));
+        action = "(" + joined(escaped, " ") + ")";
       }
-      value = fmt::format(":{}:{}", zsh_escape(value_name(o)), action);
+      value = fmt::format(":{}:{}", zsh_escape(o.value), action);
     }
-    for (const std::string& n : names_of(o)) {
-      bool repeatable = o->get_expected_max() > 1 || o->get_multi_option_policy() != CLI::MultiOptionPolicy::Throw;
-      out += fmt::format("    '{}{}{}[{}]{}' \\\n", repeatable && takes_value(o) ? "*" : "", n,
-                         takes_value(o) && n.size() > 2 ? "=" : "", desc, value);
+    for (const std::string& n : o.names) {
+      bool takes = !o.value.empty();
+      out += fmt::format("    '{}{}{}[{}]{}' \\\n", o.repeatable && takes ? "*" : "", n,
+                         takes && n.size() > 2 ? "=" : "", desc, value);
     }
   }
   out += top ? "    '1: :->first' '*:log file:_files'\n" : "    '*:file:_files'\n";
@@ -188,33 +216,30 @@ std::string man_page(const CLI::App& app, std::string_view version) {
 }
 
 std::string bash_completion(const CLI::App& app) {
-  std::string commands;
-  for (const CLI::App* sub : subcommands(app)) commands += (commands.empty() ? "" : " ") + sub->get_name();
+  std::vector<std::string> command_names;
+  for (const CLI::App* sub : subcommands(app)) command_names.push_back(sub->get_name());
+  std::string commands = joined(command_names, " ");
   auto option_words = [](const CLI::App& a) {
-    std::string words;
-    for (const CLI::Option* o : visible_options(a)) {
-      for (const std::string& n : names_of(o)) words += (words.empty() ? "" : " ") + n;
-    }
-    return words;
+    std::vector<std::string> words;
+    for (const CompletionOption& o : completion_options(a)) words.insert(words.end(), o.names.begin(), o.names.end());
+    return joined(words, " ");
   };
   // Options with choices, over every command (a name means the same
   // everywhere it is declared).
   std::string choice_cases;
   std::vector<std::string> seen;
   auto add_choices = [&](const CLI::App& a) {
-    for (const CLI::Option* o : visible_options(a)) {
-      std::vector<std::string> choices = choices_of(o);
-      if (choices.empty() || o->get_positional()) continue;
-      std::string names;
-      for (const std::string& n : names_of(o)) {
+    for (const CompletionOption& o : completion_options(a)) {
+      if (o.choices.empty()) continue;
+      std::vector<std::string> names;
+      for (const std::string& n : o.names) {
         if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
         seen.push_back(n);
-        names += (names.empty() ? "" : "|") + n;
+        names.push_back(n);
       }
       if (names.empty()) continue;
-      std::string words;
-      for (const std::string& c : choices) words += (words.empty() ? "" : " ") + c;
-      choice_cases += fmt::format("    {}) COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n", names, words);
+      choice_cases += fmt::format("    {}) COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return ;;\n",
+                                  joined(names, "|"), joined(o.choices, " "));
     }
   };
   add_choices(app);
@@ -226,12 +251,8 @@ std::string bash_completion(const CLI::App& app) {
   out += "  local cur=${COMP_WORDS[COMP_CWORD]} prev=\"\" command=\"\" i opts\n";
   out += "  (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}\n";
   out += "  for (( i = 1; i < COMP_CWORD; i++ )); do\n";
-  out += fmt::format(
-      "    case ${{COMP_WORDS[i]}} in {}) command=${{COMP_WORDS[i]}}; break ;; esac\n", commands.empty() ? "''" : [&] {
-        std::string alt = commands;
-        for (char& c : alt) c = c == ' ' ? '|' : c;
-        return alt;
-      }());
+  out += fmt::format("    case ${{COMP_WORDS[i]}} in {}) command=${{COMP_WORDS[i]}}; break ;; esac\n",
+                     command_names.empty() ? "''" : joined(command_names, "|"));
   out += "  done\n";
   out += "  case $prev in\n" + choice_cases + "  esac\n";
   out += "  case $command in\n";

@@ -15,7 +15,7 @@
 
 #include "commands.h"
 #include "help_docs.h"
-#include "output/output_file.h"
+#include "output/sink/output_file.h"
 #include "parse_errors.h"
 #include "reporter.h"
 

@@ -11,7 +11,7 @@
 
 #include "app/driver.h"
 #include "app/selection.h"
-#include "output/svg_writer.h"
+#include "output/picture/svg_writer.h"
 
 namespace ppt::cli {
 

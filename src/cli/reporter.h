@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "app/driver.h"
-#include "output/summary.h"
+#include "output/text/summary.h"
 
 namespace ppt::cli {
 

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "commands.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/stats_writers.h"
+#include "output/sink/output_file.h"
+#include "output/text/stats_writers.h"
 #include "reporter.h"
 #include "stats_input.h"
 

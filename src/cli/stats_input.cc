@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "commands.h"
-#include "output/output_file.h"
-#include "output/stats_writers.h"
+#include "output/sink/output_file.h"
+#include "output/text/stats_writers.h"
 
 namespace ppt::cli {
 

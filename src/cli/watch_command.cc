@@ -16,16 +16,17 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <variant>
 
 #include "app/watch.h"
 #include "app/watch_alerts.h"
 #include "commands.h"
 #include "input/log_follower.h"
 #include "model/diagnostics.h"
-#include "output/html_report.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/stats_json.h"
+#include "output/report/html_report.h"
+#include "output/sink/output_file.h"
+#include "output/text/stats_json.h"
 #include "reporter.h"
 #include "util/escape.h"
 #include "util/text.h"
@@ -180,51 +181,103 @@ std::string check_now(const DriverRequest& request) {
   return check_request(request, *now.layout);
 }
 
-int run_watch(const WatchCommandOptions& o) {
-  Reporter say("watch", o.run.quiet);
+// What a watch follows and writes, from its options.
+struct WatchPlan {
+  LayoutRequest input;
+  std::vector<OutputSpec> outputs;  // -o, written at the end
+  DriverRequest request;            // the driver's request, as every command builds it from the run options
+};
+
+// The watch's plan, or the usage error its options make.
+std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
   if (!o.steps.empty()) {
-    say.error("--steps selects steps in the other commands; to stop after N completed steps, give --stop-after N");
-    return kExitUsage;
+    return "--steps selects steps in the other commands; to stop after N completed steps, give --stop-after N";
   }
-  LayoutRequest input = o.input.request();
-  if (std::string error = resolve_positional_dir(input); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
+  WatchPlan plan;
+  LayoutRequest& input = plan.input;
+  input = o.input.request();
+  if (std::string error = resolve_positional_dir(input); !error.empty()) return error;
   if (input.log_dir.empty() && input.files.empty()) {
-    say.error("give --log_dir DIR or log files (see pp-timeline watch --help)");
-    return kExitUsage;
+    return "give --log_dir DIR or log files (see pp-timeline watch --help)";
   }
   for (const std::string& f : input.files) {
-    if (is_stdin_path(f)) {
-      say.error("watch follows files; standard input cannot be followed (give the log files)");
-      return kExitUsage;
-    }
+    if (is_stdin_path(f)) return "watch follows files; standard input cannot be followed (give the log files)";
   }
-  std::vector<OutputSpec> outputs;
   for (const std::string& path : o.outputs) {
     std::string error;
     std::optional<OutputFormat> format = format_for_path(path, &error);
-    if (!format) {
-      say.error(error);
-      return kExitUsage;
-    }
-    outputs.push_back({path, *format});
+    if (!format) return error;
+    plan.outputs.push_back({path, *format});
   }
-  if (o.alert_if_slower < 0 && !o.exec.empty()) {
-    say.error("--exec runs on alerts: give --alert-if-slower PCT too");
-    return kExitUsage;
-  }
+  if (o.alert_if_slower < 0 && !o.exec.empty()) return "--exec runs on alerts: give --alert-if-slower PCT too";
 
-  // The driver's request, as every command builds it from the run options.
-  DriverRequest request = driver_request(input, o.run);
+  DriverRequest& request = plan.request;
+  request = driver_request(input, o.run);
   request.outputs = o.outputs;
   if (!o.jsonl.empty() && o.jsonl != "-") request.outputs.push_back(o.jsonl);
   if (!o.report.empty()) request.outputs.push_back(o.report);
-  if (std::string error = check_now(request); !error.empty()) {
-    say.error(error);
+  if (std::string error = check_now(request); !error.empty()) return error;
+  return plan;
+}
+
+// The account at the end, as convert's: written + rejected (by kind) = seen,
+// and the truncations and rotations seen.
+std::string watch_account(const Watcher& watcher, const LogFollower& follower) {
+  uint64_t truncations = 0, rotations = 0;
+  for (const auto& f : follower.files()) {
+    truncations += f->truncations();
+    rotations += f->replacements();
+  }
+  uint64_t seen = watcher.jobs_seen(), rejected = watcher.rejected_seen();
+  std::string account = fmt::format("{} profiler lines: {} jobs written, {} rejected", with_commas(seen),
+                                    with_commas(seen - rejected), with_commas(rejected));
+  std::string kinds;
+  for (size_t k = 0; k < kIssueKindCount; ++k) {
+    uint64_t n = watcher.rejected_of(static_cast<IssueKind>(k));
+    if (n > 0)
+      kinds +=
+          fmt::format("{}{} {}", kinds.empty() ? "" : ", ", with_commas(n), issue_info(static_cast<IssueKind>(k)).name);
+  }
+  if (!kinds.empty()) account += " (" + kinds + ")";
+  if (truncations + rotations > 0) {
+    account += fmt::format("; {} truncation{} and {} rotation{} seen", truncations, truncations == 1 ? "" : "s",
+                           rotations, rotations == 1 ? "" : "s");
+  }
+  return account;
+}
+
+// The -o outputs of the whole run, at the end: each path written is added to
+// `written`, each failure to `errors`.
+void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outputs, unsigned threads,
+                     const std::string& source, std::vector<std::string>& written, std::vector<std::string>& errors) {
+  std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
+  if (!whole || !whole->ok()) {
+    errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
+    return;
+  }
+  WriteOptions wopt;
+  wopt.threads = threads;
+  wopt.source = source;
+  std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!results[i].error.empty())
+      errors.push_back(results[i].error);
+    else
+      written.push_back(outputs[i].path);
+  }
+}
+
+int run_watch(const WatchCommandOptions& o) {
+  Reporter say("watch", o.run.quiet);
+  std::variant<WatchPlan, std::string> planned = plan_watch(o);
+  if (const std::string* error = std::get_if<std::string>(&planned)) {
+    say.error(*error);
     return kExitUsage;
   }
+  const WatchPlan& plan = std::get<WatchPlan>(planned);
+  const LayoutRequest& input = plan.input;
+  const std::vector<OutputSpec>& outputs = plan.outputs;
+  const DriverRequest& request = plan.request;
 
   WatchOptions wo;
   wo.passes = request;
@@ -369,21 +422,7 @@ int run_watch(const WatchCommandOptions& o) {
   }
   if (report_written) written.push_back(o.report);
   if (!outputs.empty() && watcher.failure() == DriverFailure::kNone) {
-    std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
-    if (!whole || !whole->ok()) {
-      errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
-    } else {
-      WriteOptions wopt;
-      wopt.threads = request.threads;
-      wopt.source = source;
-      std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        if (!results[i].error.empty())
-          errors.push_back(results[i].error);
-        else
-          written.push_back(outputs[i].path);
-      }
-    }
+    write_whole_run(watcher, outputs, request.threads, source, written, errors);
   }
   alerts.reap(true);
   for (const std::string& e : errors) say.error(e);
@@ -392,30 +431,12 @@ int run_watch(const WatchCommandOptions& o) {
     return kExitInput;
   }
   // The same account as convert's: logs that could not be read and ranks
-  // that are missing named, then written + rejected (by kind) = seen, and
-  // the truncations and rotations seen.
+  // that are missing named, then the counts.
   for (const std::string& note : follower.layout().notes) say.warning(note);
-  uint64_t truncations = 0, rotations = 0;
   for (const auto& f : follower.files()) {
     if (!f->error().empty()) say.error(f->error());
-    truncations += f->truncations();
-    rotations += f->replacements();
   }
-  uint64_t seen = watcher.jobs_seen(), rejected = watcher.rejected_seen();
-  std::string account = fmt::format("{} profiler lines: {} jobs written, {} rejected", with_commas(seen),
-                                    with_commas(seen - rejected), with_commas(rejected));
-  std::string kinds;
-  for (size_t k = 0; k < kIssueKindCount; ++k) {
-    uint64_t n = watcher.rejected_of(static_cast<IssueKind>(k));
-    if (n > 0)
-      kinds +=
-          fmt::format("{}{} {}", kinds.empty() ? "" : ", ", with_commas(n), issue_info(static_cast<IssueKind>(k)).name);
-  }
-  if (!kinds.empty()) account += " (" + kinds + ")";
-  if (truncations + rotations > 0) {
-    account += fmt::format("; {} truncation{} and {} rotation{} seen", truncations, truncations == 1 ? "" : "s",
-                           rotations, rotations == 1 ? "" : "s");
-  }
+  std::string account = watch_account(watcher, follower);
   std::string arrows;
   for (const std::string& path : written) arrows += " -> " + path;
   say.info(fmt::format("{} reported from {}, {}{}{}", counted(reported, "step"),

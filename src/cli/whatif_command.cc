@@ -9,9 +9,9 @@
 
 #include "analysis/whatif.h"
 #include "commands.h"
-#include "output/output_file.h"
 #include "output/outputs.h"
-#include "output/whatif_writers.h"
+#include "output/sink/output_file.h"
+#include "output/text/whatif_writers.h"
 #include "reporter.h"
 
 namespace ppt::cli {

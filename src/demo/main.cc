@@ -1,7 +1,7 @@
 // pp-demo: a pipeline-parallel mini training run whose launch logs pp-timeline
 // converts, so the whole tool can be seen working without Paddle.
 //
-//   pp-demo --log_dir DIR --ranks P --schedule {fthenb,1f1b,vpp,zbh1}
+//   pp-demo --log_dir DIR --ranks P --schedule {fthenb,1f1b,eager1f1b,vpp,zbh1}
 //           --micro-batches M --steps S [--chunks V] [--machines K]
 #include <CLI/CLI.hpp>
 
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", c.shape.stages, "pipeline stages, one process each")->required()->check(CLI::Range(1, 256));
   app.add_option("--schedule", schedule, "the pipeline schedule")
       ->required()
-      ->check(CLI::IsMember({"fthenb", "1f1b", "vpp", "zbh1"}));
+      ->check(CLI::IsMember({"fthenb", "1f1b", "eager1f1b", "vpp", "zbh1"}));
   app.add_option("--micro-batches,--micro_batches", c.shape.micro_batches, "micro-batches per step")
       ->required()
       ->check(CLI::Range(1, 4096));

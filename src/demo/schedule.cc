@@ -1,9 +1,10 @@
 #include "schedule.h"
 
 #include <algorithm>
-#include <deque>
 #include <set>
 #include <tuple>
+
+#include "passes/plan.h"
 
 namespace ppt::demo {
 
@@ -11,6 +12,7 @@ const char* schedule_name(ScheduleKind kind) {
   switch (kind) {
     case ScheduleKind::kFThenB: return "fthenb";
     case ScheduleKind::k1F1B: return "1f1b";
+    case ScheduleKind::kEager1F1B: return "eager1f1b";
     case ScheduleKind::kVpp: return "vpp";
     case ScheduleKind::kZbh1: return "zbh1";
   }
@@ -18,11 +20,42 @@ const char* schedule_name(ScheduleKind kind) {
 }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp, ScheduleKind::kZbh1}) {
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVpp,
+                         ScheduleKind::kZbh1}) {
     if (name == schedule_name(k)) return k;
   }
   return std::nullopt;
 }
+
+namespace {
+
+// The plan's shape in passes/plan.h's terms: the demo runs Paddle's plans.
+PlanShape plan_shape(const PipelineShape& s) {
+  PlanShape p;
+  switch (s.schedule) {
+    case ScheduleKind::kFThenB: p.schedule = ppt::ScheduleKind::kFThenB; break;
+    case ScheduleKind::k1F1B: p.schedule = ppt::ScheduleKind::k1F1B; break;
+    case ScheduleKind::kEager1F1B: p.schedule = ppt::ScheduleKind::kEager1F1B; break;
+    case ScheduleKind::kVpp: p.schedule = ppt::ScheduleKind::kVPP; break;
+    case ScheduleKind::kZbh1: p.schedule = ppt::ScheduleKind::kZBH1; break;
+  }
+  p.stages = s.stages;
+  p.micro_batches = s.micro_batches;
+  p.chunks = s.chunks;
+  return p;
+}
+
+JobKind kind_of(PlanRole role) {
+  switch (role) {
+    case PlanRole::kForward: return JobKind::kForward;
+    case PlanRole::kBackward: return JobKind::kBackward;
+    case PlanRole::kBackwardB: return JobKind::kBackwardB;
+    case PlanRole::kBackwardW: return JobKind::kBackwardW;
+  }
+  return JobKind::kForward;
+}
+
+}  // namespace
 
 std::string validate(const PipelineShape& s) {
   if (s.stages < 1) return "the pipeline needs at least one stage (rank)";
@@ -37,88 +70,17 @@ std::string validate(const PipelineShape& s) {
   } else if (s.chunks != 1) {
     return std::string("chunks apply to vpp only, not to ") + schedule_name(s.schedule);
   }
+  // What else Paddle refuses (1F1B and ZB-H1 need M >= P, Eager1F1B M >= 2P-1).
+  if (std::string why = check_plan_shape(plan_shape(s)); !why.empty()) {
+    return std::string(schedule_name(s.schedule)) + ": " + why;
+  }
   return {};
 }
 
-namespace {
-
-JobSpec forward(int mb, int chunk = 0) { return {JobKind::kForward, chunk, mb}; }
-JobSpec backward(int mb, int chunk = 0) { return {JobKind::kBackward, chunk, mb}; }
-
-void fthenb(const PipelineShape& s, std::vector<JobSpec>* out) {
-  for (int m = 0; m < s.micro_batches; ++m) out->push_back(forward(m));
-  for (int m = 0; m < s.micro_batches; ++m) out->push_back(backward(m));
-}
-
-void one_f_one_b(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
-  const int m_total = s.micro_batches;
-  const int warmup = std::min(s.stages - stage - 1, m_total);
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) out->push_back(forward(f));
-  while (f < m_total) {
-    out->push_back(forward(f++));
-    out->push_back(backward(b++));
-  }
-  while (b < m_total) out->push_back(backward(b++));
-}
-
-void interleaved(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
-  const int p = s.stages, v = s.chunks;
-  const int total = s.micro_batches * v;
-  int warmup = total;
-  if (s.micro_batches != p) warmup = std::min((p - stage - 1) * 2 + (v - 1) * p, total);
-  auto job = [&](int k, bool is_forward) {
-    int chunk = (k % (p * v)) / p;
-    if (!is_forward) chunk = v - 1 - chunk;
-    const int mb = (k / (p * v)) * p + k % p;
-    return JobSpec{is_forward ? JobKind::kForward : JobKind::kBackward, chunk, mb};
-  };
-  for (int k = 0; k < warmup; ++k) out->push_back(job(k, true));
-  const int remaining = total - warmup;
-  for (int k = 0; k < remaining; ++k) {
-    out->push_back(job(k + warmup, true));
-    out->push_back(job(k, false));
-  }
-  for (int k = remaining; k < total; ++k) out->push_back(job(k, false));
-}
-
-void zero_bubble_h1(const PipelineShape& s, int stage, std::vector<JobSpec>* out) {
-  const int m_total = s.micro_batches;
-  const size_t deferred = static_cast<size_t>(s.stages - stage - 1);
-  std::deque<int> pending_w;
-  auto backward_b = [&](int mb) {
-    out->push_back({JobKind::kBackwardB, 0, mb});
-    pending_w.push_back(mb);
-  };
-  auto backward_w = [&] {
-    out->push_back({JobKind::kBackwardW, 0, pending_w.front()});
-    pending_w.pop_front();
-  };
-  const int warmup = std::min(s.stages - stage - 1, m_total);
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) out->push_back(forward(f));
-  while (f < m_total) {
-    out->push_back(forward(f++));
-    backward_b(b++);
-    if (pending_w.size() > deferred) backward_w();
-  }
-  while (b < m_total) {
-    backward_b(b++);
-    backward_w();
-  }
-  while (!pending_w.empty()) backward_w();
-}
-
-}  // namespace
-
 std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage) {
   std::vector<JobSpec> out;
-  switch (shape.schedule) {
-    case ScheduleKind::kFThenB: fthenb(shape, &out); break;
-    case ScheduleKind::k1F1B: one_f_one_b(shape, stage, &out); break;
-    case ScheduleKind::kVpp: interleaved(shape, stage, &out); break;
-    case ScheduleKind::kZbh1: zero_bubble_h1(shape, stage, &out); break;
-  }
+  for (const PlanJob& j : stage_plan(plan_shape(shape), stage))
+    out.push_back({kind_of(j.role), j.chunk, j.micro_batch});
   out.push_back({JobKind::kOptimizer, 0, 0});
   return out;
 }

@@ -5,18 +5,12 @@
 // stage s at virtual stage c*P + s; activations flow up the virtual stages and
 // gradients down. Without chunks the virtual stage is the stage.
 //
-// Orders:
-// - fthenb: every forward, then every backward, then the optimizer.
-// - 1f1b: min(P-s-1, M) warm-up forwards, then forward/backward pairs, then
-//   the remaining backwards, then the optimizer.
-// - vpp: Megatron's interleaved order: (P-s-1)*2 + (V-1)*P warm-up forwards
-//   (all of them when M == P), then forward/backward pairs, then backwards;
-//   the k-th forward is chunk (k/P)%V, micro-batch (k/(P*V))*P + k%P, the
-//   k-th backward the same with the chunks in reverse. Needs M a multiple of P.
-// - zbh1: 1F1B with the backward split into backward_b (input gradient, sent
-//   upstream) and backward_w (weight gradient, local). Stage s defers up to
-//   P-s-1 backward_w jobs, which fill the cool-down's bubbles; the rest run at
-//   the end of the step.
+// Orders are Paddle's plans (passes/plan.h, docs/schedules.md): fthenb,
+// 1f1b (P-s warm-up forwards, then (backward, forward) pairs), eager1f1b
+// (2(P-s)-1 warm-up forwards), vpp (Paddle's interleaved order; needs M a
+// multiple of P) and zbh1 (Paddle's ZB-H1: backward_b in the warm-up pairs,
+// whole backwards in the steady phase, stage s's first s backward_w deferred
+// to the end of the step); shapes Paddle refuses are refused (validate).
 // Every stage ends its step with `optimizer` (micro-batch 0).
 #pragma once
 
@@ -26,7 +20,7 @@
 
 namespace ppt::demo {
 
-enum class ScheduleKind { kFThenB, k1F1B, kVpp, kZbh1 };
+enum class ScheduleKind { kFThenB, k1F1B, kEager1F1B, kVpp, kZbh1 };
 enum class JobKind { kForward, kBackward, kBackwardB, kBackwardW, kOptimizer };
 
 struct PipelineShape {

@@ -32,6 +32,22 @@ int workerlog_index(const std::string& name) {
   return value;
 }
 
+bool is_machine_folder_name(std::string_view name) {
+  if (name.starts_with("machine")) return true;
+  int parts = 0, digits = 0;
+  for (char c : name) {
+    if (c >= '0' && c <= '9') {
+      if (++digits > 3) return false;
+    } else if (c == '.' && digits > 0) {
+      ++parts;
+      digits = 0;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0;
+}
+
 bool is_stdin_path(const std::string& path) { return path == kStdinPath; }
 
 bool is_dygraph_profile_file(const std::string& path) {
@@ -259,18 +275,220 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
 
 }  // namespace
 
+namespace {
+
+// Why there is no layout: the line for the user, and whether the request
+// itself is wrong (a usage error, exit 2) rather than the logs.
+struct LayoutError {
+  std::string text;
+  bool usage = false;
+};
+
+// The machines of a directory of launch logs: every sub-folder that holds
+// workerlog.<i> files is one (machine<k>/, or a node's copy under its host
+// name or address: 10.0.0.2/, node-a/); without any, the directory itself.
+std::optional<LayoutError> find_machines(const fs::path& dir, const std::string& where, DirScan& top,
+                                         std::vector<Machine>& machines, Layout& layout) {
+  for (const std::string& d : top.duplicates) {
+    layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
+  }
+  for (const std::string& name : top.subdirs) {
+    std::error_code ec;
+    DirScan sub = scan_dir(dir / name, ec);
+    if (ec) return LayoutError{fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message())};
+    if (sub.workerlogs.empty()) {
+      if (is_machine_folder_name(name)) {
+        layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
+      }
+      continue;
+    }
+    for (const std::string& d : sub.duplicates) {
+      layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
+    }
+    machines.push_back({name, dir / name, std::move(sub.workerlogs)});
+  }
+  if (!machines.empty() && !top.workerlogs.empty()) {
+    std::vector<std::string> tops, subs;
+    for (const auto& [index, path] : top.workerlogs) tops.push_back(fs::path(path).filename().string());
+    for (const Machine& m : machines) subs.push_back(m.name);
+    return LayoutError{
+        fmt::format(
+            "{}: holds workerlog files ({}) and machine folders that hold them too ({}); a run's folder has one or "
+            "the other. Read one machine with --log_dir {}, or move the top-level logs into a folder named after "
+            "their machine to read all machines",
+            where, first_names(tops, 3), first_names(subs, 3, "/"), (dir / machines[0].name).string()),
+        true};
+  }
+  if (machines.size() > 1 &&
+      std::all_of(machines.begin(), machines.end(), [](const Machine& m) { return is_auto_tuner_task(m.name); })) {
+    std::vector<std::string> subs;
+    for (const Machine& m : machines) subs.push_back(m.name);
+    return LayoutError{
+        fmt::format(
+            "{}: the folders {} are the auto tuner's tasks, each a run of its own, not machines of one run: read one "
+            "with --log_dir {}, or all with pp-timeline batch {} --out DIR",
+            where, first_names(subs, 2, "/"), (dir / machines[0].name).string(), where),
+        true};
+  }
+  if (machines.empty()) {
+    if (top.workerlogs.empty()) {
+      return LayoutError{
+          fmt::format("{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "
+                      "paddle.distributed.launch?)",
+                      where)};
+    }
+    machines.push_back({"", dir, std::move(top.workerlogs)});
+  }
+  return std::nullopt;
+}
+
+// The machines' logs as ranks of the whole run; only the local indices in
+// `wanted` (--devices; empty: all) are loaded.
+//
+// Paddle numbers ranks machine-major: rank = (ranks of the machines before)
+// + i, with i the local index of workerlog.<i> (collective.py). With the
+// same number n of processes on every machine that is m * n + i; n is
+// taken as the highest local index + 1 over all machines, so a missing or
+// unloaded log never renumbers the others.
+std::optional<LayoutError> number_ranks(const std::vector<Machine>& machines, const std::string& where,
+                                        const std::set<int>& wanted, Layout& layout) {
+  int per_machine = 0;
+  size_t present_files = 0;
+  for (const Machine& m : machines) {
+    per_machine = std::max(per_machine, m.logs.rbegin()->first + 1);
+    present_files += m.logs.size();
+  }
+  // Indices far beyond the files present (workerlog.999999 in many folders)
+  // would make a run of billions of ranks: number the files present instead.
+  constexpr int64_t kMaxRanks = int64_t{1} << 20;
+  bool dense = static_cast<int64_t>(machines.size()) * per_machine > kMaxRanks;
+  if (dense) {
+    layout.notes.push_back(fmt::format(
+        "{}: local indices up to {} on {} machines are too sparse to be ranks; the {} files present are numbered "
+        "in order instead",
+        where, per_machine - 1, machines.size(), present_files));
+  }
+  int32_t next_dense = 0;
+  std::set<int> present;
+  for (int32_t k = 0; k < static_cast<int32_t>(machines.size()); ++k) {
+    const Machine& m = machines[k];
+    layout.machines.push_back(m.name);
+    for (const auto& [index, path] : m.logs) {
+      present.insert(index);
+      int32_t rank = dense ? next_dense++ : k * per_machine + index;
+      if (!wanted.empty() && wanted.count(index) == 0) continue;
+      layout.files.push_back({path, m.name, k, index, rank});
+    }
+    // With --devices, only the devices asked for (below) are missed.
+    if (wanted.empty() && !dense) {
+      note_missing(m.name.empty() ? where : m.dir.string(), m.logs, per_machine, layout.notes);
+    }
+  }
+  layout.world_ranks =
+      dense ? static_cast<int32_t>(present_files) : static_cast<int32_t>(machines.size()) * per_machine;
+  std::vector<std::string> absent;
+  for (int d : wanted) {
+    if (present.count(d) == 0) absent.push_back("workerlog." + std::to_string(d));
+  }
+  if (layout.files.empty()) {
+    return LayoutError{
+        fmt::format("{}: no workerlog files for the devices asked for (--devices picks the i of "
+                    "workerlog.<i>; this directory has {})",
+                    where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())))};
+  }
+  if (!absent.empty()) {
+    layout.notes.push_back(
+        fmt::format("{}: --devices asks for {}, which no machine has", where, first_names(absent, 8)));
+  }
+  return std::nullopt;
+}
+
+// The files named on the command line, after the directory's ranks: each a
+// rank of its own, in the order given ("-": standard input, once).
+std::optional<LayoutError> add_named_files(const LayoutRequest& request, Layout& layout) {
+  int32_t machine = static_cast<int32_t>(layout.machines.size());
+  if (request.log_dir.empty())
+    layout.machines.push_back("");
+  else
+    machine = 0;
+  int32_t position = 0;
+  bool have_stdin = false;
+  for (const std::string& f : request.files) {
+    SourceFile file{f, layout.machines[machine], machine, position, layout.world_ranks + position};
+    if (is_stdin_path(f)) {
+      if (have_stdin) return LayoutError{"-: standard input is read once; name '-' only once", true};
+      if (isatty(STDIN_FILENO) == 1) {
+        return LayoutError{
+            "-: standard input is a terminal; pipe a log into it (kubectl logs POD | pp-timeline - -o "
+            "trace.json)",
+            true};
+      }
+      have_stdin = true;
+      file.path = std::string(kStdinName);
+      file.standard_input = true;
+    } else {
+      std::error_code ec;
+      if (!fs::exists(fs::path(f), ec)) return LayoutError{fmt::format("{}: no such file", f), true};
+      file.dygraph_profile = is_dygraph_profile_file(f);
+    }
+    layout.files.push_back(std::move(file));
+    ++position;
+  }
+  layout.world_ranks += position;
+  // Profile files named on the command line keep the global rank of their
+  // name when every file has one and no two share it.
+  std::set<int> named;
+  bool by_name = request.log_dir.empty();
+  for (const SourceFile& file : layout.files) {
+    int r = file.dygraph_profile ? dygraph_profile_rank(fs::path(file.path).filename().string()) : -1;
+    by_name = by_name && r >= 0 && named.insert(r).second;
+  }
+  if (by_name) {
+    for (SourceFile& file : layout.files) {
+      file.global_rank = dygraph_profile_rank(fs::path(file.path).filename().string());
+      file.local_index = file.global_rank;
+    }
+    std::sort(layout.files.begin(), layout.files.end(),
+              [](const SourceFile& a, const SourceFile& b) { return a.global_rank < b.global_rank; });
+    layout.world_ranks = *named.rbegin() + 1;
+  }
+  return std::nullopt;
+}
+
+// Loaded ranks that are not the whole run: said wherever the ranks are
+// counted, so that a subset is never read as a smaller pipeline.
+void describe_partial(bool devices, Layout& layout) {
+  size_t rank_files = 0;
+  for (const SourceFile& f : layout.files) rank_files += f.companion ? 0 : 1;
+  if (static_cast<int32_t>(rank_files) < layout.world_ranks) {
+    std::vector<int32_t> ranks;
+    for (const SourceFile& f : layout.files) {
+      if (!f.companion) ranks.push_back(f.global_rank);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    layout.partial =
+        fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks", format_rank_ranges(ranks),
+                    layout.world_ranks, devices ? "--devices" : "the other logs are missing");
+  }
+}
+
+}  // namespace
+
+// The steps: the log directory's files (dynamic-graph profiles, or launch
+// logs on their machines, numbered as Paddle numbers ranks), then the files
+// named, then whether what is loaded is the whole run.
 LayoutResult discover_layout(const LayoutRequest& original) {
   LayoutResult result;
-  auto usage = [&](std::string error) {
+  auto failed = [&](std::string error, bool usage) {
     result.error = std::move(error);
-    result.usage_error = true;
+    result.usage_error = usage;
     return result;
   };
+  auto usage = [&](std::string error) { return failed(std::move(error), true); };
   LayoutRequest request = original;
   if (std::string error = resolve_positional_dir(request); !error.empty()) return usage(error);
   Layout layout;
   std::set<int> wanted(request.devices.begin(), request.devices.end());
-  auto keep = [&](int index) { return wanted.empty() || wanted.count(index) > 0; };
 
   if (!request.log_dir.empty()) {
     const std::string& where = request.log_dir;
@@ -282,194 +500,27 @@ LayoutResult discover_layout(const LayoutRequest& original) {
       return usage(fmt::format("{}: not a directory (name log files without --log_dir)", where));
     }
     DirScan top = scan_dir(dir, ec);
-    if (ec) {
-      result.error = fmt::format("{}: cannot list the directory: {}", where, ec.message());
-      return result;
-    }
+    if (ec) return failed(fmt::format("{}: cannot list the directory: {}", where, ec.message()), false);
     std::string dygraph_error;
     if (dygraph_layout(dir, where, top, wanted, layout, dygraph_error)) {
-      if (!dygraph_error.empty()) {
-        result.error = dygraph_error;
-        return result;
-      }
+      if (!dygraph_error.empty()) return failed(dygraph_error, false);
       if (!request.files.empty())
         return usage("name log files or a log directory, not both, with dynamic-graph profiles");
     } else {
-      for (const std::string& d : top.duplicates) {
-        layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
-      }
-      // Every sub-folder that holds workerlog.<i> files is a machine: machine<k>/,
-      // or a node's copy under its host name or address (10.0.0.2/, node-a/).
       std::vector<Machine> machines;
-      for (const std::string& name : top.subdirs) {
-        DirScan sub = scan_dir(dir / name, ec);
-        if (ec) {
-          result.error = fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message());
-          return result;
-        }
-        if (sub.workerlogs.empty()) {
-          if (name.rfind("machine", 0) == 0) {
-            layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
-          }
-          continue;
-        }
-        for (const std::string& d : sub.duplicates) {
-          layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
-        }
-        machines.push_back({name, dir / name, std::move(sub.workerlogs)});
-      }
-      if (!machines.empty() && !top.workerlogs.empty()) {
-        std::vector<std::string> tops, subs;
-        for (const auto& [index, path] : top.workerlogs) tops.push_back(fs::path(path).filename().string());
-        for (const Machine& m : machines) subs.push_back(m.name);
-        return usage(fmt::format(
-            "{}: holds workerlog files ({}) and machine folders that hold them too ({}); a run's folder has one or "
-            "the other. Read one machine with --log_dir {}, or move the top-level logs into a folder named after "
-            "their machine to read all machines",
-            where, first_names(tops, 3), first_names(subs, 3, "/"), (dir / machines[0].name).string()));
-      }
-      if (machines.size() > 1 &&
-          std::all_of(machines.begin(), machines.end(), [](const Machine& m) { return is_auto_tuner_task(m.name); })) {
-        std::vector<std::string> subs;
-        for (const Machine& m : machines) subs.push_back(m.name);
-        return usage(fmt::format(
-            "{}: the folders {} are the auto tuner's tasks, each a run of its own, not machines of one run: read one "
-            "with --log_dir {}, or all with pp-timeline batch {} --out DIR",
-            where, first_names(subs, 2, "/"), (dir / machines[0].name).string(), where));
-      }
-      if (machines.empty()) {
-        if (top.workerlogs.empty()) {
-          result.error = fmt::format(
-              "{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "
-              "paddle.distributed.launch?)",
-              where);
-          return result;
-        }
-        machines.push_back({"", dir, std::move(top.workerlogs)});
-      }
-
-      // Paddle numbers ranks machine-major: rank = (ranks of the machines before)
-      // + i, with i the local index of workerlog.<i> (collective.py). With the
-      // same number n of processes on every machine that is m * n + i; n is
-      // taken as the highest local index + 1 over all machines, so a missing or
-      // unloaded log never renumbers the others.
-      int per_machine = 0;
-      size_t present_files = 0;
-      for (const Machine& m : machines) {
-        per_machine = std::max(per_machine, m.logs.rbegin()->first + 1);
-        present_files += m.logs.size();
-      }
-      // Indices far beyond the files present (workerlog.999999 in many folders)
-      // would make a run of billions of ranks: number the files present instead.
-      constexpr int64_t kMaxRanks = int64_t{1} << 20;
-      bool dense = static_cast<int64_t>(machines.size()) * per_machine > kMaxRanks;
-      if (dense) {
-        layout.notes.push_back(fmt::format(
-            "{}: local indices up to {} on {} machines are too sparse to be ranks; the {} files present are numbered "
-            "in order instead",
-            where, per_machine - 1, machines.size(), present_files));
-      }
-      int32_t next_dense = 0;
-      std::set<int> present;
-      for (int32_t k = 0; k < static_cast<int32_t>(machines.size()); ++k) {
-        const Machine& m = machines[k];
-        layout.machines.push_back(m.name);
-        for (const auto& [index, path] : m.logs) {
-          present.insert(index);
-          int32_t rank = dense ? next_dense++ : k * per_machine + index;
-          if (!keep(index)) continue;
-          layout.files.push_back({path, m.name, k, index, rank});
-        }
-        // With --devices, only the devices asked for (below) are missed.
-        if (wanted.empty() && !dense) {
-          note_missing(m.name.empty() ? where : m.dir.string(), m.logs, per_machine, layout.notes);
-        }
-      }
-      layout.world_ranks =
-          dense ? static_cast<int32_t>(present_files) : static_cast<int32_t>(machines.size()) * per_machine;
-      std::vector<std::string> absent;
-      for (int d : wanted) {
-        if (present.count(d) == 0) absent.push_back("workerlog." + std::to_string(d));
-      }
-      if (layout.files.empty()) {
-        result.error = fmt::format(
-            "{}: no workerlog files for the devices asked for (--devices picks the i of "
-            "workerlog.<i>; this directory has {})",
-            where, format_rank_ranges(std::vector<int32_t>(present.begin(), present.end())));
-        return result;
-      }
-      if (!absent.empty()) {
-        layout.notes.push_back(
-            fmt::format("{}: --devices asks for {}, which no machine has", where, first_names(absent, 8)));
-      }
-    }  // launch logs
+      std::optional<LayoutError> error = find_machines(dir, where, top, machines, layout);
+      if (!error) error = number_ranks(machines, where, wanted, layout);
+      if (error) return failed(error->text, error->usage);
+    }
   } else if (!wanted.empty()) {
     layout.notes.push_back("--devices picks workerlog.<i> files of a log directory; the files named are all read");
   }
 
   if (!request.files.empty()) {
-    int32_t machine = static_cast<int32_t>(layout.machines.size());
-    if (request.log_dir.empty())
-      layout.machines.push_back("");
-    else
-      machine = 0;
-    int32_t position = 0;
-    bool have_stdin = false;
-    for (const std::string& f : request.files) {
-      SourceFile file{f, layout.machines[machine], machine, position, layout.world_ranks + position};
-      if (is_stdin_path(f)) {
-        if (have_stdin) return usage("-: standard input is read once; name '-' only once");
-        if (isatty(STDIN_FILENO) == 1) {
-          return usage(
-              "-: standard input is a terminal; pipe a log into it (kubectl logs POD | pp-timeline - -o "
-              "trace.json)");
-        }
-        have_stdin = true;
-        file.path = std::string(kStdinName);
-        file.standard_input = true;
-      } else {
-        std::error_code ec;
-        if (!fs::exists(fs::path(f), ec)) return usage(fmt::format("{}: no such file", f));
-        file.dygraph_profile = is_dygraph_profile_file(f);
-      }
-      layout.files.push_back(std::move(file));
-      ++position;
-    }
-    layout.world_ranks += position;
-    // Profile files named on the command line keep the global rank of their
-    // name when every file has one and no two share it.
-    std::set<int> named;
-    bool by_name = request.log_dir.empty();
-    for (const SourceFile& file : layout.files) {
-      int r = file.dygraph_profile ? dygraph_profile_rank(fs::path(file.path).filename().string()) : -1;
-      by_name = by_name && r >= 0 && named.insert(r).second;
-    }
-    if (by_name) {
-      for (SourceFile& file : layout.files) {
-        file.global_rank = dygraph_profile_rank(fs::path(file.path).filename().string());
-        file.local_index = file.global_rank;
-      }
-      std::sort(layout.files.begin(), layout.files.end(),
-                [](const SourceFile& a, const SourceFile& b) { return a.global_rank < b.global_rank; });
-      layout.world_ranks = *named.rbegin() + 1;
-    }
+    if (std::optional<LayoutError> error = add_named_files(request, layout)) return failed(error->text, error->usage);
   }
   if (layout.files.empty()) return usage("no log files given (use --log_dir DIR or name the files)");
-
-  // Loaded ranks that are not the whole run: said wherever the ranks are
-  // counted, so that a subset is never read as a smaller pipeline.
-  size_t rank_files = 0;
-  for (const SourceFile& f : layout.files) rank_files += f.companion ? 0 : 1;
-  if (static_cast<int32_t>(rank_files) < layout.world_ranks) {
-    std::vector<int32_t> ranks;
-    for (const SourceFile& f : layout.files) {
-      if (!f.companion) ranks.push_back(f.global_rank);
-    }
-    std::sort(ranks.begin(), ranks.end());
-    layout.partial =
-        fmt::format("{} {} of {} loaded ({})", ranks.size() == 1 ? "rank" : "ranks", format_rank_ranges(ranks),
-                    layout.world_ranks, wanted.empty() ? "the other logs are missing" : "--devices");
-  }
+  describe_partial(!wanted.empty(), layout);
   result.layout = std::move(layout);
   return result;
 }

@@ -67,6 +67,14 @@ std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
 // zlib by the scanner, not followed by watch. The one test of the suffix.
 bool is_gzip_name(std::string_view file_name);
 
+// Whether a folder's name says it is a machine's: machine<k>, or an IPv4
+// address (a node's logs copied under its address). The layout reads every
+// sub-folder holding logs as a machine, whatever its name, and notes one so
+// named that holds none; batch's search (app/batch.h) takes a folder so named
+// for a machine of the run around it, and one named otherwise (a host name)
+// for a run of its own.
+bool is_machine_folder_name(std::string_view name);
+
 // The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name.
 int workerlog_index(const std::string& file_name);
 

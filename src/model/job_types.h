@@ -1,6 +1,6 @@
 // The job-type vocabulary in one place: how a type such as `backward_w1` or
 // `forward(chunk0)` splits into its parts, what kind of work it is and where
-// it goes in a legend (output/palette.h gives each kind its colour). The
+// it goes in a legend (output/picture/palette.h gives each kind its colour). The
 // passes (steps, schedule, dependencies, stats) and the writers (Chrome JSON,
 // .pftrace, SVG, HTML, the diff trace) all ask here, so a new spelling of a
 // type is taught once.

@@ -1,6 +1,6 @@
 // A range of step numbers: what a selection's --steps keeps
 // (app/selection.h, which also reads it from text) and what a picture
-// draws (output/svg_writer.h).
+// draws (output/picture/svg_writer.h).
 #pragma once
 
 #include <cstdint>

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "output/chrome_json_writer.h"
-#include "output/gzip_sink.h"
-#include "output/html_report.h"
-#include "output/output_file.h"
-#include "output/perfetto_writer.h"
-#include "output/png_writer.h"
+#include "output/picture/png_writer.h"
+#include "output/report/html_report.h"
+#include "output/sink/gzip_sink.h"
+#include "output/sink/output_file.h"
+#include "output/trace/chrome_json_writer.h"
+#include "output/trace/perfetto_writer.h"
 
 namespace ppt {
 

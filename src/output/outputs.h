@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "model/timeline.h"
-#include "output/byte_sink.h"
-#include "output/svg_writer.h"
+#include "output/picture/svg_writer.h"
+#include "output/sink/byte_sink.h"
 
 namespace ppt {
 

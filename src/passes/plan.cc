@@ -3,6 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
 
 namespace ppt {
 namespace {
@@ -88,6 +94,316 @@ void zbh1(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
   for (int32_t i = 0; i < stage; ++i) out.push_back(job(PlanRole::kBackwardW, i));
 }
 
+// ZB-VPP (pipeline_zero_bubble.py, VScheduleCreator, as
+// PipelineZeroBubbleVirtualPipelinePass._create_job_list runs it): a greedy
+// list schedule over all stages at once, with Paddle's default program
+// runtimes (forward 61, backward_b 72, backward_w 71, the loss 34 more for
+// the last chunk on the loss stage, communication 3) and no memory limit
+// (memory_limit_times -1: every memory check passes). Chunk c runs down the
+// stages when even, up when odd (the V). Tried with every setting of
+// fill_w_before_b, fill_w_before_f and fill_loss_stage; each try repeats
+// with its own stage bubbles as the approved bubbles while the largest bubble
+// shrinks; the plan whose last job ends first wins (ties: the first tried).
+class VSchedule {
+ public:
+  VSchedule(int32_t p, int32_t m, int32_t v) : p_(p), m_(m), v_(v), loss_stage_(v % 2 == 0 ? 0 : p - 1) {}
+
+  // Every stage's plan, or "" in `error` when the creator fails.
+  std::vector<std::vector<PlanJob>> build(std::string* error) {
+    std::optional<Result> best;
+    for (bool w_before_b : {true, false}) {
+      for (bool w_before_f : {true, false}) {
+        for (bool fill_loss : {true, false}) {
+          std::optional<Result> r = create(w_before_f, w_before_b, fill_loss, std::nullopt, 0);
+          if (!r) {
+            *error = error_;
+            return {};
+          }
+          if (!best || r->max_end < best->max_end) best = std::move(r);
+        }
+      }
+    }
+    return std::move(best->plans);
+  }
+
+ private:
+  enum Type { kF = 0, kW = 1, kB = 2 };  // Paddle's job_types order
+  static constexpr int64_t kComm = 3;
+  struct Result {
+    std::vector<std::vector<PlanJob>> plans;
+    int64_t max_end = 0;
+    int64_t max_bubble = 0;
+  };
+
+  static PlanRole role_of(Type t) {
+    return t == kF ? PlanRole::kForward : t == kB ? PlanRole::kBackwardB : PlanRole::kBackwardW;
+  }
+  static Type type_of(PlanRole r) { return r == PlanRole::kForward ? kF : r == PlanRole::kBackwardW ? kW : kB; }
+  int64_t runtime(Type t, int32_t stage, int32_t chunk) const {
+    int64_t r = t == kF ? 61 : t == kB ? 72 : 71;
+    if (stage == loss_stage_ && chunk == v_ - 1) r += 34;
+    return r;
+  }
+  int32_t& count(int32_t stage, Type t, int32_t chunk) { return counters_[(stage * 3 + t) * v_ + chunk]; }
+  int64_t& end_time(Type t, int32_t chunk, int32_t stage, int32_t mb) {
+    return ends_[((static_cast<size_t>(t) * v_ + chunk) * p_ + stage) * m_ + mb];
+  }
+  int32_t prev_stage(Type t, int32_t chunk, int32_t stage) const {
+    const bool odd = chunk % 2 == 1;
+    if (t == kF) return odd ? stage + 1 : stage - 1;
+    return odd ? stage - 1 : stage + 1;
+  }
+  int64_t dependency_end(Type t, int32_t chunk, int32_t stage, int32_t mb) {
+    const int32_t prev = prev_stage(t, chunk, stage);
+    if (prev < 0 || prev >= p_) return 0;
+    if (mb < 0 || mb >= m_) return -1;
+    return end_time(t, chunk, prev, mb);
+  }
+  int32_t forward_number(int32_t stage, int32_t chunks) {
+    int32_t n = 0;
+    for (int32_t c = 0; c < chunks; ++c) n += count(stage, kF, c);
+    return n;
+  }
+  int32_t backward_b_number(int32_t stage) {
+    int32_t n = 0;
+    for (int32_t c = 0; c < v_; ++c) n += count(stage, kB, c);
+    return n;
+  }
+  int64_t max_bubble(int32_t stage, const std::vector<int64_t>* approved) const {
+    int64_t most = *std::max_element(bubbles_.begin(), bubbles_.end());
+    if (stage >= 0 && approved) {
+      most = std::max(most, *std::max_element(approved->begin(), approved->end()) - (*approved)[stage]);
+    }
+    return most;
+  }
+  bool can_schedule(Type t, int32_t chunk, int32_t stage) {
+    const int32_t mb = count(stage, t, chunk);
+    if (mb >= m_) return false;
+    if (t == kF && chunk > 0 && count(stage, kF, chunk - 1) <= mb) return false;
+    if (t == kB) {
+      const int32_t prev = chunk + 1 >= v_ ? count(stage, kF, v_ - 1) : count(stage, kB, chunk + 1);
+      if (prev <= mb) return false;
+    }
+    return dependency_end(t, chunk, stage, mb) >= 0;
+  }
+  bool time_check(Type t, int32_t chunk, int32_t stage, int64_t next_start) {
+    const int64_t dep = dependency_end(t, chunk, stage, count(stage, t, chunk));
+    return std::max(now_[stage], dep + kComm) + runtime(t, stage, chunk) <= next_start;
+  }
+  bool fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+  bool put(Type t, int32_t chunk, int32_t stage) {
+    const int64_t rt = runtime(t, stage, chunk);
+    int64_t end = now_[stage] + rt;
+    const int32_t mb = count(stage, t, chunk);
+    if (mb >= m_) return fail("a job beyond the last micro-batch");
+    const bool ordered = t == kF   ? chunk == 0 || end_time(kF, chunk - 1, stage, mb) >= 0
+                         : t == kB ? chunk == v_ - 1 || end_time(kB, chunk + 1, stage, mb) >= 0
+                                   : end_time(kB, chunk, stage, mb) >= 0;
+    if (!ordered) return fail("a job before the one it follows on its stage");
+    if (t != kW) {
+      const int64_t dep = dependency_end(t, chunk, stage, mb);
+      if (dep < 0) return fail("a job before its input");
+      end = std::max(end, dep + kComm + rt);
+    }
+    if (count(stage, kF, 0) > 0) bubbles_[stage] += end - now_[stage] - rt;
+    end_time(t, chunk, stage, mb) = end;
+    now_[stage] = end;
+    plans_[stage].push_back({role_of(t), chunk, mb});
+    if (t == kB) pending_w_[stage].push_back(chunk);
+    ++count(stage, t, chunk);
+    return true;
+  }
+  bool put_w(int32_t stage) {
+    if (pending_w_[stage].empty()) return fail("no backward_w pending");
+    const int32_t chunk = pending_w_[stage].front();
+    pending_w_[stage].pop_front();
+    return put(kW, chunk, stage);
+  }
+  int64_t front_w_runtime(int32_t stage) const { return runtime(kW, stage, pending_w_[stage].front()); }
+
+  bool check_before_insert(int32_t chunks, const std::vector<int32_t>& order, int64_t next_start, int32_t less) {
+    const int32_t s = order.back();
+    if (forward_number(s, chunks) < less) return true;
+    bool mb_left = false;
+    for (int32_t c = 0; c < chunks; ++c) mb_left = mb_left || count(s, kF, c) < m_;
+    for (int32_t c = 0; c < chunks; ++c) {
+      for (int32_t i : order) {
+        if (!can_schedule(kF, c, i)) continue;
+        if (forward_number(i, chunks) >= less && !time_check(kF, c, i, next_start)) continue;
+        return mb_left;
+      }
+    }
+    return false;
+  }
+  bool fill_bubble_with_forward(int32_t stage, int32_t chunks, int32_t chunk, int64_t next_start, bool up) {
+    int32_t less = 0;
+    std::vector<int32_t> order;
+    if (up) {
+      less = forward_number(0, chunks);
+      for (int32_t i = p_ - 1; i >= stage; --i) order.push_back(i);
+    } else {
+      for (int32_t i = 0; i <= stage; ++i) order.push_back(i);
+    }
+    int32_t idle_rounds = 0;
+    while (check_before_insert(chunks, order, next_start, less)) {
+      bool any = false;
+      for (int32_t i : order) {
+        if (!can_schedule(kF, chunk, i)) continue;
+        if (forward_number(i, chunks) >= less && !time_check(kF, chunk, i, next_start)) continue;
+        if (!put(kF, chunk, i)) return false;
+        any = true;
+      }
+      idle_rounds = any ? 0 : idle_rounds + 1;
+      if (idle_rounds > chunks) return fail("filling forwards makes no progress");
+      chunk = (chunk + 1) % chunks;
+    }
+    return true;
+  }
+  bool fill_forward_before_one_job(Type end_type, int32_t end_chunk, int32_t chunks, bool up, bool insert) {
+    std::vector<int32_t> order(p_);
+    for (int32_t i = 0; i < p_; ++i) order[i] = up ? i : p_ - 1 - i;
+    const PlanJob& last = plans_[order[0]].back();
+    int64_t start = end_time(type_of(last.role), last.chunk, order[0], last.micro_batch);
+    if (insert && !put(end_type, end_chunk, order[0])) return false;
+    for (size_t k = 1; k < order.size(); ++k) {
+      const int32_t stage = order[k];
+      const int32_t start_chunk = (plans_[stage].back().chunk + 1) % chunks;
+      start += kComm + runtime(end_type, stage, end_chunk);
+      if (!fill_bubble_with_forward(stage, chunks, start_chunk, start, up)) return false;
+      if (insert && !put(end_type, end_chunk, stage)) return false;
+    }
+    return true;
+  }
+  bool after_backward_start(bool w_before_f, bool w_before_b, bool fill_loss, const std::vector<int64_t>* approved) {
+    const int32_t total_b = v_ * m_;
+    const int32_t first_b_stage = v_ % 2 == 0 ? 0 : p_ - 1;
+    std::vector<int32_t> order(p_);
+    for (int32_t i = 0; i < p_; ++i) order[i] = v_ % 2 == 1 ? p_ - 1 - i : i;
+    while (backward_b_number(first_b_stage) < total_b) {
+      const size_t before = scheduled();
+      for (int32_t stage : order) {
+        for (int32_t c = 0; c < v_; ++c) {
+          if (!can_schedule(kB, c, stage)) continue;
+          const int64_t dep = dependency_end(kB, c, stage, count(stage, kB, c));
+          while (!pending_w_[stage].empty() && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
+            if (!put_w(stage)) return false;
+          }
+          if (stage == loss_stage_ && fill_loss) {
+            while (!pending_w_[stage].empty() &&
+                   static_cast<double>(dep + kComm) >=
+                       static_cast<double>(now_[stage]) + static_cast<double>(front_w_runtime(stage)) * 0.2) {
+              if (!put_w(stage)) return false;
+            }
+          }
+          const int64_t most = max_bubble(stage, approved);
+          if (!pending_w_[stage].empty() && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_b) {
+            if (!put_w(stage)) return false;
+          }
+          if (!put(kB, c, stage)) return false;
+          break;
+        }
+      }
+      for (int32_t stage : order) {
+        for (int32_t c = v_ - 1; c >= 0; --c) {
+          if (!can_schedule(kF, c, stage)) continue;
+          const int64_t dep = dependency_end(kF, c, stage, count(stage, kF, c));
+          while (!pending_w_[stage].empty() && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
+            if (!put_w(stage)) return false;
+          }
+          const int64_t most = max_bubble(stage, approved);
+          if (!pending_w_[stage].empty() && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_f) {
+            if (!put_w(stage)) return false;
+          }
+          if (!put(kF, c, stage)) return false;
+          break;
+        }
+      }
+      if (scheduled() == before) return fail("the backward phase makes no progress");
+    }
+    for (int32_t stage = 0; stage < p_; ++stage) {
+      while (!pending_w_[stage].empty()) {
+        if (!put_w(stage)) return false;
+      }
+    }
+    return true;
+  }
+  size_t scheduled() const {
+    size_t n = 0;
+    for (const auto& plan : plans_) n += plan.size();
+    return n;
+  }
+  void init() {
+    counters_.assign(static_cast<size_t>(p_) * 3 * v_, 0);
+    ends_.assign(static_cast<size_t>(3) * v_ * p_ * m_, -1);
+    now_.assign(p_, 0);
+    pending_w_.assign(p_, {});
+    plans_.assign(p_, {});
+    bubbles_.assign(p_, 0);
+  }
+  std::optional<Result> create(bool w_before_f, bool w_before_b, bool fill_loss,
+                               const std::optional<std::vector<int64_t>>& approved, int depth) {
+    init();
+    const std::vector<int64_t>* ap = approved ? &*approved : nullptr;
+    const int64_t max_approved = ap ? *std::max_element(ap->begin(), ap->end()) : -1;
+    bool ok = true;
+    for (int32_t i = 0; i < p_ && ok; ++i) ok = put(kF, 0, i);
+    ok = ok && fill_forward_before_one_job(kF, 1, 1, false, true);
+    for (int32_t c = 2; c < v_ && ok; ++c) ok = fill_forward_before_one_job(kF, c, c, (c - 1) % 2 == 1, true);
+    ok = ok && fill_forward_before_one_job(kB, 0, v_, (v_ - 1) % 2 == 1, false);
+    ok = ok && after_backward_start(w_before_f, w_before_b, fill_loss, ap);
+    if (!ok) return std::nullopt;
+    Result r;
+    r.plans = plans_;
+    r.max_end = *std::max_element(ends_.begin(), ends_.end());
+    r.max_bubble = max_bubble(-1, nullptr);
+    if ((max_approved < 0 || r.max_bubble < max_approved) && depth < kMaxDepth) {
+      std::vector<int64_t> mine = bubbles_;
+      std::optional<Result> next = create(w_before_f, w_before_b, fill_loss, mine, depth + 1);
+      if (!next) return std::nullopt;
+      if (next->max_end < r.max_end) return next;
+    }
+    return r;
+  }
+
+  static constexpr int kMaxDepth = 1000;
+  int32_t p_, m_, v_, loss_stage_;
+  std::vector<int32_t> counters_;
+  std::vector<int64_t> ends_;
+  std::vector<int64_t> now_;
+  std::vector<std::deque<int32_t>> pending_w_;
+  std::vector<std::vector<PlanJob>> plans_;
+  std::vector<int64_t> bubbles_;
+  std::string error_;
+};
+
+// Every ZB-VPP plan built so far (or why the creator failed), by (P, M, V):
+// building one is O(P * V * M) jobs times a few tries, and the ideal bubble
+// asks for the same shape again and again.
+struct VPlans {
+  std::vector<std::vector<PlanJob>> plans;
+  std::string error;
+};
+
+const VPlans& v_plans(int32_t p, int32_t m, int32_t v) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int32_t, int32_t, int32_t>, std::shared_ptr<const VPlans>> built;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::shared_ptr<const VPlans>& slot = built[{p, m, v}];
+  if (!slot) {
+    auto made = std::make_shared<VPlans>();
+    made->plans = VSchedule(p, m, v).build(&made->error);
+    if (!made->error.empty()) {
+      made->plans.clear();
+      made->error = fmt::format("Paddle's VScheduleCreator fails for P={} M={} V={}: {}", p, m, v, made->error);
+    }
+    slot = made;
+  }
+  return *slot;
+}
+
 }  // namespace
 
 const char* plan_role_name(PlanRole role) {
@@ -119,7 +435,9 @@ std::string check_plan_shape(const PlanShape& s) {
       break;
     case ScheduleKind::kZBVPP:
       if (v < 2) return fmt::format("ZBVPP needs at least 2 chunks: V={}", v);
-      return "ZBVPP plans are not built yet";
+      if (m % p != 0) return fmt::format("ZBVPP needs M a multiple of P: M={}, P={}", m, p);
+      if (const std::string& why = v_plans(p, m, v).error; !why.empty()) return why;
+      break;
     default: return fmt::format("no plan for the schedule {}", schedule_name(s.schedule));
   }
   if (!chunked(s.schedule) && v != 1) return fmt::format("{} has one chunk: V={}", schedule_name(s.schedule), v);
@@ -130,6 +448,9 @@ std::string check_plan_shape(const PlanShape& s) {
 std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage) {
   std::vector<PlanJob> out;
   if (!check_plan_shape(s).empty() || stage < 0 || stage >= s.stages) return out;
+  if (s.schedule == ScheduleKind::kZBVPP) {
+    return v_plans(s.stages, s.micro_batches, s.chunks).plans[stage];
+  }
   switch (s.schedule) {
     case ScheduleKind::kFThenB: fthenb(s, out); break;
     case ScheduleKind::k1F1B: one_f_one_b(s, s.stages - stage, out); break;
@@ -144,6 +465,9 @@ std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage) {
 std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& s) {
   std::vector<std::vector<PlanJob>> out;
   if (!check_plan_shape(s).empty()) return out;
+  if (s.schedule == ScheduleKind::kZBVPP) {
+    return v_plans(s.stages, s.micro_batches, s.chunks).plans;
+  }
   for (int32_t stage = 0; stage < s.stages; ++stage) out.push_back(stage_plan(s, stage));
   return out;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <limits>
 
@@ -42,19 +43,53 @@ struct Need {
 }  // namespace
 
 ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps) {
-  ReplayResult r;
-  r.shape = shape;
   if (std::string why = check_plan_shape(shape); !why.empty()) {
+    ReplayResult r;
+    r.shape = shape;
     r.error = why;
     return r;
   }
+  return replay_plans(shape, pipeline_plan(shape), costs, steps);
+}
+
+ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
+                          const ReplayCosts& costs, int32_t steps) {
+  ReplayResult r;
+  r.shape = shape;
   if (!costs.duration_ns) {
     r.error = "no job durations given";
     return r;
   }
   const int32_t p = shape.stages, m = shape.micro_batches;
+  if (p < 1 || m < 1 || shape.chunks < 1) {
+    r.error = fmt::format("no pipeline to replay: P={} M={} V={}", p, m, shape.chunks);
+    return r;
+  }
+  if (plans.size() != static_cast<size_t>(p)) {
+    r.error = fmt::format("{} plans for {} stages", plans.size(), p);
+    return r;
+  }
   const int32_t vstages = p * shape.chunks;
-  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  {
+    std::vector<uint8_t> seen(static_cast<size_t>(4) * shape.chunks * m);
+    for (int32_t s = 0; s < p; ++s) {
+      std::fill(seen.begin(), seen.end(), 0);
+      for (size_t k = 0; k < plans[s].size(); ++k) {
+        const PlanJob& j = plans[s][k];
+        if (j.chunk < 0 || j.chunk >= shape.chunks || j.micro_batch < 0 || j.micro_batch >= m) {
+          r.error = fmt::format("stage {} job {} ({} chunk {} micro-batch {}) is outside P={} M={} V={}", s, k + 1,
+                                plan_role_name(j.role), j.chunk, j.micro_batch, p, m, shape.chunks);
+          return r;
+        }
+        uint8_t& once = seen[(static_cast<size_t>(j.role) * shape.chunks + j.chunk) * m + j.micro_batch];
+        if (once++) {
+          r.error = fmt::format("stage {} runs {} chunk {} micro-batch {} twice (job {})", s, plan_role_name(j.role),
+                                j.chunk, j.micro_batch, k + 1);
+          return r;
+        }
+      }
+    }
+  }
   r.peak_in_flight.assign(p, 0);
   for (int32_t s = 0; s < p; ++s) {
     int32_t held = 0;
@@ -88,7 +123,9 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
   }
   auto index = [&](Slot slot, int32_t v, int32_t mb) { return (static_cast<size_t>(slot) * vstages + v) * m + mb; };
   std::vector<int64_t> done(static_cast<size_t>(3) * vstages * m);
-  std::vector<int32_t> waiter(done.size());  // the stage waiting on a slot, or -1
+  // The stages waiting on a slot, or -1: at most two (a backward's slot feeds
+  // the stage below and its own backward_w).
+  std::vector<std::array<int32_t, 2>> waiter(done.size());
   int64_t step_start = 0;
   for (int32_t step = 0; step < steps; ++step) {
     ReplayedStep rs;
@@ -96,7 +133,7 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
     rs.stages.resize(p);
     rs.optimizer.resize(p);
     std::fill(done.begin(), done.end(), kNotYet);
-    std::fill(waiter.begin(), waiter.end(), -1);
+    std::fill(waiter.begin(), waiter.end(), std::array<int32_t, 2>{-1, -1});
     std::vector<size_t> next(p, 0);
     std::vector<int64_t> free_at(p, step_start);
     std::deque<int32_t> ready;
@@ -114,7 +151,7 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
         if (need) {
           const size_t k = index(need->slot, need->vstage, need->micro_batch);
           if (done[k] == kNotYet) {
-            waiter[k] = s;
+            waiter[k][waiter[k][0] < 0 ? 0 : 1] = s;
             break;
           }
           int64_t arrive = done[k];
@@ -126,9 +163,9 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
         free_at[s] = end;
         const size_t mine = index(slot_of(j.role), plan_virtual_stage(shape, s, j.chunk), j.micro_batch);
         done[mine] = end;
-        if (waiter[mine] >= 0) {
-          ready.push_back(waiter[mine]);
-          waiter[mine] = -1;
+        for (int32_t& w : waiter[mine]) {
+          if (w >= 0) ready.push_back(w);
+          w = -1;
         }
         ++next[s];
       }

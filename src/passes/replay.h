@@ -58,8 +58,16 @@ struct ReplayResult {
   std::string error;  // "" or why the replay stopped (a refused shape, a deadlock)
 };
 
-// Replays `steps` steps in a row, the first starting at 0.
+// Replays `steps` steps of the shape's plan (pipeline_plan) in a row, the
+// first starting at 0.
 ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps = 1);
+
+// The same with plans of one's own, one per stage of `shape` (a changed order,
+// a plan under test): each (role, chunk, micro-batch) at most once per stage,
+// chunks below shape.chunks, micro-batches below shape.micro_batches;
+// anything else is an error, as is a deadlock.
+ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
+                          const ReplayCosts& costs, int32_t steps = 1);
 
 // A stage's busy time in a step: the sum of its jobs' lengths, optimizer included.
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage);

@@ -13,7 +13,8 @@
 //    (min(2(P-s)-1, M)), VPP (chunked types), ZBH1 (split backward, one
 //    chunk), ZBVPP (split backward, chunks placed in a V: the last stage runs
 //    chunk 1 of a micro-batch right after its chunk 0), or unknown;
-//  - the bubble ratio the schedule promises with equal stage times.
+//  - the bubble ratio the schedule promises with equal stage times: its
+//    plan (plan.h) replayed (replay.h).
 //
 // Pure functions of a const Timeline; nothing here depends on timing except the
 // start-time fallback for P, which is documented where it is used.
@@ -111,18 +112,14 @@ struct ScheduleInfo {
   int32_t replicas = 1;
   int32_t micro_batches = 0;       // M (per chunk)
   int32_t chunks = 1;              // V
-  double ideal_bubble_ratio = -1;  // < 0 when the schedule has no formula
-  std::string ideal_formula;       // "(P-1)/(M+P-1)"
+  double ideal_bubble_ratio = -1;  // < 0 when the schedule has no plan (ideal_bubble_ratio())
+  std::string ideal_formula;       // what the ideal is, or why there is none
   std::string evidence;            // why this schedule (or why none), for the user
 };
 
 ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes,
                                 const PipelineShape& shape);
 
-// The bubble ratio (idle / step time) of a schedule with equal stage times,
-// and equal forward, backward-input and backward-weight times for the
-// zero-bubble ones; < 0 when there is no formula. `formula` (optional)
-// receives its text.
 // The schedule as people read it, built here only:
 //  - kShort (diff, batch, watch): "1F1B P=4 M=8", "VPP P=4 M=8 V=2 x2 replicas";
 //  - kLong (the stats report): "1F1B, P=4 (from job order), M=8, V=2, 2
@@ -131,8 +128,18 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
 enum class ScheduleLabel { kShort, kLong };
 std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form = ScheduleLabel::kShort);
 
+// The bubble ratio the schedule promises: its plan (plan.h, as Paddle builds
+// it) replayed (replay.h) with equal stage costs, forward 1 and backward 2
+// (backward_b 1 and backward_w 1 when split), optimizer 0, no link lag:
+// idle / (P * span), as analysis/stats measures it. < 0 when there is no plan
+// (the schedule is unknown, or Paddle would not build one for the shape).
+// `formula` (optional) receives what it is ("Paddle's ZBH1 plan replayed
+// with equal stage costs"), why there is none ("Paddle builds no 1F1B plan
+// here: 1F1B needs M >= P: M=2, P=4"), or "" for an unknown schedule.
+// `split_backward`: VPP's split-backward variant. Each shape is replayed once
+// and remembered.
 double ideal_bubble_ratio(ScheduleKind kind, int32_t pp_degree, int32_t micro_batches, int32_t chunks,
-                          std::string* formula = nullptr);
+                          std::string* formula = nullptr, bool split_backward = false);
 
 // The virtual stage (position along the model) of chunk `chunk` on pipeline
 // stage `stage`: chunk*P + stage, except that ZBVPP's odd chunks run back up

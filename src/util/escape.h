@@ -22,7 +22,7 @@
 //             U+2060 WORD JOINER, since GFM finds e-mail autolinks after
 //             escapes are resolved. No data can make a link, an image,
 //             emphasis, raw HTML, a table cell or a line of its own.
-//   html/svg  append_xml_escaped (output/svg_writer.h).
+//   html/svg  append_xml_escaped (output/picture/svg_writer.h).
 //   json      nlohmann::json dumped with error_handler_t::replace (each
 //             byte that is not UTF-8 becomes U+FFFD).
 //

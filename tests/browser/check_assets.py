@@ -3,12 +3,11 @@
 parses (`node --check`), and a page the binary writes carries both files byte
 for byte, its CSP naming the script's SHA-256 as hashlib computes it (the
 build computed it with openssl: cmake/embed_report_assets.cmake); and the
-script measures block labels with the advances src/output/block_label.cc
+script measures block labels with the advances src/output/picture/block_label.cc
 uses, so the page and the pictures label by one rule.
 
     python3 tests/browser/check_assets.py --binary build/pp-timeline
 """
-import argparse
 import base64
 import hashlib
 import os
@@ -16,15 +15,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
 import ppt_test  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+ROOT = ppt_test.ROOT
 JS = os.path.join(ROOT, "src", "output", "report", "report.js")
 CSS = os.path.join(ROOT, "src", "output", "report", "report.css")
-LABELS = os.path.join(ROOT, "src", "output", "block_label.cc")
+LABELS = os.path.join(ROOT, "src", "output", "picture", "block_label.cc")
 
 
 def advances_of_cc(text):
@@ -47,8 +45,7 @@ def advances_of_js(text):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = ppt_test.arg_parser(__doc__)
     ap.add_argument("--node", default=shutil.which("node"))
     args = ap.parse_args()
     problems = []
@@ -67,7 +64,7 @@ def main():
     js = advances_of_js(script.decode("utf-8"))
     if len(cc) < 5 or cc != js:
         problems.append("report.js measures labels with %r, block_label.cc with %r" % (js, cc))
-    with tempfile.TemporaryDirectory() as work:
+    with ppt_test.temp_dir() as work:
         logs = os.path.join(work, "logs")
         ppt_test.gen_logs(logs, ["--stages", "2", "--micro-batches", "2", "--steps", "2"])
         page_path = os.path.join(work, "r.html")

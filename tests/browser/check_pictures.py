@@ -6,13 +6,11 @@ and a zero-bubble run's backward and backward_b blocks differ in colour.
 
     python3 tests/browser/check_pictures.py --binary build/pp-timeline
 """
-import argparse
 import os
 import re
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
 import ppt_test  # noqa: E402
 
 
@@ -26,11 +24,10 @@ def legend_fills(svg):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = ppt_test.arg_parser(__doc__)
     args = ap.parse_args()
     problems = []
-    with tempfile.TemporaryDirectory() as work:
+    with ppt_test.temp_dir() as work:
         logs = os.path.join(work, "dense")
         ppt_test.gen_logs(logs, ["--stages", "4", "--micro-batches", "16", "--steps", "3"])
         svg, html = os.path.join(work, "t.svg"), os.path.join(work, "t.html")

@@ -17,16 +17,15 @@ profile files and the ground truth; the real binary converts them, and we check:
   dygraph_properties.py --binary build/pp-timeline [--only NAME]
 """
 
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 from decimal import Decimal
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ppt_test import ROOT, Failure, arg_parser, check, run, temp_dir
+
 GEN = os.path.join(ROOT, "scripts", "gen_dygraph_logs.py")
 
 SCENARIOS = {
@@ -41,19 +40,6 @@ SCENARIOS = {
                                   "--drop-end", "2:3", "--drop-begin", "3:0", "--garbage", "0:5",
                                   "--static-lines", "2"],
 }
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
-
-
-def run(binary, args):
-    return subprocess.run([binary] + args, capture_output=True, text=True, timeout=300)
 
 
 def summary(stderr):
@@ -180,15 +166,14 @@ def check_commands(binary, work):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
+    ap = arg_parser(__doc__)
     ap.add_argument("--only")
     a = ap.parse_args()
     failed = 0
     for name, gen_args in SCENARIOS.items():
         if a.only and a.only != name:
             continue
-        with tempfile.TemporaryDirectory(prefix="ppt-dygraph-") as work:
+        with temp_dir(prefix="ppt-dygraph-") as work:
             try:
                 what = check_scenario(a.binary, name, gen_args, work)
                 print("ok   %s: %s" % (name, what))
@@ -196,7 +181,7 @@ def main():
                 failed += 1
                 print("FAIL %s: %s" % (name, e))
     if not a.only or a.only == "commands":
-        with tempfile.TemporaryDirectory(prefix="ppt-dygraph-") as work:
+        with temp_dir(prefix="ppt-dygraph-") as work:
             try:
                 print("ok   commands: %s" % check_commands(a.binary, work))
             except Failure as e:

@@ -305,7 +305,7 @@ def accounting_case(binary, tmp):
     """watch's last line gives convert's account (written, rejected by kind) and names the logs it cannot
     open and the ranks that are missing."""
     logs = os.path.join(tmp, "acct")
-    ppt_test.gen_logs(logs, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "2", "--steps", "3"])
+    ppt_test.gen_logs(logs, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "3"])
     with open(os.path.join(logs, "workerlog.0"), "a") as f:
         f.write(ppt_test.JOB_LINE % (0, "forward", 0, "abc", "1697793307254.006104"))
     os.remove(os.path.join(logs, "workerlog.2"))

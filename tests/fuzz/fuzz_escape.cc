@@ -1,5 +1,5 @@
 // Fuzz target: the escaping rules for text from the input (util/escape.h)
-// and the HTML/SVG escaper (output/svg_writer.h), on any bytes. Checks:
+// and the HTML/SVG escaper (output/picture/svg_writer.h), on any bytes. Checks:
 //  - terminal text is valid UTF-8 with no control character at all (C0, DEL,
 //    C1), no bidirectional control, and escaping it again changes nothing;
 //  - Markdown text is valid UTF-8 with no control character; every backslash
@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "fuzz_check.h"
-#include "output/svg_writer.h"
+#include "output/picture/svg_writer.h"
 #include "util/escape.h"
 #include "util/text.h"
 

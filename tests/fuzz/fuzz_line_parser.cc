@@ -26,9 +26,9 @@
 #include "model/diagnostics.h"
 #include "model/job_types.h"
 #include "model/timeline.h"
-#include "output/chrome_json_writer.h"
-#include "output/palette.h"
-#include "output/trace_naming.h"
+#include "output/picture/palette.h"
+#include "output/trace/chrome_json_writer.h"
+#include "output/trace/trace_naming.h"
 #include "pp_timeline/log_line.h"
 #include "util/text.h"
 

@@ -172,9 +172,15 @@ std::vector<std::string> check_dependencies(const demo::PipelineShape& shape, co
       }
       const auto from = demo::input_from(shape, static_cast<int>(r), *spec);
       if (!from) continue;
+      // A gradient comes from a whole backward or a backward_b (ZB-H1 runs
+      // both kinds, so a stage's backward may be fed by a backward_b).
       demo::JobSpec sender = *spec;
       sender.chunk = from->chunk;
-      const auto it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
+      auto it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
+      if (it == index.end() && from->payload == demo::Payload::kGradient) {
+        sender.kind = sender.kind == demo::JobKind::kBackward ? demo::JobKind::kBackwardB : demo::JobKind::kBackward;
+        it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
+      }
       if (it == index.end()) {
         problems.push_back(describe(static_cast<int>(r), j) + ": its sender is missing");
         continue;

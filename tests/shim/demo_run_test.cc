@@ -39,9 +39,10 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 TEST_CASE("Every schedule's logs convert to its job order and dependencies on every rank") {
-  const Case c = GENERATE(Case{"fthenb", ScheduleKind::kFThenB, 4, 6, 1}, Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1},
-                          Case{"vpp", ScheduleKind::kVpp, 4, 8, 2}, Case{"vpp", ScheduleKind::kVpp, 2, 4, 3},
-                          Case{"zbh1", ScheduleKind::kZbh1, 4, 6, 1});
+  const Case c =
+      GENERATE(Case{"fthenb", ScheduleKind::kFThenB, 4, 6, 1}, Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1},
+               Case{"vpp", ScheduleKind::kVpp, 4, 8, 2}, Case{"vpp", ScheduleKind::kVpp, 2, 4, 3},
+               Case{"zbh1", ScheduleKind::kZbh1, 4, 6, 1}, Case{"eager1f1b", ScheduleKind::kEager1F1B, 3, 5, 1});
   const int steps = 3;
   INFO(c.schedule << " P=" << c.ranks << " M=" << c.micro_batches << " V=" << c.chunks);
   TempDir dir;
@@ -160,7 +161,7 @@ TEST_CASE("A shape that cannot run is refused before any rank starts") {
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/logs"));
 
   const Command machines = run_demo({"--log_dir", dir.path(), "--ranks", "3", "--machines", "2", "--schedule", "1f1b",
-                                     "--micro-batches", "2", "--steps", "1"});
+                                     "--micro-batches", "3", "--steps", "1"});
   CHECK(machines.exit_code == 2);
   CHECK_THAT(machines.output, Catch::Contains("multiple of --machines"));
 
@@ -171,7 +172,7 @@ TEST_CASE("A shape that cannot run is refused before any rank starts") {
 }
 
 TEST_CASE("The checks themselves catch a broken order and a broken dependency") {
-  const PipelineShape shape{ScheduleKind::k1F1B, 2, 1, 1};
+  const PipelineShape shape{ScheduleKind::kFThenB, 2, 1, 1};
   // Rank 0: forward 0, backward 0, optimizer; rank 1 the same. One step.
   auto job = [](const char* type, int64_t start, int64_t end) { return DemoJob{type, 0, start, end, 0, 0}; };
   LoadedRun good;

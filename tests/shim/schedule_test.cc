@@ -30,7 +30,7 @@ TEST_CASE("FThenB runs every forward, then every backward, then the optimizer") 
   CHECK(types_of(s, 1) == want);
 }
 
-TEST_CASE("1F1B warms up with P-s-1 forwards, then alternates, then cools down") {
+TEST_CASE("1F1B warms up with P-s forwards, then (backward, forward) pairs, then cools down") {
   const PipelineShape s{ScheduleKind::k1F1B, 2, 1, 3};
   CHECK(types_of(s, 0) ==
         V{"forward:0", "forward:1", "backward:0", "forward:2", "backward:1", "backward:2", "optimizer"});
@@ -38,9 +38,17 @@ TEST_CASE("1F1B warms up with P-s-1 forwards, then alternates, then cools down")
         V{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2", "backward:2", "optimizer"});
 }
 
-TEST_CASE("1F1B with fewer micro-batches than stages warms up with all of them") {
-  const PipelineShape s{ScheduleKind::k1F1B, 4, 1, 2};
-  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "backward:0", "backward:1", "optimizer"});
+TEST_CASE("Eager1F1B warms up with 2(P-s)-1 forwards") {
+  const PipelineShape s{ScheduleKind::kEager1F1B, 2, 1, 4};
+  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "forward:2", "backward:0", "forward:3", "backward:1",
+                            "backward:2", "backward:3", "optimizer"});
+  CHECK(types_of(s, 1) == V{"forward:0", "backward:0", "forward:1", "backward:1", "forward:2", "backward:2",
+                            "forward:3", "backward:3", "optimizer"});
+}
+
+TEST_CASE("1F1B with fewer micro-batches than stages is refused, as Paddle refuses it") {
+  CHECK_THAT(validate({ScheduleKind::k1F1B, 4, 1, 2}), Catch::Contains("M >= P"));
+  CHECK(stage_jobs({ScheduleKind::k1F1B, 4, 1, 2}, 0) == std::vector<JobSpec>{{JobKind::kOptimizer, 0, 0}});
 }
 
 TEST_CASE("VPP follows Megatron's interleaved order, chunk suffixes as Paddle prints them") {
@@ -60,16 +68,17 @@ TEST_CASE("VPP with as many micro-batches as stages runs all forwards first") {
                             "backward0:0", "backward0:1", "optimizer"});
 }
 
-TEST_CASE("ZB-H1 splits the backward and defers up to P-s-1 weight gradients") {
+TEST_CASE("ZB-H1 is Paddle's plan: backward_b in the warm-up pairs, stage s's first s backward_w last") {
   const PipelineShape s{ScheduleKind::kZbh1, 2, 1, 3};
-  CHECK(types_of(s, 0) == V{"forward:0", "forward:1", "backward_b:0", "forward:2", "backward_b:1", "backward_w:0",
-                            "backward_b:2", "backward_w:1", "backward_w:2", "optimizer"});
-  CHECK(types_of(s, 1) == V{"forward:0", "backward_b:0", "backward_w:0", "forward:1", "backward_b:1", "backward_w:1",
-                            "forward:2", "backward_b:2", "backward_w:2", "optimizer"});
+  CHECK(types_of(s, 0) ==
+        V{"forward:0", "forward:1", "backward:0", "forward:2", "backward:1", "backward:2", "optimizer"});
+  CHECK(types_of(s, 1) == V{"forward:0", "backward_b:0", "forward:1", "backward:1", "forward:2", "backward_b:2",
+                            "backward_w:2", "backward_w:0", "optimizer"});
 }
 
 TEST_CASE("Every schedule runs to completion and holds each job exactly once") {
-  for (ScheduleKind kind : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kVpp, ScheduleKind::kZbh1}) {
+  for (ScheduleKind kind : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVpp,
+                            ScheduleKind::kZbh1}) {
     for (int p = 1; p <= 6; ++p) {
       for (int m = 1; m <= 12; ++m) {
         for (int v = 1; v <= 3; ++v) {
@@ -79,11 +88,15 @@ TEST_CASE("Every schedule runs to completion and holds each job exactly once") {
           CHECK(check_runs_to_completion(s) == "");
           for (int stage = 0; stage < p; ++stage) {
             std::map<std::string, int> seen;
+            int forwards = 0, input_grads = 0;
             for (const JobSpec& j : stage_jobs(s, stage)) {
               ++seen[job_type(s, j) + ":" + std::to_string(j.micro_batch)];
+              forwards += j.kind == JobKind::kForward ? 1 : 0;
+              input_grads += j.kind == JobKind::kBackward || j.kind == JobKind::kBackwardB ? 1 : 0;
             }
-            const int kinds = kind == ScheduleKind::kZbh1 ? 3 : 2;
-            CHECK(seen.size() == static_cast<size_t>(kinds * m * v + 1));
+            CHECK(seen.size() == stage_jobs(s, stage).size());
+            CHECK(forwards == m * v);
+            CHECK(input_grads == m * v);
             for (const auto& [name, count] : seen) CHECK(count == 1);
           }
         }
@@ -97,7 +110,9 @@ TEST_CASE("Shapes that cannot run are refused with a reason") {
   CHECK_THAT(validate({ScheduleKind::kVpp, 4, 1, 8}), Catch::Contains("at least 2 chunks"));
   CHECK_THAT(validate({ScheduleKind::k1F1B, 4, 2, 8}), Catch::Contains("vpp only"));
   CHECK_THAT(validate({ScheduleKind::k1F1B, 0, 1, 8}), Catch::Contains("stage"));
-  CHECK(validate({ScheduleKind::kZbh1, 4, 1, 2}).empty());
+  CHECK_THAT(validate({ScheduleKind::kZbh1, 4, 1, 2}), Catch::Contains("M >= P"));
+  CHECK_THAT(validate({ScheduleKind::kEager1F1B, 4, 1, 6}), Catch::Contains("M >= 2P-1"));
+  CHECK(validate({ScheduleKind::kZbh1, 4, 1, 4}).empty());
 }
 
 TEST_CASE("Activations go up the virtual stages and gradients come down") {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/diff.h"
-#include "output/stats_writers.h"
+#include "output/text/stats_writers.h"
 #include "support/test_support.h"
 
 namespace ppt {

@@ -20,6 +20,7 @@
 
 using namespace ppt;
 using ppt::testing::job_line;
+using ppt::testing::slurp;
 using ppt::testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -41,11 +42,6 @@ void write_gz(const fs::path& p, const std::string& data) {
   gzFile f = gzopen(p.c_str(), "wb");
   gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
   gzclose(f);
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 int sh(const std::string& cmd) { return std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()); }
@@ -146,7 +142,7 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
                                         (in / "quiet").string(),         (in / "notes.txt").string()};
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 2;
+  opt.passes.threads = 2;
   std::vector<std::string> progress;
   opt.progress = [&](const BatchProgress& p) {
     progress.push_back(std::to_string(p.done) + "/" + std::to_string(p.total));
@@ -199,7 +195,7 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   // Archives were extracted under the output directory and removed after.
   for (const auto& e : fs::directory_iterator(out)) CHECK(e.path().filename().string().rfind(".extract", 0) != 0);
 
-  auto index = nlohmann::json::parse(read_all(out / "index.json"));
+  auto index = nlohmann::json::parse(slurp(out / "index.json"));
   REQUIRE(index["runs"].size() == 9);
   CHECK(index["ok"] == 4);
   CHECK(index["failed"] == 5);
@@ -215,11 +211,11 @@ TEST_CASE("a batch converts directories, archives and folders of runs; bad artif
   CHECK(index["runs"][4]["error"] == (in / "missing").string() + ": no such file or directory");
   CHECK(index["runs"][7]["status"] == "no_jobs");
 
-  std::string md = read_all(out / "summary.md");
+  std::string md = slurp(out / "summary.md");
   CHECK(md.rfind("## pp-timeline batch: 9 runs, 4 ok, 5 failed", 0) == 0);
   CHECK(md.find("[plain](plain/report.html)") != std::string::npos);
   CHECK(md.find("### Failed") != std::string::npos);
-  std::string html = read_all(out / "index.html");
+  std::string html = slurp(out / "index.html");
   CHECK(html.find("<a href=\"plain/report.html\">plain</a>") != std::string::npos);
   CHECK(html.find("data-status=\"no_logs\"") != std::string::npos);
 }
@@ -235,13 +231,13 @@ TEST_CASE("the batch index does not depend on the number of threads", "[batch]")
   for (unsigned threads : {1u, 4u}) {
     BatchOptions opt;
     opt.out_dir = t.path() + "/out" + std::to_string(threads);
-    opt.threads = threads;
+    opt.passes.threads = threads;
     BatchResult r = run_batch({t.path() + "/in", t.path() + "/in/run3"}, opt);
     CHECK_FALSE(r.any_failed());
     REQUIRE(r.runs.size() == 6);
     CHECK(r.runs[5].name == "run3");
     CHECK(r.runs[3].name == "in-run3");
-    std::string index = read_all(fs::path(opt.out_dir) / "index.json");
+    std::string index = slurp(fs::path(opt.out_dir) / "index.json");
     if (first.empty())
       first = index;
     else
@@ -276,7 +272,7 @@ TEST_CASE("runs are named by the parts of their paths that tell them apart", "[b
   std::string in = t.path() + "/in/";
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, false, false};
   BatchResult r =
       run_batch({in + "ci1/logs", in + "ci2/logs", in + "a/x/logs", in + "b/x/logs", in + "solo", in + "solo"}, opt);
@@ -292,7 +288,7 @@ TEST_CASE("a reused output directory loses the files batch wrote there, and noth
   t.write("in/two/workerlog.0", rank_log(0, 2));
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, false, false};
   REQUIRE_FALSE(run_batch({t.path() + "/in/one", t.path() + "/in/two"}, opt).any_failed());
   fs::path out(opt.out_dir);
@@ -308,12 +304,12 @@ TEST_CASE("a reused output directory loses the files batch wrote there, and noth
   REQUIRE_FALSE(run_batch({t.path() + "/in/one"}, opt).any_failed());
   CHECK(fs::exists(out / "one" / "timeline.svg"));
   CHECK_FALSE(fs::exists(out / "two"));
-  CHECK(read_all(out / "mine" / "notes.txt") == "keep");
-  CHECK(read_all(out / "one" / "notes.txt") == "keep too");
+  CHECK(slurp(out / "mine" / "notes.txt") == "keep");
+  CHECK(slurp(out / "one" / "notes.txt") == "keep too");
   CHECK(fs::is_symlink(out / "linked"));
-  CHECK(read_all(root / "elsewhere" / "marked" / "data") == "keep");
+  CHECK(slurp(root / "elsewhere" / "marked" / "data") == "keep");
   CHECK(fs::exists(out / "fake" / kRunMarker / "inside"));
-  auto index = nlohmann::json::parse(read_all(out / "index.json"));
+  auto index = nlohmann::json::parse(slurp(out / "index.json"));
   CHECK(index["runs"].size() == 1);
 }
 
@@ -322,7 +318,7 @@ TEST_CASE("a user's files in a folder batch once wrote into survive every later 
   t.write("in/main/workerlog.0", rank_log(0, 2));
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   opt.outputs = BatchOutputs{false, true, false, true, false};
   // The user's folder, which the run's name falls on.
   t.write("out/main/mine.txt", "the user's");
@@ -336,9 +332,9 @@ TEST_CASE("a user's files in a folder batch once wrote into survive every later 
   t.write("out/other/later.txt", "the user's, written after");
   REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
   REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
-  CHECK(read_all(out / "main" / "mine.txt") == "the user's");
-  CHECK(read_all(out / "main" / "sub" / "deep.txt") == "the user's too");
-  CHECK(read_all(out / "other" / "later.txt") == "the user's, written after");
+  CHECK(slurp(out / "main" / "mine.txt") == "the user's");
+  CHECK(slurp(out / "main" / "sub" / "deep.txt") == "the user's too");
+  CHECK(slurp(out / "other" / "later.txt") == "the user's, written after");
   // What batch wrote for "other" is gone; the folder stays for the user's file.
   CHECK_FALSE(fs::exists(out / "other" / "timeline.svg"));
   CHECK(fs::exists(out / "main" / "timeline.svg"));
@@ -349,7 +345,7 @@ TEST_CASE("a user's files in a folder batch once wrote into survive every later 
           R"({"schema": "pp-timeline-batch-manifest/1", "files": ["../precious/keep.txt", "via-link/keep.txt",
               "/etc/hostname"], "dirs": ["../precious", "via-link"]})");
   REQUIRE_FALSE(run_batch({t.path() + "/in/main"}, opt).any_failed());
-  CHECK(read_all(fs::path(t.path()) / "precious" / "keep.txt") == "outside");
+  CHECK(slurp(fs::path(t.path()) / "precious" / "keep.txt") == "outside");
   CHECK(fs::is_symlink(out / "via-link"));
 }
 
@@ -359,7 +355,7 @@ TEST_CASE("a second batch into an output directory another batch holds is refuse
   t.write("out/keep.txt", "x");
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 1;
+  opt.passes.threads = 1;
   // The first batch's lock, as it holds it while it runs.
   int fd = ::open((t.path() + "/out/.pp-timeline-batch.lock").c_str(), O_RDWR | O_CREAT, 0644);
   REQUIRE(fd >= 0);
@@ -373,7 +369,7 @@ TEST_CASE("a second batch into an output directory another batch holds is refuse
   r = run_batch({t.path() + "/in/main"}, opt);
   CHECK(r.error.empty());
   CHECK(fs::exists(fs::path(opt.out_dir) / "main" / "timeline.svg"));
-  CHECK(read_all(fs::path(opt.out_dir) / "keep.txt") == "x");
+  CHECK(slurp(fs::path(opt.out_dir) / "keep.txt") == "x");
 }
 
 TEST_CASE("with a baseline every run gets its change, and the gate fails past the limit", "[batch]") {
@@ -395,7 +391,7 @@ TEST_CASE("with a baseline every run gets its change, and the gate fails past th
   }
   BatchOptions opt;
   opt.out_dir = t.path() + "/out";
-  opt.threads = 2;
+  opt.passes.threads = 2;
   opt.outputs = BatchOutputs{true, false, false, false, false};
   opt.baseline = t.path() + "/base";
   opt.fail_if_slower_pct = 10;
@@ -417,7 +413,7 @@ TEST_CASE("with a baseline every run gets its change, and the gate fails past th
   CHECK(md.find("| vs base |") != std::string::npos);
   CHECK(md.find("+30.0% (slower), gate") != std::string::npos);
   CHECK(md.find("**Slower than the baseline by more than 10%:** slow") != std::string::npos);
-  auto index = nlohmann::json::parse(read_all(fs::path(opt.out_dir) / "index.json"));
+  auto index = nlohmann::json::parse(slurp(fs::path(opt.out_dir) / "index.json"));
   CHECK(index["baseline"] == "base");
   CHECK(index["gate_failed"] == true);
   CHECK(index["runs"][0]["role"] == "baseline");

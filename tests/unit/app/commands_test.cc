@@ -15,13 +15,6 @@
 namespace ppt::testing {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct Ran {
   int code = -1;
   std::string out;

@@ -7,18 +7,11 @@
 #include <sstream>
 
 #include "app/driver.h"
-#include "output/html_report.h"
+#include "output/report/html_report.h"
 #include "support/test_support.h"
 
 namespace ppt::testing {
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 DriverRequest request_for(const std::string& logs, int32_t pp_degree) {
   DriverRequest r;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "app/selection.h"
-#include "output/summary.h"
+#include "output/text/summary.h"
 #include "support/test_support.h"
 
 namespace ppt {

@@ -20,6 +20,7 @@
 #include "support/test_support.h"
 
 using namespace ppt;
+using ppt::testing::slurp;
 using ppt::testing::TempDir;
 namespace fs = std::filesystem;
 
@@ -28,13 +29,6 @@ namespace {
 int sh(const std::string& cmd) { return std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()); }
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void write_bytes(const fs::path& p, const std::string& data) { std::ofstream(p, std::ios::binary) << data; }
 
@@ -121,9 +115,9 @@ TEST_CASE("archives made by tar are extracted whole, plain or gzipped, in every 
         REQUIRE(r.ok);
         CHECK(r.files == 4);
         CHECK(r.skipped.empty());
-        CHECK(read_all(dest / "logs/workerlog.0") == "line 0\n");
-        CHECK(read_all(dest / "logs/machine1/workerlog.1") == std::string(70000, 'x'));
-        CHECK(read_all(dest / "logs" / long_dir / "workerlog.2") == "deep\n");
+        CHECK(slurp(dest / "logs/workerlog.0") == "line 0\n");
+        CHECK(slurp(dest / "logs/machine1/workerlog.1") == std::string(70000, 'x'));
+        CHECK(slurp(dest / "logs" / long_dir / "workerlog.2") == "deep\n");
         CHECK(fs::is_regular_file(dest / "logs/empty.txt"));
         CHECK(r.bytes == 7 + 70000 + 5);
       }
@@ -200,12 +194,12 @@ TEST_CASE("pax headers give long names and sizes, and a name with a NUL stays in
   ArchiveResult r = extract_archive((work / "p.tar").string(), dest.string());
   INFO(r.error);
   REQUIRE(r.ok);
-  CHECK(read_all(dest / long_name) == "hello");
-  CHECK(read_all(dest / "sized") == "abc");
+  CHECK(slurp(dest / long_name) == "hello");
+  CHECK(slurp(dest / "sized") == "abc");
   CHECK_FALSE(fs::exists(dest / "short"));
   // libarchive reads a pax path up to its NUL: "a", inside dest; the header's
   // name is not used.
-  CHECK(read_all(dest / "a") == "x");
+  CHECK(slurp(dest / "a") == "x");
   CHECK_FALSE(fs::exists(dest / "x"));
   CHECK(r.skipped.empty());
 }
@@ -286,7 +280,7 @@ TEST_CASE("a plain archive's size claim is checked against the file, and a cut f
   ArchiveResult r = extract_archive((work / "a.tar").string(), dest.string());
   CHECK_FALSE(r.ok);
   CHECK(r.error.find("a.tar:big: claims 8589934591 bytes, but the archive ends before") != std::string::npos);
-  CHECK(read_all(dest / "ok") == "ok");
+  CHECK(slurp(dest / "ok") == "ok");
   CHECK_FALSE(fs::exists(dest / "big"));
   // Compressed, the end is only found by reading: the partial file is removed.
   gzip_to(work / "a.tar.gz", header("big", 5000) + padded("tiny"));
@@ -357,7 +351,7 @@ TEST_CASE("broken archives give one error line and no crash", "[archive]") {
   std::string gz_good;
   {
     gzip_to(work / "g.tar.gz", good);
-    gz_good = read_all(work / "g.tar.gz");
+    gz_good = slurp(work / "g.tar.gz");
   }
   struct Row {
     const char* what;
@@ -393,7 +387,7 @@ TEST_CASE("broken archives give one error line and no crash", "[archive]") {
   fs::create_directories(work / "dest2");
   ArchiveResult r = extract_archive((work / "c.tar").string(), (work / "dest2").string());
   CHECK(r.ok);
-  CHECK(read_all(work / "dest2" / "a") == "a");
+  CHECK(slurp(work / "dest2" / "a") == "a");
 }
 
 TEST_CASE("archive names are recognised by their extension", "[archive]") {
@@ -435,8 +429,8 @@ TEST_CASE("zip and zstd archives made by the real tools are extracted whole", "[
       INFO(r.error);
       REQUIRE(r.ok);
       CHECK(r.files == 2);
-      CHECK(read_all(dest / "logs/workerlog.0") == "line 0\n");
-      CHECK(read_all(dest / "logs/machine1/workerlog.1") == std::string(70000, 'x'));
+      CHECK(slurp(dest / "logs/workerlog.0") == "line 0\n");
+      CHECK(slurp(dest / "logs/machine1/workerlog.1") == std::string(70000, 'x'));
     }
   }
 }
@@ -575,7 +569,7 @@ TEST_CASE("a hostile zip writes nothing outside, creates no link, and names each
   std::vector<std::string> got = listing(dest, &any_link);
   CHECK_FALSE(any_link);
   CHECK(got == std::vector<std::string>{"logs", "logs/etc", "logs/etc/passwd-evil", "logs/workerlog.0"});
-  CHECK(read_all(dest / "logs/workerlog.0") == "line 0\n");
+  CHECK(slurp(dest / "logs/workerlog.0") == "line 0\n");
   std::string skipped;
   for (const std::string& s : r.skipped) skipped += s + "\n";
   INFO(skipped);
@@ -691,6 +685,6 @@ TEST_CASE("a zip's names flagged UTF-8 (bit 11, as Python's zipfile writes them)
   INFO(skipped);
   CHECK(r.skipped.empty());
   CHECK(r.files == 2);
-  CHECK(read_all(dest / "logs/r\xC3\xA9sultats/workerlog.0") == "line 0\n");
-  CHECK(read_all(dest / "logs/\xE6\x97\xA5\xE5\xBF\x97/workerlog.1") == "line 1\n");
+  CHECK(slurp(dest / "logs/r\xC3\xA9sultats/workerlog.0") == "line 0\n");
+  CHECK(slurp(dest / "logs/\xE6\x97\xA5\xE5\xBF\x97/workerlog.1") == "line 1\n");
 }

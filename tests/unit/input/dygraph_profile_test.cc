@@ -11,7 +11,7 @@
 #include "analysis/stats.h"
 #include "input/dygraph_profile.h"
 #include "input/log_layout.h"
-#include "output/summary.h"
+#include "output/text/summary.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
 #include "passes/reruns.h"

@@ -186,11 +186,7 @@ TEST_CASE("'-' reads standard input once, plain or gzip, through a pipe", "[scan
   gzFile f = gzopen(gz_path.c_str(), "wb");
   gzwrite(f, log.data(), static_cast<unsigned>(log.size()));
   gzclose(f);
-  std::string gz;
-  {
-    std::ifstream in(gz_path, std::ios::binary);
-    gz.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string gz = testing::slurp(gz_path);
   for (const std::string* input : {&log, &gz}) {
     int fds[2];
     REQUIRE(pipe(fds) == 0);

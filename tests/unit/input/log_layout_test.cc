@@ -124,6 +124,29 @@ TEST_CASE("machine folders named by IP address or host name, in natural order", 
   CHECK(h.layout->machines == std::vector<std::string>{"node-2", "node-10", "node-a"});
 }
 
+// One rule says which folder names are machines' (machine<k>, an IPv4
+// address): batch's search takes them for machines of the run around them,
+// and the layout notes one that holds no logs; a folder named otherwise
+// without logs (notes/) is said nothing of.
+TEST_CASE("a folder named as a machine without logs is noted, by the name rule batch uses", "[layout]") {
+  CHECK(is_machine_folder_name("machine3"));
+  CHECK(is_machine_folder_name("10.0.0.2"));
+  CHECK_FALSE(is_machine_folder_name("node-a"));
+  CHECK_FALSE(is_machine_folder_name("10.0.0"));
+  CHECK_FALSE(is_machine_folder_name("10.0.0.2.5"));
+  CHECK_FALSE(is_machine_folder_name("1000.0.0.2"));
+  ppt::testing::TempDir dir;
+  dir.write("10.0.0.2/workerlog.0", "x\n");
+  dir.write("10.0.0.3/envlog.0", "PADDLE_GLOBAL_RANK=1\n");  // the node's logs were not copied
+  dir.write("machine4/envlog.0", "x\n");
+  dir.write("notes/README", "copied from the nodes\n");
+  LayoutResult r = discover_layout({dir.path(), {}, {}});
+  REQUIRE(r.layout);
+  CHECK(r.layout->machines == std::vector<std::string>{"10.0.0.2"});
+  CHECK(r.layout->notes == std::vector<std::string>{dir.path() + "/10.0.0.3: no workerlog.<i> files",
+                                                    dir.path() + "/machine4: no workerlog.<i> files"});
+}
+
 TEST_CASE("top-level workerlogs beside machine folders are refused, naming both", "[layout]") {
   ppt::testing::TempDir dir;
   dir.write("workerlog.0", "x\n");

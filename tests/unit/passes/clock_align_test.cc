@@ -396,11 +396,12 @@ TEST_CASE("After alignment every step span starts after the previous one ended w
     WARN("python3 not found: skipped (gen_logs.py makes the logs)");
     return;
   }
-  for (const char* args : {"--stages 4 --machines 2 --skew 1:4 --missing-step 2:1",
-                           "--stages 4 --machines 2 --skew 1:-4 --missing-step 0:1",
-                           "--stages 6 --machines 3 --skew 1:3 --skew 2:-2 --missing-step 3:1 --missing-step 5:2",
-                           "--stages 4 --machines 2 --skew 1:2500 --missing-step 1:1",
-                           "--stages 4 --machines 2 --skew 1:6 --missing-step 2:1 --rerun"}) {
+  for (const char* args :
+       {"--stages 4 --machines 2 --skew 1:4 --missing-step 2:1",
+        "--stages 4 --machines 2 --skew 1:-4 --missing-step 0:1",
+        "--stages 6 --machines 3 --skew 1:3 --skew 2:-2 --missing-step 3:1 --missing-step 5:2 --micro-batches 6",
+        "--stages 4 --machines 2 --skew 1:2500 --missing-step 1:1",
+        "--stages 4 --machines 2 --skew 1:6 --missing-step 2:1 --rerun"}) {
     SECTION(args) {
       auto g = generate_logs(std::string("--schedule 1f1b --micro-batches 4 --steps 4 --seed 5 ") + args);
       Timeline& tl = g->timeline;

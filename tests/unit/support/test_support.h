@@ -1,4 +1,4 @@
-// What the unit tests share: a temporary folder, job lines as Paddle prints
+// What the unit tests share: a temporary folder, reading a whole file, job lines as Paddle prints
 // them, hand-made and generated logs loaded into a Timeline. One definition
 // of each, header-only (every function inline), so that no two test files
 // can disagree about what a TempDir or a job line is.
@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,12 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// The whole of a file's bytes ("" when it cannot be read).
+inline std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // Runs a command; returns its exit status and stdout.
 inline int run_command(const std::string& command, std::string* out = nullptr) {

@@ -1,0 +1,914 @@
+#include "output/picture/svg_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "analysis/stats.h"
+#include "model/job_types.h"
+#include "output/picture/block_label.h"
+#include "output/picture/palette.h"
+#include "output/text/summary.h"
+#include "output/trace/chrome_json_writer.h"
+#include "output/trace/trace_naming.h"
+#include "util/text.h"
+
+namespace ppt {
+
+// ---------------------------------------------------------------------------
+// Writing
+
+namespace {
+
+constexpr double kLaneH = 18;
+constexpr double kLaneGap = 2;
+constexpr double kRowGap = 3;
+constexpr double kGroupHead = 16;  // a replica's (or machine's) heading row
+constexpr double kGroupGap = 6;
+constexpr double kCharW = 6.6;  // average advance of an 11 px sans-serif character
+constexpr double kRight = 16;
+constexpr double kAxisH = 24;
+constexpr double kStepLabelH = 14;
+constexpr double kRunGap = 22;
+constexpr double kRunHead = 18;  // the run's heading, above its axis
+constexpr double kThinPx = 2;    // narrower jobs get no hairline (it would hide them)
+
+void append_num(std::string& out, double v) {
+  if (std::fabs(v) < 0.0005) v = 0;  // no "-0"
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3);
+  char* end = r.ptr;
+  while (end > buf && end[-1] == '0') --end;
+  if (end > buf && end[-1] == '.') --end;
+  out.append(buf, end);
+}
+
+// A rectangle's place and size: x="X" y="Y" width="W" height="H".
+void append_box(std::string& out, double x, double y, double w, double h) {
+  out += "x=\"";
+  append_num(out, x);
+  out += "\" y=\"";
+  append_num(out, y);
+  out += "\" width=\"";
+  append_num(out, w);
+  out += "\" height=\"";
+  append_num(out, h);
+  out += "\"";
+}
+
+// Tick spacing: 1, 2 or 5 times a power of ten, about `target` ns.
+int64_t nice_step(double target) {
+  if (target < 1) return 1;
+  double mag = std::pow(10.0, std::floor(std::log10(target)));
+  double f = target / mag;
+  double m = f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::llround(m * mag)));
+}
+
+std::string tick_label(int64_t t_ns, int64_t step_ns) {
+  const char* unit;
+  double div;
+  if (step_ns >= 100'000'000)
+    unit = "s", div = 1e9;
+  else if (step_ns >= 100'000)
+    unit = "ms", div = 1e6;
+  else
+    unit = "µs", div = 1e3;
+  double step_u = step_ns / div;
+  int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(step_u) - 1e-9)));
+  return fmt::format("{:.{}f} {}", t_ns / div, decimals, unit);
+}
+
+// "1.234 ms", "12.3 µs", "1.50 s".
+std::string duration_text(int64_t ns) {
+  double a = std::fabs(static_cast<double>(ns));
+  if (a >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+  if (a >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.1f} µs", ns / 1e3);
+}
+
+size_t utf8_length(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+struct Row {
+  uint32_t track = 0;
+  int32_t stage = -1;
+  int32_t replica = -1;
+  std::string label;  // short: "s0 · GPU 0", "GPU 3"
+  double y = 0;       // inside the run's rows
+};
+struct RowGroup {
+  std::string heading;  // "" when the run has one group
+  double y = 0;
+  std::vector<Row> rows;
+};
+
+// The placement of one run's picture: its time origin and scale.
+struct RunFrame {
+  const Run* run = nullptr;
+  const PictureRun* picture = nullptr;
+  const std::vector<RowGroup>* groups = nullptr;
+  int64_t t0 = 0;
+  int64_t span = 0;
+  double scale = 1;  // pixels per nanosecond
+  double x_of(int64_t t) const { return static_cast<double>(t - t0) * scale; }
+};
+
+class SvgWriter {
+ public:
+  SvgWriter(const Timeline& tl, const PictureSelection& sel, const SvgOptions& opt, ByteSink& out)
+      : tl_(tl), sel_(sel), opt_(opt), out_(out), naming_(tl) {}
+
+  void write();
+
+ private:
+  void flush_if_big() {
+    if (buf_.size() >= (1 << 20)) {
+      out_.write(buf_);
+      buf_.clear();
+    }
+  }
+  std::string id(std::string_view what) const { return opt_.id_prefix + "-" + std::string(what); }
+  // The whole picture, in the order it is written.
+  void prepare_types();
+  std::vector<uint32_t> legend_types() const;
+  bool draws_critical_paths() const;
+  std::string picture_title() const;
+  std::string header(double width, const std::string& title, double* y);
+  void open_svg(double width, double height, const std::string& title);
+  double write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical);
+  // One run: its group, heading, axis, step labels, rows, step lines, critical paths.
+  void write_run(size_t index, const PictureRun& r, double y);
+  void open_run(const RunFrame& f, double y);
+  void write_run_heading(const RunFrame& f);
+  void write_axis(int64_t t0, int64_t span);
+  std::vector<const StepSpan*> drawn_steps(const RunFrame& f) const;
+  void write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y);
+  void open_plot(const char* cls);
+  void write_rows(const RunFrame& f, double y);
+  void write_group_heading(const RowGroup& g);
+  void write_row(const RunFrame& f, const Row& row);
+  void write_job(const Job& j, const Row& row, double x, double w, double y);
+  void append_job_label(std::string& labels, const Job& j, double x, double w, double y) const;
+  void write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h);
+  void write_critical_paths(const RunFrame& f);
+  std::vector<RowGroup> layout_rows(const Run& run) const;
+  double run_height(const std::vector<RowGroup>& groups) const;
+  std::string title_text(size_t ranks) const;
+  const RankStats* rank_stats(int32_t rank) const {
+    auto it = rank_stats_.find(rank);
+    return it == rank_stats_.end() ? nullptr : it->second;
+  }
+
+  const Timeline& tl_;
+  const PictureSelection& sel_;
+  const SvgOptions& opt_;
+  ByteSink& out_;
+  TraceNaming naming_;
+  std::string buf_;
+  std::string clip_;  // the plot's clip-path reference
+  double label_w_ = 80;
+  double plot_w_ = 1200;
+  bool staged_ = false;         // stages (and replicas) are known
+  double run_head_ = kRunHead;  // 0 when one run: the title says it all
+  std::map<int32_t, const RankStats*> rank_stats_;
+  std::vector<std::string> type_text_;  // escaped
+  std::vector<std::string> type_fill_;
+  std::vector<std::string> type_label_color_;
+  std::vector<TypeParts> type_parts_;
+  std::vector<std::vector<RowGroup>> run_rows_;  // by selection index
+};
+
+std::vector<RowGroup> SvgWriter::layout_rows(const Run& run) const {
+  std::vector<Row> rows;
+  std::set<int32_t> machines;
+  bool replicas = false;
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl_.tracks[ti];
+    Row row;
+    row.track = ti;
+    if (const RankStats* rs = rank_stats(t.rank); rs && staged_) {
+      row.stage = rs->stage;
+      row.replica = rs->replica;
+      replicas = replicas || rs->replica > 0;
+    } else if (t.stage >= 0) {
+      row.stage = t.stage;
+    }
+    row.label = row.stage >= 0 ? fmt::format("s{} · GPU {}", row.stage, t.rank) : fmt::format("GPU {}", t.rank);
+    machines.insert(t.machine);
+    rows.push_back(std::move(row));
+  }
+  // Replica by replica, stage order inside; else machine by machine.
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    const Track &ta = tl_.tracks[a.track], &tb = tl_.tracks[b.track];
+    if (replicas) return std::make_tuple(a.replica, a.stage, ta.rank) < std::make_tuple(b.replica, b.stage, tb.rank);
+    return std::make_tuple(ta.machine, ta.rank) < std::make_tuple(tb.machine, tb.rank);
+  });
+  auto machine_text = [&](const std::vector<Row>& rs) {
+    std::vector<std::string> names;
+    for (const Row& r : rs) {
+      int32_t m = tl_.tracks[r.track].machine;
+      std::string n = m >= 0 && static_cast<size_t>(m) < tl_.machines.size() ? tl_.machines[m] : std::to_string(m);
+      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+    if (names.size() > 3) return fmt::format("{}, {} … ({} machines)", names[0], names[1], names.size());
+    return fmt::format("{}", fmt::join(names, ", "));
+  };
+  std::vector<RowGroup> groups;
+  for (Row& row : rows) {
+    const Track& t = tl_.tracks[row.track];
+    bool split = groups.empty() || (replicas ? row.replica != groups.back().rows.back().replica
+                                             : t.machine != tl_.tracks[groups.back().rows.back().track].machine);
+    if (split) groups.emplace_back();
+    groups.back().rows.push_back(std::move(row));
+  }
+  bool headed = groups.size() > 1 || machines.size() > 1;
+  double y = 0;
+  for (RowGroup& g : groups) {
+    if (headed) {
+      std::string where = machine_text(g.rows);
+      g.heading = replicas ? fmt::format("replica {}", g.rows.front().replica) : where;
+      if (replicas && !where.empty()) g.heading += " · " + where;
+      if (g.heading.empty()) g.heading = fmt::format("machine {}", tl_.tracks[g.rows.front().track].machine);
+    }
+    g.y = y;
+    if (headed) y += kGroupHead;
+    for (Row& r : g.rows) {
+      const Track& t = tl_.tracks[r.track];
+      r.y = y;
+      y += t.lanes * (kLaneH + kLaneGap) - kLaneGap + kRowGap;
+    }
+    y += kGroupGap - kRowGap;
+  }
+  return groups;
+}
+
+double SvgWriter::run_height(const std::vector<RowGroup>& groups) const {
+  double h = 0;
+  if (!groups.empty()) {
+    const Row& last = groups.back().rows.back();
+    h = last.y + tl_.tracks[last.track].lanes * (kLaneH + kLaneGap) - kLaneGap;
+  }
+  return run_head_ + kAxisH + kStepLabelH + h;
+}
+
+double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical) {
+  buf_ += "<g class=\"legend\">\n";
+  double x = 8;
+  auto place = [&](double w) {
+    if (x > 8 && x + w > width) {
+      x = 8;
+      y += 16;
+    }
+  };
+  for (uint32_t t : types) {
+    double w = 14 + kCharW * static_cast<double>(tl_.types[t].size()) + 16;
+    place(w);
+    buf_ += "<g class=\"legend-item\" data-legend-type=\"";
+    buf_ += type_text_[t];
+    buf_ += "\"><rect ";
+    append_box(buf_, x, y - 9, 10, 10);
+    buf_ += " fill=\"";
+    buf_ += type_fill_[t];
+    buf_ += "\"/><text x=\"";
+    append_num(buf_, x + 14);
+    buf_ += "\" y=\"";
+    append_num(buf_, y);
+    buf_ += "\">";
+    buf_ += type_text_[t];
+    buf_ += "</text></g>\n";
+    x += w;
+  }
+  if (critical) {
+    const char* text = "critical path";
+    double w = 14 + kCharW * 13 + 16;
+    place(w);
+    buf_ += "<g class=\"legend-critical\"><rect ";
+    append_box(buf_, x + 0.75, y - 8.25, 8.5, 8.5);
+    buf_ += " fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"";
+    append_num(buf_, x + 14);
+    buf_ += "\" y=\"";
+    append_num(buf_, y);
+    buf_ += "\">";
+    buf_ += text;
+    buf_ += "</text></g>\n";
+    x += w;
+  }
+  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or the micro-batch alone";
+  double w = kCharW * static_cast<double>(key.size());
+  place(w);
+  buf_ += "<text class=\"legend-key\" x=\"";
+  append_num(buf_, x);
+  buf_ += "\" y=\"";
+  append_num(buf_, y);
+  buf_ += "\" fill=\"#666\">";
+  buf_ += key;
+  buf_ += "</text>\n</g>\n";
+  return y;
+}
+
+void SvgWriter::write_axis(int64_t t0, int64_t span) {
+  int64_t step = nice_step(static_cast<double>(span) / std::max(2.0, plot_w_ / 110));
+  int64_t rel0 = t0 - tl_.origin_ns;
+  int64_t first = rel0 >= 0 ? (rel0 + step - 1) / step * step : -((-rel0) / step * step);
+  buf_ += "<line class=\"axis-line\" x1=\"0\" x2=\"";
+  append_num(buf_, plot_w_);
+  buf_ += "\" y1=\"20\" y2=\"20\" stroke=\"#888\"/>\n";
+  for (int64_t t = first; t <= rel0 + span; t += step) {
+    double x = static_cast<double>(t - rel0) * plot_w_ / static_cast<double>(span);
+    buf_ += "<g class=\"tick\"><line x1=\"";
+    append_num(buf_, x);
+    buf_ += "\" x2=\"";
+    append_num(buf_, x);
+    buf_ += "\" y1=\"15\" y2=\"20\" stroke=\"#888\"/><text x=\"";
+    append_num(buf_, x);
+    buf_ += "\" y=\"12\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555\">";
+    buf_ += tick_label(t, step);
+    buf_ += "</text></g>\n";
+  }
+}
+
+// Each drawn step's critical path (analysis/critical_path.h) over the rows.
+void SvgWriter::write_critical_paths(const RunFrame& f) {
+  if (!opt_.stats) return;
+  std::map<int32_t, double> row_y;  // rank -> its row's top
+  for (const RowGroup& g : *f.groups) {
+    for (const Row& row : g.rows) row_y[tl_.tracks[row.track].rank] = row.y;
+  }
+  auto x_of = [&](int64_t t) { return f.x_of(t); };
+  double scale = f.scale;
+  bool any = false;
+  for (const StepStats& st : opt_.stats->steps) {
+    if (!f.picture->shows(st.run, st.step)) continue;
+    const std::vector<CriticalHop>& hops = st.critical_path.hops;
+    if (hops.empty()) continue;
+    if (!any) {
+      open_plot("critical-path");
+      any = true;
+    }
+    buf_ += "<g class=\"critical-step\" data-step=\"";
+    append_int(buf_, st.step);
+    buf_ += "\" data-hops=\"";
+    append_int(buf_, static_cast<int64_t>(hops.size()));
+    buf_ += "\" data-job-us=\"";
+    append_us(buf_, st.critical_path.job_ns);
+    buf_ += "\" data-wait-us=\"";
+    append_us(buf_, st.critical_path.wait_ns);
+    buf_ += "\" fill=\"none\" stroke=\"#111\" vector-effect=\"non-scaling-stroke\">\n";
+    const CriticalHop* prev = nullptr;
+    for (const CriticalHop& h : hops) {
+      auto it = row_y.find(h.rank);
+      if (it == row_y.end()) {
+        prev = nullptr;
+        continue;
+      }
+      double y = it->second;
+      if (prev) {
+        double py = row_y[prev->rank];
+        buf_ += "<line class=\"cp-link\" x1=\"";
+        append_num(buf_, x_of(prev->end_ns));
+        buf_ += "\" y1=\"";
+        append_num(buf_, py + kLaneH / 2);
+        buf_ += "\" x2=\"";
+        append_num(buf_, x_of(h.start_ns));
+        buf_ += "\" y2=\"";
+        append_num(buf_, y + kLaneH / 2);
+        buf_ += "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\"";
+        if (h.from_other_rank) buf_ += " stroke-dasharray=\"3 2\"";
+        buf_ += "/>\n";
+      }
+      buf_ += "<rect class=\"cp-hop\" ";
+      append_box(buf_, x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(h.end_ns - h.start_ns) * scale, 0.5),
+                 kLaneH - 1.5);
+      buf_ += " data-rank=\"";
+      append_int(buf_, h.rank);
+      buf_ += "\" data-mb=\"";
+      append_int(buf_, h.micro_batch);
+      buf_ += "\" data-wait-us=\"";
+      append_us(buf_, h.wait_ns);
+      buf_ += "\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\"/>\n";
+      prev = &h;
+    }
+    buf_ += "</g>\n";
+  }
+  if (any) buf_ += "</g></g>\n";
+}
+
+void SvgWriter::open_run(const RunFrame& f, double y) {
+  buf_ += "<g class=\"run\" data-run=\"";
+  append_int(buf_, f.picture->run);
+  buf_ += "\" data-first-step=\"";
+  append_int(buf_, f.picture->first_step);
+  buf_ += "\" data-last-step=\"";
+  append_int(buf_, f.picture->last_step);
+  buf_ += "\" data-t0-us=\"";
+  append_us(buf_, f.t0 - tl_.origin_ns);
+  buf_ += "\" data-span-us=\"";
+  append_us(buf_, f.span);
+  buf_ += "\" data-plot-x=\"";
+  append_num(buf_, label_w_);
+  buf_ += "\" data-plot-w=\"";
+  append_num(buf_, plot_w_);
+  buf_ += "\" transform=\"translate(0,";
+  append_num(buf_, y);
+  buf_ += ")\">\n";
+}
+
+// "run 2 of 3: steps 4 to 9, 8 ranks, 1,234 jobs", only when there are several runs.
+void SvgWriter::write_run_heading(const RunFrame& f) {
+  if (run_head_ <= 0) return;
+  const PictureRun& r = *f.picture;
+  size_t ranks = f.run->tracks.size();
+  std::string heading = fmt::format("run {} of {}: ", r.run + 1, tl_.runs.size());
+  heading += r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
+                                         : fmt::format("steps {} to {}", r.first_step, r.last_step);
+  heading += fmt::format(", {} rank{}, {} jobs", ranks, ranks == 1 ? "" : "s", with_commas(r.jobs));
+  buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
+  append_xml_escaped(buf_, heading);
+  buf_ += "</text>\n";
+}
+
+std::vector<const StepSpan*> SvgWriter::drawn_steps(const RunFrame& f) const {
+  std::vector<const StepSpan*> spans;
+  for (const StepSpan& s : f.run->steps) {
+    if (f.picture->shows(f.picture->run, s.number)) spans.push_back(&s);
+  }
+  return spans;
+}
+
+// Step labels: all are written (the report moves them when zooming); those
+// that would overlap the previous one are hidden.
+void SvgWriter::write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y) {
+  buf_ += "<text class=\"steps-caption\" x=\"";
+  append_num(buf_, label_w_ - 6);
+  buf_ += "\" y=\"";
+  append_num(buf_, y + 10);
+  buf_ += "\" text-anchor=\"end\" font-size=\"10\" fill=\"#555\">step</text>\n";
+  buf_ += "<g class=\"step-labels\" transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",";
+  append_num(buf_, y + 10);
+  buf_ += ")\">\n";
+  double last_end = -1e9;
+  for (const StepSpan* s : spans) {
+    double x = f.x_of(s->start_ns) + 2;
+    std::string text = std::to_string(s->number);
+    double w = kCharW * static_cast<double>(text.size()) + 6;
+    bool visible = x >= last_end && x + w <= plot_w_ + 4;
+    if (visible) last_end = x + w;
+    buf_ += "<text class=\"step-label\" data-step=\"";
+    append_int(buf_, s->number);
+    buf_ += "\" data-x=\"";
+    append_num(buf_, x);
+    buf_ += "\" x=\"";
+    append_num(buf_, x);
+    buf_ += "\" y=\"0\" font-size=\"10\" fill=\"#555\"";
+    if (!visible) buf_ += " visibility=\"hidden\"";
+    buf_ += ">";
+    buf_ += text;
+    buf_ += "</text>\n";
+  }
+  buf_ += "</g>\n";
+}
+
+// A replica's (or machine's) heading band, across the label column and the plot.
+void SvgWriter::write_group_heading(const RowGroup& g) {
+  buf_ += "<g class=\"group\"";
+  if (g.rows.front().replica >= 0) {
+    buf_ += " data-replica=\"";
+    append_int(buf_, g.rows.front().replica);
+    buf_ += "\"";
+  }
+  buf_ += "><rect class=\"group-band\" ";
+  append_box(buf_, 0, g.y, label_w_ + plot_w_, kGroupHead - 2);
+  buf_ += " fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
+  append_num(buf_, g.y + kGroupHead - 5);
+  buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
+  append_xml_escaped(buf_, g.heading);
+  buf_ += "</text></g>\n";
+}
+
+void SvgWriter::write_job(const Job& j, const Row& row, double x, double w, double y) {
+  const TypeParts& parts = type_parts_[j.type];
+  buf_ += "<rect class=\"job\" ";
+  append_box(buf_, x, y, w, kLaneH);
+  buf_ += " fill=\"";
+  buf_ += type_fill_[j.type];
+  if (w < kThinPx) buf_ += "\" style=\"stroke:none";
+  buf_ += "\" data-name=\"";
+  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+  buf_ += "\" data-job=\"";
+  append_int(buf_, j.job_id);
+  buf_ += "\" data-type=\"";
+  buf_ += type_text_[j.type];
+  buf_ += "\" data-mb=\"";
+  append_int(buf_, j.micro_batch);
+  if (parts.chunk >= 0) {
+    buf_ += "\" data-chunk=\"";
+    append_int(buf_, parts.chunk);
+  }
+  buf_ += "\" data-step=\"";
+  append_int(buf_, j.step);
+  buf_ += "\" data-line=\"";
+  append_int(buf_, j.line);
+  buf_ += "\" data-start-us=\"";
+  append_us(buf_, j.start_ns - tl_.origin_ns);
+  buf_ += "\" data-dur-us=\"";
+  append_us(buf_, j.end_ns - j.start_ns);
+  if (j.lane > 0) {
+    buf_ += "\" data-lane=\"";
+    append_int(buf_, j.lane);
+  }
+  if (opt_.embedded) {
+    // The page shows its own card on hover, and relabels the blocks as it
+    // zooms (report/report.js): the label's longest form goes with the block.
+    std::vector<std::string> forms = opt_.labels ? label_forms(parts, j.micro_batch) : std::vector<std::string>{};
+    if (!forms.empty()) {
+      buf_ += "\" data-label=\"";
+      buf_ += forms.front();
+    }
+    buf_ += "\"/>\n";
+    return;
+  }
+  buf_ += "\"><title>";
+  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
+  buf_ += " · step ";
+  append_int(buf_, j.step);
+  buf_ += " · ";
+  append_xml_escaped(buf_, row.label);
+  buf_ += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns), duration_text(j.start_ns - tl_.origin_ns));
+  buf_ += "</title></rect>\n";
+}
+
+// The longest of the block's label forms that fits it (block_label.h).
+void SvgWriter::append_job_label(std::string& labels, const Job& j, double x, double w, double y) const {
+  if (!opt_.labels) return;
+  std::string text = fitting_label(label_forms(type_parts_[j.type], j.micro_batch), w);
+  if (text.empty()) return;
+  labels += "<text x=\"";
+  append_num(labels, x + w / 2);
+  labels += "\" y=\"";
+  append_num(labels, y + kLaneH / 2 + 3.5);
+  labels += "\" fill=\"";
+  labels += type_label_color_[j.type];
+  labels += "\">";
+  labels += text;
+  labels += "</text>\n";
+}
+
+// One rank's row: its label, then inside the clipped plot the row's
+// background, its jobs and their labels.
+void SvgWriter::write_row(const RunFrame& f, const Row& row) {
+  const Track& t = tl_.tracks[row.track];
+  double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
+  buf_ += "<g class=\"rank\" data-rank=\"";
+  append_int(buf_, t.rank);
+  buf_ += "\" data-machine=\"";
+  append_int(buf_, t.machine);
+  if (row.stage >= 0) {
+    buf_ += "\" data-stage=\"";
+    append_int(buf_, row.stage);
+  }
+  if (row.replica >= 0) {
+    buf_ += "\" data-replica=\"";
+    append_int(buf_, row.replica);
+  }
+  buf_ += "\" data-lanes=\"";
+  append_int(buf_, t.lanes);
+  buf_ += "\" data-label=\"";
+  append_xml_escaped(buf_, naming_.thread_name(t, 0));
+  buf_ += "\" data-src=\"";
+  append_xml_escaped(buf_, tl_.files[t.file].path);
+  buf_ += "\" transform=\"translate(0,";
+  append_num(buf_, row.y);
+  buf_ += ")\">\n<text class=\"rank-label\" x=\"";
+  append_num(buf_, label_w_ - 6);
+  buf_ += "\" y=\"";
+  append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
+  buf_ += "\" text-anchor=\"end\">";
+  append_xml_escaped(buf_, row.label);
+  buf_ += "</text>\n";
+  open_plot(nullptr);
+  buf_ += "<rect class=\"row-bg\" ";
+  append_box(buf_, 0, 0, plot_w_, row_h);
+  buf_ += " fill=\"#ececec\"/>\n";
+  std::string labels;  // the blocks' labels, over all the rectangles
+  for (const Job& j : t.jobs) {
+    if (!f.picture->shows(f.picture->run, j.step)) continue;
+    double x = f.x_of(j.start_ns);
+    double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * f.scale, 0.05);
+    double y = j.lane * (kLaneH + kLaneGap);
+    write_job(j, row, x, w, y);
+    append_job_label(labels, j, x, w, y);
+    flush_if_big();
+  }
+  if (!labels.empty()) {
+    buf_ += "<g class=\"job-labels\" font-size=\"";
+    append_num(buf_, kLabelFontPx);
+    buf_ += "\" text-anchor=\"middle\" pointer-events=\"none\">\n";
+    buf_ += labels;
+    buf_ += "</g>\n";
+  }
+  buf_ += "</g></g>\n</g>\n";
+}
+
+// The plot's layer of a run (the rows' jobs, the step lines, the critical
+// paths): right of the labels, clipped to the plot, zoomed by the page.
+// Closed by "</g></g>\n".
+void SvgWriter::open_plot(const char* cls) {
+  buf_ += "<g";
+  if (cls) {
+    buf_ += " class=\"";
+    buf_ += cls;
+    buf_ += "\"";
+  }
+  buf_ += " transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",0)\" clip-path=\"";
+  buf_ += clip_;
+  buf_ += "\"><g class=\"zoom\">\n";
+}
+
+void SvgWriter::write_rows(const RunFrame& f, double y) {
+  buf_ += "<g class=\"rows\" transform=\"translate(0,";
+  append_num(buf_, y);
+  buf_ += ")\">\n";
+  for (const RowGroup& g : *f.groups) {
+    if (!g.heading.empty()) write_group_heading(g);
+    for (const Row& row : g.rows) write_row(f, row);
+  }
+}
+
+// A dashed line at every drawn step's start, and at the last one's end.
+void SvgWriter::write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h) {
+  open_plot("steps");
+  auto boundary = [&](int64_t t, int32_t step, const char* cls) {
+    double x = f.x_of(t);
+    buf_ += "<line class=\"";
+    buf_ += cls;
+    buf_ += "\" data-step=\"";
+    append_int(buf_, step);
+    buf_ += "\" x1=\"";
+    append_num(buf_, x);
+    buf_ += "\" x2=\"";
+    append_num(buf_, x);
+    buf_ += "\" y1=\"-4\" y2=\"";
+    append_num(buf_, rows_h + 2);
+    buf_ +=
+        "\" stroke=\"#333\" stroke-opacity=\"0.55\" stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"/>\n";
+  };
+  for (const StepSpan* s : spans) boundary(s->start_ns, s->number, "step-line");
+  if (!spans.empty()) boundary(spans.back()->end_ns, spans.back()->number, "step-line step-end");
+  buf_ += "</g></g>\n";
+}
+
+void SvgWriter::write_run(size_t index, const PictureRun& r, double y) {
+  RunFrame f;
+  f.run = &tl_.runs[r.run];
+  f.picture = &r;
+  f.groups = &run_rows_[index];
+  f.t0 = r.start_ns;
+  f.span = opt_.span_ns > 0 ? opt_.span_ns : std::max<int64_t>(r.end_ns - r.start_ns, 1000);
+  f.scale = plot_w_ / static_cast<double>(f.span);
+
+  open_run(f, y);
+  write_run_heading(f);
+  double axis_y = run_head_;
+  buf_ += "<g class=\"axis\" transform=\"translate(";
+  append_num(buf_, label_w_);
+  buf_ += ",";
+  append_num(buf_, axis_y);
+  buf_ += ")\">\n";
+  write_axis(f.t0, f.span);
+  buf_ += "</g>\n";
+  std::vector<const StepSpan*> spans = drawn_steps(f);
+  double labels_y = axis_y + kAxisH;
+  write_step_labels(f, spans, labels_y);
+  double rows_y = labels_y + kStepLabelH;
+  write_rows(f, rows_y);
+  double rows_h = run_height(*f.groups) - (run_head_ + kAxisH + kStepLabelH);
+  write_step_lines(f, spans, rows_h);
+  write_critical_paths(f);
+  buf_ += "</g>\n</g>\n";
+}
+
+// The title's bubble is the stats' own figure (analysis/stats.h), never a
+// second computation: the step's when one step is drawn, the run's otherwise.
+std::string SvgWriter::title_text(size_t ranks) const {
+  std::vector<std::string> parts;
+  const Stats* st = opt_.stats;
+  if (st && st->schedule.kind != ScheduleKind::kUnknown) {
+    const ScheduleInfo& s = st->schedule;
+    std::string name = s.kind == ScheduleKind::kNoPipeline ? "no pipeline" : std::string(schedule_name(s.kind));
+    if (!s.variant.empty()) name += " (" + s.variant + ")";
+    parts.push_back(name);
+    parts.push_back(fmt::format("P={}", s.pp_degree));
+    if (s.micro_batches > 0) parts.push_back(fmt::format("M={}", s.micro_batches));
+    if (s.chunks > 1) parts.push_back(fmt::format("V={}", s.chunks));
+    if (s.replicas > 1) parts.push_back(fmt::format("{} replicas", s.replicas));
+  } else {
+    parts.push_back(fmt::format("{} rank{}", ranks, ranks == 1 ? "" : "s"));
+  }
+  // Steps drawn.
+  const StepStats* one_step = nullptr;
+  if (sel_.runs.size() == 1) {
+    const PictureRun& r = sel_.runs.front();
+    std::string s = r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
+                                                : fmt::format("steps {}-{}", r.first_step, r.last_step);
+    if (sel_.slowest())
+      s += fmt::format(" (slowest of {})", sel_.steps_total);
+    else
+      s += fmt::format(" of {}", sel_.steps_total);
+    parts.push_back(s);
+    if (st && r.first_step == r.last_step) {
+      for (const StepStats& step : st->steps) {
+        if (r.shows(step.run, step.step)) one_step = &step;
+      }
+    }
+  } else if (!sel_.runs.empty()) {
+    parts.push_back(fmt::format("{} runs, {} steps", sel_.runs.size(), sel_.steps_total));
+  }
+  // Bubble, measured; the schedule's ideal.
+  if (st) {
+    std::string bubble = fmt::format("bubble {:.1f}%", 100 * (one_step ? one_step->bubble_ratio : st->bubble_ratio));
+    if (st->schedule.ideal_bubble_ratio >= 0) {
+      bubble += fmt::format(" (ideal {:.1f}%)", 100 * st->schedule.ideal_bubble_ratio);
+    }
+    parts.push_back(bubble);
+  }
+  parts.push_back(fmt::format("{} job{}", with_commas(sel_.jobs), sel_.jobs == 1 ? "" : "s"));
+  return fmt::format("{}", fmt::join(parts, " · "));
+}
+
+void SvgWriter::prepare_types() {
+  type_text_.resize(tl_.types.size());
+  type_fill_.resize(tl_.types.size());
+  type_label_color_.resize(tl_.types.size());
+  type_parts_.resize(tl_.types.size());
+  for (size_t i = 0; i < tl_.types.size(); ++i) {
+    type_text_[i] = xml_escaped(tl_.types[i]);
+    Rgb fill = type_fill(tl_.types[i]);
+    type_fill_[i] = hex(fill);
+    type_label_color_[i] = std::string(label_color(fill));
+    type_parts_[i] = split_type(tl_.types[i]);
+  }
+}
+
+// The types drawn, in legend order.
+std::vector<uint32_t> SvgWriter::legend_types() const {
+  std::vector<uint8_t> used(tl_.types.size(), 0);
+  for (const PictureRun& r : sel_.runs) {
+    for (uint32_t ti : tl_.runs[r.run].tracks) {
+      for (const Job& j : tl_.tracks[ti].jobs) {
+        if (r.shows(r.run, j.step)) used[j.type] = 1;
+      }
+    }
+  }
+  std::vector<uint32_t> legend;
+  for (uint32_t i = 0; i < used.size(); ++i) {
+    if (used[i]) legend.push_back(i);
+  }
+  std::sort(legend.begin(), legend.end(), [&](uint32_t a, uint32_t b) {
+    const TypeParts &pa = type_parts_[a], &pb = type_parts_[b];
+    return std::make_tuple(legend_rank(pa), pa.base, pa.chunk, pa.suffix, tl_.types[a]) <
+           std::make_tuple(legend_rank(pb), pb.base, pb.chunk, pb.suffix, tl_.types[b]);
+  });
+  return legend;
+}
+
+bool SvgWriter::draws_critical_paths() const {
+  if (!opt_.stats) return false;
+  for (const StepStats& s : opt_.stats->steps) {
+    for (const PictureRun& r : sel_.runs) {
+      if (r.shows(s.run, s.step) && !s.critical_path.hops.empty()) return true;
+    }
+  }
+  return false;
+}
+
+std::string SvgWriter::picture_title() const {
+  if (!opt_.title.empty()) return opt_.title;
+  std::set<uint32_t> ranks;
+  for (const PictureRun& r : sel_.runs) {
+    for (uint32_t ti : tl_.runs[r.run].tracks) ranks.insert(static_cast<uint32_t>(tl_.tracks[ti].rank));
+  }
+  return title_text(ranks.size());
+}
+
+// Title, note and legend: their height (returned in `y`) decides where the runs go.
+std::string SvgWriter::header(double width, const std::string& title, double* y_out) {
+  buf_.clear();
+  double y = 20;
+  buf_ += "<text class=\"title\" x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">";
+  append_xml_escaped(buf_, title);
+  buf_ += "</text>\n";
+  if (!sel_.note.empty()) {
+    buf_ += "<text class=\"note\" x=\"8\" y=\"";
+    append_num(buf_, y + 14);
+    buf_ += "\" fill=\"#a04000\">";
+    append_xml_escaped(buf_, sel_.note);
+    buf_ += "</text>\n";
+    y += 16;
+  }
+  *y_out = write_legend(y + 22, width - 8, legend_types(), draws_critical_paths()) + 12;
+  std::string out = std::move(buf_);
+  buf_.clear();
+  return out;
+}
+
+void SvgWriter::open_svg(double width, double height, const std::string& title) {
+  if (!opt_.embedded) buf_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  buf_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ppt-timeline\" id=\"";
+  append_xml_escaped(buf_, opt_.id_prefix);
+  buf_ += "\" width=\"";
+  append_num(buf_, width);
+  buf_ += "\" height=\"";
+  append_num(buf_, height);
+  buf_ += "\" viewBox=\"0 0 ";
+  append_num(buf_, width);
+  buf_ += " ";
+  append_num(buf_, height);
+  buf_ += "\" font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" font-size=\"11\" data-jobs=\"";
+  append_int(buf_, static_cast<int64_t>(sel_.jobs));
+  buf_ += "\" data-jobs-in-range=\"";
+  append_int(buf_, static_cast<int64_t>(sel_.jobs_in_range));
+  buf_ += "\"";
+  if (!opt_.sync.empty()) {
+    buf_ += " data-sync=\"";
+    append_xml_escaped(buf_, opt_.sync);
+    buf_ += "\"";
+  }
+  buf_ += ">\n<title>";
+  append_xml_escaped(buf_, title);
+  buf_ +=
+      "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
+      "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
+  append_xml_escaped(buf_, id("clip"));
+  buf_ += "\"><rect ";
+  append_box(buf_, 0, -10, plot_w_, 1000000);
+  buf_ += "/></clipPath></defs>\n";
+  buf_ += "<rect class=\"background\" ";
+  append_box(buf_, 0, 0, width, height);
+  buf_ += " fill=\"#ffffff\"/>\n";
+}
+
+void SvgWriter::write() {
+  if (opt_.stats) {
+    for (const RankStats& rs : opt_.stats->ranks) rank_stats_[rs.rank] = &rs;
+    staged_ = opt_.stats->schedule.pp_degree > 1;
+  }
+  clip_ = "url(#" + id("clip") + ")";
+  for (const PictureRun& r : sel_.runs) run_rows_.push_back(layout_rows(tl_.runs[r.run]));
+  run_head_ = sel_.runs.size() > 1 ? kRunHead : 0;
+  size_t longest = 4;
+  for (const auto& groups : run_rows_) {
+    for (const RowGroup& g : groups) {
+      for (const Row& row : g.rows) longest = std::max(longest, utf8_length(row.label));
+    }
+  }
+  label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);
+  plot_w_ = std::max(100.0, opt_.width > 0 ? opt_.width - label_w_ - kRight : opt_.plot_width);
+  double width = label_w_ + plot_w_ + kRight;
+  prepare_types();
+
+  double y = 0;
+  std::string title = picture_title();
+  std::string head = header(width, title, &y);
+  std::vector<double> run_y;
+  for (const auto& groups : run_rows_) {
+    run_y.push_back(y);
+    y += run_height(groups) + kRunGap;
+  }
+  double height = std::max(y, 60.0);
+
+  open_svg(width, height, title);
+  buf_ += head;
+  for (size_t i = 0; i < sel_.runs.size(); ++i) {
+    write_run(i, sel_.runs[i], run_y[i]);
+    flush_if_big();
+  }
+  if (sel_.runs.empty()) {
+    buf_ += "<text class=\"empty\" x=\"8\" y=\"";
+    append_num(buf_, height - 20);
+    buf_ += "\">nothing to draw</text>\n";
+  }
+  buf_ += "</svg>\n";
+  out_.write(buf_);
+  buf_.clear();
+}
+
+}  // namespace
+
+void write_svg(const Timeline& timeline, const PictureSelection& selection, const SvgOptions& options, ByteSink& out) {
+  SvgWriter w(timeline, selection, options, out);
+  w.write();
+}
+
+}  // namespace ppt

@@ -1,0 +1,608 @@
+#include "output/trace/perfetto_writer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <future>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "output/trace/proto_wire.h"
+#include "output/trace/trace_naming.h"
+#include "passes/dependencies.h"
+#include "util/parallel.h"
+
+namespace ppt {
+namespace {
+
+// Field numbers from Perfetto's public protos (protos/perfetto/trace/...:
+// trace.proto, trace_packet.proto, clock_snapshot.proto,
+// track_event/track_event.proto, track_descriptor.proto,
+// debug_annotation.proto, interned_data/interned_data.proto,
+// trace_packet_defaults.proto). tests/proto/perfetto_trace_subset.proto
+// declares the same numbers for the tests' decoder.
+namespace f {
+constexpr uint32_t kTracePacket = 1;
+// TracePacket
+constexpr uint32_t kTimestamp = 8;
+constexpr uint32_t kClockSnapshot = 6;
+constexpr uint32_t kTrustedSequenceId = 10;
+constexpr uint32_t kTrackEvent = 11;
+constexpr uint32_t kInternedData = 12;
+constexpr uint32_t kSequenceFlags = 13;
+constexpr uint32_t kPacketDefaults = 59;
+constexpr uint32_t kTrackDescriptor = 60;
+constexpr uint32_t kFirstPacketOnSequence = 87;
+// ClockSnapshot / Clock
+constexpr uint32_t kClocks = 1;
+constexpr uint32_t kPrimaryTraceClock = 2;
+constexpr uint32_t kClockId = 1;
+constexpr uint32_t kClockTimestamp = 2;
+// TracePacketDefaults / TrackEventDefaults
+constexpr uint32_t kTrackEventDefaults = 11;
+constexpr uint32_t kDefaultTrackUuid = 11;
+// TrackDescriptor
+constexpr uint32_t kUuid = 1;
+constexpr uint32_t kName = 2;
+constexpr uint32_t kParentUuid = 5;
+constexpr uint32_t kChildOrdering = 11;
+constexpr uint32_t kSiblingOrderRank = 12;
+constexpr uint32_t kDescription = 14;
+constexpr uint32_t kSiblingMergeBehavior = 15;
+// TrackEvent
+constexpr uint32_t kCategoryIids = 3;
+constexpr uint32_t kDebugAnnotations = 4;
+constexpr uint32_t kType = 9;
+constexpr uint32_t kNameIid = 10;
+constexpr uint32_t kFlowIds = 47;  // repeated fixed64
+// DebugAnnotation
+constexpr uint32_t kAnnotationNameIid = 1;
+constexpr uint32_t kIntValue = 4;
+constexpr uint32_t kStringValueIid = 17;
+// InternedData and its entries ({iid = 1, name/str = 2})
+constexpr uint32_t kEventCategories = 1;
+constexpr uint32_t kEventNames = 2;
+constexpr uint32_t kAnnotationNames = 3;
+constexpr uint32_t kAnnotationStrings = 29;
+constexpr uint32_t kIid = 1;
+constexpr uint32_t kEntryName = 2;
+}  // namespace f
+
+constexpr uint64_t kSeqIncrementalStateCleared = 1;
+constexpr uint64_t kTypeSliceBegin = 1;
+constexpr uint64_t kTypeSliceEnd = 2;
+constexpr uint64_t kChildOrderingExplicit = 3;
+constexpr uint64_t kSiblingMergeNone = 2;
+constexpr uint64_t kClockRealtime = 1;
+constexpr uint64_t kClockBoottime = 6;
+constexpr uint32_t kDescriptorSequence = 1;
+
+// Debug annotation names, interned with these iids on every sequence.
+enum Annotation : uint32_t {
+  kRank = 1,
+  kMicroBatch,
+  kStep,
+  kSource,
+  kLine,
+  kLoggedStart,
+  kLoggedEnd,
+  kRanks,
+  kJobId,
+  kAnnotationCount
+};
+constexpr const char* kAnnotationText[] = {
+    "", "rank", "micro_batch_id", "step", "source", "line", "logged_start_ns", "logged_end_ns", "ranks", "job_id"};
+
+// A piece of the trace encoded on its own: one run's steps track, or a range
+// of one track's jobs. Pieces are encoded in parallel into their own buffers
+// and written in order, so the bytes do not depend on the thread count.
+struct Piece {
+  enum Kind : uint8_t { kSteps, kJobs } kind = kJobs;
+  uint32_t index = 0;  // run (kSteps) or track (kJobs)
+  uint32_t begin = 0;  // jobs [begin, end) of the track
+  uint32_t end = 0;
+};
+
+// Interning state of one sequence (one track lane).
+struct Sequence {
+  uint32_t id = 0;
+  std::vector<uint8_t> names;       // by name iid: emitted already
+  std::vector<uint8_t> categories;  // by category iid
+  // Marks `name` and `category` emitted; returns which were new (bit 0: the
+  // name, bit 1: the category).
+  uint8_t see(uint32_t name, uint32_t category) {
+    uint8_t fresh = 0;
+    if (name >= names.size()) names.resize(name + 1, 0);
+    if (category >= categories.size()) categories.resize(category + 1, 0);
+    if (!names[name]) fresh |= 1;
+    if (!categories[category]) fresh |= 2;
+    names[name] = 1;
+    categories[category] = 1;
+    return fresh;
+  }
+};
+
+constexpr uint8_t kNewName = 1;
+constexpr uint8_t kNewCategory = 2;
+
+class PerfettoTraceWriter {
+ public:
+  PerfettoTraceWriter(const Timeline& tl, const PerfettoWriteOptions& options, ByteSink& out)
+      : tl_(tl), opt_(options), out_(out), naming_(tl) {
+    origin_ = options.absolute ? 0 : tl.origin_ns;
+    multi_machine_ = tl.machines.size() > 1 || (!tl.machines.empty() && !tl.machines[0].empty());
+    uint32_t runs = static_cast<uint32_t>(std::max<size_t>(1, tl.runs.size()));
+    parent_base_ = naming_.steps_tid(runs - 1) + 1;
+    // Tracks are written run by run, each run's tracks in its order (as
+    // find_dependencies() walks them, so the edges are sorted by consumer in
+    // this order too).
+    visit_.assign(tl.tracks.size(), 0);
+    uint32_t n = 0;
+    for (const Run& run : tl.runs) {
+      for (uint32_t ti : run.tracks) visit_[ti] = n++;
+    }
+    if (options.dependencies) index_producers();
+    intern_names();
+  }
+
+  void write();
+
+ private:
+  // Jobs per piece: about 350 KB of packets, so that a long track is split
+  // and the pieces in flight stay small.
+  static constexpr uint32_t kPieceJobs = 4096;
+
+  uint64_t ts(int64_t ns) const { return ns > origin_ ? static_cast<uint64_t>(ns - origin_) : 0; }
+  uint64_t root_uuid(uint32_t run) const { return parent_base_ + naming_.steps_pid(run); }
+  uint64_t machine_uuid(uint32_t run, int32_t machine) const {
+    return parent_base_ + naming_.machine_pid(run, machine);
+  }
+  uint64_t order_of(JobRef r) const { return (uint64_t{visit_[r.track]} << 32) | r.job; }
+
+  void index_producers();
+  void intern_names();
+  // A job's name (job_name()) is interned by (name_type, name_number): its
+  // type and micro-batch, or, without a micro-batch, its type past the step
+  // pseudo-type and its job id.
+  uint32_t name_type(const Job& j) const {
+    return j.micro_batch >= 0 ? j.type : j.type + static_cast<uint32_t>(tl_.types.size()) + 1;
+  }
+  static int64_t name_number(const Job& j) { return j.micro_batch >= 0 ? j.micro_batch : j.job_id; }
+  uint32_t assign_name(uint32_t type, int64_t number);
+  uint32_t name_of(uint32_t type, int64_t number) const;
+
+  void write_clock_snapshot(proto::Writer& w) const;
+  void write_tree(proto::Writer& w, const Run& run) const;
+  static void descriptor(proto::Writer& w, uint64_t uuid, const std::string& name, std::optional<uint64_t> parent,
+                         int32_t order, bool explicit_children, const std::string& description);
+  template <typename Fn>
+  void start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid, uint32_t file_iid_plus_one,
+                      Fn&& write_descriptor) const;
+  void interned(proto::Writer& w, uint8_t fresh, uint32_t name, uint32_t category) const;
+  static void annotation(proto::Writer& w, uint32_t name, int64_t value) {
+    size_t a = w.open_nested(f::kDebugAnnotations);
+    w.varint(f::kAnnotationNameIid, name);
+    w.int64(f::kIntValue, value);
+    w.close_nested(a);
+  }
+  void end_event(proto::Writer& w, uint32_t seq_id, int64_t ns) const {
+    size_t p = w.open_nested(f::kTracePacket);
+    w.varint(f::kTimestamp, ts(ns));
+    w.varint(f::kTrustedSequenceId, seq_id);
+    size_t e = w.open_nested(f::kTrackEvent);
+    w.varint(f::kType, kTypeSliceEnd);
+    w.close_nested(e);
+    w.close_nested(p);
+  }
+  void write_steps(proto::Writer& w, const Run& run) const;
+  void write_jobs(proto::Writer& w, const Piece& piece) const;
+  void encode(std::string& buffer, const Piece& piece, size_t* bytes) const;
+
+  const Timeline& tl_;
+  const PerfettoWriteOptions& opt_;
+  ByteSink& out_;
+  TraceNaming naming_;
+  int64_t origin_ = 0;
+  bool multi_machine_ = false;
+  uint64_t parent_base_ = 1;
+  std::vector<uint32_t> visit_;        // track -> position in the writing order
+  std::vector<uint32_t> by_producer_;  // edge indices by (producer track, job)
+  // Event names: iid by (name_type, name_number); types.size() is the "step" pseudo-type.
+  std::vector<std::vector<uint32_t>> name_by_number_;   // small non-negative numbers
+  std::unordered_map<uint64_t, uint32_t> name_by_key_;  // the rest
+  std::vector<std::string> names_;                      // by iid - 1
+  // Per job (tracks in writing order, jobs in order): which interned strings
+  // its packet must carry because its lane's sequence has not had them yet.
+  std::vector<uint8_t> fresh_;
+  std::vector<size_t> fresh_base_;  // by track: index of its first job in fresh_
+};
+
+// A permutation of the edges by (producer track in writing order, producer
+// job), ties in edge order: a counting sort by track, then, track by track in
+// parallel, a counting sort by job (linear: a track's edges come as a few
+// runs already in job order, which comparison sorts handle poorly). Four
+// bytes per edge instead of DependencyIndex's sixteen plus eight per job.
+void PerfettoTraceWriter::index_producers() {
+  const auto& edges = opt_.dependencies->edges;
+  std::vector<uint32_t> start(tl_.tracks.size() + 1, 0);
+  for (const Dependency& e : edges) ++start[visit_[e.producer.track] + 1];
+  for (size_t k = 0; k + 1 < start.size(); ++k) start[k + 1] += start[k];
+  by_producer_.resize(edges.size());
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (uint32_t i = 0; i < edges.size(); ++i) by_producer_[fill[visit_[edges[i].producer.track]]++] = i;
+  parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t k) {
+    const uint32_t first = start[k], last = start[k + 1];
+    if (last - first < 2) return;
+    const uint32_t track = edges[by_producer_[first]].producer.track;
+    std::vector<uint32_t> at(tl_.tracks[track].jobs.size() + 1, 0);
+    for (uint32_t i = first; i < last; ++i) ++at[edges[by_producer_[i]].producer.job + 1];
+    for (size_t j = 0; j + 1 < at.size(); ++j) at[j + 1] += at[j];
+    std::vector<uint32_t> sorted(last - first);
+    for (uint32_t i = first; i < last; ++i) sorted[at[edges[by_producer_[i]].producer.job]++] = by_producer_[i];
+    std::copy(sorted.begin(), sorted.end(), by_producer_.begin() + first);
+  });
+}
+
+uint32_t PerfettoTraceWriter::assign_name(uint32_t type, int64_t number) {
+  constexpr int64_t kDirect = 4096;
+  uint32_t* slot = nullptr;
+  if (number >= 0 && number < kDirect) {
+    if (name_by_number_.size() <= type) name_by_number_.resize(type + 1);
+    auto& v = name_by_number_[type];
+    if (v.size() <= static_cast<size_t>(number)) v.resize(number + 1, 0);
+    slot = &v[number];
+  } else {
+    uint64_t key = (uint64_t{type} << 32) ^ static_cast<uint32_t>(number);
+    slot = &name_by_key_[key];
+  }
+  if (*slot == 0) {
+    const size_t types = tl_.types.size();
+    if (type == types) {
+      names_.push_back(step_name(number));
+    } else {
+      // name_type(): micro-batch names by type, job-id names past the steps.
+      std::string name;
+      const bool by_mb = type < types;
+      append_job_name(name, tl_.types[by_mb ? type : type - types - 1], by_mb ? static_cast<int32_t>(number) : -1,
+                      static_cast<int32_t>(number));
+      names_.push_back(std::move(name));
+    }
+    *slot = static_cast<uint32_t>(names_.size());
+  }
+  return *slot;
+}
+
+uint32_t PerfettoTraceWriter::name_of(uint32_t type, int64_t number) const {
+  if (number >= 0 && type < name_by_number_.size() && static_cast<uint64_t>(number) < name_by_number_[type].size()) {
+    return name_by_number_[type][number];
+  }
+  auto it = name_by_key_.find((uint64_t{type} << 32) ^ static_cast<uint32_t>(number));
+  return it == name_by_key_.end() ? 0 : it->second;
+}
+
+// Names get their iids in order of first use in the trace (one serial
+// pass); then each job learns, track by track in parallel, which interned
+// strings it brings to its sequence. The pieces can then be encoded
+// independently.
+void PerfettoTraceWriter::intern_names() {
+  const uint32_t step_type = static_cast<uint32_t>(tl_.types.size());
+  constexpr size_t kNotWritten = SIZE_MAX;
+  fresh_base_.assign(tl_.tracks.size(), kNotWritten);
+  size_t jobs = 0;
+  for (const Run& run : tl_.runs) {
+    for (const StepSpan& s : run.steps) assign_name(step_type, s.number);
+    for (uint32_t ti : run.tracks) {
+      fresh_base_[ti] = jobs;
+      for (const Job& j : tl_.tracks[ti].jobs) assign_name(name_type(j), name_number(j));
+      jobs += tl_.tracks[ti].jobs.size();
+    }
+  }
+  fresh_.resize(jobs);
+  parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t ti) {
+    if (fresh_base_[ti] == kNotWritten) return;
+    const Track& t = tl_.tracks[ti];
+    std::vector<Sequence> lanes(t.lanes);
+    uint8_t* fresh = fresh_.data() + fresh_base_[ti];
+    for (const Job& j : t.jobs) *fresh++ = lanes[j.lane].see(name_of(name_type(j), name_number(j)), j.type + 1);
+  });
+}
+
+void PerfettoTraceWriter::write_clock_snapshot(proto::Writer& w) const {
+  // Trace time is BOOTTIME (the default for packets without a clock id);
+  // REALTIME = trace time + origin, so a viewer can show wall-clock times.
+  uint64_t t0 = ts(tl_.origin_ns);
+  size_t p = w.open_nested(f::kTracePacket);
+  w.varint(f::kTimestamp, t0);
+  w.varint(f::kTrustedSequenceId, kDescriptorSequence);
+  w.varint(f::kSequenceFlags, kSeqIncrementalStateCleared);
+  w.boolean(f::kFirstPacketOnSequence, true);
+  size_t cs = w.open_nested(f::kClockSnapshot);
+  size_t c = w.open_nested(f::kClocks);
+  w.varint(f::kClockId, kClockBoottime);
+  w.varint(f::kClockTimestamp, t0);
+  w.close_nested(c);
+  c = w.open_nested(f::kClocks);
+  w.varint(f::kClockId, kClockRealtime);
+  w.varint(f::kClockTimestamp, t0 + static_cast<uint64_t>(origin_));
+  w.close_nested(c);
+  w.varint(f::kPrimaryTraceClock, kClockBoottime);
+  w.close_nested(cs);
+  w.close_nested(p);
+}
+
+void PerfettoTraceWriter::descriptor(proto::Writer& w, uint64_t uuid, const std::string& name,
+                                     std::optional<uint64_t> parent, int32_t order, bool explicit_children,
+                                     const std::string& description) {
+  size_t d = w.open_nested(f::kTrackDescriptor);
+  w.varint(f::kUuid, uuid);
+  w.string(f::kName, name);
+  if (parent) {
+    w.varint(f::kParentUuid, *parent);
+    w.int64(f::kSiblingOrderRank, order);
+  }
+  if (explicit_children) w.varint(f::kChildOrdering, kChildOrderingExplicit);
+  if (!description.empty()) w.string(f::kDescription, description);
+  w.varint(f::kSiblingMergeBehavior, kSiblingMergeNone);
+  w.close_nested(d);
+}
+
+void PerfettoTraceWriter::write_tree(proto::Writer& w, const Run& run) const {
+  std::string root = multi_machine_ ? (tl_.runs.size() > 1 ? fmt::format("run {}/{}", run.index + 1, tl_.runs.size())
+                                                           : std::string("pipeline"))
+                                    : naming_.process_name(run.index, 0);
+  size_t p = w.open_nested(f::kTracePacket);
+  w.varint(f::kTrustedSequenceId, kDescriptorSequence);
+  descriptor(w, root_uuid(run.index), root, std::nullopt, 0, true, "");
+  w.close_nested(p);
+  if (!multi_machine_) return;
+  int32_t last = -1;
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl_.tracks[ti];
+    if (t.machine == last) continue;  // tracks are machine-major
+    last = t.machine;
+    std::string description;
+    if (t.clock_offset_ns != 0) {
+      description = fmt::format("clock shifted by {:+.3f} ms to agree with the dependencies between machines",
+                                static_cast<double>(t.clock_offset_ns) / 1e6);
+    }
+    p = w.open_nested(f::kTracePacket);
+    w.varint(f::kTrustedSequenceId, kDescriptorSequence);
+    descriptor(w, machine_uuid(run.index, t.machine), naming_.process_name(run.index, t.machine), root_uuid(run.index),
+               1 + t.machine, true, description);
+    w.close_nested(p);
+  }
+}
+
+template <typename Fn>
+void PerfettoTraceWriter::start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid,
+                                         uint32_t file_iid_plus_one, Fn&& write_descriptor) const {
+  size_t p = w.open_nested(f::kTracePacket);
+  w.varint(f::kTrustedSequenceId, seq_id);
+  w.varint(f::kSequenceFlags, kSeqIncrementalStateCleared);
+  w.boolean(f::kFirstPacketOnSequence, true);
+  size_t d = w.open_nested(f::kPacketDefaults);
+  size_t te = w.open_nested(f::kTrackEventDefaults);
+  w.varint(f::kDefaultTrackUuid, track_uuid);
+  w.close_nested(te);
+  w.close_nested(d);
+  size_t in = w.open_nested(f::kInternedData);
+  for (uint32_t a = 1; a < kAnnotationCount; ++a) {
+    size_t e = w.open_nested(f::kAnnotationNames);
+    w.varint(f::kIid, a);
+    w.string(f::kEntryName, kAnnotationText[a]);
+    w.close_nested(e);
+  }
+  if (file_iid_plus_one > 0) {
+    size_t e = w.open_nested(f::kAnnotationStrings);
+    w.varint(f::kIid, file_iid_plus_one);
+    w.bytes(f::kEntryName, tl_.files[file_iid_plus_one - 1].path);
+    w.close_nested(e);
+  }
+  w.close_nested(in);
+  write_descriptor();
+  w.close_nested(p);
+}
+
+// The interned entries an event brings to its sequence (`fresh`: which).
+void PerfettoTraceWriter::interned(proto::Writer& w, uint8_t fresh, uint32_t name, uint32_t category) const {
+  if (fresh == 0) return;
+  size_t in = w.open_nested(f::kInternedData);
+  if (fresh & kNewCategory) {
+    size_t e = w.open_nested(f::kEventCategories);
+    w.varint(f::kIid, category);
+    w.string(f::kEntryName,
+             category - 1 < tl_.types.size() ? std::string_view(tl_.types[category - 1]) : std::string_view("step"));
+    w.close_nested(e);
+  }
+  if (fresh & kNewName) {
+    size_t e = w.open_nested(f::kEventNames);
+    w.varint(f::kIid, name);
+    w.string(f::kEntryName, names_[name - 1]);
+    w.close_nested(e);
+  }
+  w.close_nested(in);
+}
+
+void PerfettoTraceWriter::write_steps(proto::Writer& w, const Run& run) const {
+  Sequence seq;
+  seq.id = 1 + naming_.steps_tid(run.index);
+  uint64_t uuid = naming_.steps_tid(run.index);
+  start_sequence(w, seq.id, uuid, 0, [&] { descriptor(w, uuid, "steps", root_uuid(run.index), 0, false, ""); });
+  const uint32_t step_type = static_cast<uint32_t>(tl_.types.size());
+  const uint32_t category = step_type + 1;
+  for (const StepSpan& s : run.steps) {
+    uint32_t name = name_of(step_type, s.number);
+    size_t p = w.open_nested(f::kTracePacket);
+    w.varint(f::kTimestamp, ts(s.start_ns));
+    w.varint(f::kTrustedSequenceId, seq.id);
+    interned(w, seq.see(name, category), name, category);
+    size_t e = w.open_nested(f::kTrackEvent);
+    w.varint(f::kType, kTypeSliceBegin);
+    w.varint(f::kNameIid, name);
+    w.varint(f::kCategoryIids, category);
+    annotation(w, kStep, s.number);
+    annotation(w, kRanks, s.ranks);
+    w.close_nested(e);
+    w.close_nested(p);
+    end_event(w, seq.id, s.end_ns);
+  }
+}
+
+// Hot: two packets per job, written straight into the buffer.
+void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const {
+  const uint32_t ti = piece.index;
+  const Track& t = tl_.tracks[ti];
+  if (piece.begin == 0) {
+    const uint64_t parent = multi_machine_ ? machine_uuid(t.run, t.machine) : root_uuid(t.run);
+    for (uint32_t lane = 0; lane < t.lanes; ++lane) {
+      uint64_t uuid = naming_.track_tid(t, lane);
+      start_sequence(w, static_cast<uint32_t>(1 + uuid), uuid, t.file + 1, [&] {
+        std::string description = fmt::format("{}", tl_.files[t.file].path);
+        if (t.clock_offset_ns != 0) {
+          description += fmt::format("; clock shifted by {:+.3f} ms", static_cast<double>(t.clock_offset_ns) / 1e6);
+        }
+        descriptor(w, uuid, naming_.thread_name(t, lane), parent,
+                   1 + static_cast<int32_t>(naming_.thread_sort_index(t, lane)), false, lane == 0 ? description : "");
+      });
+    }
+  }
+  std::vector<uint32_t> seq_ids(t.lanes);
+  for (uint32_t lane = 0; lane < t.lanes; ++lane) seq_ids[lane] = static_cast<uint32_t>(1 + naming_.track_tid(t, lane));
+
+  // Where this piece's flow ids start: edges by consumer, and by producer.
+  const std::vector<Dependency>* edges = opt_.dependencies ? &opt_.dependencies->edges : nullptr;
+  size_t in_cursor = 0, out_cursor = 0;
+  if (edges) {
+    const uint64_t first = order_of({ti, piece.begin});
+    in_cursor = static_cast<size_t>(
+        std::lower_bound(edges->begin(), edges->end(), first,
+                         [&](const Dependency& e, uint64_t k) { return order_of(e.consumer) < k; }) -
+        edges->begin());
+    out_cursor = static_cast<size_t>(
+        std::lower_bound(by_producer_.begin(), by_producer_.end(), first,
+                         [&](uint32_t i, uint64_t k) { return order_of((*edges)[i].producer) < k; }) -
+        by_producer_.begin());
+  }
+
+  const bool shifted = t.clock_offset_ns != 0;
+  const uint32_t source_iid = t.file + 1;
+  const uint8_t* fresh = fresh_.data() + fresh_base_[ti];
+  for (uint32_t i = piece.begin; i < piece.end; ++i) {
+    const Job& j = t.jobs[i];
+    const uint32_t seq_id = seq_ids[j.lane];
+    const uint32_t name = name_of(name_type(j), name_number(j));
+    const uint32_t category = j.type + 1;
+    size_t p = w.open_nested(f::kTracePacket);
+    w.varint(f::kTimestamp, ts(j.start_ns));
+    w.varint(f::kTrustedSequenceId, seq_id);
+    interned(w, fresh[i], name, category);
+    size_t e = w.open_nested(f::kTrackEvent);
+    w.varint(f::kType, kTypeSliceBegin);
+    w.varint(f::kNameIid, name);
+    w.varint(f::kCategoryIids, category);
+    annotation(w, kRank, t.rank);
+    if (j.micro_batch >= 0) annotation(w, kMicroBatch, j.micro_batch);
+    annotation(w, kStep, j.step);
+    size_t a = w.open_nested(f::kDebugAnnotations);
+    w.varint(f::kAnnotationNameIid, kSource);
+    w.varint(f::kStringValueIid, source_iid);
+    w.close_nested(a);
+    annotation(w, kLine, j.line);
+    annotation(w, kJobId, j.job_id);
+    if (shifted) {
+      annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
+      annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);
+    }
+    if (edges) {
+      const JobRef ref{ti, i};
+      while (in_cursor < edges->size() && (*edges)[in_cursor].consumer == ref) {
+        w.fixed64(f::kFlowIds, uint64_t{in_cursor} + 1);
+        ++in_cursor;
+      }
+      while (out_cursor < by_producer_.size() && (*edges)[by_producer_[out_cursor]].producer == ref) {
+        w.fixed64(f::kFlowIds, uint64_t{by_producer_[out_cursor]} + 1);
+        ++out_cursor;
+      }
+    }
+    w.close_nested(e);
+    w.close_nested(p);
+    end_event(w, seq_id, j.end_ns);
+  }
+}
+
+void PerfettoTraceWriter::encode(std::string& buffer, const Piece& piece, size_t* bytes) const {
+  proto::Writer w(buffer);
+  if (piece.kind == Piece::kSteps) {
+    write_steps(w, tl_.runs[piece.index]);
+  } else {
+    write_jobs(w, piece);
+  }
+  *bytes = w.size();
+}
+
+void PerfettoTraceWriter::write() {
+  std::string head;
+  {
+    proto::Writer w(head);
+    write_clock_snapshot(w);
+    for (const Run& run : tl_.runs) write_tree(w, run);
+    out_.write(w.view());
+  }
+  std::vector<Piece> pieces;
+  for (uint32_t r = 0; r < tl_.runs.size(); ++r) {
+    const Run& run = tl_.runs[r];
+    pieces.push_back({Piece::kSteps, r, 0, 0});
+    for (uint32_t ti : run.tracks) {
+      const uint32_t n = static_cast<uint32_t>(tl_.tracks[ti].jobs.size());
+      uint32_t b = 0;
+      do {
+        uint32_t e = std::min(n, b + kPieceJobs);
+        pieces.push_back({Piece::kJobs, ti, b, e});
+        b = e;
+      } while (b < n);
+    }
+  }
+  // A window of pieces is encoded in parallel while the window before it is
+  // written, in order; two windows bound the memory (about 350 KB a piece).
+  const unsigned threads = resolve_threads(opt_.threads);
+  const size_t window = std::max<size_t>(1, size_t{threads} * 4);
+  struct Window {
+    std::vector<std::string> buffers;
+    std::vector<size_t> sizes;
+    size_t at = 0, count = 0;
+  };
+  Window windows[2];
+  for (Window& w : windows) {
+    w.buffers.resize(std::min(window, pieces.size()));
+    w.sizes.resize(w.buffers.size());
+  }
+  auto encode_window = [&](Window& w, size_t at) {
+    w.at = at;
+    w.count = std::min(window, pieces.size() - at);
+    parallel_for(w.count, threads, [&](size_t k) { encode(w.buffers[k], pieces[at + k], &w.sizes[k]); });
+  };
+  if (pieces.empty()) return;
+  encode_window(windows[0], 0);
+  for (size_t i = 0;; ++i) {
+    Window& ready = windows[i % 2];
+    const size_t next_at = ready.at + ready.count;
+    std::future<void> next;
+    if (next_at < pieces.size()) {
+      next = std::async(std::launch::async, [&, next_at] { encode_window(windows[(i + 1) % 2], next_at); });
+    }
+    for (size_t k = 0; k < ready.count; ++k) out_.write(std::string_view(ready.buffers[k].data(), ready.sizes[k]));
+    if (!next.valid()) break;
+    next.get();
+  }
+}
+
+}  // namespace
+
+void write_perfetto_trace(const Timeline& timeline, const PerfettoWriteOptions& options, ByteSink& out) {
+  PerfettoTraceWriter writer(timeline, options, out);
+  writer.write();
+}
+
+}  // namespace ppt

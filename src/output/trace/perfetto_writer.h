@@ -1,0 +1,44 @@
+// Writes the timeline as Perfetto's native protobuf trace (.pftrace /
+// .perfetto-trace), streamed to a ByteSink: the trace is never held whole in
+// memory. Pieces of it (a steps track, up to 4,096 jobs of one rank's track)
+// are encoded in parallel, a few per thread at a time, and written in order.
+//
+// What it contains (docs/perfetto.md has the field numbers and why):
+//  - a ClockSnapshot tying the trace clock to the wall clock (REALTIME), so a
+//    viewer can show wall-clock times;
+//  - TrackDescriptors: per run a root track ("pipeline", or "run i/n") whose
+//    children, in explicit order, are the steps track, then one track per
+//    machine (several machines only) holding one track per rank and lane, in
+//    rank order; the names are trace_naming.h's, as in the JSON outputs;
+//  - one trusted packet sequence per track (the track is the sequence's
+//    default, so events do not repeat it), each starting with its incremental
+//    state cleared and its interned strings;
+//  - per job a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair with integer nanosecond
+//    timestamps (rebased to Timeline::origin_ns unless `absolute`), an
+//    interned name (job_name(): "forward mb3") and category (the type), debug
+//    annotations rank, micro_batch_id, step, source (the log path, interned),
+//    line and job_id,
+//    and, for a machine whose clock was shifted, logged_start_ns and
+//    logged_end_ns (the times as logged, epoch nanoseconds);
+//  - flow ids (one per dependency, dependencies.h) on the begin events of both
+//    the producer and the consumer; Perfetto links them in time order, so a
+//    dependency that the times contradict is drawn from the job that began
+//    first, as in the JSON outputs (chrome_json_writer.h).
+#pragma once
+
+#include "model/timeline.h"
+#include "output/sink/byte_sink.h"
+
+namespace ppt {
+
+struct Dependencies;
+
+struct PerfettoWriteOptions {
+  bool absolute = false;                       // epoch nanoseconds instead of rebasing
+  const Dependencies* dependencies = nullptr;  // flow arrows; null: none
+  unsigned threads = 0;                        // encoders (0: one per core); the bytes do not depend on it
+};
+
+void write_perfetto_trace(const Timeline& timeline, const PerfettoWriteOptions& options, ByteSink& out);
+
+}  // namespace ppt

@@ -1,0 +1,520 @@
+#include "output/trace/perfetto_writer.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "output/trace/chrome_json_writer.h"
+#include "output/trace/trace_naming.h"
+#include "passes/clock_align.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline.h"
+#include "support/test_support.h"
+
+using namespace ppt;
+using ppt::testing::generate_logs;
+using ppt::testing::run_command;
+using ppt::testing::TempDir;
+
+namespace {
+
+// protoc's text output, as a tree. Scalars keep their text (strings
+// unquoted and unescaped).
+struct TextNode {
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, TextNode>> children;
+
+  std::string get(const std::string& name, const std::string& fallback = "") const {
+    for (const auto& [k, v] : fields) {
+      if (k == name) return v;
+    }
+    return fallback;
+  }
+  int64_t num(const std::string& name, int64_t fallback = -1) const {
+    std::string v = get(name);
+    return v.empty() ? fallback : std::stoll(v);
+  }
+  std::vector<std::string> all(const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : fields) {
+      if (k == name) out.push_back(v);
+    }
+    return out;
+  }
+  const TextNode* child(const std::string& name) const {
+    for (const auto& [k, c] : children) {
+      if (k == name) return &c;
+    }
+    return nullptr;
+  }
+  std::vector<const TextNode*> all_children(const std::string& name) const {
+    std::vector<const TextNode*> out;
+    for (const auto& [k, c] : children) {
+      if (k == name) out.push_back(&c);
+    }
+    return out;
+  }
+};
+
+std::string unquote(const std::string& v) {
+  if (v.size() < 2 || v.front() != '"') return v;
+  std::string out;
+  for (size_t i = 1; i + 1 < v.size(); ++i) {
+    if (v[i] != '\\') {
+      out.push_back(v[i]);
+      continue;
+    }
+    char c = v[++i];
+    if (c >= '0' && c <= '7') {  // octal byte
+      int n = 0;
+      for (int k = 0; k < 3 && i < v.size() && v[i] >= '0' && v[i] <= '7'; ++k, ++i) n = n * 8 + (v[i] - '0');
+      --i;
+      out.push_back(static_cast<char>(n));
+    } else if (c == 'n') {
+      out.push_back('\n');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+// Fails the test on a field protoc could not name (a bare number): a field
+// the writer emits that the .proto does not declare.
+TextNode parse_text(const std::string& text) {
+  TextNode root;
+  std::vector<TextNode*> stack{&root};
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
+    size_t b = line.find_first_not_of(' ');
+    if (b == std::string::npos) continue;
+    line = line.substr(b);
+    INFO(line);
+    REQUIRE_FALSE((line[0] >= '0' && line[0] <= '9'));
+    if (line == "}") {
+      REQUIRE(stack.size() > 1);
+      stack.pop_back();
+    } else if (line.size() > 2 && line.substr(line.size() - 2) == " {") {
+      stack.back()->children.push_back({line.substr(0, line.size() - 2), {}});
+      stack.push_back(&stack.back()->children.back().second);
+    } else {
+      size_t colon = line.find(": ");
+      REQUIRE(colon != std::string::npos);
+      stack.back()->fields.push_back({line.substr(0, colon), unquote(line.substr(colon + 2))});
+    }
+  }
+  REQUIRE(stack.size() == 1);
+  return root;
+}
+
+std::string protoc_path() {
+#ifdef PPT_PROTOC
+  return PPT_PROTOC;
+#else
+  return "";
+#endif
+}
+
+// Decodes a .pftrace with protoc and the project's subset of Perfetto's
+// protos; empty when protoc is missing.
+std::optional<TextNode> decode(const std::string& bytes) {
+  if (protoc_path().empty()) return std::nullopt;
+  TempDir dir;
+  std::string file = dir.path() + "/trace.pftrace";
+  std::ofstream(file, std::ios::binary) << bytes;
+  std::string out;
+  std::string cmd =
+      fmt::format("{} --decode=perfetto.protos.Trace -I {}/tests/proto {}/tests/proto/perfetto_trace_subset.proto < {}",
+                  protoc_path(), PPT_SOURCE_DIR, PPT_SOURCE_DIR, file);
+  int rc = run_command(cmd, &out);
+  INFO(out.substr(0, 2000));
+  REQUIRE(rc == 0);
+  return parse_text(out);
+}
+
+struct Slice {
+  uint64_t track = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  std::string name;
+  std::string category;
+  std::map<std::string, std::string> args;
+  std::vector<uint64_t> flows;
+  bool operator<(const Slice& o) const {
+    return std::tie(track, start, end, name) < std::tie(o.track, o.start, o.end, o.name);
+  }
+};
+
+struct Decoded {
+  std::map<uint64_t, const TextNode*> tracks;  // by uuid
+  std::vector<Slice> slices;                   // sorted
+  const TextNode* clock_snapshot = nullptr;
+};
+
+// Replays the packets as a viewer would: per-sequence defaults and interned
+// strings, slices from begin/end pairs on each track.
+Decoded replay(const TextNode& trace) {
+  struct Seq {
+    uint64_t default_track = 0;
+    std::map<uint64_t, std::string> names, categories, annotation_names, strings;
+    bool cleared = false;
+  };
+  Decoded d;
+  std::map<uint64_t, Seq> seqs;
+  std::map<uint64_t, std::vector<Slice>> open;
+  for (const TextNode* p : trace.all_children("packet")) {
+    uint64_t seq_id = static_cast<uint64_t>(p->num("trusted_packet_sequence_id", 0));
+    REQUIRE(seq_id > 0);
+    Seq& seq = seqs[seq_id];
+    if (p->num("sequence_flags", 0) & 1) {
+      seq = Seq{};
+      seq.cleared = true;
+      CHECK(p->get("first_packet_on_sequence") == "true");
+    }
+    if (const TextNode* def = p->child("trace_packet_defaults")) {
+      seq.default_track = def->child("track_event_defaults")->num("track_uuid");
+    }
+    if (const TextNode* in = p->child("interned_data")) {
+      for (const TextNode* e : in->all_children("event_names")) seq.names[e->num("iid")] = e->get("name");
+      for (const TextNode* e : in->all_children("event_categories")) seq.categories[e->num("iid")] = e->get("name");
+      for (const TextNode* e : in->all_children("debug_annotation_names")) {
+        seq.annotation_names[e->num("iid")] = e->get("name");
+      }
+      for (const TextNode* e : in->all_children("debug_annotation_string_values")) {
+        seq.strings[e->num("iid")] = e->get("str");
+      }
+    }
+    if (const TextNode* td = p->child("track_descriptor")) {
+      uint64_t uuid = td->num("uuid");
+      CHECK(d.tracks.count(uuid) == 0);
+      d.tracks[uuid] = td;
+    }
+    if (const TextNode* cs = p->child("clock_snapshot")) d.clock_snapshot = cs;
+    const TextNode* te = p->child("track_event");
+    if (!te) continue;
+    REQUIRE(seq.cleared);
+    REQUIRE(p->get("timestamp") != "");
+    uint64_t track = te->get("track_uuid").empty() ? seq.default_track : te->num("track_uuid");
+    int64_t ts = p->num("timestamp");
+    if (te->num("type") == 1) {
+      Slice s;
+      s.track = track;
+      s.start = ts;
+      REQUIRE(seq.names.count(te->num("name_iid")));
+      s.name = seq.names[te->num("name_iid")];
+      REQUIRE(seq.categories.count(te->num("category_iids")));
+      s.category = seq.categories[te->num("category_iids")];
+      for (const TextNode* a : te->all_children("debug_annotations")) {
+        REQUIRE(seq.annotation_names.count(a->num("name_iid")));
+        std::string key = seq.annotation_names[a->num("name_iid")];
+        s.args[key] =
+            a->get("string_value_iid").empty() ? a->get("int_value") : seq.strings[a->num("string_value_iid")];
+      }
+      for (const std::string& f : te->all("flow_ids")) s.flows.push_back(std::stoull(f));
+      open[track].push_back(s);
+    } else {
+      REQUIRE(te->num("type") == 2);
+      REQUIRE_FALSE(open[track].empty());
+      Slice s = open[track].back();
+      open[track].pop_back();
+      s.end = ts;
+      REQUIRE(s.end >= s.start);
+      d.slices.push_back(s);
+    }
+  }
+  for (const auto& [track, stack] : open) CHECK(stack.empty());
+  std::sort(d.slices.begin(), d.slices.end());
+  return d;
+}
+
+std::string write_pftrace(const Timeline& tl, const Dependencies* deps, bool absolute = false) {
+  StringSink sink;
+  PerfettoWriteOptions o;
+  o.dependencies = deps;
+  o.absolute = absolute;
+  write_perfetto_trace(tl, o, sink);
+  return sink.data;
+}
+
+std::string write_json(const Timeline& tl, const Dependencies* deps) {
+  StringSink sink;
+  JsonWriteOptions o;
+  o.dependencies = deps;
+  write_chrome_json(tl, o, sink);
+  return sink.data;
+}
+
+}  // namespace
+
+TEST_CASE("The .pftrace decodes with protoc into the model's tracks, slices and flows", "[perfetto]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  if (protoc_path().empty()) {
+    WARN("protoc not found at configure time (Debian: protobuf-compiler): .pftrace decoding skipped");
+    return;
+  }
+  for (const char* args : {"--stages 4 --machines 2 --schedule 1f1b --skew 1:3",
+                           "--stages 2 --dp 2 --schedule vpp --chunks 2 --overlap 1:0 --rerun"}) {
+    SECTION(args) {
+      auto g = generate_logs(std::string("--micro-batches 4 --steps 2 ") + args);
+      Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
+      align_clocks(tl, deps);
+      for (bool absolute : {false, true}) {
+        const int64_t origin = absolute ? 0 : tl.origin_ns;
+        std::optional<TextNode> trace = decode(write_pftrace(tl, &deps, absolute));
+        REQUIRE(trace);
+        Decoded d = replay(*trace);
+        TraceNaming naming(tl);
+
+        // The clock snapshot ties trace time to the wall clock.
+        REQUIRE(d.clock_snapshot);
+        auto clocks = d.clock_snapshot->all_children("clocks");
+        REQUIRE(clocks.size() == 2);
+        CHECK(clocks[1]->num("clock_id") == 1);
+        CHECK(clocks[1]->num("timestamp") - clocks[0]->num("timestamp") == origin);
+
+        // Every job is one slice on its rank's lane track, with its annotations.
+        std::vector<Slice> want;
+        for (uint32_t ti = 0; ti < tl.tracks.size(); ++ti) {
+          const Track& t = tl.tracks[ti];
+          for (const Job& j : t.jobs) {
+            Slice s;
+            s.track = naming.track_tid(t, j.lane);
+            s.start = j.start_ns - origin;
+            s.end = j.end_ns - origin;
+            s.name = job_name(tl.types[j.type], j);
+            s.category = tl.types[j.type];
+            s.args["rank"] = std::to_string(t.rank);
+            if (j.micro_batch >= 0) s.args["micro_batch_id"] = std::to_string(j.micro_batch);
+            s.args["step"] = std::to_string(j.step);
+            s.args["source"] = tl.files[t.file].path;
+            s.args["line"] = std::to_string(j.line);
+            s.args["job_id"] = std::to_string(j.job_id);
+            if (t.clock_offset_ns != 0) {
+              s.args["logged_start_ns"] = std::to_string(j.start_ns - t.clock_offset_ns);
+              s.args["logged_end_ns"] = std::to_string(j.end_ns - t.clock_offset_ns);
+            }
+            want.push_back(s);
+          }
+        }
+        for (const Run& run : tl.runs) {
+          for (const StepSpan& sp : run.steps) {
+            Slice s;
+            s.track = naming.steps_tid(run.index);
+            s.start = sp.start_ns - origin;
+            s.end = sp.end_ns - origin;
+            s.name = fmt::format("step{}", sp.number);
+            s.category = "step";
+            s.args["step"] = std::to_string(sp.number);
+            s.args["ranks"] = std::to_string(sp.ranks);
+            want.push_back(s);
+          }
+        }
+        std::sort(want.begin(), want.end());
+        REQUIRE(d.slices.size() == want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+          INFO("slice " << i << ": " << want[i].name << " at " << want[i].start);
+          CHECK(d.slices[i].track == want[i].track);
+          CHECK(d.slices[i].start == want[i].start);
+          CHECK(d.slices[i].end == want[i].end);
+          CHECK(d.slices[i].name == want[i].name);
+          CHECK(d.slices[i].category == want[i].category);
+          CHECK(d.slices[i].args == want[i].args);
+        }
+
+        // Each dependency's flow id is on its producer's and its consumer's slice, and nowhere else.
+        std::map<uint64_t, std::vector<const Slice*>> by_flow;
+        for (const Slice& s : d.slices) {
+          for (uint64_t f : s.flows) by_flow[f].push_back(&s);
+        }
+        REQUIRE(by_flow.size() == deps.edges.size());
+        for (size_t i = 0; i < deps.edges.size(); ++i) {
+          const auto& ends = by_flow[i + 1];
+          REQUIRE(ends.size() == 2);
+          for (JobRef r : {deps.edges[i].producer, deps.edges[i].consumer}) {
+            const Track& t = tl.tracks[r.track];
+            const Job& j = t.jobs[r.job];
+            bool on_it = false;
+            for (const Slice* s : ends) {
+              on_it = on_it || (s->track == naming.track_tid(t, j.lane) && s->start == j.start_ns - origin);
+            }
+            CHECK(on_it);
+          }
+        }
+
+        // The tracks: names as in the JSON outputs, parents, and an explicit
+        // order that puts the steps first and the ranks in rank order.
+        for (const Track& t : tl.tracks) {
+          for (uint32_t lane = 0; lane < t.lanes; ++lane) {
+            REQUIRE(d.tracks.count(naming.track_tid(t, lane)));
+            const TextNode* td = d.tracks.at(naming.track_tid(t, lane));
+            CHECK(td->get("name") == naming.thread_name(t, lane));
+            CHECK(td->num("sibling_order_rank") == 1 + static_cast<int64_t>(naming.thread_sort_index(t, lane)));
+            uint64_t parent = td->num("parent_uuid");
+            REQUIRE(d.tracks.count(parent));
+            const TextNode* pd = d.tracks.at(parent);
+            CHECK(pd->num("child_ordering") == 3);
+            if (tl.machines.size() > 1) CHECK(pd->get("name") == naming.process_name(t.run, t.machine));
+          }
+        }
+        for (const Run& run : tl.runs) {
+          const TextNode* steps = d.tracks.at(naming.steps_tid(run.index));
+          CHECK(steps->get("name") == "steps");
+          CHECK(steps->num("sibling_order_rank") == 0);
+          const TextNode* root = d.tracks.at(steps->num("parent_uuid"));
+          CHECK(root->get("parent_uuid").empty());
+          CHECK(root->num("child_ordering") == 3);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("The .pftrace is at most a third of the Chrome JSON's size", "[perfetto]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped");
+    return;
+  }
+  // As converted by default (flow arrows on), small sets included; without
+  // arrows the per-sequence headers weigh more on a few hundred jobs, so
+  // that is checked on a set of realistic size.
+  struct Case {
+    const char* args;
+    bool without_flows_too;
+  };
+  const Case cases[] = {
+      {"--stages 8 --dp 2 --machines 4 --schedule 1f1b --micro-batches 32 --steps 4", true},
+      {"--stages 4 --machines 2 --schedule vpp --chunks 2 --micro-batches 8 --skew 1:2", false},
+      {"--stages 4 --schedule zbh1 --micro-batches 8 --noise 5", false},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.args) {
+      auto g = generate_logs(std::string("--steps 3 ") + c.args);
+      Timeline& tl = g->timeline;
+      Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
+      align_clocks(tl, deps);
+      std::vector<const Dependencies*> variants{&deps};
+      if (c.without_flows_too) variants.push_back(nullptr);
+      for (const Dependencies* flows : variants) {
+        size_t proto = write_pftrace(tl, flows).size();
+        size_t json = write_json(tl, flows).size();
+        INFO("pftrace " << proto << " bytes, JSON " << json << " bytes, flows " << (flows != nullptr));
+        CHECK(proto * 3 <= json);
+      }
+    }
+  }
+}
+
+TEST_CASE("The .pftrace writer streams: no write holds much more than its 1 MB buffer", "[perfetto]") {
+  // 200,000 jobs on one rank, made directly (no logs needed).
+  Timeline tl;
+  tl.files.push_back({"logs/workerlog.0", "", 0, 0, 0});
+  tl.machines.push_back("");
+  tl.types = {"forward", "backward"};
+  Track t;
+  for (uint32_t i = 0; i < 200000; ++i) {
+    Job j;
+    j.start_ns = 1'000'000'000'000'000'000 + int64_t{i} * 3000;
+    j.end_ns = j.start_ns + 2000;
+    j.job_id = static_cast<int32_t>(i % 64);
+    j.micro_batch = static_cast<int32_t>(i % 64);
+    j.type = i % 2;
+    j.line = i + 1;
+    j.step = static_cast<int32_t>(i / 128);
+    t.jobs.push_back(j);
+  }
+  tl.tracks.push_back(std::move(t));
+  Run run;
+  run.tracks = {0};
+  run.first_ns = tl.tracks[0].jobs.front().start_ns;
+  run.last_ns = tl.tracks[0].jobs.back().end_ns;
+  tl.runs.push_back(run);
+  tl.origin_ns = run.first_ns;
+
+  struct CountingSink : ByteSink {
+    void write(std::string_view b) override {
+      ++writes;
+      total += b.size();
+      largest = std::max(largest, b.size());
+    }
+    size_t writes = 0, total = 0, largest = 0;
+  } sink;
+  write_perfetto_trace(tl, {}, sink);
+  CHECK(sink.total > 4u << 20);
+  CHECK(sink.writes >= 4);
+  CHECK(sink.largest <= (1u << 20) + 4096);
+  // The same bytes as a single buffer.
+  StringSink whole;
+  write_perfetto_trace(tl, {}, whole);
+  CHECK(whole.data.size() == sink.total);
+}
+
+TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the threads, and the trace decodes whole",
+          "[perfetto]") {
+  if (!ppt::testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  // 2 ranks x (64 forwards + 64 backwards + 1 optimizer) x 34 steps: 4,386
+  // jobs a rank, past the writer's 4,096 jobs a piece, with an overlap (two
+  // lanes) and a rerun, so that pieces start mid-track, mid-lane and mid-run.
+  auto g = generate_logs("--stages 2 --schedule 1f1b --micro-batches 64 --steps 34 --overlap 1:20 --rerun");
+  Timeline& tl = g->timeline;
+  size_t longest = 0;
+  for (const Track& t : tl.tracks) longest = std::max(longest, t.jobs.size());
+  REQUIRE(longest > 4096);
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
+  REQUIRE(deps.edges.size() > 4096);
+  auto write = [&](unsigned threads) {
+    StringSink sink;
+    PerfettoWriteOptions o;
+    o.dependencies = &deps;
+    o.threads = threads;
+    write_perfetto_trace(tl, o, sink);
+    return sink.data;
+  };
+  const std::string one = write(1);
+  CHECK(write(2) == one);
+  CHECK(write(5) == one);
+
+  if (protoc_path().empty()) {
+    WARN("protoc not found at configure time (Debian: protobuf-compiler): .pftrace decoding skipped");
+    return;
+  }
+  std::optional<TextNode> trace = decode(one);
+  REQUIRE(trace);
+  Decoded d = replay(*trace);  // every name and category interned before use on its sequence
+  size_t steps = 0;
+  for (const Run& run : tl.runs) steps += run.steps.size();
+  REQUIRE(d.slices.size() == tl.job_count() + steps);
+  // Each job by (track, start): its name, and its flows exactly once each end.
+  TraceNaming naming(tl);
+  std::map<std::pair<uint64_t, int64_t>, const Slice*> at;
+  for (const Slice& s : d.slices) at[{s.track, s.start}] = &s;
+  std::map<uint64_t, int> ends;
+  for (const Slice& s : d.slices) {
+    for (uint64_t f : s.flows) ++ends[f];
+  }
+  REQUIRE(ends.size() == deps.edges.size());
+  for (size_t i = 0; i < deps.edges.size(); ++i) {
+    INFO("edge " << i);
+    CHECK(ends[i + 1] == 2);
+    const JobRef c = deps.edges[i].consumer;
+    const Track& t = tl.tracks[c.track];
+    const Job& j = t.jobs[c.job];
+    auto it = at.find({naming.track_tid(t, j.lane), j.start_ns - tl.origin_ns});
+    REQUIRE(it != at.end());
+    CHECK(it->second->name == job_name(tl.types[j.type], j));
+    CHECK(std::count(it->second->flows.begin(), it->second->flows.end(), uint64_t{i} + 1) == 1);
+  }
+}

@@ -1,0 +1,178 @@
+// Replaying a plan with given costs (passes/replay.h), and the replay read
+// back as a Timeline by the project's own passes and stats.
+#include "passes/replay.h"
+
+#include <catch2/catch.hpp>
+
+#include "analysis/stats.h"
+#include "passes/dependencies.h"
+#include "passes/pipeline.h"
+#include "passes/schedule.h"
+
+namespace ppt {
+namespace {
+
+ReplayCosts equal_costs() {
+  ReplayCosts c;
+  c.duration_ns = [](int32_t, const PlanJob& j) -> int64_t { return j.role == PlanRole::kBackward ? 2 : 1; };
+  return c;
+}
+
+TEST_CASE("a replay starts each job when its stage is free and its input has arrived", "[replay]") {
+  // FThenB, P=2, M=1, forward 10, backward 20, link lag 3:
+  //   stage 0 forward [0, 10); stage 1 forward [13, 23), backward [23, 43);
+  //   stage 0 backward [46, 66); optimizers 5 and 7 after each stage's last job.
+  ReplayCosts c;
+  c.duration_ns = [](int32_t, const PlanJob& j) -> int64_t { return j.role == PlanRole::kForward ? 10 : 20; };
+  c.link_ns = [](int32_t from, int32_t to, PlanRole) -> int64_t { return from != to ? 3 : 0; };
+  c.optimizer_ns = {5, 7};
+  c.step_gap_ns = 100;
+  ReplayResult r = replay_plan({ScheduleKind::kFThenB, 2, 1, 1}, c, 2);
+  REQUIRE(r.error.empty());
+  REQUIRE(r.steps.size() == 2);
+  const ReplayedStep& s = r.steps[0];
+  REQUIRE(s.stages[0].size() == 2);
+  CHECK(s.stages[0][0].start_ns == 0);
+  CHECK(s.stages[0][0].end_ns == 10);
+  CHECK(s.stages[1][0].start_ns == 13);
+  CHECK(s.stages[1][1].start_ns == 23);
+  CHECK(s.stages[1][1].end_ns == 43);
+  CHECK(s.stages[0][1].start_ns == 46);
+  CHECK(s.stages[0][1].end_ns == 66);
+  CHECK(s.optimizer[0] == std::pair<int64_t, int64_t>{66, 71});
+  CHECK(s.optimizer[1] == std::pair<int64_t, int64_t>{43, 50});
+  CHECK(s.end_ns == 71);
+  // The next step starts after the gap, on every stage, and repeats the first.
+  CHECK(r.steps[1].start_ns == 171);
+  CHECK(r.steps[1].stages[1][0].start_ns == 171 + 13);
+  CHECK(r.steps[1].end_ns == 171 + 71);
+  CHECK(replay_period_ns(r) == Approx(171));
+  // Busy: stage 0 runs 10 + 20 + 5, stage 1 10 + 20 + 7, over a span of 71.
+  CHECK(replay_busy_ns(s, 0) == 35);
+  CHECK(replay_busy_ns(s, 1) == 37);
+  CHECK(replay_bubble_ratio(s) == Approx((71.0 - 35 + 71 - 37) / (2 * 71)));
+  CHECK(replay_bubble_ratio(r) == Approx(replay_bubble_ratio(s)));
+}
+
+TEST_CASE("equal stage costs give Paddle's plans their own bubbles", "[replay]") {
+  // 1F1B, P=4, M=8: the span is (M + P - 1)(F + B) = 33, each stage busy 24.
+  CHECK(replay_bubble_ratio(replay_plan({ScheduleKind::k1F1B, 4, 8, 1}, equal_costs())) == Approx(3.0 / 11));
+  // ZB-H1, P=4, M=8: Paddle's plan leaves 5 of 29 idle per stage (the
+  // textbook ZB-H1 promised (P-1)/(3M+P-1) = 1/9).
+  ReplayResult zb = replay_plan({ScheduleKind::kZBH1, 4, 8, 1}, equal_costs());
+  CHECK(zb.steps[0].end_ns == 29);
+  CHECK(replay_bubble_ratio(zb) == Approx(5.0 / 29));
+  // One stage never waits.
+  CHECK(replay_bubble_ratio(replay_plan({ScheduleKind::k1F1B, 1, 8, 1}, equal_costs())) == 0);
+}
+
+TEST_CASE("peak in-flight micro-batches follow each plan's warm-up", "[replay]") {
+  const int32_t p = 4, m = 8;
+  ReplayResult one = replay_plan({ScheduleKind::k1F1B, p, m, 1}, equal_costs());
+  ReplayResult eager = replay_plan({ScheduleKind::kEager1F1B, p, m, 1}, equal_costs());
+  ReplayResult all = replay_plan({ScheduleKind::kFThenB, p, m, 1}, equal_costs());
+  ReplayResult zb = replay_plan({ScheduleKind::kZBH1, p, m, 1}, equal_costs());
+  for (int32_t s = 0; s < p; ++s) {
+    CHECK(one.peak_in_flight[s] == p - s);
+    CHECK(eager.peak_in_flight[s] == 2 * (p - s) - 1);
+    CHECK(all.peak_in_flight[s] == m);
+    // backward_b ends a micro-batch's activations: ZB-H1 holds what 1F1B does.
+    CHECK(zb.peak_in_flight[s] == p - s);
+  }
+  // VPP counts chunks: stage 0 of P=4, V=2, M=8 warms up with 2(P-1) + P = 10
+  // forwards and holds one more in its first steady pair.
+  ReplayResult vpp = replay_plan({ScheduleKind::kVPP, p, m, 2}, equal_costs());
+  CHECK(vpp.peak_in_flight[0] == 11);
+}
+
+TEST_CASE("a plan that waits for a job that never comes is a deadlock, named", "[replay]") {
+  const PlanShape s{ScheduleKind::k1F1B, 2, 2, 1};
+  // Stage 0 runs its backward of micro-batch 0 before stage 1 can have run
+  // the forward it needs: stage 1 waits for forward 1, stage 0 for backward 0.
+  std::vector<std::vector<PlanJob>> plans = {
+      {{PlanRole::kForward, 0, 0},
+       {PlanRole::kBackward, 0, 0},
+       {PlanRole::kForward, 0, 1},
+       {PlanRole::kBackward, 0, 1}},
+      {{PlanRole::kForward, 0, 1},
+       {PlanRole::kForward, 0, 0},
+       {PlanRole::kBackward, 0, 0},
+       {PlanRole::kBackward, 0, 1}},
+  };
+  ReplayResult r = replay_plans(s, plans, equal_costs());
+  CHECK(r.steps.empty());
+  CHECK_THAT(r.error, Catch::Contains("deadlock") && Catch::Contains("stage 0") &&
+                          Catch::Contains("backward micro-batch 0") && Catch::Contains("on stage 1"));
+  // A job twice, or outside the shape, is refused before replaying.
+  plans[1][1] = {PlanRole::kForward, 0, 1};
+  CHECK_THAT(replay_plans(s, plans, equal_costs()).error, Catch::Contains("twice"));
+  plans[1][1] = {PlanRole::kForward, 1, 0};
+  CHECK_THAT(replay_plans(s, plans, equal_costs()).error, Catch::Contains("outside"));
+  CHECK_THAT(replay_plan({ScheduleKind::kVPP, 4, 6, 2}, equal_costs()).error, Catch::Contains("multiple of P"));
+}
+
+TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble and schedule", "[replay][stats]") {
+  struct Case {
+    PlanShape shape;
+  };
+  for (const PlanShape& shape : {PlanShape{ScheduleKind::k1F1B, 4, 8, 1}, PlanShape{ScheduleKind::kZBH1, 4, 8, 1},
+                                 PlanShape{ScheduleKind::kVPP, 4, 8, 2}, PlanShape{ScheduleKind::kZBVPP, 4, 8, 2},
+                                 PlanShape{ScheduleKind::kEager1F1B, 3, 6, 1}}) {
+    INFO(schedule_name(shape.schedule));
+    ReplayCosts c;
+    c.duration_ns = [](int32_t stage, const PlanJob& j) -> int64_t {
+      return (j.role == PlanRole::kForward ? 1000 : 1800) + 150 * stage;
+    };
+    c.link_ns = [](int32_t from, int32_t to, PlanRole) -> int64_t { return from != to ? 40 : 0; };
+    c.optimizer_ns = {300, 300, 300, 300};
+    c.step_gap_ns = 500;
+    ReplayResult r = replay_plan(shape, c, 3);
+    REQUIRE(r.error.empty());
+    const int64_t origin = 1'700'000'000'000'000'000;
+    Timeline tl = replay_timeline(r, origin, 5);
+    REQUIRE(tl.tracks.size() == static_cast<size_t>(shape.stages));
+    REQUIRE(tl.runs.size() == 1);
+    CHECK(tl.runs[0].steps.front().number == 5);
+    CHECK(tl.runs[0].steps.back().number == 7);
+    CHECK(tl.runs[0].steps[1].start_ns == origin + r.steps[1].start_ns);
+    PipelinePlan plan = decide_pipeline(tl, 0, 1);
+    Dependencies deps = find_dependencies(tl, plan, 1);
+    // The replay honours every dependency the passes find.
+    CHECK(deps.contradicted == 0);
+    CHECK(deps.edges.size() > 0);
+    Stats st = compute_stats(tl, plan, &deps);
+    CHECK(st.schedule.kind == shape.schedule);
+    CHECK(st.schedule.pp_degree == shape.stages);
+    CHECK(st.schedule.micro_batches == shape.micro_batches);
+    CHECK(st.bubble_ratio == Approx(replay_bubble_ratio(r)));
+    REQUIRE(st.steps.size() == 3);
+    CHECK(st.steps[0].bubble_ratio == Approx(replay_bubble_ratio(r.steps[0])));
+    CHECK(static_cast<double>(st.step_period.median_ns) == Approx(replay_period_ns(r)));
+  }
+  CHECK(replay_timeline(replay_plan({ScheduleKind::kVPP, 4, 6, 2}, equal_costs())).tracks.empty());
+}
+
+TEST_CASE("the ideal bubble is the recognised schedule's plan replayed with equal stage costs", "[replay][schedule]") {
+  std::string formula;
+  CHECK(ideal_bubble_ratio(ScheduleKind::kZBH1, 4, 8, 1, &formula) == Approx(5.0 / 29));
+  CHECK_THAT(formula, Catch::Contains("ZBH1 plan replayed"));
+  CHECK(ideal_bubble_ratio(ScheduleKind::k1F1B, 4, 8, 1) == Approx(3.0 / 11));
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
+                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+    const int32_t v = k == ScheduleKind::kVPP || k == ScheduleKind::kZBVPP ? 2 : 1;
+    INFO(schedule_name(k));
+    const double want = replay_bubble_ratio(replay_plan({k, 4, 8, v}, equal_costs()));
+    CHECK(ideal_bubble_ratio(k, 4, 8, v) == Approx(want));
+    // Asked again: the same figure (remembered).
+    CHECK(ideal_bubble_ratio(k, 4, 8, v) == Approx(want));
+  }
+  // Shapes Paddle builds no plan for have no ideal, and say why.
+  CHECK(ideal_bubble_ratio(ScheduleKind::k1F1B, 4, 2, 1, &formula) < 0);
+  CHECK_THAT(formula, Catch::Contains("M >= P"));
+  CHECK(ideal_bubble_ratio(ScheduleKind::kNoPipeline, 4, 8, 1) == 0);
+  CHECK(ideal_bubble_ratio(ScheduleKind::kUnknown, 4, 8, 1, &formula) < 0);
+  CHECK(formula.empty());
+}
+
+}  // namespace
+}  // namespace ppt
