@@ -153,9 +153,10 @@ struct Throughput {
 struct WhatifSuggestion {
   std::string change;               // "ZBH1", "VPP V=2", "M=16", "balancing stage 2"
   double period_gain = 0;           // 1 - predicted / replayed: 0.17 is a 17 % shorter period
+  bool per_micro_batch = false;     // the gain is in time per micro-batch (period / M): the change has another M
   double peak_memory = 0;           // the most micro-batch activations a stage holds (a chunk's count 1/V)
   double measured_peak_memory = 0;  // the same, for the measured plan replayed
-  std::string text;                 // "ZBH1: -17% period, same peak memory"
+  std::string text;                 // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
 };
 
 struct Stats {

@@ -200,6 +200,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   o.peak_in_flight = o.replay.peak_in_flight;
   if (o.period_ns > 0) {
     o.micro_batches_per_second = 1e9 / o.period_ns * shape.micro_batches * std::max(1, m.replicas);
+    o.time_per_micro_batch_ns = o.period_ns / shape.micro_batches;
   }
   return o;
 }
@@ -235,6 +236,15 @@ int32_t target_chunks(const CostModel& m, ScheduleKind k, int32_t asked) {
 }
 
 }  // namespace
+
+double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* per_micro_batch) {
+  const bool per_mb = o.shape.micro_batches != base.shape.micro_batches;
+  if (per_micro_batch) *per_micro_batch = per_mb;
+  if (!o.error.empty() || !base.error.empty() || o.period_ns <= 0 || base.period_ns <= 0) return 0;
+  const double a = per_mb ? o.period_ns / std::max(1, o.shape.micro_batches) : o.period_ns;
+  const double b = per_mb ? base.period_ns / std::max(1, base.shape.micro_batches) : base.period_ns;
+  return a / b - 1;
+}
 
 CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats) {
   CostModel m;
@@ -388,6 +398,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   r.measured.busy_ns = stats.step_time.mean_ns;
   r.measured.bubble_ratio = stats.bubble_ratio;
   r.measured.micro_batches_per_second = stats.throughput.micro_batches_per_second;
+  if (m.micro_batches > 0) r.measured.time_per_micro_batch_ns = r.measured.period_ns / m.micro_batches;
   r.measured.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
   if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
 
@@ -424,7 +435,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   }
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
     if (a.error.empty() != b.error.empty()) return a.error.empty();
-    return a.error.empty() && a.period_ns < b.period_ns;
+    return a.error.empty() && a.micro_batches_per_second > b.micro_batches_per_second;
   });
 
   // What the figures rest on, for the user.
@@ -497,7 +508,7 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     if (!o.error.empty() || o.period_ns <= 0) return;
     WhatifSuggestion s;
     s.change = change;
-    s.period_gain = 1 - o.period_ns / base.period_ns;
+    s.period_gain = -relative_time(o, base, &s.per_micro_batch);
     s.peak_memory = memory(o);
     s.measured_peak_memory = base_memory;
     if (s.period_gain < 0.005) return;
@@ -505,7 +516,8 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
       mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
     }
-    s.text = fmt::format("{}: -{:.0f}% period, {}", change, s.period_gain * 100, mem);
+    s.text = fmt::format("{}: -{:.0f}% {}, {}", change, s.period_gain * 100,
+                         s.per_micro_batch ? "time per micro-batch" : "period", mem);
     out.push_back(std::move(s));
   };
   for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,

@@ -102,7 +102,8 @@ struct WhatifOutcome {
   double period_ns = 0;                 // start of a step to the next one's, the mean
   double busy_ns = 0;                   // a step's span, first start to last end, the mean
   double bubble_ratio = 0;              // stats' definition
-  double micro_batches_per_second = 0;  // M x replicas / period
+  double micro_batches_per_second = 0;  // M x replicas / period: what the targets are ranked by
+  double time_per_micro_batch_ns = 0;   // period / M: how targets of different M compare
   std::vector<int32_t> peak_in_flight;  // by stage
   std::string error;                    // a target with no plan (check_plan_shape) or a replay that failed
   ReplayResult replay;                  // predicted and replayed only
@@ -111,10 +112,18 @@ struct WhatifOutcome {
 struct WhatifReport {
   CostModel model;
   WhatifOutcome measured;
-  WhatifOutcome replayed;                // the measured plan with the model; error when it has no plan
-  std::vector<WhatifOutcome> predicted;  // by predicted period, the failed ones last
+  WhatifOutcome replayed;  // the measured plan with the model; error when it has no plan
+  // Ranked by predicted throughput, micro-batches per second (the period's
+  // order when M is the same: a step of 2M micro-batches does twice the
+  // work), the failed ones last.
+  std::vector<WhatifOutcome> predicted;
   std::vector<std::string> assumptions;
 };
+
+// How `o` compares with `base`: o / base - 1 of the period, or of the time
+// per micro-batch where the two have different M (then *per_micro_batch is
+// set); 0 when either has no figures.
+double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* per_micro_batch = nullptr);
 
 // Fits the model and replays the measured plan and every target (each
 // schedule x each M); `steps` steps are replayed (2 or more give a period).
@@ -128,8 +137,9 @@ WhatifReport run_whatif(const Timeline& timeline, const PipelinePlan& plan, cons
 std::vector<int32_t> measured_peak_in_flight(const Timeline& timeline, const PipelinePlan& plan, uint32_t run);
 
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
-// 2M at the measured schedule, every stage balanced; those with a gain,
-// best first, at most `limit`. Empty when the measured plan cannot be
+// 2M at the measured schedule, every stage balanced; those with a gain
+// (relative_time against the measured plan replayed: 2M's gain is in time
+// per micro-batch), best first, at most `limit`. Empty when the measured plan cannot be
 // replayed.
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& timeline, const PipelinePlan& plan,
                                               const Dependencies& deps, const Stats& stats, size_t limit = 3);

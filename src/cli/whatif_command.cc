@@ -165,7 +165,7 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
       "whatif",
       "Predict what the measured run would do under another schedule, micro-batch count or stage costs: a cost "
       "model fitted to the run's own jobs (docs/whatif.md), checked by replaying the measured schedule, then "
-      "replayed under each target; several targets are ranked by predicted period.\n"
+      "replayed under each target; several targets are ranked by predicted throughput (micro-batches per second).\n"
       "  pp-timeline whatif --log_dir logs/ --schedule 1f1b,zbh1,vpp --micro-batches 8,16 [--json]");
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);

@@ -133,9 +133,24 @@ def outputs_and_errors(binary, tmp):
                  "0.5, not measured"):
         check(word in out, f"the table has {word!r} ({out[:600]})")
 
+    check("ranked by throughput" in out and "per mb" in out and "time per micro-batch" in out,
+          f"the table says it ranks by throughput and compares another M per micro-batch ({out[:900]})")
+
     doc = whatif_json(binary, logs, "--schedule", "1f1b,zbh1,fthenb", "--micro-batches", "8,16")
-    periods = [p["period_us"] for p in doc["predicted"]]
-    check(len(periods) == 6 and periods == sorted(periods), f"six targets, ranked by period ({periods})")
+    rates = [p["micro_batches_per_second"] for p in doc["predicted"]]
+    check(len(rates) == 6 and rates == sorted(rates, reverse=True), f"six targets, ranked by throughput ({rates})")
+    # M=16 has the smaller bubble: each schedule's M=16 ranks above its M=8, though its period is longer.
+    for sched in ("1f1b", "zbh1", "fthenb"):
+        rank = {p["micro_batches"]: i for i, p in enumerate(doc["predicted"]) if p["schedule"] == sched}
+        check(rank[16] < rank[8], f"{sched}: M=16 ranks above M=8 ({rank})")
+    for p in doc["predicted"]:
+        per_mb = p["micro_batches"] != doc["measured"]["micro_batches"]
+        want = (p["time_per_micro_batch_us"] / doc["measured"]["time_per_micro_batch_us"] - 1) * 100 if per_mb \
+            else (p["period_us"] / doc["measured"]["period_us"] - 1) * 100
+        check(p["vs_measured_of"] == ("time_per_micro_batch" if per_mb else "period") and
+              abs(p["vs_measured_pct"] - want) < 0.01,
+              f"{p['label']}: vs measured compares {'the time per micro-batch' if per_mb else 'the period'} ({p})")
+    check(doc["measured"]["vs_measured_pct"] is None, "the measured run is not compared with itself")
     check({(p["schedule"], p["micro_batches"]) for p in doc["predicted"]} ==
           {(s, m) for s in ("1f1b", "zbh1", "fthenb") for m in (8, 16)}, "every schedule x every M")
     check(doc["measured"]["schedule"] == "1f1b" and doc["measured"]["peak_in_flight"] == [4, 3, 2, 1],
@@ -178,6 +193,9 @@ def outputs_and_errors(binary, tmp):
     rc, out, err = run(binary, "stats", "--log_dir", logs, "--json")
     s = json.loads(out) if rc == 0 else {}
     sug = s.get("suggestions", [])
+    check(all(x["gain_of"] == ("time_per_micro_batch" if x["change"].startswith("M=") else "period") and
+              ("time per micro-batch" in x["text"]) == x["change"].startswith("M=") for x in sug),
+          f"stats --json: another M is compared per micro-batch, and says so ({sug})")
     check(sug and all(x["period_gain"] > 0 for x in sug) and
           [x["period_gain"] for x in sug] == sorted((x["period_gain"] for x in sug), reverse=True),
           f"stats --json: suggestions with a gain, best first ({sug})")

@@ -21,7 +21,8 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-json outcome_json(const WhatifOutcome& o) {
+// `base` is the measured run: how o compares with it, or null for itself.
+json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
   json j;
   j["label"] = o.label;
   j["schedule"] = lower(schedule_name(o.shape.schedule));
@@ -32,11 +33,20 @@ json outcome_json(const WhatifOutcome& o) {
     j["busy_us"] = round3(o.busy_ns / 1e3);
     j["bubble_ratio"] = round6(o.bubble_ratio);
     j["micro_batches_per_second"] = round3(o.micro_batches_per_second);
+    j["time_per_micro_batch_us"] = round3(o.time_per_micro_batch_ns / 1e3);
   } else {
     j["period_us"] = nullptr;
     j["busy_us"] = nullptr;
     j["bubble_ratio"] = nullptr;
     j["micro_batches_per_second"] = nullptr;
+    j["time_per_micro_batch_us"] = nullptr;
+  }
+  j["vs_measured_pct"] = nullptr;
+  j["vs_measured_of"] = nullptr;
+  if (base && o.error.empty() && base->error.empty() && base->period_ns > 0) {
+    bool per_mb = false;
+    j["vs_measured_pct"] = round3(relative_time(o, *base, &per_mb) * 100);
+    j["vs_measured_of"] = per_mb ? "time_per_micro_batch" : "period";
   }
   j["peak_in_flight"] = o.peak_in_flight;
   j["error"] = o.error.empty() ? json(nullptr) : json(o.error);
@@ -103,10 +113,10 @@ std::string peak_text(const std::vector<int32_t>& peak) {
 std::string format_whatif_json(const WhatifReport& r) {
   json doc;
   doc["schema"] = "pp-timeline-whatif/1";
-  doc["measured"] = outcome_json(r.measured);
-  doc["replayed"] = outcome_json(r.replayed);
+  doc["measured"] = outcome_json(r.measured, nullptr);
+  doc["replayed"] = outcome_json(r.replayed, &r.measured);
   json predicted = json::array();
-  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o));
+  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured));
   doc["predicted"] = std::move(predicted);
   doc["model_error_pct"] = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                ? json(round3((r.replayed.period_ns / r.measured.period_ns - 1) * 100))
@@ -127,6 +137,7 @@ std::string format_whatif_text(const WhatifReport& r) {
   }
   std::vector<std::vector<std::string>> cells = {
       {"", "schedule", "period ms", "vs measured", "busy ms", "bubble", "micro-batches/s", "peak in flight"}};
+  bool any_per_mb = false;
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
     if (!o.error.empty()) {
@@ -135,7 +146,10 @@ std::string format_whatif_text(const WhatifReport& r) {
     }
     std::string delta = "";
     if (row.o != &r.measured && r.measured.error.empty() && r.measured.period_ns > 0) {
-      delta = fmt::format("{:+.1f}%", (o.period_ns / r.measured.period_ns - 1) * 100);
+      bool per_mb = false;
+      double d = relative_time(o, r.measured, &per_mb);
+      delta = fmt::format("{:+.1f}%{}", d * 100, per_mb ? " per mb" : "");
+      any_per_mb = any_per_mb || per_mb;
     }
     cells.push_back({row.kind, terminal_text(o.label), ms_text(o.period_ns), delta, ms_text(o.busy_ns),
                      fmt::format("{:.1f}%", o.bubble_ratio * 100), fmt::format("{:.1f}", o.micro_batches_per_second),
@@ -145,7 +159,10 @@ std::string format_whatif_text(const WhatifReport& r) {
   for (const auto& row : cells) {
     for (size_t c = 0; c < row.size(); ++c) w[c] = std::max(w[c], row[c].size());
   }
-  std::string out = "pp-timeline whatif: the measured run, replayed with its cost model, and under the targets\n\n";
+  std::string out = "pp-timeline whatif: the measured run, replayed with its cost model, and under the targets";
+  out += r.predicted.size() > 1
+             ? ",\nranked by throughput (micro-batches/s: the period's order where M is the same)\n\n"
+             : "\n\n";
   for (const auto& row : cells) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
@@ -154,6 +171,12 @@ std::string format_whatif_text(const WhatifReport& r) {
       line += (c ? "  " : "") + (left ? row[c] + (c + 1 == row.size() ? "" : pad) : pad + row[c]);
     }
     out += line + "\n";
+  }
+  if (any_per_mb) {
+    out += fmt::format(
+        "\nvs measured: the period; \"per mb\" where M differs from the measured M={}: the time per micro-batch\n"
+        "(period / M), as a step of more micro-batches does more work\n",
+        r.measured.shape.micro_batches);
   }
   if (r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0) {
     out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n",

@@ -198,6 +198,33 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     // The whole backward (2 ms) split 3:1.
     CHECK(job_length(r.predicted[0], 3, PlanRole::kBackwardW) == 500 * kUs);
   }
+  SECTION("another M: ranked by throughput, compared per micro-batch, suggested as such") {
+    auto m = generated("--schedule fthenb --stages 4 --micro-batches 4 --steps 3 --jitter 0 --seed 3");
+    WhatifChanges more;
+    more.micro_batches = {4, 16};
+    WhatifReport r = m->whatif(more);
+    REQUIRE(r.predicted.size() == 2);
+    REQUIRE(r.predicted[0].error.empty());
+    // M=16 has the longer period but the smaller bubble: it ranks first.
+    CHECK(r.predicted[0].shape.micro_batches == 16);
+    CHECK(r.predicted[0].period_ns > r.predicted[1].period_ns);
+    CHECK(r.predicted[0].micro_batches_per_second > r.predicted[1].micro_batches_per_second);
+    bool per_mb = false;
+    const double d = relative_time(r.predicted[0], r.measured, &per_mb);
+    CHECK(per_mb);
+    CHECK(d < 0);
+    CHECK(d == Approx((r.predicted[0].period_ns / 16) / (r.measured.period_ns / 4) - 1));
+    CHECK(relative_time(r.predicted[1], r.measured, &per_mb) ==
+          Approx(r.predicted[1].period_ns / r.measured.period_ns - 1));
+    CHECK_FALSE(per_mb);
+    // FThenB at M=4 on 4 stages is mostly bubble: 2M is among the suggestions, per micro-batch.
+    std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
+    auto twice = std::find_if(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "M=8"; });
+    REQUIRE(twice != s.end());
+    CHECK(twice->per_micro_batch);
+    CHECK(twice->period_gain > 0);
+    CHECK_THAT(twice->text, Catch::Contains("time per micro-batch"));
+  }
   SECTION("a slow stage: balancing it is suggested, and named") {
     auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
     std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats);
