@@ -162,6 +162,105 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
   return t;
 }
 
+// The measured run's jobs as ratios to their fitted costs, per step of the
+// run (at most kSampledSteps, the last ones) and data-parallel replica: a
+// replay of one step of one replica charges each job its target cost times
+// the ratio its measured counterpart had in that step, so the jitter the run
+// had, where the step's critical path picks the longer jobs, and the step's
+// wait for its slowest replica are both replayed instead of averaged away.
+constexpr size_t kSampledSteps = 32;
+
+struct JitterSamples {
+  int32_t replicas = 0, stages = 0, chunks = 1, micro_batches = 0;
+  std::vector<std::vector<float>> jobs;  // [step][(((replica * P + stage) * V + chunk) * 4 + role) * M + mb]; < 0: none
+  std::vector<std::vector<float>> optimizer;  // [step][replica * P + stage]; < 0: none
+  // [index(replica, stage, chunk, role, 0) / M]: the mean ratio of that rank's
+  // jobs of the kind over the steps: what sets a rank apart from its stage's
+  // other replicas (a slow GPU), which --balance takes away.
+  std::vector<double> rank_factor;
+  bool empty() const { return jobs.empty(); }
+
+  size_t index(int32_t replica, int32_t stage, size_t chunk, size_t role, int32_t mb) const {
+    return (((static_cast<size_t>(replica) * stages + stage) * chunks + chunk) * kPlanRoles + role) * micro_batches +
+           mb;
+  }
+  // The ratio of the measured job a target job stands for: the same stage,
+  // micro-batch (modulo the measured M) and role (a split half from a whole
+  // backward and back), its chunk when V is the measured one, else the mean
+  // over the measured chunks; 1 when none was measured.
+  double ratio(size_t step, int32_t replica, int32_t stage, const PlanShape& shape, const PlanJob& job,
+               bool jitter_only) const {
+    if (micro_batches <= 0 || stage >= stages) return 1;
+    const int32_t mb = job.micro_batch % micro_batches;
+    const size_t role = static_cast<size_t>(job.role);
+    const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
+                                        : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
+                                        : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
+                                                      : std::array<size_t, 3>{kBw, kB, kB};
+    const std::vector<float>& v = jobs[step];
+    for (size_t r : roles) {
+      double sum = 0;
+      int n = 0;
+      for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
+        if (shape.chunks == chunks && c != static_cast<size_t>(job.chunk)) continue;
+        const size_t i = index(replica, stage, c, r, mb);
+        const float x = v[i];
+        if (x >= 0) sum += jitter_only ? x / rank_factor[i / micro_batches] : x, ++n;
+      }
+      if (n > 0) return sum / n;
+    }
+    return 1;
+  }
+};
+
+JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run_index) {
+  JitterSamples js;
+  if (run_index >= tl.runs.size() || m.micro_batches <= 0) return js;
+  const Run& run = tl.runs[run_index];
+  if (run.steps.empty()) return js;
+  js.stages = m.stages;
+  js.chunks = std::max(1, m.chunks);
+  js.micro_batches = m.micro_batches;
+  for (uint32_t ti : run.tracks)
+    js.replicas = std::max(js.replicas, pipeline_replica(tl.tracks[ti].rank, m.stages) + 1);
+  const size_t first = run.steps.size() > kSampledSteps ? run.steps.size() - kSampledSteps : 0;
+  std::map<int32_t, size_t> step_index;
+  for (size_t k = first; k < run.steps.size(); ++k) step_index.emplace(run.steps[k].number, k - first);
+  const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
+  js.jobs.assign(step_index.size(), std::vector<float>(per_step, -1.0F));
+  js.optimizer.assign(step_index.size(), std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const int32_t s = pipeline_stage(t.rank, m.stages), rep = pipeline_replica(t.rank, m.stages);
+    for (const Job& j : t.jobs) {
+      auto k = step_index.find(j.step);
+      if (k == step_index.end()) continue;
+      const double d = static_cast<double>(j.end_ns - j.start_ns);
+      if (job_kind(tl.types[j.type]) == JobKind::kOptimizer) {
+        const int64_t cost = m.optimizer[s].cost_ns;
+        if (cost > 0) js.optimizer[k->second][static_cast<size_t>(rep) * m.stages + s] = static_cast<float>(d / cost);
+        continue;
+      }
+      const int role = role_of(plan.classes[j.type]);
+      const int32_t c = std::max(0, plan.classes[j.type].chunk);
+      if (role < 0 || c >= js.chunks || j.micro_batch < 0 || j.micro_batch >= js.micro_batches) continue;
+      const int64_t cost = m.jobs[s][static_cast<size_t>(c)][static_cast<size_t>(role)].cost_ns;
+      if (cost <= 0) continue;
+      js.jobs[k->second][js.index(rep, s, static_cast<size_t>(c), static_cast<size_t>(role), j.micro_batch)] =
+          static_cast<float>(d / cost);
+    }
+  }
+  js.rank_factor.assign(per_step / js.micro_batches, 0.0);
+  std::vector<uint32_t> counts(js.rank_factor.size(), 0);
+  for (const std::vector<float>& step : js.jobs) {
+    for (size_t i = 0; i < step.size(); ++i) {
+      if (step[i] >= 0) js.rank_factor[i / js.micro_batches] += step[i], ++counts[i / js.micro_batches];
+    }
+  }
+  for (size_t i = 0; i < counts.size(); ++i) js.rank_factor[i] = counts[i] > 0 ? js.rank_factor[i] / counts[i] : 1;
+  return js;
+}
+
 std::string shape_label(const PlanShape& s) {
   std::string label = fmt::format("{} M={}", schedule_name(s.schedule), s.micro_batches);
   if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
@@ -169,7 +268,7 @@ std::string shape_label(const PlanShape& s) {
 }
 
 WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
-                             int32_t steps) {
+                             int32_t steps, const JitterSamples& samples) {
   WhatifOutcome o;
   o.shape = shape;
   o.label = shape_label(shape);
@@ -192,12 +291,45 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     o.error = o.replay.error;
     return o;
   }
-  o.period_ns = replay_period_ns(o.replay);
-  double busy = 0;
-  for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
-  o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
-  o.bubble_ratio = replay_bubble_ratio(o.replay);
   o.peak_in_flight = o.replay.peak_in_flight;
+  if (samples.empty()) {
+    o.period_ns = replay_period_ns(o.replay);
+    double busy = 0;
+    for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
+    o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
+    o.bubble_ratio = replay_bubble_ratio(o.replay);
+  } else {
+    // Each measured step, each replica on its own with that step's jitter;
+    // the step lasts as long as its slowest replica.
+    double span_sum = 0, idle = 0, room = 0;
+    for (size_t k = 0; k < samples.jobs.size(); ++k) {
+      int64_t span = 0;
+      std::vector<int64_t> busy;
+      for (int32_t rep = 0; rep < samples.replicas; ++rep) {
+        ReplayCosts one = costs;
+        one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
+          const double base = static_cast<double>(costs.duration_ns(stage, job));
+          return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
+        };
+        one.optimizer_ns = t.optimizer;
+        for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
+          const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
+          if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
+        }
+        ReplayResult rr = replay_plan(shape, one, 1);
+        if (!rr.error.empty() || rr.steps.empty()) continue;
+        span = std::max(span, rr.steps[0].end_ns - rr.steps[0].start_ns);
+        for (int32_t st = 0; st < shape.stages; ++st) busy.push_back(replay_busy_ns(rr.steps[0], st));
+      }
+      span_sum += static_cast<double>(span);
+      for (int64_t b : busy) idle += static_cast<double>(span - b);
+      room += static_cast<double>(span) * static_cast<double>(busy.size());
+    }
+    const double n = static_cast<double>(samples.jobs.size());
+    o.busy_ns = span_sum / n;
+    o.period_ns = o.busy_ns + static_cast<double>(m.step_gap_ns);
+    o.bubble_ratio = room > 0 ? idle / room : 0;
+  }
   if (o.period_ns > 0) {
     o.micro_batches_per_second = 1e9 / o.period_ns * shape.micro_batches * std::max(1, m.replicas);
     o.time_per_micro_batch_ns = o.period_ns / shape.micro_batches;
@@ -403,8 +535,9 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
 
   const double w = effective_w(m, ch);
+  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
   if (why.empty()) {
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps);
+    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples);
   } else {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
@@ -430,7 +563,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
         r.predicted.push_back(std::move(o));
         continue;
       }
-      r.predicted.push_back(replay_outcome(m, s, ch, w, steps));
+      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples));
     }
   }
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
@@ -477,9 +610,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.other_jobs > 0) {
     as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
   }
-  if (m.replicas > 1) {
+  if (!samples.empty()) {
     as.push_back(fmt::format(
-        "the {} replicas are pooled: a step that waits for the slowest one is predicted a little short", m.replicas));
+        "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
+        "deviations from their costs; a step lasts as long as its slowest replica",
+        samples.jobs.size(), samples.replicas));
   }
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
@@ -496,7 +631,8 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   if (!why.empty()) return out;
   const WhatifChanges none;
   const double w = effective_w(m, none);
-  WhatifOutcome base = replay_outcome(m, ms, none, w, 2);
+  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples);
   if (!base.error.empty() || base.period_ns <= 0) return out;
   auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
     int32_t peak = 0;
@@ -528,11 +664,11 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.chunks = target_chunks(m, k, 0);
     std::string change(schedule_name(k));
     if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    add(change, replay_outcome(m, s, none, w, 2));
+    add(change, replay_outcome(m, s, none, w, 2, samples));
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2));
+  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples));
   // The straggler: the stage busiest per rank-step.
   int32_t slowest = -1;
   double most = 0;
@@ -544,7 +680,7 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   WhatifChanges balance;
   balance.balance = true;
   add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-      replay_outcome(m, ms, balance, w, 2));
+      replay_outcome(m, ms, balance, w, 2, samples));
   std::stable_sort(out.begin(), out.end(),
                    [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
   if (out.size() > limit) out.resize(limit);

@@ -21,6 +21,14 @@
 //    median over its ranks; other timed jobs of a step (lr, communication
 //    jobs with a length) are added to the stage's optimizer;
 //  - the gap between steps: the median of next step's start - step's end.
+// The replay: each of the measured steps (the last 32) on each data-parallel
+// replica on its own, every job charged its cost times the ratio its
+// measured counterpart (same rank, step, chunk, role, micro-batch modulo M)
+// had to its cost in that step; a step lasts as long as its slowest
+// replica, and the period is the mean over the steps of that plus the gap.
+// So the jitter the step's critical path picks up, and the wait for a slow
+// replica, are replayed instead of averaged away. --balance takes each
+// rank's own factor (its mean ratio) out and keeps the jitter.
 // The fit's own error: the measured plan replayed with the model gives the
 // "replayed" period; its difference from the measured period is what the
 // model misses (jitter on the critical path, overlaps, clocks).

@@ -51,6 +51,11 @@ CASES = [
      ["--schedule", "1f1b", "--micro-batches", "8"]),
     ("ZBVPP V=2 -> 1F1B", ["--schedule", "zbvpp", "--chunks", "2", "--micro-batches", "8"], ["--schedule", "1f1b"],
      ["--schedule", "1f1b", "--micro-batches", "8"]),
+    ("1F1B x8 replicas -> ZBH1", ["--schedule", "1f1b", "--micro-batches", "16", "--dp", "8"],
+     ["--schedule", "zbh1"], ["--schedule", "zbh1", "--micro-batches", "16", "--dp", "8"]),
+    ("1F1B x8 replicas -> VPP V=2", ["--schedule", "1f1b", "--micro-batches", "16", "--dp", "8"],
+     ["--schedule", "vpp", "--chunks", "2"], ["--schedule", "vpp", "--chunks", "2", "--micro-batches", "16",
+                                              "--dp", "8"]),
     ("FThenB M=8 -> 1F1B M=16", ["--schedule", "fthenb", "--micro-batches", "8"],
      ["--schedule", "1f1b", "--micro-batches", "16"], ["--schedule", "1f1b", "--micro-batches", "16"]),
 ]
@@ -107,10 +112,10 @@ def accuracy(binary, tmp, seed=5):
 
 
 def format_table(rows):
-    lines = ["%-26s %12s %12s %8s %12s %12s %8s" % ("case", "measured ms", "replayed ms", "error", "predicted ms",
+    lines = ["%-32s %12s %12s %8s %12s %12s %8s" % ("case", "measured ms", "replayed ms", "error", "predicted ms",
                                                       "generated ms", "error")]
     for name, measured, replayed, predicted, truth in rows:
-        lines.append("%-26s %12.3f %12.3f %7.2f%% %12.3f %12.3f %7.2f%%" % (
+        lines.append("%-32s %12.3f %12.3f %7.2f%% %12.3f %12.3f %7.2f%%" % (
             name, measured / 1e3, replayed / 1e3, (replayed / measured - 1) * 100, predicted / 1e3, truth / 1e3,
             (predicted / truth - 1) * 100))
     return "\n".join(lines)

@@ -225,6 +225,21 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     CHECK(twice->period_gain > 0);
     CHECK_THAT(twice->text, Catch::Contains("time per micro-batch"));
   }
+  SECTION("replicas: each is replayed on its own, and the step waits for the slowest") {
+    // Rank 6 is replica 1's stage 2, 50% slower; replica 0 is not.
+    auto m =
+        generated("--schedule 1f1b --stages 4 --dp 2 --micro-batches 8 --steps 3 --jitter 0 --slow 6:1.5 --seed 3");
+    WhatifReport r = m->whatif();
+    REQUIRE(r.replayed.error.empty());
+    // Pooled over the replicas, stage 2 would cost 1.25x and the replay come out short.
+    CHECK(r.replayed.period_ns == Approx(r.measured.period_ns).epsilon(0.005));
+    WhatifChanges balance;
+    balance.balance = true;
+    WhatifReport b = m->whatif(balance);
+    REQUIRE(b.predicted.at(0).error.empty());
+    // Balanced, the slow rank is at its stage's median: both replicas as fast as replica 0 alone.
+    CHECK(b.predicted[0].period_ns < 0.9 * r.replayed.period_ns);
+  }
   SECTION("a slow stage: balancing it is suggested, and named") {
     auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
     std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats);
