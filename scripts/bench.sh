@@ -101,7 +101,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old pftrace scale stats report)
+SECTIONS=(pp_timeline floor threads old pftrace scale stats report whatif)
 [[ -n "$baseline_bin" ]] && SECTIONS+=(baseline)
 if [[ -n "$only" ]]; then
   IFS=, read -r -a SECTIONS <<<"$only"
@@ -465,6 +465,45 @@ section_stats() {
   stats_case do "diff LOGS LOGS -o trace.json" 0 sh -c '"$0" diff "$1" "$1" -q -o "$2/diff_trace.json" >/dev/null' "$bin" "$logs" "$d"
 }
 
+# The whatif section: `whatif` on the set (the measured 1F1B replayed) and
+# with twelve targets (every schedule at M and 2M), against `stats --json`,
+# which reads the same logs; the whatif phase alone as --timings reports it
+# (goal: at most 1 s beyond reading the logs: fit, replays and the stats'
+# suggestions). Then the model's accuracy table (tests/e2e/whatif_cli.py
+# --table): per case the measured, replayed and predicted periods against a
+# run generated under the target with the same stage costs.
+section_whatif() {
+  if [[ $have_bin == 0 ]]; then skipped "whatif" "not built"; return; fi
+  if ! "$bin" whatif --help >/dev/null 2>&1; then skipped "whatif" "this build has no whatif command"; return; fi
+  local d=$out/whatif phase r
+  mkdir -p "$d"
+  if ! timed wsj "$bin" stats --log_dir "$logs" --json -q -o "$d/stats.json"; then
+    skipped "whatif: stats --json" "FAILED (run it by hand to see why)"
+    status=1
+    return
+  fi
+  row "stats --json (with suggestions)" "$T_wsj" "$RSS_wsj" "baseline of the whatif rows"
+  local all=(--schedule fthenb,1f1b,eager1f1b,vpp,zbh1,zbvpp --micro-batches 64,128)
+  for c in one:"whatif (measured replayed)" all:"whatif (12 targets)"; do
+    local name=${c%%:*} label=${c#*:} extra=()
+    [[ $name == all ]] && extra=("${all[@]}")
+    if ! timed "w$name" sh -c 'b=$0 l=$1; shift; "$b" whatif --log_dir "$l" -q "$@" >/dev/null' "$bin" "$logs" "${extra[@]}"; then
+      skipped "$label" "FAILED (run it by hand to see why)"
+      status=1
+      continue
+    fi
+    local tv=T_w$name rv=RSS_w$name
+    r=$(calc '%.3f' "${!tv} - $T_wsj")
+    row "$label" "${!tv}" "${!rv}" "${r} s beyond stats --json"
+  done
+  phase=$("$bin" whatif --log_dir "$logs" -q --timings "${all[@]}" 2>&1 >/dev/null |
+    sed -n 's/.*whatif \([0-9.]*\) s.*/\1/p' | head -1)
+  if [[ -n "$phase" ]]; then
+    goal "whatif phase, 12 targets (--timings)" "${phase} s" "<= 1 s" "$(awk -v p="$phase" 'BEGIN {print (p <= 1) ? 1 : 0}')"
+  fi
+  mapfile -t whatif_lines < <(python3 "$root/tests/e2e/whatif_cli.py" --binary "$bin" --table 2>&1)
+}
+
 # The report section: `report` (the HTML page with the stats) and a .svg
 # against a plain convert, then the time headless Chromium takes to load and
 # screenshot the page, against an empty page in the same run: with the
@@ -570,6 +609,7 @@ section_baseline() {
 mkdir -p "$bench" "$out"
 scale_lines=()
 scale_notes=()
+whatif_lines=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
 for s in "${SECTIONS[@]}"; do
@@ -593,6 +633,11 @@ if [[ ${#goals[@]} -gt 0 ]]; then
   printf '  %-38s %18s   %-16s %s\n' "goal" "value" "target" "verdict"
   printf '  %s\n' "$(printf '%.0s-' {1..84})"
   printf '%s\n' "${goals[@]}"
+fi
+if [[ ${#whatif_lines[@]} -gt 0 ]]; then
+  echo
+  echo "whatif accuracy: periods predicted from one generated run against a run generated under the target (same stage costs)"
+  printf '  %s\n' "${whatif_lines[@]}"
 fi
 if [[ ${#scale_lines[@]} -gt 0 ]]; then
   echo

@@ -147,6 +147,18 @@ struct Throughput {
   uint32_t micro_batch_size = 0;
 };
 
+// A change the what-if model (analysis/whatif.h, suggest_changes) predicts
+// would shorten the period, against the measured plan replayed with the same
+// model (so the model's own error cancels out).
+struct WhatifSuggestion {
+  std::string change;               // "ZBH1", "VPP V=2", "M=16", "balancing stage 2"
+  double period_gain = 0;           // 1 - predicted / replayed: 0.17 is a 17 % shorter period
+  bool per_micro_batch = false;     // the gain is in time per micro-batch (period / M): the change has another M
+  double peak_memory = 0;           // the most micro-batch activations a stage holds (a chunk's count 1/V)
+  double measured_peak_memory = 0;  // the same, for the measured plan replayed
+  std::string text;                 // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
+};
+
 struct Stats {
   std::string source;   // what was read, for the report's title
   std::string partial;  // "ranks 1-3 of 4 loaded (--devices)", "" when every rank was (Timeline::partial)
@@ -174,6 +186,8 @@ struct Stats {
   std::vector<StageStats> stages;     // by stage
   std::vector<TypeDurations> types;   // by type name
   std::vector<Straggler> stragglers;  // by (rank, type)
+  // What would help, best first (set by the driver when asked: DriverRequest::suggest).
+  std::vector<WhatifSuggestion> suggestions;
 };
 
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the

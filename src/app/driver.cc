@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "analysis/whatif.h"
 #include "output/text/summary.h"
 #include "passes/pipeline_stage.h"
 #include "util/parallel.h"
@@ -142,6 +143,10 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
     r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
     r.stats->source = r.source;
     timer.lap("stats");
+    if (req.suggest) {
+      r.stats->suggestions = suggest_changes(tl, r.pipeline, r.dependencies, *r.stats);
+      timer.lap("whatif");
+    }
   }
   if (req.picture) {
     PictureRequest picture = *req.picture;

@@ -53,6 +53,9 @@ struct DriverRequest {
   bool stats = false;        // run the analysis phase
   Selection selection;       // --run, --steps, --skip-warmup; empty: everything
   StatsOptions stats_options;
+  // With `stats`: the what-if suggestions (analysis/whatif.h, suggest_changes)
+  // go into Stats::suggestions (stats and the report page ask for them).
+  bool suggest = false;
   // Set when the command draws (.svg, .png, .html): the picture phase runs,
   // its steps are `selection.steps`.
   std::optional<PictureRequest> picture;

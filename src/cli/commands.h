@@ -49,5 +49,7 @@ void setup_report(CLI::App& app, Runner& chosen);
 void setup_batch(CLI::App& app, Runner& chosen);
 // watch_command.cc: follows a run's growing logs, step by step.
 void setup_watch(CLI::App& app, Runner& chosen);
+// whatif_command.cc: the run under another schedule, from a fitted cost model.
+void setup_whatif(CLI::App& app, Runner& chosen);
 
 }  // namespace ppt::cli

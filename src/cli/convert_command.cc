@@ -65,6 +65,7 @@ int run_convert(const ConvertOptions& o) {
   DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
+  request.suggest = request.stats;       // and what would help, as report's page says
   request.selection = selection;
   if (draws(outputs)) request.picture = PictureRequest{};
   DriverResult result = run_driver(request);

@@ -66,6 +66,7 @@ int run(int argc, char** argv) {
   setup_report(app, chosen);
   setup_batch(app, chosen);
   setup_watch(app, chosen);
+  setup_whatif(app, chosen);
   // Every command answers --version.
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->set_version_flag("--version", version);
   try {

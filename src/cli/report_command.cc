@@ -42,6 +42,7 @@ int run_report(const ReportCommandOptions& o) {
   DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
+  request.suggest = true;
   request.selection = selection;
   request.picture = PictureRequest{};
   request.picture->max_jobs = o.max_jobs;

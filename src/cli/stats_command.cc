@@ -45,6 +45,7 @@ int run_stats(const StatsCommandOptions& o) {
   }
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
   request.stats_options.micro_batch_size = o.micro_batch_size;
+  request.suggest = true;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   if (draws(outputs)) request.picture = PictureRequest{};
   // Files written are listed at the end, in the summary line, as convert does.

@@ -282,7 +282,7 @@ Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t 
       opt.start_ns = origin_ns + step.optimizer[s].first;
       opt.end_ns = origin_ns + step.optimizer[s].second;
       opt.job_id = job_id++;
-      opt.micro_batch = 0;
+      opt.micro_batch = -1;  // the optimizer belongs to no micro-batch
       opt.type = type_of("optimizer");
       opt.line = ++line;
       opt.step = number;

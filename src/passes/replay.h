@@ -85,7 +85,7 @@ double replay_period_ns(const ReplayResult& result);
 
 // The replay as a Timeline, as the input passes would build it from logs: one
 // run, one track (and file, "replay/stage<s>") per stage with rank = stage, jobs
-// typed by plan_job_type and `optimizer`, micro-batch ids, steps numbered
+// typed by plan_job_type and `optimizer`, micro-batch ids (none, -1, for the optimizer), steps numbered
 // from `first_step`, times from `origin_ns`, lines numbered per track in plan
 // order, one lane. Empty when the replay has an error.
 Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns = 0, int32_t first_step = 0);

@@ -190,6 +190,16 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   json stragglers = json::array();
   for (const Straggler& s2 : st.stragglers) stragglers.push_back(straggler_json(s2));
   doc["stragglers"] = std::move(stragglers);
+  json suggestions = json::array();
+  for (const WhatifSuggestion& w : st.suggestions) {
+    suggestions.push_back({{"change", w.change},
+                           {"period_gain", round6(w.period_gain)},
+                           {"gain_of", w.per_micro_batch ? "time_per_micro_batch" : "period"},
+                           {"peak_memory", round3(w.peak_memory)},
+                           {"measured_peak_memory", round3(w.measured_peak_memory)},
+                           {"text", w.text}});
+  }
+  doc["suggestions"] = std::move(suggestions);
   return dumped(doc, 1) + "\n";
 }
 

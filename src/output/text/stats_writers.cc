@@ -262,6 +262,11 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     }
     p.summary.emplace_back("throughput", text);
   }
+  if (!st.suggestions.empty()) {
+    std::string text;
+    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
+    p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
+  }
 
   fill_steps(st, style, worst, p);
   fill_ranks(st, style, p);

@@ -135,6 +135,20 @@ TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble a
     CHECK(tl.runs[0].steps.front().number == 5);
     CHECK(tl.runs[0].steps.back().number == 7);
     CHECK(tl.runs[0].steps[1].start_ns == origin + r.steps[1].start_ns);
+    // The optimizer belongs to no micro-batch (a trace names it "optimizer",
+    // not "optimizer mb0"); every plan job keeps its own.
+    size_t optimizers = 0;
+    for (const Track& t : tl.tracks) {
+      for (const Job& j : t.jobs) {
+        if (tl.types[j.type] == "optimizer") {
+          ++optimizers;
+          CHECK(j.micro_batch == -1);
+        } else {
+          CHECK(j.micro_batch >= 0);
+        }
+      }
+    }
+    CHECK(optimizers == static_cast<size_t>(shape.stages) * 3);
     PipelinePlan plan = decide_pipeline(tl, 0, 1);
     Dependencies deps = find_dependencies(tl, plan, 1);
     // The replay honours every dependency the passes find.

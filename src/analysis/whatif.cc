@@ -1,0 +1,690 @@
+#include "analysis/whatif.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "model/job_types.h"
+#include "passes/pipeline_stage.h"
+
+namespace ppt {
+namespace {
+
+constexpr size_t kF = static_cast<size_t>(PlanRole::kForward);
+constexpr size_t kB = static_cast<size_t>(PlanRole::kBackward);
+constexpr size_t kBb = static_cast<size_t>(PlanRole::kBackwardB);
+constexpr size_t kBw = static_cast<size_t>(PlanRole::kBackwardW);
+
+// The plan role of a job class; -1 for jobs that are not forward or backward
+// work (the optimizer, lr, communication) and for pieces of overlapped jobs.
+int role_of(const JobClass& c) {
+  if (c.piece || c.no_pipeline) return -1;
+  switch (c.role) {
+    case JobRole::kForward: return static_cast<int>(kF);
+    case JobRole::kBackward: return static_cast<int>(c.split ? kBb : kB);
+    case JobRole::kBackwardWeight: return static_cast<int>(kBw);
+    case JobRole::kOther: return -1;
+  }
+  return -1;
+}
+
+DurationFit fit_durations(std::vector<int64_t> d) {
+  DurationFit f;
+  f.count = d.size();
+  if (d.empty()) return f;
+  std::sort(d.begin(), d.end());
+  f.median_ns = std::llround(median_of_sorted(d));
+  f.p10_ns = percentile(d, 0.10);
+  f.p90_ns = percentile(d, 0.90);
+  double sum = 0;
+  size_t n = 0;
+  for (int64_t x : d) {
+    if (x < f.p10_ns || x > f.p90_ns) continue;
+    sum += static_cast<double>(x);
+    ++n;
+  }
+  f.cost_ns = n > 0 ? std::llround(sum / static_cast<double>(n)) : f.median_ns;
+  return f;
+}
+
+int64_t median_rounded(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return std::llround(median_of_sorted(v));
+}
+
+std::string us_text(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
+
+// The cost of every job of a target, per stage.
+struct TargetCosts {
+  std::vector<std::vector<std::array<int64_t, kPlanRoles>>> jobs;  // [stage][chunk][role]
+  std::vector<int64_t> optimizer;                                  // by stage
+  std::vector<std::vector<int64_t>> link;                          // [from][to]
+};
+
+int64_t measured(const CostModel& m, int32_t stage, size_t chunk, size_t role) {
+  if (stage >= static_cast<int32_t>(m.jobs.size()) || chunk >= m.jobs[stage].size()) return -1;
+  const DurationFit& f = m.jobs[stage][chunk][role];
+  return f.count > 0 ? f.cost_ns : -1;
+}
+
+// A whole backward of the chunk: measured, else its two halves; -1 when neither.
+int64_t whole_backward(const CostModel& m, int32_t stage, size_t chunk) {
+  int64_t b = measured(m, stage, chunk, kB);
+  if (b >= 0) return b;
+  int64_t bb = measured(m, stage, chunk, kBb), bw = measured(m, stage, chunk, kBw);
+  return bb >= 0 && bw >= 0 ? bb + bw : -1;
+}
+
+// Per stage, the costs of a target's jobs from the model: the measured
+// chunk's when the target has the measured V, else the stage's total over
+// the target's V; a split backward from the measured halves, else the whole
+// one split by `w`.
+TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w) {
+  TargetCosts t;
+  const int32_t P = shape.stages;
+  const size_t V = static_cast<size_t>(std::max(1, shape.chunks));
+  const bool same_v = shape.chunks == m.chunks;
+  const bool halves_from_w = ch.w_share >= 0 || m.w_share < 0;
+  t.jobs.assign(P, std::vector<std::array<int64_t, kPlanRoles>>(V, std::array<int64_t, kPlanRoles>{-1, -1, -1, -1}));
+  t.optimizer.assign(P, -1);
+  for (int32_t s = 0; s < P && s < m.stages; ++s) {
+    const size_t mv = m.jobs[s].size();
+    int64_t f_tot = 0, b_tot = 0, bb_tot = 0, bw_tot = 0;
+    bool have_f = false, have_b = false, have_bb = false, have_bw = false;
+    for (size_t c = 0; c < mv; ++c) {
+      if (int64_t f = measured(m, s, c, kF); f >= 0) f_tot += f, have_f = true;
+      if (int64_t b = whole_backward(m, s, c); b >= 0) b_tot += b, have_b = true;
+      if (int64_t b = measured(m, s, c, kBb); b >= 0) bb_tot += b, have_bb = true;
+      if (int64_t b = measured(m, s, c, kBw); b >= 0) bw_tot += b, have_bw = true;
+    }
+    const double share = static_cast<double>(V);
+    for (size_t c = 0; c < V; ++c) {
+      std::array<int64_t, kPlanRoles>& j = t.jobs[s][c];
+      int64_t f = same_v ? measured(m, s, c, kF) : -1;
+      int64_t b = same_v ? whole_backward(m, s, c) : -1;
+      if (f < 0 && have_f) f = std::llround(f_tot / share);
+      if (b < 0 && have_b) b = std::llround(b_tot / share);
+      j[kF] = f;
+      j[kB] = b;
+      if (halves_from_w || !have_bb || !have_bw) {
+        j[kBb] = b >= 0 ? std::llround(b * (1 - w)) : -1;
+        j[kBw] = b >= 0 ? std::llround(b * w) : -1;
+      } else {
+        int64_t bb = same_v ? measured(m, s, c, kBb) : -1;
+        int64_t bw = same_v ? measured(m, s, c, kBw) : -1;
+        j[kBb] = bb >= 0 ? bb : std::llround(bb_tot / share);
+        j[kBw] = bw >= 0 ? bw : std::llround(bw_tot / share);
+      }
+    }
+    if (s < static_cast<int32_t>(m.optimizer.size()) && m.optimizer[s].count > 0) {
+      t.optimizer[s] = m.optimizer[s].cost_ns + (s < static_cast<int32_t>(m.other_ns.size()) ? m.other_ns[s] : 0);
+    }
+  }
+  // What a stage lacks (or, balanced, every stage) is the median stage's.
+  auto median_over_stages = [&](auto get) {
+    std::vector<int64_t> v;
+    for (int32_t s = 0; s < P; ++s) {
+      if (int64_t x = get(s); x >= 0) v.push_back(x);
+    }
+    return v.empty() ? int64_t{0} : median_rounded(v);
+  };
+  for (size_t c = 0; c < V; ++c) {
+    for (size_t r = 0; r < kPlanRoles; ++r) {
+      int64_t med = median_over_stages([&](int32_t s) { return t.jobs[s][c][r]; });
+      for (int32_t s = 0; s < P; ++s) {
+        if (ch.balance || t.jobs[s][c][r] < 0) t.jobs[s][c][r] = med;
+      }
+    }
+  }
+  int64_t opt_med = median_over_stages([&](int32_t s) { return t.optimizer[s]; });
+  for (int32_t s = 0; s < P; ++s) {
+    if (ch.balance || t.optimizer[s] < 0) t.optimizer[s] = opt_med;
+  }
+  for (auto [stage, factor] : ch.stage_scale) {
+    if (stage < 0 || stage >= P) continue;
+    for (auto& j : t.jobs[stage]) {
+      for (int64_t& x : j) x = std::llround(static_cast<double>(x) * factor);
+    }
+    t.optimizer[stage] = std::llround(static_cast<double>(t.optimizer[stage]) * factor);
+  }
+  t.link.assign(P, std::vector<int64_t>(P, 0));
+  for (int32_t a = 0; a < P; ++a) {
+    for (int32_t b = 0; b < P; ++b) {
+      if (a == b) continue;
+      int64_t l = a < m.stages && b < m.stages && m.link_ns[a][b] >= 0 ? m.link_ns[a][b] : m.median_link_ns;
+      t.link[a][b] = std::llround(static_cast<double>(l) * ch.link_scale);
+    }
+  }
+  return t;
+}
+
+// The measured run's jobs as ratios to their fitted costs, per step of the
+// run (at most kSampledSteps, the last ones) and data-parallel replica: a
+// replay of one step of one replica charges each job its target cost times
+// the ratio its measured counterpart had in that step, so the jitter the run
+// had, where the step's critical path picks the longer jobs, and the step's
+// wait for its slowest replica are both replayed instead of averaged away.
+constexpr size_t kSampledSteps = 32;
+
+struct JitterSamples {
+  int32_t replicas = 0, stages = 0, chunks = 1, micro_batches = 0;
+  std::vector<std::vector<float>> jobs;  // [step][(((replica * P + stage) * V + chunk) * 4 + role) * M + mb]; < 0: none
+  std::vector<std::vector<float>> optimizer;  // [step][replica * P + stage]; < 0: none
+  // [index(replica, stage, chunk, role, 0) / M]: the mean ratio of that rank's
+  // jobs of the kind over the steps: what sets a rank apart from its stage's
+  // other replicas (a slow GPU), which --balance takes away.
+  std::vector<double> rank_factor;
+  bool empty() const { return jobs.empty(); }
+
+  size_t index(int32_t replica, int32_t stage, size_t chunk, size_t role, int32_t mb) const {
+    return (((static_cast<size_t>(replica) * stages + stage) * chunks + chunk) * kPlanRoles + role) * micro_batches +
+           mb;
+  }
+  // The ratio of the measured job a target job stands for: the same stage,
+  // micro-batch (modulo the measured M) and role (a split half from a whole
+  // backward and back), its chunk when V is the measured one, else the mean
+  // over the measured chunks; 1 when none was measured.
+  double ratio(size_t step, int32_t replica, int32_t stage, const PlanShape& shape, const PlanJob& job,
+               bool jitter_only) const {
+    if (micro_batches <= 0 || stage >= stages) return 1;
+    const int32_t mb = job.micro_batch % micro_batches;
+    const size_t role = static_cast<size_t>(job.role);
+    const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
+                                        : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
+                                        : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
+                                                      : std::array<size_t, 3>{kBw, kB, kB};
+    const std::vector<float>& v = jobs[step];
+    for (size_t r : roles) {
+      double sum = 0;
+      int n = 0;
+      for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
+        if (shape.chunks == chunks && c != static_cast<size_t>(job.chunk)) continue;
+        const size_t i = index(replica, stage, c, r, mb);
+        const float x = v[i];
+        if (x >= 0) sum += jitter_only ? x / rank_factor[i / micro_batches] : x, ++n;
+      }
+      if (n > 0) return sum / n;
+    }
+    return 1;
+  }
+};
+
+JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run_index) {
+  JitterSamples js;
+  if (run_index >= tl.runs.size() || m.micro_batches <= 0) return js;
+  const Run& run = tl.runs[run_index];
+  if (run.steps.empty()) return js;
+  js.stages = m.stages;
+  js.chunks = std::max(1, m.chunks);
+  js.micro_batches = m.micro_batches;
+  for (uint32_t ti : run.tracks)
+    js.replicas = std::max(js.replicas, pipeline_replica(tl.tracks[ti].rank, m.stages) + 1);
+  const size_t first = run.steps.size() > kSampledSteps ? run.steps.size() - kSampledSteps : 0;
+  std::map<int32_t, size_t> step_index;
+  for (size_t k = first; k < run.steps.size(); ++k) step_index.emplace(run.steps[k].number, k - first);
+  const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
+  js.jobs.assign(step_index.size(), std::vector<float>(per_step, -1.0F));
+  js.optimizer.assign(step_index.size(), std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const int32_t s = pipeline_stage(t.rank, m.stages), rep = pipeline_replica(t.rank, m.stages);
+    for (const Job& j : t.jobs) {
+      auto k = step_index.find(j.step);
+      if (k == step_index.end()) continue;
+      const double d = static_cast<double>(j.end_ns - j.start_ns);
+      if (job_kind(tl.types[j.type]) == JobKind::kOptimizer) {
+        const int64_t cost = m.optimizer[s].cost_ns;
+        if (cost > 0) js.optimizer[k->second][static_cast<size_t>(rep) * m.stages + s] = static_cast<float>(d / cost);
+        continue;
+      }
+      const int role = role_of(plan.classes[j.type]);
+      const int32_t c = std::max(0, plan.classes[j.type].chunk);
+      if (role < 0 || c >= js.chunks || j.micro_batch < 0 || j.micro_batch >= js.micro_batches) continue;
+      const int64_t cost = m.jobs[s][static_cast<size_t>(c)][static_cast<size_t>(role)].cost_ns;
+      if (cost <= 0) continue;
+      js.jobs[k->second][js.index(rep, s, static_cast<size_t>(c), static_cast<size_t>(role), j.micro_batch)] =
+          static_cast<float>(d / cost);
+    }
+  }
+  js.rank_factor.assign(per_step / js.micro_batches, 0.0);
+  std::vector<uint32_t> counts(js.rank_factor.size(), 0);
+  for (const std::vector<float>& step : js.jobs) {
+    for (size_t i = 0; i < step.size(); ++i) {
+      if (step[i] >= 0) js.rank_factor[i / js.micro_batches] += step[i], ++counts[i / js.micro_batches];
+    }
+  }
+  for (size_t i = 0; i < counts.size(); ++i) js.rank_factor[i] = counts[i] > 0 ? js.rank_factor[i] / counts[i] : 1;
+  return js;
+}
+
+std::string shape_label(const PlanShape& s) {
+  std::string label = fmt::format("{} M={}", schedule_name(s.schedule), s.micro_batches);
+  if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
+  return label;
+}
+
+WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
+                             int32_t steps, const JitterSamples& samples) {
+  WhatifOutcome o;
+  o.shape = shape;
+  o.label = shape_label(shape);
+  if (std::string why = check_plan_shape(shape); !why.empty()) {
+    o.error = why;
+    return o;
+  }
+  TargetCosts t = target_costs(m, shape, ch, w);
+  ReplayCosts costs;
+  costs.duration_ns = [&t](int32_t stage, const PlanJob& job) {
+    const auto& chunks = t.jobs[stage];
+    size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+    return std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]);
+  };
+  costs.link_ns = [&t](int32_t from, int32_t to, PlanRole) { return t.link[from][to]; };
+  costs.optimizer_ns = t.optimizer;
+  costs.step_gap_ns = m.step_gap_ns;
+  o.replay = replay_plan(shape, costs, std::max(2, steps));
+  if (!o.replay.error.empty()) {
+    o.error = o.replay.error;
+    return o;
+  }
+  o.peak_in_flight = o.replay.peak_in_flight;
+  if (samples.empty()) {
+    o.period_ns = replay_period_ns(o.replay);
+    double busy = 0;
+    for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
+    o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
+    o.bubble_ratio = replay_bubble_ratio(o.replay);
+  } else {
+    // Each measured step, each replica on its own with that step's jitter;
+    // the step lasts as long as its slowest replica.
+    double span_sum = 0, idle = 0, room = 0;
+    for (size_t k = 0; k < samples.jobs.size(); ++k) {
+      int64_t span = 0;
+      std::vector<int64_t> busy;
+      for (int32_t rep = 0; rep < samples.replicas; ++rep) {
+        ReplayCosts one = costs;
+        one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
+          const double base = static_cast<double>(costs.duration_ns(stage, job));
+          return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
+        };
+        one.optimizer_ns = t.optimizer;
+        for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
+          const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
+          if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
+        }
+        ReplayResult rr = replay_plan(shape, one, 1);
+        if (!rr.error.empty() || rr.steps.empty()) continue;
+        span = std::max(span, rr.steps[0].end_ns - rr.steps[0].start_ns);
+        for (int32_t st = 0; st < shape.stages; ++st) busy.push_back(replay_busy_ns(rr.steps[0], st));
+      }
+      span_sum += static_cast<double>(span);
+      for (int64_t b : busy) idle += static_cast<double>(span - b);
+      room += static_cast<double>(span) * static_cast<double>(busy.size());
+    }
+    const double n = static_cast<double>(samples.jobs.size());
+    o.busy_ns = span_sum / n;
+    o.period_ns = o.busy_ns + static_cast<double>(m.step_gap_ns);
+    o.bubble_ratio = room > 0 ? idle / room : 0;
+  }
+  if (o.period_ns > 0) {
+    o.micro_batches_per_second = 1e9 / o.period_ns * shape.micro_batches * std::max(1, m.replicas);
+    o.time_per_micro_batch_ns = o.period_ns / shape.micro_batches;
+  }
+  return o;
+}
+
+// The measured plan's shape; `why` says what stops it from being replayed.
+PlanShape measured_shape(const CostModel& m, std::string* why) {
+  PlanShape s;
+  s.schedule = m.schedule;
+  s.stages = std::max(1, m.stages);
+  s.micro_batches = std::max(1, m.micro_batches);
+  s.chunks = std::max(1, m.chunks);
+  if (m.schedule == ScheduleKind::kUnknown || m.schedule == ScheduleKind::kNoPipeline) {
+    *why = fmt::format("the measured schedule is {}: there is no plan to replay", schedule_name(m.schedule));
+  } else if (m.micro_batches <= 0) {
+    *why = "the measured run's micro-batch count is unknown";
+  } else {
+    *why = check_plan_shape(s);
+  }
+  return s;
+}
+
+double effective_w(const CostModel& m, const WhatifChanges& ch) {
+  if (ch.w_share >= 0) return ch.w_share;
+  return m.w_share >= 0 ? m.w_share : 0.5;
+}
+
+bool chunked(ScheduleKind k) { return k == ScheduleKind::kVPP || k == ScheduleKind::kZBVPP; }
+
+int32_t target_chunks(const CostModel& m, ScheduleKind k, int32_t asked) {
+  if (!chunked(k)) return 1;
+  if (asked > 0) return asked;
+  return m.chunks > 1 ? m.chunks : 2;
+}
+
+}  // namespace
+
+double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* per_micro_batch) {
+  const bool per_mb = o.shape.micro_batches != base.shape.micro_batches;
+  if (per_micro_batch) *per_micro_batch = per_mb;
+  if (!o.error.empty() || !base.error.empty() || o.period_ns <= 0 || base.period_ns <= 0) return 0;
+  const double a = per_mb ? o.period_ns / std::max(1, o.shape.micro_batches) : o.period_ns;
+  const double b = per_mb ? base.period_ns / std::max(1, base.shape.micro_batches) : base.period_ns;
+  return a / b - 1;
+}
+
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats) {
+  CostModel m;
+  const int32_t P = std::max(1, plan.schedule.pp_degree);
+  m.stages = P;
+  m.chunks = std::max(1, plan.schedule.chunks);
+  m.micro_batches = plan.schedule.micro_batches;
+  m.replicas = std::max(1, plan.schedule.replicas);
+  m.schedule = plan.schedule.kind;
+  if (stats.run >= tl.runs.size()) return m;
+  const Run& run = tl.runs[stats.run];
+  m.steps = static_cast<uint32_t>(run.steps.size());
+
+  std::vector<bool> optimizer_type(tl.types.size()), other_type(tl.types.size());
+  for (size_t i = 0; i < tl.types.size(); ++i) {
+    JobKind k = job_kind(tl.types[i]);
+    optimizer_type[i] = k == JobKind::kOptimizer;
+    other_type[i] =
+        !optimizer_type[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
+  }
+  // [stage][chunk][role] durations; optimizer medians per rank; other work per rank-step.
+  std::vector<std::vector<std::array<std::vector<int64_t>, kPlanRoles>>> dur(P);
+  std::vector<std::vector<int64_t>> opt_rank_medians(P), other_per_step(P);
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const int32_t s = pipeline_stage(t.rank, P);
+    std::vector<int64_t> opt;
+    std::map<int32_t, int64_t> other;  // step -> timed other work
+    for (const Job& j : t.jobs) {
+      const int64_t d = j.end_ns - j.start_ns;
+      other.try_emplace(j.step, 0);
+      if (optimizer_type[j.type]) {
+        opt.push_back(d);
+        continue;
+      }
+      if (plan.classes[j.type].piece) {
+        ++m.pieces;
+        continue;
+      }
+      if (other_type[j.type]) {
+        if (d > 0) {
+          other[j.step] += d;
+          ++m.other_jobs;
+        }
+        continue;
+      }
+      int role = role_of(plan.classes[j.type]);
+      if (role < 0) continue;
+      size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
+      if (dur[s].size() <= c) dur[s].resize(c + 1);
+      dur[s][c][static_cast<size_t>(role)].push_back(d);
+    }
+    if (!opt.empty()) {
+      int64_t med = median_rounded(opt);
+      m.optimizer_by_rank.emplace_back(t.rank, med);
+      opt_rank_medians[s].push_back(med);
+    }
+    for (auto& [step, ns] : other) other_per_step[s].push_back(ns);
+  }
+  size_t chunks = static_cast<size_t>(m.chunks);
+  for (const auto& d : dur) chunks = std::max(chunks, d.size());
+  m.chunks = static_cast<int32_t>(chunks);
+  m.jobs.assign(P, std::vector<std::array<DurationFit, kPlanRoles>>(chunks));
+  m.optimizer.resize(P);
+  m.other_ns.assign(P, 0);
+  double w_sum = 0, b_sum = 0;
+  for (int32_t s = 0; s < P; ++s) {
+    for (size_t c = 0; c < dur[s].size(); ++c) {
+      for (size_t r = 0; r < kPlanRoles; ++r) m.jobs[s][c][r] = fit_durations(std::move(dur[s][c][r]));
+      const DurationFit &bb = m.jobs[s][c][kBb], &bw = m.jobs[s][c][kBw];
+      if (bb.count > 0 && bw.count > 0) {
+        w_sum += static_cast<double>(bw.cost_ns);
+        b_sum += static_cast<double>(bb.cost_ns + bw.cost_ns);
+      }
+    }
+    m.optimizer[s] = fit_durations(opt_rank_medians[s]);
+    if (!other_per_step[s].empty()) m.other_ns[s] = median_rounded(other_per_step[s]);
+  }
+  std::sort(m.optimizer_by_rank.begin(), m.optimizer_by_rank.end());
+  if (b_sum > 0) m.w_share = w_sum / b_sum;
+
+  // Links: per (from, to, step) the smallest lag where the consumer waited.
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> smallest;
+  for (const Dependency& e : deps.edges) {
+    const Track& ct = tl.tracks[e.consumer.track];
+    const Track& pt = tl.tracks[e.producer.track];
+    if (ct.run != stats.run) continue;
+    const int32_t from = pipeline_stage(pt.rank, P), to = pipeline_stage(ct.rank, P);
+    if (from == to) continue;
+    const Job& c = ct.jobs[e.consumer.job];
+    const Job& p = pt.jobs[e.producer.job];
+    const int64_t before =
+        e.consumer.job > 0 ? ct.jobs[e.consumer.job - 1].end_ns : std::numeric_limits<int64_t>::min();
+    if (p.end_ns < before || c.start_ns < p.end_ns) continue;  // not waiting on it, or contradicted
+    auto [it, fresh] = smallest.try_emplace({from, to, c.step}, c.start_ns - p.end_ns);
+    if (!fresh) it->second = std::min(it->second, c.start_ns - p.end_ns);
+  }
+  m.link_ns.assign(P, std::vector<int64_t>(P, -1));
+  std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> per_pair;
+  for (const auto& [key, lag] : smallest) per_pair[{std::get<0>(key), std::get<1>(key)}].push_back(lag);
+  std::vector<int64_t> fitted;
+  for (auto& [pair, lags] : per_pair) {
+    int64_t l = median_rounded(std::move(lags));
+    m.link_ns[pair.first][pair.second] = l;
+    fitted.push_back(l);
+  }
+  m.median_link_ns = fitted.empty() ? 0 : median_rounded(fitted);
+
+  std::vector<int64_t> gaps;
+  for (size_t k = 0; k + 1 < run.steps.size(); ++k) {
+    gaps.push_back(std::max<int64_t>(0, run.steps[k + 1].start_ns - run.steps[k].end_ns));
+  }
+  m.step_gap_ns = gaps.empty() ? 0 : median_rounded(gaps);
+  return m;
+}
+
+std::vector<int32_t> measured_peak_in_flight(const Timeline& tl, const PipelinePlan& plan, uint32_t run) {
+  const int32_t P = std::max(1, plan.schedule.pp_degree);
+  std::vector<int32_t> peak(P, 0);
+  if (run >= tl.runs.size()) return peak;
+  for (uint32_t ti : tl.runs[run].tracks) {
+    const Track& t = tl.tracks[ti];
+    // step -> (time, +1 forward start / -1 backward end)
+    std::map<int32_t, std::vector<std::pair<int64_t, int>>> events;
+    for (const Job& j : t.jobs) {
+      int role = role_of(plan.classes[j.type]);
+      if (role == static_cast<int>(kF)) events[j.step].emplace_back(j.start_ns, 1);
+      if (role == static_cast<int>(kB) || role == static_cast<int>(kBb)) events[j.step].emplace_back(j.end_ns, -1);
+    }
+    int32_t& out = peak[pipeline_stage(t.rank, P)];
+    for (auto& [step, ev] : events) {
+      std::sort(ev.begin(), ev.end());  // at one time, an end (-1) before a start
+      int32_t n = 0;
+      for (auto [time, delta] : ev) out = std::max(out, n += delta);
+    }
+  }
+  return peak;
+}
+
+WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
+                        const WhatifChanges& ch, int32_t steps) {
+  WhatifReport r;
+  r.model = fit_cost_model(tl, plan, deps, stats);
+  const CostModel& m = r.model;
+  std::string why;
+  PlanShape ms = measured_shape(m, &why);
+
+  r.measured.shape = ms;
+  r.measured.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
+  r.measured.period_ns = stats.step_period.mean_ns;
+  r.measured.busy_ns = stats.step_time.mean_ns;
+  r.measured.bubble_ratio = stats.bubble_ratio;
+  r.measured.micro_batches_per_second = stats.throughput.micro_batches_per_second;
+  if (m.micro_batches > 0) r.measured.time_per_micro_batch_ns = r.measured.period_ns / m.micro_batches;
+  r.measured.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
+  if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
+
+  const double w = effective_w(m, ch);
+  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  if (why.empty()) {
+    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples);
+  } else {
+    r.replayed.shape = ms;
+    r.replayed.label = r.measured.label;
+    r.replayed.error = why;
+  }
+
+  std::vector<ScheduleKind> kinds = ch.schedules;
+  if (kinds.empty()) kinds.push_back(m.schedule);
+  std::vector<int32_t> ms_list = ch.micro_batches;
+  if (ms_list.empty()) ms_list.push_back(std::max(1, m.micro_batches));
+  for (ScheduleKind k : kinds) {
+    for (int32_t mb : ms_list) {
+      PlanShape s;
+      s.schedule = k;
+      s.stages = m.stages;
+      s.micro_batches = mb;
+      s.chunks = target_chunks(m, k, ch.chunks);
+      if (k == ScheduleKind::kUnknown || k == ScheduleKind::kNoPipeline) {
+        WhatifOutcome o;
+        o.shape = s;
+        o.label = std::string(schedule_name(k));
+        o.error = why.empty() ? "no plan for this schedule" : why;
+        r.predicted.push_back(std::move(o));
+        continue;
+      }
+      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples));
+    }
+  }
+  std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
+    if (a.error.empty() != b.error.empty()) return a.error.empty();
+    return a.error.empty() && a.micro_batches_per_second > b.micro_batches_per_second;
+  });
+
+  // What the figures rest on, for the user.
+  auto& as = r.assumptions;
+  as.push_back(fmt::format(
+      "job costs: per stage, chunk and job type the mean of the middle 80% of the durations over {} step(s) and {} "
+      "replica(s) of the measured run",
+      m.steps, m.replicas));
+  std::string links = fmt::format(
+      "links: per stage pair the median over steps of the smallest end-to-start lag where the consumer waited "
+      "(median {})",
+      us_text(static_cast<double>(m.median_link_ns)));
+  if (ch.link_scale != 1) links += fmt::format(", scaled by {:g}", ch.link_scale);
+  as.push_back(links + "; a pair never measured takes the median");
+  as.push_back(
+      fmt::format("between steps: {} (median of the measured gaps)", us_text(static_cast<double>(m.step_gap_ns))));
+  bool wants_split = false;
+  bool wants_other_v = false;
+  for (const WhatifOutcome& o : r.predicted) {
+    wants_split = wants_split || o.shape.schedule == ScheduleKind::kZBH1 || o.shape.schedule == ScheduleKind::kZBVPP;
+    wants_other_v = wants_other_v || o.shape.chunks != m.chunks;
+  }
+  if (wants_split) {
+    if (ch.w_share >= 0) {
+      as.push_back(fmt::format("backward_w share of a backward: {:g} (--w-share)", w));
+    } else if (m.w_share >= 0) {
+      as.push_back(fmt::format("backward_w share of a backward: {:.2f}, measured from backward_b/backward_w", w));
+    } else {
+      as.push_back("backward_w share of a backward: 0.5, not measured (the run has no split backward)");
+    }
+  }
+  if (wants_other_v) {
+    as.push_back(fmt::format("a chunk costs its stage's time / V (the run has V={})", m.chunks));
+  }
+  if (ch.balance) as.push_back("balanced: every stage at the median stage's costs");
+  for (auto [stage, factor] : ch.stage_scale) {
+    as.push_back(fmt::format("stage {}: every job's cost x {:g}", stage, factor));
+  }
+  if (m.other_jobs > 0) {
+    as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
+  }
+  if (!samples.empty()) {
+    as.push_back(fmt::format(
+        "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
+        "deviations from their costs; a step lasts as long as its slowest replica",
+        samples.jobs.size(), samples.replicas));
+  }
+  if (m.pieces > 0) {
+    as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
+  }
+  return r;
+}
+
+std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                                              const Stats& stats, size_t limit) {
+  std::vector<WhatifSuggestion> out;
+  CostModel m = fit_cost_model(tl, plan, deps, stats);
+  std::string why;
+  PlanShape ms = measured_shape(m, &why);
+  if (!why.empty()) return out;
+  const WhatifChanges none;
+  const double w = effective_w(m, none);
+  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples);
+  if (!base.error.empty() || base.period_ns <= 0) return out;
+  auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
+    int32_t peak = 0;
+    for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
+    return static_cast<double>(peak) / std::max(1, o.shape.chunks);
+  };
+  const double base_memory = memory(base);
+  auto add = [&](const std::string& change, const WhatifOutcome& o) {
+    if (!o.error.empty() || o.period_ns <= 0) return;
+    WhatifSuggestion s;
+    s.change = change;
+    s.period_gain = -relative_time(o, base, &s.per_micro_batch);
+    s.peak_memory = memory(o);
+    s.measured_peak_memory = base_memory;
+    if (s.period_gain < 0.005) return;
+    std::string mem = "same peak memory";
+    if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
+      mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
+    }
+    s.text = fmt::format("{}: -{:.0f}% {}, {}", change, s.period_gain * 100,
+                         s.per_micro_batch ? "time per micro-batch" : "period", mem);
+    out.push_back(std::move(s));
+  };
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
+                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+    if (k == m.schedule) continue;
+    PlanShape s = ms;
+    s.schedule = k;
+    s.chunks = target_chunks(m, k, 0);
+    std::string change(schedule_name(k));
+    if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
+    add(change, replay_outcome(m, s, none, w, 2, samples));
+  }
+  PlanShape twice = ms;
+  twice.micro_batches = ms.micro_batches * 2;
+  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples));
+  // The straggler: the stage busiest per rank-step.
+  int32_t slowest = -1;
+  double most = 0;
+  for (const StageStats& st : stats.stages) {
+    if (st.rank_steps == 0) continue;
+    double busy = static_cast<double>(st.busy_ns) / st.rank_steps;
+    if (busy > most) most = busy, slowest = st.stage;
+  }
+  WhatifChanges balance;
+  balance.balance = true;
+  add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
+      replay_outcome(m, ms, balance, w, 2, samples));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+}  // namespace ppt

@@ -1,0 +1,203 @@
+// pp-timeline whatif: what the measured run would do under another schedule,
+// micro-batch count or cost, from a cost model fitted to its own jobs
+// (analysis/whatif.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "analysis/whatif.h"
+#include "commands.h"
+#include "output/outputs.h"
+#include "output/sink/output_file.h"
+#include "output/text/whatif_writers.h"
+#include "reporter.h"
+
+namespace ppt::cli {
+namespace {
+
+struct WhatifCommandOptions {
+  InputOptions input;
+  RunOptions run;
+  SelectionOptions selection;
+  std::vector<std::string> schedules;
+  std::vector<int32_t> micro_batches;
+  int32_t chunks = 0;
+  double w_share = -1;
+  bool balance = false;
+  std::vector<std::string> stage_scale;
+  double link_scale = 1;
+  bool json = false;
+  std::vector<std::string> outputs;
+};
+
+// The schedule names the options take: Paddle's, in lower case.
+std::optional<ScheduleKind> schedule_option(const std::string& name) {
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
+                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+    std::string n(schedule_name(k));
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string asked = name;
+    std::transform(asked.begin(), asked.end(), asked.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (n == asked) return k;
+  }
+  return std::nullopt;
+}
+
+// The changes of the options; "" or the usage error.
+std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
+  for (const std::string& s : o.schedules) {
+    std::optional<ScheduleKind> k = schedule_option(s);
+    if (!k) return fmt::format("--schedule {}: not a schedule (fthenb, 1f1b, eager1f1b, vpp, zbh1, zbvpp)", s);
+    ch->schedules.push_back(*k);
+  }
+  ch->micro_batches = o.micro_batches;
+  ch->chunks = o.chunks;
+  ch->w_share = o.w_share;
+  ch->balance = o.balance;
+  ch->link_scale = o.link_scale;
+  for (const std::string& s : o.stage_scale) {
+    size_t colon = s.find(':');
+    char* end = nullptr;
+    long stage = colon == std::string::npos ? -1 : std::strtol(s.c_str(), &end, 10);
+    if (colon == std::string::npos || end != s.c_str() + colon || stage < 0) {
+      return fmt::format("--stage-scale {}: give STAGE:FACTOR, e.g. 2:0.8", s);
+    }
+    std::string f = s.substr(colon + 1);
+    double factor = std::strtod(f.c_str(), &end);
+    if (f.empty() || end != f.c_str() + f.size() || !std::isfinite(factor) || factor < 0) {
+      return fmt::format("--stage-scale {}: the factor must be a number >= 0", s);
+    }
+    ch->stage_scale.emplace_back(static_cast<int32_t>(stage), factor);
+  }
+  return "";
+}
+
+int run_whatif_command(const WhatifCommandOptions& o) {
+  Reporter say("whatif", o.run.quiet);
+  if (o.input.empty()) {
+    say.error("give --log_dir DIR or log files (see pp-timeline whatif --help)");
+    return kExitUsage;
+  }
+  WhatifChanges changes;
+  if (std::string error = parse_changes(o, &changes); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  std::vector<OutputSpec> outputs;
+  if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  DriverRequest request = driver_request(o.input.request(), o.run);
+  if (std::string error = parse_selection(o.selection, &request.selection); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  request.stats = true;
+  request.stats_options.critical_paths = false;
+  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
+  DriverResult run = run_driver(request);
+  if (int code = say.load(run, false); code != kExitOk) return code;
+  for (auto [stage, factor] : changes.stage_scale) {
+    if (stage >= run.pipeline.schedule.pp_degree) {
+      say.error(fmt::format("--stage-scale {}: the run has stages 0-{}", stage, run.pipeline.schedule.pp_degree - 1));
+      return kExitUsage;
+    }
+  }
+  WhatifReport report = timed(
+      run, "whatif", [&] { return run_whatif(*run.timeline, run.pipeline, run.dependencies, *run.stats, changes); });
+  for (const WhatifOutcome& p : report.predicted) {
+    if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+  }
+  if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
+  std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+
+  int code = kExitOk;
+  if (!outputs.empty()) {
+    const WhatifOutcome* best = nullptr;
+    for (const WhatifOutcome& p : report.predicted) {
+      if (p.error.empty()) {
+        best = &p;
+        break;
+      }
+    }
+    if (!best) {
+      say.error("no target could be predicted: nothing to write");
+      return kExitInput;
+    }
+    // The prediction goes through the passes and writers as a measured run does.
+    DriverResult predicted;
+    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns);
+    predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
+    DriverRequest passes;
+    passes.threads = o.run.threads;
+    passes.stats = draws(outputs);
+    run_passes(passes, predicted);
+    WriteOptions wopt;
+    wopt.threads = o.run.threads;
+    std::vector<WrittenOutput> written = write_outputs(predicted, outputs, wopt);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!written[i].error.empty()) {
+        say.error(written[i].error);
+        code = kExitInput;
+      } else if (!is_stdout_path(outputs[i].path)) {
+        say.info(fmt::format("wrote {} ({}): the predicted {}", outputs[i].path, format_size(written[i].bytes),
+                             best->label));
+      }
+    }
+  }
+  if (o.run.timings) say.timings(run.timings);
+  if (int unread = say.unread_status(*run.timeline); code == kExitOk) code = unread;
+  return code;
+}
+
+}  // namespace
+
+void setup_whatif(CLI::App& app, Runner& chosen) {
+  auto o = std::make_shared<WhatifCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "whatif",
+      "Predict what the measured run would do under another schedule, micro-batch count or stage costs: a cost "
+      "model fitted to the run's own jobs (docs/whatif.md), checked by replaying the measured schedule, then "
+      "replayed under each target; several targets are ranked by predicted throughput (micro-batches per second).\n"
+      "  pp-timeline whatif --log_dir logs/ --schedule 1f1b,zbh1,vpp --micro-batches 8,16 [--json]");
+  add_input_options(*sub, o->input);
+  add_selection_options(*sub, o->selection);
+  sub->add_option("--schedule", o->schedules,
+                  "target schedules, a comma list of fthenb, 1f1b, eager1f1b, vpp, zbh1, zbvpp (default: the "
+                  "measured one)")
+      ->delimiter(',');
+  sub->add_option("--micro-batches", o->micro_batches, "target micro-batch counts M, a comma list (default: measured)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--chunks", o->chunks,
+                  "model chunks V of vpp and zbvpp (default: the measured V, else 2); a chunk costs its stage's "
+                  "time / V unless that V was measured")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--w-share", o->w_share,
+                  "backward_w's share of a backward for the zero-bubble schedules (default: measured from "
+                  "backward_b/backward_w when the run has them, else 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_flag("--balance", o->balance, "every stage at the median stage's costs: what the straggler costs");
+  sub->add_option("--stage-scale", o->stage_scale,
+                  "STAGE:FACTOR multiplies every job cost of that stage (0.8: 20% faster); may be repeated");
+  sub->add_option("--link-scale", o->link_scale, "multiplies every stage-to-stage link lag")
+      ->check(CLI::Range(0.0, 1000.0));
+  sub->add_flag("--json", o->json, "JSON (docs/schemas/whatif.v1.json) instead of the table");
+  sub->add_option("-o,--output", o->outputs,
+                  "write the best-ranked predicted timeline here, as convert writes a run (.json, .pftrace, .svg, "
+                  ".png, .html, ...); may be repeated");
+  add_run_options(*sub, o->run);
+  sub->footer(
+      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or an output could\n"
+      "not be written; 2 usage error; 3 internal error.");
+  sub->callback([o, &chosen] { chosen = [o] { return run_whatif_command(*o); }; });
+}
+
+}  // namespace ppt::cli

@@ -1,0 +1,190 @@
+#include "output/text/whatif_writers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "output/text/stats_json.h"
+#include "util/escape.h"
+
+namespace ppt {
+namespace {
+
+using nlohmann::json;
+
+const char* role_key(size_t r) { return plan_role_name(static_cast<PlanRole>(r)); }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+// `base` is the measured run: how o compares with it, or null for itself.
+json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
+  json j;
+  j["label"] = o.label;
+  j["schedule"] = lower(schedule_name(o.shape.schedule));
+  j["micro_batches"] = o.shape.micro_batches;
+  j["chunks"] = o.shape.chunks;
+  if (o.error.empty()) {
+    j["period_us"] = round3(o.period_ns / 1e3);
+    j["busy_us"] = round3(o.busy_ns / 1e3);
+    j["bubble_ratio"] = round6(o.bubble_ratio);
+    j["micro_batches_per_second"] = round3(o.micro_batches_per_second);
+    j["time_per_micro_batch_us"] = round3(o.time_per_micro_batch_ns / 1e3);
+  } else {
+    j["period_us"] = nullptr;
+    j["busy_us"] = nullptr;
+    j["bubble_ratio"] = nullptr;
+    j["micro_batches_per_second"] = nullptr;
+    j["time_per_micro_batch_us"] = nullptr;
+  }
+  j["vs_measured_pct"] = nullptr;
+  j["vs_measured_of"] = nullptr;
+  if (base && o.error.empty() && base->error.empty() && base->period_ns > 0) {
+    bool per_mb = false;
+    j["vs_measured_pct"] = round3(relative_time(o, *base, &per_mb) * 100);
+    j["vs_measured_of"] = per_mb ? "time_per_micro_batch" : "period";
+  }
+  j["peak_in_flight"] = o.peak_in_flight;
+  j["error"] = o.error.empty() ? json(nullptr) : json(o.error);
+  return j;
+}
+
+json fit_json(const DurationFit& f) {
+  return {{"count", f.count},
+          {"cost_us", round3(static_cast<double>(f.cost_ns) / 1e3)},
+          {"median_us", round3(static_cast<double>(f.median_ns) / 1e3)},
+          {"p10_us", round3(static_cast<double>(f.p10_ns) / 1e3)},
+          {"p90_us", round3(static_cast<double>(f.p90_ns) / 1e3)}};
+}
+
+json model_json(const CostModel& m) {
+  json stages = json::array();
+  for (int32_t s = 0; s < m.stages; ++s) {
+    json jobs = json::array();
+    for (size_t c = 0; c < m.jobs[s].size(); ++c) {
+      for (size_t r = 0; r < kPlanRoles; ++r) {
+        const DurationFit& f = m.jobs[s][c][r];
+        if (f.count == 0) continue;
+        json j = fit_json(f);
+        j["chunk"] = c;
+        j["type"] = role_key(r);
+        jobs.push_back(std::move(j));
+      }
+    }
+    json st = {{"stage", s}, {"jobs", std::move(jobs)}, {"optimizer", fit_json(m.optimizer[s])}};
+    st["other_us"] = round3(static_cast<double>(m.other_ns[s]) / 1e3);
+    stages.push_back(std::move(st));
+  }
+  json links = json::array();
+  for (int32_t a = 0; a < m.stages; ++a) {
+    for (int32_t b = 0; b < m.stages; ++b) {
+      if (m.link_ns[a][b] < 0) continue;
+      links.push_back({{"from", a}, {"to", b}, {"lag_us", round3(static_cast<double>(m.link_ns[a][b]) / 1e3)}});
+    }
+  }
+  json ranks = json::array();
+  for (auto [rank, ns] : m.optimizer_by_rank) {
+    ranks.push_back({{"rank", rank}, {"optimizer_us", round3(static_cast<double>(ns) / 1e3)}});
+  }
+  return {{"stages", std::move(stages)},
+          {"links", std::move(links)},
+          {"median_link_us", round3(static_cast<double>(m.median_link_ns) / 1e3)},
+          {"ranks", std::move(ranks)},
+          {"step_gap_us", round3(static_cast<double>(m.step_gap_ns) / 1e3)},
+          {"w_share", m.w_share >= 0 ? json(round6(m.w_share)) : json(nullptr)},
+          {"steps", m.steps},
+          {"replicas", m.replicas}};
+}
+
+std::string ms_text(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
+
+std::string peak_text(const std::vector<int32_t>& peak) {
+  std::string s;
+  for (int32_t p : peak) s += (s.empty() ? "" : " ") + std::to_string(p);
+  return s;
+}
+
+}  // namespace
+
+std::string format_whatif_json(const WhatifReport& r) {
+  json doc;
+  doc["schema"] = "pp-timeline-whatif/1";
+  doc["measured"] = outcome_json(r.measured, nullptr);
+  doc["replayed"] = outcome_json(r.replayed, &r.measured);
+  json predicted = json::array();
+  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured));
+  doc["predicted"] = std::move(predicted);
+  doc["model_error_pct"] = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
+                               ? json(round3((r.replayed.period_ns / r.measured.period_ns - 1) * 100))
+                               : json(nullptr);
+  doc["assumptions"] = r.assumptions;
+  doc["model"] = model_json(r.model);
+  return doc.dump(2) + "\n";
+}
+
+std::string format_whatif_text(const WhatifReport& r) {
+  struct Row {
+    std::string kind;
+    const WhatifOutcome* o;
+  };
+  std::vector<Row> rows = {{"measured", &r.measured}, {"replayed", &r.replayed}};
+  for (size_t i = 0; i < r.predicted.size(); ++i) {
+    rows.push_back({r.predicted.size() > 1 ? fmt::format("predicted #{}", i + 1) : "predicted", &r.predicted[i]});
+  }
+  std::vector<std::vector<std::string>> cells = {
+      {"", "schedule", "period ms", "vs measured", "busy ms", "bubble", "micro-batches/s", "peak in flight"}};
+  bool any_per_mb = false;
+  for (const Row& row : rows) {
+    const WhatifOutcome& o = *row.o;
+    if (!o.error.empty()) {
+      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", terminal_text(o.error)});
+      continue;
+    }
+    std::string delta = "";
+    if (row.o != &r.measured && r.measured.error.empty() && r.measured.period_ns > 0) {
+      bool per_mb = false;
+      double d = relative_time(o, r.measured, &per_mb);
+      delta = fmt::format("{:+.1f}%{}", d * 100, per_mb ? " per mb" : "");
+      any_per_mb = any_per_mb || per_mb;
+    }
+    cells.push_back({row.kind, terminal_text(o.label), ms_text(o.period_ns), delta, ms_text(o.busy_ns),
+                     fmt::format("{:.1f}%", o.bubble_ratio * 100), fmt::format("{:.1f}", o.micro_batches_per_second),
+                     peak_text(o.peak_in_flight)});
+  }
+  std::vector<size_t> w(cells[0].size(), 0);
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) w[c] = std::max(w[c], row[c].size());
+  }
+  std::string out = "pp-timeline whatif: the measured run, replayed with its cost model, and under the targets";
+  out += r.predicted.size() > 1
+             ? ",\nranked by throughput (micro-batches/s: the period's order where M is the same)\n\n"
+             : "\n\n";
+  for (const auto& row : cells) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool left = c < 2 || c + 1 == row.size();
+      std::string pad(w[c] - row[c].size(), ' ');
+      line += (c ? "  " : "") + (left ? row[c] + (c + 1 == row.size() ? "" : pad) : pad + row[c]);
+    }
+    out += line + "\n";
+  }
+  if (any_per_mb) {
+    out += fmt::format(
+        "\nvs measured: the period; \"per mb\" where M differs from the measured M={}: the time per micro-batch\n"
+        "(period / M), as a step of more micro-batches does more work\n",
+        r.measured.shape.micro_batches);
+  }
+  if (r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0) {
+    out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n",
+                       (r.replayed.period_ns / r.measured.period_ns - 1) * 100);
+  }
+  out += "\nassumptions:\n";
+  for (const std::string& a : r.assumptions) out += "  - " + terminal_text(a) + "\n";
+  return out;
+}
+
+}  // namespace ppt

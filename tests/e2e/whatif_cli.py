@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""`pp-timeline whatif` through the real binary: the model's accuracy against
+runs scripts/gen_logs.py made with the same stage costs (replaying the
+measured schedule within 1% of the measured period, predicting another
+schedule or micro-batch count within 3% of the period of a run generated that
+way), the table and the JSON (validated against docs/schemas/whatif.v1.json),
+several targets ranked, the predicted timeline written as a run is, the
+suggestions of `stats`, and the usage errors.
+
+  whatif_cli.py --binary build/pp-timeline [--table]
+
+--table prints only the accuracy table (what scripts/bench.sh shows).
+"""
+
+import json
+import os
+import sys
+
+try:
+    import jsonschema
+except ImportError:  # Debian: python3-jsonschema (scripts/setup.sh installs it)
+    jsonschema = None
+
+import ppt_test
+from ppt_test import Checks, arg_parser, temp_dir
+
+SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "schemas")
+
+# The stage costs every run of a case shares: 4 stages, forward 1 ms
+# (backward 2 ms), stage 2 30% slower, 5% jitter, 20 us links, 500 us between steps.
+COSTS = ["--stages", "4", "--steps", "5", "--fwd-ms", "1", "--jitter", "0.05", "--comm-us", "20",
+         "--step-gap-us", "500", "--slow", "2:1.3"]
+
+# (name, the measured run, whatif's target options, the run generated under the target)
+CASES = [
+    ("1F1B -> ZBH1", ["--schedule", "1f1b", "--micro-batches", "8"], ["--schedule", "zbh1"],
+     ["--schedule", "zbh1", "--micro-batches", "8"]),
+    ("1F1B -> FThenB", ["--schedule", "1f1b", "--micro-batches", "8"], ["--schedule", "fthenb"],
+     ["--schedule", "fthenb", "--micro-batches", "8"]),
+    ("1F1B -> Eager1F1B", ["--schedule", "1f1b", "--micro-batches", "8"], ["--schedule", "eager1f1b"],
+     ["--schedule", "eager1f1b", "--micro-batches", "8"]),
+    ("1F1B -> VPP V=2", ["--schedule", "1f1b", "--micro-batches", "8"], ["--schedule", "vpp", "--chunks", "2"],
+     ["--schedule", "vpp", "--chunks", "2", "--micro-batches", "8"]),
+    ("1F1B M=8 -> M=16", ["--schedule", "1f1b", "--micro-batches", "8"], ["--micro-batches", "16"],
+     ["--schedule", "1f1b", "--micro-batches", "16"]),
+    ("1F1B -> ZBVPP V=2", ["--schedule", "1f1b", "--micro-batches", "8"], ["--schedule", "zbvpp", "--chunks", "2"],
+     ["--schedule", "zbvpp", "--chunks", "2", "--micro-batches", "8"]),
+    ("ZBH1 -> 1F1B", ["--schedule", "zbh1", "--micro-batches", "8"], ["--schedule", "1f1b"],
+     ["--schedule", "1f1b", "--micro-batches", "8"]),
+    ("VPP V=2 -> 1F1B", ["--schedule", "vpp", "--chunks", "2", "--micro-batches", "8"], ["--schedule", "1f1b"],
+     ["--schedule", "1f1b", "--micro-batches", "8"]),
+    ("ZBVPP V=2 -> 1F1B", ["--schedule", "zbvpp", "--chunks", "2", "--micro-batches", "8"], ["--schedule", "1f1b"],
+     ["--schedule", "1f1b", "--micro-batches", "8"]),
+    ("1F1B x8 replicas -> ZBH1", ["--schedule", "1f1b", "--micro-batches", "16", "--dp", "8"],
+     ["--schedule", "zbh1"], ["--schedule", "zbh1", "--micro-batches", "16", "--dp", "8"]),
+    ("1F1B x8 replicas -> VPP V=2", ["--schedule", "1f1b", "--micro-batches", "16", "--dp", "8"],
+     ["--schedule", "vpp", "--chunks", "2"], ["--schedule", "vpp", "--chunks", "2", "--micro-batches", "16",
+                                              "--dp", "8"]),
+    ("FThenB M=8 -> 1F1B M=16", ["--schedule", "fthenb", "--micro-batches", "8"],
+     ["--schedule", "1f1b", "--micro-batches", "16"], ["--schedule", "1f1b", "--micro-batches", "16"]),
+]
+
+checks = Checks()
+check = checks.check
+
+
+def run(binary, *args):
+    p = ppt_test.run(binary, args, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def whatif_json(binary, logs, *args):
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--json", *args)
+    if rc != 0:
+        raise ppt_test.Failure(f"whatif {' '.join(args)} on {logs}: exit {rc}: {err.strip()[:300]}")
+    return json.loads(out)
+
+
+def measured_period_us(binary, logs):
+    rc, out, err = run(binary, "stats", "--log_dir", logs, "--json")
+    if rc != 0:
+        raise ppt_test.Failure(f"stats on {logs}: exit {rc}: {err.strip()[:300]}")
+    return json.loads(out)["step_period"]["mean_us"]
+
+
+def schema_errors(doc, name):
+    with open(os.path.join(SCHEMAS, name)) as f:
+        v = jsonschema.Draft202012Validator(json.load(f))
+    return ["/".join(str(p) for p in e.absolute_path) + ": " + e.message for e in v.iter_errors(doc)][:5]
+
+
+def accuracy(binary, tmp, seed=5):
+    """Every case: (name, measured, replayed, predicted, generated) periods in us."""
+    rows = []
+    made = {}
+
+    def logs_for(args):
+        key = tuple(args)
+        if key not in made:
+            out = os.path.join(tmp, "acc%d" % len(made))
+            ppt_test.gen_logs(out, COSTS + list(args) + ["--seed", str(seed)])
+            made[key] = out
+        return made[key]
+
+    for name, measured_args, target, generated_args in CASES:
+        logs = logs_for(measured_args)
+        doc = whatif_json(binary, logs, *target)
+        truth = measured_period_us(binary, logs_for(generated_args))
+        rows.append((name, doc["measured"]["period_us"], doc["replayed"]["period_us"],
+                     doc["predicted"][0]["period_us"], truth))
+    return rows
+
+
+def format_table(rows):
+    lines = ["%-32s %12s %12s %8s %12s %12s %8s" % ("case", "measured ms", "replayed ms", "error", "predicted ms",
+                                                      "generated ms", "error")]
+    for name, measured, replayed, predicted, truth in rows:
+        lines.append("%-32s %12.3f %12.3f %7.2f%% %12.3f %12.3f %7.2f%%" % (
+            name, measured / 1e3, replayed / 1e3, (replayed / measured - 1) * 100, predicted / 1e3, truth / 1e3,
+            (predicted / truth - 1) * 100))
+    return "\n".join(lines)
+
+
+def check_accuracy(rows):
+    for name, measured, replayed, predicted, truth in rows:
+        check(abs(replayed / measured - 1) < 0.01,
+              f"{name}: the measured schedule replayed within 1% of the measured period "
+              f"({replayed:.1f} vs {measured:.1f} us)")
+        check(abs(predicted / truth - 1) < 0.03,
+              f"{name}: the prediction within 3% of the generated run's period ({predicted:.1f} vs {truth:.1f} us)")
+
+
+def outputs_and_errors(binary, tmp):
+    logs = os.path.join(tmp, "small")
+    ppt_test.gen_logs(logs, COSTS + ["--schedule", "1f1b", "--micro-batches", "8", "--seed", "2"])
+
+    # The table: measured, replayed, each target ranked, the assumptions.
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "1f1b,zbh1,fthenb", "--micro-batches",
+                       "8,16")
+    check(rc == 0, f"whatif exits 0 (got {rc}: {err.strip()[:300]})")
+    for word in ("measured", "replayed", "predicted #1", "predicted #6", "assumptions:", "model error",
+                 "0.5, not measured"):
+        check(word in out, f"the table has {word!r} ({out[:600]})")
+
+    check("ranked by throughput" in out and "per mb" in out and "time per micro-batch" in out,
+          f"the table says it ranks by throughput and compares another M per micro-batch ({out[:900]})")
+
+    doc = whatif_json(binary, logs, "--schedule", "1f1b,zbh1,fthenb", "--micro-batches", "8,16")
+    rates = [p["micro_batches_per_second"] for p in doc["predicted"]]
+    check(len(rates) == 6 and rates == sorted(rates, reverse=True), f"six targets, ranked by throughput ({rates})")
+    # M=16 has the smaller bubble: each schedule's M=16 ranks above its M=8, though its period is longer.
+    for sched in ("1f1b", "zbh1", "fthenb"):
+        rank = {p["micro_batches"]: i for i, p in enumerate(doc["predicted"]) if p["schedule"] == sched}
+        check(rank[16] < rank[8], f"{sched}: M=16 ranks above M=8 ({rank})")
+    for p in doc["predicted"]:
+        per_mb = p["micro_batches"] != doc["measured"]["micro_batches"]
+        want = (p["time_per_micro_batch_us"] / doc["measured"]["time_per_micro_batch_us"] - 1) * 100 if per_mb \
+            else (p["period_us"] / doc["measured"]["period_us"] - 1) * 100
+        check(p["vs_measured_of"] == ("time_per_micro_batch" if per_mb else "period") and
+              abs(p["vs_measured_pct"] - want) < 0.01,
+              f"{p['label']}: vs measured compares {'the time per micro-batch' if per_mb else 'the period'} ({p})")
+    check(doc["measured"]["vs_measured_pct"] is None, "the measured run is not compared with itself")
+    check({(p["schedule"], p["micro_batches"]) for p in doc["predicted"]} ==
+          {(s, m) for s in ("1f1b", "zbh1", "fthenb") for m in (8, 16)}, "every schedule x every M")
+    check(doc["measured"]["schedule"] == "1f1b" and doc["measured"]["peak_in_flight"] == [4, 3, 2, 1],
+          f"the measured run: 1F1B, P-s micro-batches in flight ({doc['measured']})")
+    fthenb = [p for p in doc["predicted"] if p["schedule"] == "fthenb" and p["micro_batches"] == 16]
+    check(fthenb and fthenb[0]["peak_in_flight"] == [16] * 4, "FThenB holds every micro-batch on every stage")
+    if jsonschema:
+        errors = schema_errors(doc, "whatif.v1.json")
+        check(not errors, f"whatif --json follows docs/schemas/whatif.v1.json ({errors})")
+        one = whatif_json(binary, logs)
+        check(isinstance(one["predicted"], list) and len(one["predicted"]) == 1,
+              "one target: predicted is still an array")
+        errors = schema_errors(one, "whatif.v1.json")
+        check(not errors, f"the one-target JSON follows the schema ({errors})")
+
+    # A shape Paddle refuses is an entry with its error, ranked last, and a warning.
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "vpp,1f1b", "--micro-batches", "6",
+                       "--json")
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and d["predicted"][-1]["error"] and d["predicted"][0]["schedule"] == "1f1b",
+          f"VPP with M=6 on 4 stages has an error and goes last (rc {rc}: {err.strip()[:200]})")
+    check("warning" in err and "VPP" in err, f"and a warning says so ({err.strip()[:200]})")
+
+    # -o: the best target's timeline, drawn and written as a measured run is.
+    trace, page = os.path.join(tmp, "predicted.json"), os.path.join(tmp, "predicted.html")
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "zbh1,fthenb", "-o", trace, "-o", page)
+    check(rc == 0 and os.path.exists(trace) and os.path.exists(page), f"-o writes both (rc {rc}: {err[:300]})")
+    if os.path.exists(trace):
+        t = ppt_test.read_json(trace)
+        types = {str(e.get("name")).split(" ")[0] for e in t.get("traceEvents", []) if e.get("ph") == "X"}
+        check({"forward", "backward_b", "backward_w", "optimizer"} <= types,
+              f"the written timeline is the ZBH1 prediction ({sorted(types)})")
+    rc, out, _ = run(binary, "stats", trace.replace(".json", ".missing"))
+    check(rc == 2, "a missing input is a usage error")
+
+    # stats says what would help, in the text and the JSON.
+    rc, out, err = run(binary, "stats", "--log_dir", logs)
+    check(rc == 0 and "would help" in out and "balancing stage 2" in out,
+          f"stats names the slow stage's balancing among what would help ({out[:1500]})")
+    rc, out, err = run(binary, "stats", "--log_dir", logs, "--json")
+    s = json.loads(out) if rc == 0 else {}
+    sug = s.get("suggestions", [])
+    check(all(x["gain_of"] == ("time_per_micro_batch" if x["change"].startswith("M=") else "period") and
+              ("time per micro-batch" in x["text"]) == x["change"].startswith("M=") for x in sug),
+          f"stats --json: another M is compared per micro-batch, and says so ({sug})")
+    check(sug and all(x["period_gain"] > 0 for x in sug) and
+          [x["period_gain"] for x in sug] == sorted((x["period_gain"] for x in sug), reverse=True),
+          f"stats --json: suggestions with a gain, best first ({sug})")
+    if jsonschema:
+        errors = schema_errors(s, "stats.v2.json")
+        check(not errors, f"stats --json with suggestions follows stats.v2.json ({errors})")
+
+    # Usage errors: one line, exit 2.
+    for args, what in [
+        (["--schedule", "gpipe"], "an unknown schedule"),
+        (["--stage-scale", "2"], "a stage scale without a factor"),
+        (["--stage-scale", "2:fast"], "a stage scale factor that is not a number"),
+        (["--stage-scale", "9:1.5"], "a stage the run does not have"),
+        (["--micro-batches", "0"], "zero micro-batches"),
+        (["--w-share", "1.5"], "a w share above 1"),
+    ]:
+        rc, _, err = run(binary, "whatif", "--log_dir", logs, *args)
+        check(rc == 2, f"{what}: exit 2 (got {rc}: {err.strip()[:200]})")
+        check(err.count("\n") <= 2 and "Traceback" not in err, f"{what}: a short message ({err.strip()[:300]})")
+    rc, _, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "gpipe")
+    check("pp-timeline whatif: error: --schedule gpipe" in err, f"the error names the option ({err.strip()})")
+    rc, _, err = run(binary, "whatif")
+    check(rc == 2 and "--log_dir" in err, "no input: exit 2")
+
+
+def main():
+    ap = arg_parser(__doc__)
+    ap.add_argument("--table", action="store_true", help="print only the accuracy table")
+    a = ap.parse_args()
+    with temp_dir("ppt-whatif-cli-") as tmp:
+        rows = accuracy(a.binary, tmp)
+        print(format_table(rows), flush=True)
+        if a.table:
+            return 0
+        check_accuracy(rows)
+        outputs_and_errors(a.binary, tmp)
+    return checks.exit_code("whatif CLI")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

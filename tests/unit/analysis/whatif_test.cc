@@ -1,0 +1,254 @@
+// The what-if cost model against runs timed by hand and generated runs of
+// known costs: the durations, links, optimizer and gap it fits, the replay of
+// the measured plan, and what each change does to the costs.
+#include "analysis/whatif.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "support/test_support.h"
+
+namespace ppt {
+namespace {
+
+using testing::HandJob;
+
+constexpr int64_t kUs = 1000;
+
+// Two stages, two micro-batches, FThenB: forward 10 us, backward 20 us; the
+// optimizer 5 us on stage 0 and 6 us on stage 1; every link 3 us; step 1 is
+// step 0 moved by 200 us, so 99 us lie between the steps.
+std::vector<HandJob> hand_run() {
+  std::vector<HandJob> one = {
+      {0, "forward", 0, 0, 10},     {0, "forward", 1, 10, 20},   {0, "backward", 0, 56, 76}, {0, "backward", 1, 76, 96},
+      {0, "optimizer", 0, 96, 101}, {1, "forward", 0, 13, 23},   {1, "forward", 1, 23, 33},  {1, "backward", 0, 33, 53},
+      {1, "backward", 1, 53, 73},   {1, "optimizer", 0, 73, 79},
+  };
+  std::vector<HandJob> all;
+  for (int step = 0; step < 3; ++step) {
+    for (HandJob j : one) {
+      j.start_us += 200 * step;
+      j.end_us += 200 * step;
+      all.push_back(j);
+    }
+  }
+  return all;
+}
+
+// The driver's passes and stats on a loaded timeline, kept together.
+struct Measured {
+  Timeline timeline;
+  PipelinePlan plan;
+  Dependencies deps;
+  Stats stats;
+  explicit Measured(Timeline tl) : timeline(std::move(tl)) {
+    plan = decide_pipeline(timeline, 0, 1);
+    deps = find_dependencies(timeline, plan, 1);
+    stats = compute_stats(timeline, plan, &deps);
+  }
+  WhatifReport whatif(const WhatifChanges& changes = {}) const {
+    return run_whatif(timeline, plan, deps, stats, changes);
+  }
+};
+
+std::unique_ptr<Measured> generated(const std::string& args) {
+  auto g = testing::generate_logs(args);
+  return std::make_unique<Measured>(std::move(g->timeline));
+}
+
+int64_t job_length(const WhatifOutcome& o, int32_t stage, PlanRole role, int32_t chunk = 0) {
+  for (const ReplayedJob& j : o.replay.steps.at(0).stages.at(stage)) {
+    if (j.job.role == role && j.job.chunk == chunk) return j.end_ns - j.start_ns;
+  }
+  return -1;
+}
+
+TEST_CASE("the cost model of a hand-timed run is its jobs' durations, links, optimizers and gap", "[whatif]") {
+  testing::TempDir dir;
+  Measured m(testing::load_hand_run(dir, "run", hand_run()));
+  REQUIRE(m.plan.schedule.kind == ScheduleKind::kFThenB);
+  CostModel model = fit_cost_model(m.timeline, m.plan, m.deps, m.stats);
+  REQUIRE(model.stages == 2);
+  CHECK(model.micro_batches == 2);
+  CHECK(model.steps == 3);
+  for (int32_t s = 0; s < 2; ++s) {
+    const auto& jobs = model.jobs.at(s).at(0);
+    CHECK(jobs[static_cast<size_t>(PlanRole::kForward)].median_ns == 10 * kUs);
+    CHECK(jobs[static_cast<size_t>(PlanRole::kForward)].count == 6);
+    CHECK(jobs[static_cast<size_t>(PlanRole::kBackward)].median_ns == 20 * kUs);
+    CHECK(jobs[static_cast<size_t>(PlanRole::kBackwardB)].count == 0);
+  }
+  CHECK(model.optimizer.at(0).median_ns == 5 * kUs);
+  CHECK(model.optimizer.at(1).median_ns == 6 * kUs);
+  REQUIRE(model.optimizer_by_rank.size() == 2);
+  CHECK(model.optimizer_by_rank[1] == std::pair<int32_t, int64_t>{1, 6 * kUs});
+  // Forward 0 -> 1 and backward 1 -> 0: the waiting consumers start 3 us after.
+  CHECK(model.link_ns.at(0).at(1) == 3 * kUs);
+  CHECK(model.link_ns.at(1).at(0) == 3 * kUs);
+  CHECK(model.median_link_ns == 3 * kUs);
+  CHECK(model.step_gap_ns == 99 * kUs);
+  CHECK(model.w_share < 0);
+}
+
+TEST_CASE("replaying the measured plan of a hand-timed run gives its period exactly", "[whatif]") {
+  testing::TempDir dir;
+  Measured m(testing::load_hand_run(dir, "run", hand_run()));
+  WhatifReport r = m.whatif();
+  REQUIRE(r.replayed.error.empty());
+  CHECK(r.measured.period_ns == Approx(200.0 * kUs));
+  CHECK(r.replayed.period_ns == Approx(200.0 * kUs));
+  CHECK(r.replayed.busy_ns == Approx(101.0 * kUs));
+  CHECK(r.replayed.bubble_ratio == Approx(r.measured.bubble_ratio).margin(1e-9));
+  // Both forwards in flight before the first backward ends, on both stages.
+  CHECK(r.measured.peak_in_flight == std::vector<int32_t>{2, 2});
+  CHECK(r.replayed.peak_in_flight == r.measured.peak_in_flight);
+  // Without --schedule the target is the measured plan, predicted as replayed.
+  REQUIRE(r.predicted.size() == 1);
+  CHECK(r.predicted[0].period_ns == Approx(r.replayed.period_ns));
+}
+
+TEST_CASE("the changes act on the costs: link scale, stage scale, balance", "[whatif]") {
+  testing::TempDir dir;
+  Measured m(testing::load_hand_run(dir, "run", hand_run()));
+  WhatifChanges links;
+  links.link_scale = 0;
+  // Without the 3 us lags: the two on the critical path (forward 0 up, backward 0 down) are gone.
+  WhatifReport r = m.whatif(links);
+  REQUIRE(r.predicted.at(0).error.empty());
+  CHECK(r.predicted[0].period_ns < r.replayed.period_ns);
+  CHECK(r.predicted[0].period_ns == Approx(200.0 * kUs - 6 * kUs));
+
+  WhatifChanges slower;
+  slower.stage_scale = {{1, 2.0}};
+  r = m.whatif(slower);
+  CHECK(job_length(r.predicted.at(0), 1, PlanRole::kForward) == 20 * kUs);
+  CHECK(job_length(r.predicted[0], 0, PlanRole::kForward) == 10 * kUs);
+  CHECK(r.predicted[0].period_ns > r.replayed.period_ns);
+
+  // Balanced, each stage runs the median of the two optimizers (5.5 us).
+  WhatifChanges balance;
+  balance.balance = true;
+  r = m.whatif(balance);
+  REQUIRE(r.predicted.at(0).error.empty());
+  CHECK(r.predicted[0].replay.steps.at(0).optimizer.at(1).second -
+            r.predicted[0].replay.steps.at(0).optimizer.at(1).first ==
+        5500);
+  CHECK(std::any_of(r.assumptions.begin(), r.assumptions.end(),
+                    [](const std::string& a) { return a.find("median stage") != std::string::npos; }));
+}
+
+TEST_CASE("an unknown schedule has no replay, and the model says why", "[whatif]") {
+  testing::TempDir dir;
+  // One stage's jobs in an order no schedule has.
+  std::vector<HandJob> jobs = {{0, "backward", 0, 0, 10},   {0, "forward", 0, 10, 20},
+                               {0, "optimizer", 0, 20, 25}, {0, "backward", 0, 100, 110},
+                               {0, "forward", 0, 110, 120}, {0, "optimizer", 0, 120, 125}};
+  Measured m(testing::load_hand_run(dir, "run", jobs));
+  REQUIRE(m.plan.schedule.kind == ScheduleKind::kUnknown);
+  WhatifReport r = m.whatif();
+  CHECK(r.replayed.error.find("no plan to replay") != std::string::npos);
+  REQUIRE(r.predicted.size() == 1);
+  CHECK_FALSE(r.predicted[0].error.empty());
+}
+
+TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-batches", "[whatif][gen]") {
+  if (!testing::have_python()) {
+    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
+    return;
+  }
+  SECTION("1F1B: the link is the generator's latency; V=2 halves a chunk's cost; 1F1B holds P-s micro-batches") {
+    auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --comm-us 50 --seed 3");
+    CostModel model = fit_cost_model(m->timeline, m->plan, m->deps, m->stats);
+    for (int32_t s = 0; s + 1 < 4; ++s) {
+      CHECK(model.link_ns.at(s).at(s + 1) == 50 * kUs);
+      CHECK(model.link_ns.at(s + 1).at(s) == 50 * kUs);
+    }
+    CHECK(model.link_ns.at(0).at(2) == -1);
+    CHECK(model.jobs.at(2).at(0)[static_cast<size_t>(PlanRole::kBackward)].median_ns == 2000 * kUs);
+    CHECK(measured_peak_in_flight(m->timeline, m->plan, m->stats.run) == std::vector<int32_t>{4, 3, 2, 1});
+
+    WhatifChanges vpp;
+    vpp.schedules = {ScheduleKind::kVPP, ScheduleKind::kZBH1};
+    WhatifReport r = m->whatif(vpp);
+    REQUIRE(r.predicted.size() == 2);
+    for (const WhatifOutcome& o : r.predicted) {
+      REQUIRE(o.error.empty());
+      if (o.shape.schedule == ScheduleKind::kVPP) {
+        CHECK(o.shape.chunks == 2);
+        CHECK(job_length(o, 1, PlanRole::kForward, 1) == 500 * kUs);
+      } else {
+        // Not measured: backward_w takes half of a backward.
+        CHECK(job_length(o, 1, PlanRole::kBackwardW) == 1000 * kUs);
+      }
+    }
+    CHECK(r.predicted[0].period_ns <= r.predicted[1].period_ns);
+    CHECK(std::any_of(r.assumptions.begin(), r.assumptions.end(),
+                      [](const std::string& a) { return a.find("0.5, not measured") != std::string::npos; }));
+  }
+  SECTION("ZBH1: the w share is measured from the split halves") {
+    auto m = generated("--schedule zbh1 --stages 4 --micro-batches 8 --steps 3 --jitter 0 --seed 3");
+    CostModel model = fit_cost_model(m->timeline, m->plan, m->deps, m->stats);
+    CHECK(model.w_share == Approx(0.5));
+    WhatifChanges w;
+    w.schedules = {ScheduleKind::kZBH1};
+    w.w_share = 0.25;
+    WhatifReport r = m->whatif(w);
+    REQUIRE(r.predicted.at(0).error.empty());
+    // The whole backward (2 ms) split 3:1.
+    CHECK(job_length(r.predicted[0], 3, PlanRole::kBackwardW) == 500 * kUs);
+  }
+  SECTION("another M: ranked by throughput, compared per micro-batch, suggested as such") {
+    auto m = generated("--schedule fthenb --stages 4 --micro-batches 4 --steps 3 --jitter 0 --seed 3");
+    WhatifChanges more;
+    more.micro_batches = {4, 16};
+    WhatifReport r = m->whatif(more);
+    REQUIRE(r.predicted.size() == 2);
+    REQUIRE(r.predicted[0].error.empty());
+    // M=16 has the longer period but the smaller bubble: it ranks first.
+    CHECK(r.predicted[0].shape.micro_batches == 16);
+    CHECK(r.predicted[0].period_ns > r.predicted[1].period_ns);
+    CHECK(r.predicted[0].micro_batches_per_second > r.predicted[1].micro_batches_per_second);
+    bool per_mb = false;
+    const double d = relative_time(r.predicted[0], r.measured, &per_mb);
+    CHECK(per_mb);
+    CHECK(d < 0);
+    CHECK(d == Approx((r.predicted[0].period_ns / 16) / (r.measured.period_ns / 4) - 1));
+    CHECK(relative_time(r.predicted[1], r.measured, &per_mb) ==
+          Approx(r.predicted[1].period_ns / r.measured.period_ns - 1));
+    CHECK_FALSE(per_mb);
+    // FThenB at M=4 on 4 stages is mostly bubble: 2M is among the suggestions, per micro-batch.
+    std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
+    auto twice = std::find_if(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "M=8"; });
+    REQUIRE(twice != s.end());
+    CHECK(twice->per_micro_batch);
+    CHECK(twice->period_gain > 0);
+    CHECK_THAT(twice->text, Catch::Contains("time per micro-batch"));
+  }
+  SECTION("replicas: each is replayed on its own, and the step waits for the slowest") {
+    // Rank 6 is replica 1's stage 2, 50% slower; replica 0 is not.
+    auto m =
+        generated("--schedule 1f1b --stages 4 --dp 2 --micro-batches 8 --steps 3 --jitter 0 --slow 6:1.5 --seed 3");
+    WhatifReport r = m->whatif();
+    REQUIRE(r.replayed.error.empty());
+    // Pooled over the replicas, stage 2 would cost 1.25x and the replay come out short.
+    CHECK(r.replayed.period_ns == Approx(r.measured.period_ns).epsilon(0.005));
+    WhatifChanges balance;
+    balance.balance = true;
+    WhatifReport b = m->whatif(balance);
+    REQUIRE(b.predicted.at(0).error.empty());
+    // Balanced, the slow rank is at its stage's median: both replicas as fast as replica 0 alone.
+    CHECK(b.predicted[0].period_ns < 0.9 * r.replayed.period_ns);
+  }
+  SECTION("a slow stage: balancing it is suggested, and named") {
+    auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
+    std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats);
+    REQUIRE_FALSE(s.empty());
+    CHECK(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "balancing stage 2"; }));
+    for (size_t i = 1; i < s.size(); ++i) CHECK(s[i - 1].period_gain >= s[i].period_gain);
+    for (const WhatifSuggestion& w : s) CHECK(w.period_gain > 0);
+  }
+}
+
+}  // namespace
+}  // namespace ppt
