@@ -7,9 +7,11 @@
 #include <cmath>
 #include <memory>
 
+#include "analysis/diff.h"
 #include "analysis/whatif.h"
 #include "commands.h"
 #include "output/outputs.h"
+#include "output/report/html_report.h"
 #include "output/sink/output_file.h"
 #include "output/text/whatif_writers.h"
 #include "reporter.h"
@@ -100,6 +102,10 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   request.stats = true;
   request.stats_options.critical_paths = false;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
+  // The page shows the measured run above the prediction: both need pictures.
+  const bool page = std::any_of(outputs.begin(), outputs.end(),
+                                [](const OutputSpec& out) { return out.format == OutputFormat::kHtmlReport; });
+  if (page) request.picture = PictureRequest{};
   DriverResult run = run_driver(request);
   if (int code = say.load(run, false); code != kExitOk) return code;
   for (auto [stage, factor] : changes.stage_scale) {
@@ -138,17 +144,45 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     DriverRequest passes;
     passes.threads = o.run.threads;
     passes.stats = draws(outputs);
+    if (page) passes.picture = PictureRequest{};
     run_passes(passes, predicted);
+    // The .html page compares the two, as diff's page does: the deltas, then
+    // the measured timeline above the predicted one on one time scale. The
+    // other outputs are the prediction alone.
+    std::vector<OutputSpec> alone;
+    std::vector<WrittenOutput> written(outputs.size());
+    for (const OutputSpec& out : outputs) {
+      if (out.format != OutputFormat::kHtmlReport) alone.push_back(out);
+    }
     WriteOptions wopt;
     wopt.threads = o.run.threads;
-    std::vector<WrittenOutput> written = write_outputs(predicted, outputs, wopt);
+    std::vector<WrittenOutput> alone_written = write_outputs(predicted, alone, wopt);
+    const Diff diff = page ? diff_stats(*run.stats, *predicted.stats) : Diff{};
+    for (size_t i = 0, k = 0; i < outputs.size(); ++i) {
+      if (outputs[i].format != OutputFormat::kHtmlReport) {
+        written[i] = alone_written[k++];
+        continue;
+      }
+      DiffReportInput in{&*run.timeline, &*predicted.timeline, run.source, predicted.source, &diff};
+      in.a_picture = &*run.picture;
+      in.b_picture = &*predicted.picture;
+      in.a_role = "measured";
+      in.b_role = "predicted";
+      ReportOptions ropt;
+      ropt.title = "pp-timeline whatif: measured and predicted";
+      written[i].error = write_spec(
+          outputs[i], input_paths(run.timeline->files), [&](ByteSink& sink) { write_diff_report(in, ropt, sink); },
+          &written[i].bytes);
+    }
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!written[i].error.empty()) {
         say.error(written[i].error);
         code = kExitInput;
       } else if (!is_stdout_path(outputs[i].path)) {
-        say.info(fmt::format("wrote {} ({}): the predicted {}", outputs[i].path, format_size(written[i].bytes),
-                             best->label));
+        say.info(fmt::format(
+            "wrote {} ({}): {} {}", outputs[i].path, format_size(written[i].bytes),
+            outputs[i].format == OutputFormat::kHtmlReport ? "the measured run and the predicted" : "the predicted",
+            best->label));
       }
     }
   }

@@ -13,6 +13,7 @@ suggestions of `stats`, and the usage errors.
 """
 
 import json
+import re
 import os
 import sys
 
@@ -192,6 +193,25 @@ def outputs_and_errors(binary, tmp):
         types = {str(e.get("name")).split(" ")[0] for e in t.get("traceEvents", []) if e.get("ph") == "X"}
         check({"forward", "backward_b", "backward_w", "optimizer"} <= types,
               f"the written timeline is the ZBH1 prediction ({sorted(types)})")
+    if os.path.exists(page):
+        # The page: the measured run above the prediction, on one time scale.
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        sides = re.findall(r'<h3 class="side" data-side="(a|b)">([^<]*)</h3>', html)
+        check([s for s, _ in sides] == ["a", "b"] and sides[0][1].startswith("A (measured)") and
+              sides[1][1].startswith("B (predicted)") and "ZBH1" in sides[1][1],
+              f"the page shows the measured timeline above the predicted one ({sides})")
+        check(html.count("<svg") == 2 and "Timelines, measured above predicted, one time scale" in html,
+              "the page has both timelines under one heading")
+        # Each side starts at its own drawn step; the scale is one: the same
+        # width, the same tick spacing in ms and in pixels.
+        def scale(svg):
+            ticks = [(float(x), int(v)) for x, v in re.findall(r'<text x="([\d.]+)"[^>]*>(\d+) ms</text>', svg)]
+            return (re.search(r'width="(\d+)"', svg).group(1), ticks[1][1] - ticks[0][1],
+                    round(ticks[1][0] - ticks[0][0], 1)) if len(ticks) > 1 else None
+        scales = [scale(svg) for svg in re.findall(r"<svg.*?</svg>", html, re.S)]
+        check(len(scales) == 2 and scales[0] is not None and scales[0] == scales[1],
+              f"both timelines are drawn on one time scale: width, ms and pixels between ticks ({scales})")
     rc, out, _ = run(binary, "stats", trace.replace(".json", ".missing"))
     check(rc == 2, "a missing input is a usage error")
 

@@ -232,9 +232,12 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   std::string page = html_page_head(title);
   page += "<header><h1>";
   append_xml_escaped(page, title);
-  page += "</h1>\n<p class=\"meta source\">A (base): ";
+  const std::string a_name = "A (" + in.a_role + ")", b_name = "B (" + in.b_role + ")";
+  page += "</h1>\n<p class=\"meta source\">";
+  append_xml_escaped(page, a_name + ": ");
   append_xml_escaped(page, in.a_source);
-  page += "<br>B (new): ";
+  page += "<br>";
+  append_xml_escaped(page, b_name + ": ");
   append_xml_escaped(page, in.b_source);
   page += "</p>\n";
   for (const std::string& n : opt.notes) {
@@ -242,7 +245,9 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     append_xml_escaped(page, n);
     page += "</p>\n";
   }
-  page += "<p class=\"meta\"><a href=\"#timeline\">the two timelines, base above new</a></p>\n</header>\n";
+  page += "<p class=\"meta\"><a href=\"#timeline\">";
+  append_xml_escaped(page, fmt::format("the two timelines, {} above {}", in.a_role, in.b_role));
+  page += "</a></p>\n</header>\n";
   if (in.diff) page += format_diff_html(*in.diff);
   page += in.steps_html;
 
@@ -258,7 +263,9 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     for (const PictureRun& r : sel->runs) span = std::max(span, r.end_ns - r.start_ns);
   }
   svg.span_ns = std::max<int64_t>(span, 1000);
-  page += "<section id=\"timeline\"><h2>Timelines, base above new, one time scale</h2>\n";
+  page += "<section id=\"timeline\"><h2>";
+  append_xml_escaped(page, fmt::format("Timelines, {} above {}, one time scale", in.a_role, in.b_role));
+  page += "</h2>\n";
   page += toolbar();
   out.write(page);
   page.clear();
@@ -266,7 +273,7 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
   for (const Timeline* tl : {in.a, in.b}) {
     const std::string& src = side == 0 ? in.a_source : in.b_source;
     page += fmt::format("<h3 class=\"side\" data-side=\"{}\">{}: ", side == 0 ? "a" : "b",
-                        side == 0 ? "A (base)" : "B (new)");
+                        xml_escaped(side == 0 ? a_name : b_name));
     append_xml_escaped(page, src);
     page += "</h3>\n<div class=\"svg-wrap\" data-side=\"";
     page += side == 0 ? "a" : "b";
@@ -275,7 +282,7 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     page.clear();
     if (tl) {
       svg.id_prefix = side == 0 ? "ppt-a" : "ppt-b";
-      svg.title = fmt::format("{}: {}", side == 0 ? "A (base)" : "B (new)", src);
+      svg.title = fmt::format("{}: {}", side == 0 ? a_name : b_name, src);
       svg.sync = "diff";
       write_svg(*tl, side == 0 ? *in.a_picture : *in.b_picture, svg, out);
     }

@@ -41,7 +41,8 @@ struct ReportOptions {
 // Writes the report of one timeline.
 void write_html_report(const Timeline& timeline, const ReportOptions& options, ByteSink& out);
 
-// The comparison of two runs (`diff A B -o report.html`): the deltas, then A's
+// The comparison of two runs (`diff A B -o report.html`, and whatif's measured
+// run against its prediction): the deltas, then A's
 // and B's timelines one above the other on one time scale (each aligned at
 // its first drawn step), zoomed and panned together. `options.svg` applies to
 // both; `options.stats` and `options.picture` are not used: each side has its
@@ -56,6 +57,10 @@ struct DiffReportInput {
   std::string steps_html = {};
   const PictureSelection* a_picture = nullptr;  // required with `a`
   const PictureSelection* b_picture = nullptr;  // required with `b`
+  // What each side is, in the headings: "A (base)", "the two timelines, base
+  // above new". whatif's page is "measured" above "predicted".
+  std::string a_role = "base";
+  std::string b_role = "new";
 };
 void write_diff_report(const DiffReportInput& input, const ReportOptions& options, ByteSink& out);
 
