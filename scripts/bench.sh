@@ -471,7 +471,9 @@ section_stats() {
 # (goal: at most 1 s beyond reading the logs: fit, replays and the stats'
 # suggestions). Then the model's accuracy table (tests/e2e/whatif_cli.py
 # --table): per case the measured, replayed and predicted periods against a
-# run generated under the target with the same stage costs.
+# run generated under the target with the same stage costs. Then the same
+# against real processes (tests/e2e/whatif_demo.py --table): pp-demo's 1F1B
+# run predicted under each target, against pp-demo run under the target.
 section_whatif() {
   if [[ $have_bin == 0 ]]; then skipped "whatif" "not built"; return; fi
   if ! "$bin" whatif --help >/dev/null 2>&1; then skipped "whatif" "this build has no whatif command"; return; fi
@@ -502,6 +504,13 @@ section_whatif() {
     goal "whatif phase, 12 targets (--timings)" "${phase} s" "<= 1 s" "$(awk -v p="$phase" 'BEGIN {print (p <= 1) ? 1 : 0}')"
   fi
   mapfile -t whatif_lines < <(python3 "$root/tests/e2e/whatif_cli.py" --binary "$bin" --table 2>&1)
+  local demo
+  demo=$(dirname "$bin")/pp-demo
+  if [[ -x "$demo" ]]; then
+    mapfile -t whatif_demo_lines < <(python3 "$root/tests/e2e/whatif_demo.py" --binary "$bin" --demo "$demo" --table 2>&1)
+  else
+    skipped "whatif against pp-demo" "no $demo"
+  fi
 }
 
 # The report section: `report` (the HTML page with the stats) and a .svg
@@ -610,6 +619,7 @@ mkdir -p "$bench" "$out"
 scale_lines=()
 scale_notes=()
 whatif_lines=()
+whatif_demo_lines=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
 for s in "${SECTIONS[@]}"; do
@@ -638,6 +648,11 @@ if [[ ${#whatif_lines[@]} -gt 0 ]]; then
   echo
   echo "whatif accuracy: periods predicted from one generated run against a run generated under the target (same stage costs)"
   printf '  %s\n' "${whatif_lines[@]}"
+fi
+if [[ ${#whatif_demo_lines[@]} -gt 0 ]]; then
+  echo
+  echo "whatif against real processes: pp-demo's 1F1B run, the period predicted under each target against pp-demo's own"
+  printf '  %s\n' "${whatif_demo_lines[@]}"
 fi
 if [[ ${#scale_lines[@]} -gt 0 ]]; then
   echo
