@@ -11,6 +11,7 @@ namespace {
 
 using testing::HandJob;
 using testing::rank_of;
+using testing::repeated_steps;
 
 constexpr int64_t kUs = 1000;
 
@@ -22,15 +23,7 @@ std::vector<HandJob> two_stage_fthenb() {
       {0, "optimizer", 0, 90, 95}, {1, "forward", 0, 10, 20},   {1, "forward", 1, 20, 30},  {1, "backward", 0, 30, 50},
       {1, "backward", 1, 50, 70},  {1, "optimizer", 0, 70, 75},
   };
-  std::vector<HandJob> all;
-  for (int step = 0; step < 2; ++step) {
-    for (HandJob j : one) {
-      j.start_us += 200 * step;
-      j.end_us += 200 * step;
-      all.push_back(j);
-    }
-  }
-  return all;
+  return repeated_steps(one, 2, 200);
 }
 
 TEST_CASE("bubble ratios of a hand-timed two-stage FThenB run match the hand computation", "[stats]") {

@@ -13,6 +13,7 @@ namespace ppt {
 namespace {
 
 using testing::HandJob;
+using testing::repeated_steps;
 
 constexpr int64_t kUs = 1000;
 
@@ -25,15 +26,7 @@ std::vector<HandJob> hand_run() {
       {0, "optimizer", 0, 96, 101}, {1, "forward", 0, 13, 23},   {1, "forward", 1, 23, 33},  {1, "backward", 0, 33, 53},
       {1, "backward", 1, 53, 73},   {1, "optimizer", 0, 73, 79},
   };
-  std::vector<HandJob> all;
-  for (int step = 0; step < 3; ++step) {
-    for (HandJob j : one) {
-      j.start_us += 200 * step;
-      j.end_us += 200 * step;
-      all.push_back(j);
-    }
-  }
-  return all;
+  return repeated_steps(one, 3, 200);
 }
 
 // The driver's passes and stats on a loaded timeline, kept together.

@@ -197,6 +197,19 @@ struct HandJob {
   int64_t end_us;
 };
 
+// `one` step's jobs `steps` times, step k moved by k * period_us.
+inline std::vector<HandJob> repeated_steps(const std::vector<HandJob>& one, int steps, int64_t period_us) {
+  std::vector<HandJob> all;
+  for (int step = 0; step < steps; ++step) {
+    for (HandJob j : one) {
+      j.start_us += period_us * step;
+      j.end_us += period_us * step;
+      all.push_back(j);
+    }
+  }
+  return all;
+}
+
 // Loads a log folder with one thread, as the command line would.
 inline Timeline load_dir(const std::string& log_dir) {
   LayoutRequest request;
