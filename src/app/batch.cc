@@ -593,6 +593,13 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
 
   fs::path dir = fs::path(opt.out_dir) / run.name;
   std::error_code ec;
+  // A run folder an artifact planted as a link (say into the user's home)
+  // is never written into: --out may lie inside the artifact's own folder.
+  if (std::string why = link_inside(opt.out_dir, dir.string()); !why.empty()) {
+    run.status = BatchStatus::kOutputError;
+    run.error = why;
+    return;
+  }
   fs::create_directories(dir, ec);
   if (ec) {
     run.status = BatchStatus::kOutputError;
@@ -604,9 +611,10 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
   w.threads = threads;
+  w.confine = opt.out_dir;
   const BatchOutputs& want = opt.outputs;
   if (want.stats_json) {
-    std::string error = write_text_output((dir / "stats.json").string(), format_stats_json(stats));
+    std::string error = write_text_output((dir / "stats.json").string(), format_stats_json(stats), {}, opt.out_dir);
     if (!error.empty()) {
       run.status = BatchStatus::kOutputError;
       run.error = error;
@@ -731,7 +739,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       if (wanted) planned.push_back(r.name + "/" + file);
     }
   }
-  if (std::string error = write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs));
+  if (std::string error = write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs), {}, opt.out_dir);
       !error.empty()) {
     result.error = error;
     return result;
@@ -783,11 +791,11 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   for (auto [file, text] :
        {std::pair{"index.json", batch_index_json(result)}, std::pair{"summary.md", batch_summary_markdown(result)},
         std::pair{"index.html", batch_index_html(result)}}) {
-    std::string error = write_text_output((out / file).string(), text);
+    std::string error = write_text_output((out / file).string(), text, {}, opt.out_dir);
     if (!error.empty() && result.error.empty()) result.error = error;
     if (error.empty()) written.push_back(file);
   }
-  std::string error = write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs));
+  std::string error = write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs), {}, opt.out_dir);
   if (!error.empty() && result.error.empty()) result.error = error;
   return result;
 }

@@ -14,6 +14,7 @@
 #include "model/diagnostics.h"
 #include "reporter.h"
 #include "util/text.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {
@@ -207,7 +208,7 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   sub->add_option("--fail-if-slower", o->fail_if_slower,
                   "exit 1 when a run is more than PCT percent slower than the baseline in diff's gate metric (the step "
                   "period: a step's start to the next one's)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("--link-base", o->link_base,
                   "links in summary.md are URL/<run>/report.html (where the output directory is published); "
                   "default: relative, or in GitHub Actions the run's page");
@@ -226,7 +227,7 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   sub->add_option("--max-ratio", o->max_ratio,
                   "an archive that extracts to more than this many times its size (past 64 MiB) is refused")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e9));
+      ->check(finite_range(1.0, 1e9));
   sub->add_option("--max-entries", o->max_entries, "an archive with more entries is refused")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{100'000'000}));

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "reporter.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 
@@ -17,9 +18,9 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   add_selection_options(app, o.selection);
   app.add_option("--width", o.width,
                  "width of the .svg/.png picture in pixels (default: a 1200-pixel time axis plus the row labels)")
-      ->check(CLI::Range(300.0, 30000.0));
+      ->check(finite_range(300.0, 30000.0));
   app.add_option("--scale", o.scale, "pixels of the .png image per picture pixel (default 2, sharp on dense screens)")
-      ->check(CLI::Range(0.25, 8.0));
+      ->check(finite_range(0.25, 8.0));
   app.add_option("--perfetto-json", o.perfetto_json,
                  "write the Perfetto-flavoured JSON trace here (gzipped when the name ends with .gz)");
   app.add_flag("--absolute", o.absolute, "epoch timestamps instead of rebasing to the earliest job");

@@ -15,6 +15,7 @@
 #include "output/trace/diff_trace.h"
 #include "reporter.h"
 #include "stats_input.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {
@@ -242,7 +243,7 @@ void setup_diff(CLI::App& app, Runner& chosen) {
   sub->add_option("--fail-if-slower", o->fail_if_slower_pct,
                   "exit 1 when B (or any of B, C...) is more than PCT % slower than A in the --gate metric (a CI "
                   "gate)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("--gate", o->gate,
                   "what the verdict and the gate compare: period (a step's start to the next one's, the time "
                   "between steps included), busy (first job start to last job end) or throughput (steps per second)")
@@ -255,11 +256,11 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "smallest change in percent that is not called `same` (the noise of the step times is used "
                   "when larger)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("--rank-change", o->rank_change_pct,
                   "name the ranks whose busy time per step changed by more than PCT %")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("-o,--output", o->outputs,
                   "write the comparison in the format of the name's extension (.txt: text, .json: the diff JSON, "
                   ".md: Markdown, .html: a page with the deltas, the steps and both timelines one above the other; "

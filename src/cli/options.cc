@@ -1,4 +1,5 @@
 #include "options.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 
@@ -100,7 +101,7 @@ void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool
   app.add_option("--straggler-margin", straggler_margin_pct,
                  "percent above the other ranks' median that makes a straggler")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
   auto* json_flag = app.add_flag("--json", json, "JSON with the keys documented in docs/stats.md");
   auto* md_flag = app.add_flag("--markdown", markdown, "Markdown, for a CI comment");
   json_flag->excludes(md_flag);

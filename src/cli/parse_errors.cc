@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <regex>
@@ -201,10 +202,19 @@ std::string short_number(const std::string& text) {
   return fmt::format("{:g}", v);
 }
 
+// A finite number: "nan" and "inf" read as numbers to strtod, but no
+// option takes them (finite_range.h).
 bool is_number(const std::string& text) {
   char* end = nullptr;
-  std::strtod(text.c_str(), &end);
-  return !text.empty() && end != text.c_str() && *end == '\0';
+  double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v);
+}
+
+// "nan", "inf", "1e999": strtod reads them, to a value no option takes.
+bool is_nonfinite_number(const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  return !text.empty() && end != text.c_str() && *end == '\0' && !std::isfinite(v);
 }
 
 std::string bad_value(const CLI::App& command, const CLI::Option& option, const std::string& message, int argc,
@@ -221,6 +231,10 @@ std::string bad_value(const CLI::App& command, const CLI::Option& option, const 
   std::smatch m;
   static const std::regex kRange(R"(not in range (\S+) to (\S+))");
   if (std::regex_search(message, m, kRange)) {
+    if (is_nonfinite_number(value)) {
+      return fmt::format("{}: not a finite number; give {} from {} to {}", what,
+                         form.noun.empty() ? "a value" : form.noun, short_number(m[1]), short_number(m[2]));
+    }
     if (!is_number(value)) return fmt::format("{}: not a number; give {}", what, form.text());
     return fmt::format("{}: out of range; give {} from {} to {}", what, form.noun.empty() ? "a value" : form.noun,
                        short_number(m[1]), short_number(m[2]));

@@ -30,6 +30,7 @@
 #include "reporter.h"
 #include "util/escape.h"
 #include "util/text.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {
@@ -472,13 +473,14 @@ void setup_watch(CLI::App& app, Runner& chosen) {
   sub->add_option("--steps", o->steps)->group("");
   sub->add_option("--alert-if-slower", o->alert_if_slower,
                   "alert when a step's period is more than PCT % above the running median, or a rank "
-                  "straggles; exit 1 at the end if an alert fired");
+                  "straggles; exit 1 at the end if an alert fired")
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("--exec", o->exec,
                   "run this shell command on each alert, with PPT_ALERT_KIND, _RUN, _STEP, _PERIOD_US, "
                   "_MEDIAN_US, _RANK, _TYPE and _MESSAGE in its environment");
   sub->add_option("--idle-timeout", o->idle_timeout_s,
                   "seconds after which a rank that wrote nothing has finished its step (default 10)")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_range(0.0, 86400.0));
   sub->add_option("--keep-steps", o->keep_steps,
                   "reported steps kept in memory, for the page and as the next steps' context (default 20)")
       ->check(CLI::Range(size_t{2}, size_t{100000}));

@@ -15,6 +15,7 @@
 #include "output/sink/output_file.h"
 #include "output/text/whatif_writers.h"
 #include "reporter.h"
+#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {
@@ -64,13 +65,15 @@ std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
     size_t colon = s.find(':');
     char* end = nullptr;
     long stage = colon == std::string::npos ? -1 : std::strtol(s.c_str(), &end, 10);
-    if (colon == std::string::npos || end != s.c_str() + colon || stage < 0) {
+    if (colon == std::string::npos || end != s.c_str() + colon || stage < 0 || stage > INT32_MAX) {
       return fmt::format("--stage-scale {}: give STAGE:FACTOR, e.g. 2:0.8", s);
     }
     std::string f = s.substr(colon + 1);
     double factor = std::strtod(f.c_str(), &end);
-    if (f.empty() || end != f.c_str() + f.size() || !std::isfinite(factor) || factor < 0) {
-      return fmt::format("--stage-scale {}: the factor must be a number >= 0", s);
+    // At most --link-scale's 1000: a factor past it would carry a job's
+    // nanoseconds past 64 bits.
+    if (f.empty() || end != f.c_str() + f.size() || !std::isfinite(factor) || factor < 0 || factor > 1000) {
+      return fmt::format("--stage-scale {}: the factor must be a number from 0 to 1000", s);
     }
     ch->stage_scale.emplace_back(static_cast<int32_t>(stage), factor);
   }
@@ -217,12 +220,12 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
   sub->add_option("--w-share", o->w_share,
                   "backward_w's share of a backward for the zero-bubble schedules (default: measured from "
                   "backward_b/backward_w when the run has them, else 0.5)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   sub->add_flag("--balance", o->balance, "every stage at the median stage's costs: what the straggler costs");
   sub->add_option("--stage-scale", o->stage_scale,
                   "STAGE:FACTOR multiplies every job cost of that stage (0.8: 20% faster); may be repeated");
   sub->add_option("--link-scale", o->link_scale, "multiplies every stage-to-stage link lag")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(finite_range(0.0, 1000.0));
   sub->add_flag("--json", o->json, "JSON (docs/schemas/whatif.v1.json) instead of the table");
   sub->add_option("-o,--output", o->outputs,
                   "write the best-ranked predicted timeline here, as convert writes a run (.json, .pftrace, .svg, "

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "demo.h"
+#include "cli/finite_range.h"
 
 int main(int argc, char** argv) {
   using namespace ppt::demo;
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
                  "a forward's work in microseconds (backward 2x, backward_b and backward_w 1x, "
                  "optimizer 0.5x)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(ppt::cli::finite_range(0.0, 1e7));
   app.add_option("--device", device,
                  "where the work runs: auto (a CUDA device when present), "
                  "cpu or cuda")
@@ -51,7 +52,19 @@ int main(int argc, char** argv) {
   app.add_option("--profile_start", c.profile_start, "first profiled step (default: PPT_SHIM_START_STEP, else 0)");
   app.add_option("--profile_end", c.profile_end,
                  "profiling ends before this step (default: PPT_SHIM_END_STEP, else --steps)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // A usage error is exit 2, as pp-timeline's (CLI11's own codes run past 100).
+    std::fprintf(stderr, "pp-demo: error: %s\n", e.what());
+    return 2;
+  }
 
   c.shape.schedule = *parse_schedule(schedule);
   c.shape.chunks = chunks.value_or(c.shape.schedule == ScheduleKind::kVpp ? 2 : 1);

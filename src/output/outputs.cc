@@ -184,24 +184,27 @@ std::string check_not_an_input(const std::string& output, const std::vector<Sour
   return check_not_an_input(output, input_paths(inputs));
 }
 
-std::string open_output(OutputFile& file, const std::string& path, const std::vector<std::string>& inputs) {
+std::string open_output(OutputFile& file, const std::string& path, const std::vector<std::string>& inputs,
+                        const std::string& confine) {
   if (std::string error = check_not_an_input(path, inputs); !error.empty()) return error;
+  if (!confine.empty()) file.refuse_links_below(confine);
   // Standard output is descriptor 1 itself (output_file.h says why not a path).
   bool opened = is_stdout_path(path) ? file.open_stdout() : file.open(path);
   return opened ? std::string() : file.error();
 }
 
-std::string write_text_output(const std::string& path, std::string_view text, const std::vector<std::string>& inputs) {
+std::string write_text_output(const std::string& path, std::string_view text, const std::vector<std::string>& inputs,
+                              const std::string& confine) {
   OutputFile file;
-  if (std::string error = open_output(file, path, inputs); !error.empty()) return error;
+  if (std::string error = open_output(file, path, inputs, confine); !error.empty()) return error;
   file.write(text);
   return file.commit() ? std::string() : file.error();
 }
 
 std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& inputs,
-                       const std::function<void(ByteSink&)>& write, size_t* bytes) {
+                       const std::function<void(ByteSink&)>& write, size_t* bytes, const std::string& confine) {
   OutputFile file;
-  if (std::string error = open_output(file, spec.path, inputs); !error.empty()) return error;
+  if (std::string error = open_output(file, spec.path, inputs, confine); !error.empty()) return error;
   if (spec.gzip) {
     GzipSink gz(file);
     write(gz);
@@ -266,7 +269,7 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
             throw std::logic_error("write_output: a report format is the command's to write");
         }
       },
-      bytes);
+      bytes, options.confine);
   if (error.empty() && !png_error.empty()) return fmt::format("{}: {}", spec.path, png_error);
   return error;
 }

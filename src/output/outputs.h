@@ -54,6 +54,9 @@ struct WriteOptions {
   const Dependencies* dependencies = nullptr;  // JSON and .pftrace: flow arrows; null: none
   unsigned threads = 0;                        // .pftrace: encoders (0: one per core)
   const Stats* stats = nullptr;                // .html: the stats tables (the driver's); none when null
+  // Not empty: every file lies inside this folder and is never written
+  // through a symbolic link below it (OutputFile::refuse_links_below; batch's --out).
+  std::string confine;
 };
 
 // The commands' tables of outputs. kDiffTrace is `diff --trace FILE`.
@@ -120,17 +123,21 @@ std::string check_not_an_input(const std::string& output, const std::vector<Sour
 // Every output of every command is opened here: standard output for "-" or
 // /dev/stdout, else whole or nothing through a temporary file (OutputFile),
 // and never onto one of `inputs`. Returns "" or an error line.
-std::string open_output(OutputFile& file, const std::string& path, const std::vector<std::string>& inputs);
+// `confine`: as WriteOptions'.
+std::string open_output(OutputFile& file, const std::string& path, const std::vector<std::string>& inputs,
+                        const std::string& confine = {});
 
 // Writes `text` to `path` through open_output(); returns "" or an error line.
 std::string write_text_output(const std::string& path, std::string_view text,
-                              const std::vector<std::string>& inputs = {});
+                              const std::vector<std::string>& inputs = {}, const std::string& confine = {});
 
 // Opens `spec` through open_output() and hands `write` the sink to write
 // to: the file, or a gzip stream into it (spec.gzip); then commits. Returns
 // "" or an error line. `bytes` (optional) receives the size of the file.
+// `confine`: as WriteOptions'.
 std::string write_spec(const OutputSpec& spec, const std::vector<std::string>& inputs,
-                       const std::function<void(ByteSink&)>& write, size_t* bytes = nullptr);
+                       const std::function<void(ByteSink&)>& write, size_t* bytes = nullptr,
+                       const std::string& confine = {});
 
 // Writes one output through open_output() (the timeline's files are its
 // inputs); returns "" or an error line.

@@ -64,6 +64,30 @@ def main():
             check(rc == 2 and err == want + "\n" and out == "",
                   "%s: exit 2 and %r (got %d: %r)" % (" ".join(args), want, rc, err))
 
+        # Every floating-point option of every command refuses what is not a
+        # finite number (NaN passes a `<`/`>` range check: --max-ratio nan
+        # once switched the archive bomb limit off, --fail-if-slower nan the
+        # gate), naming the option and its range; the options are read off
+        # each command's --help, so a new one is checked too.
+        commands = ([], ["stats"], ["diff"], ["report"], ["batch"], ["watch"], ["whatif"])
+        seen_float = 0
+        for command in commands:
+            rc, out, _ = run(binary, *command, "--help")
+            for name, lo, hi in re.findall(r"^\s+(--[a-z-]+) FLOAT:FLOAT in \[(\S+) - (\S+)\]", out, re.M):
+                seen_float += 1
+                for value in ("nan", "-nan", "inf", "-inf", "1e999"):
+                    rc, out2, err = run(binary, *command, name, value, cwd=tmp)
+                    want = "%s %s: not a finite number; give " % (name, value)
+                    check(rc == 2 and want in err and (" from %g to %g" % (float(lo), float(hi))) in err
+                          and out2 == "", "%s %s %s: exit 2 naming the option and its range (got %d: %r)"
+                          % (" ".join(["pp-timeline"] + command), name, value, rc, err))
+        check(seen_float >= 13, "the floating-point options found in --help (%d)" % seen_float)
+        demo = os.path.join(os.path.dirname(os.path.abspath(binary)), "pp-demo")
+        if os.path.exists(demo):
+            rc, _, err = run(demo, "--log_dir", tmp, "--ranks", "2", "--steps", "1", "--work_us", "nan")
+            check(rc == 2 and "--work_us" in err and "pp-demo: error:" in err,
+                  "pp-demo --work_us nan: exit 2 naming it (got %d: %r)" % (rc, err))
+
         # --version on every command
         for command in ([], ["stats"], ["diff"], ["report"], ["batch"], ["watch"]):
             rc, out, err = run(binary, *command, "--version")
@@ -76,6 +100,16 @@ def main():
         a = os.path.join(tmp, "a")
         ppt_test.gen_logs(a, RUN)
         o = lambda name: os.path.join(tmp, name)
+
+        # whatif --stage-scale STAGE:FACTOR: a factor that is finite and at
+        # most 1000 (1e15 carried a job past 64-bit nanoseconds), a stage
+        # that fits (99999999999 wrapped to 1215752191)
+        for arg, want in (("0:1e15", "the factor must be a number from 0 to 1000"),
+                          ("0:nan", "the factor must be a number from 0 to 1000"),
+                          ("99999999999:1", "give STAGE:FACTOR")):
+            rc, _, err = run(binary, "whatif", "--log_dir", a, "--stage-scale", arg)
+            check(rc == 2 and "--stage-scale %s: %s" % (arg, want) in err,
+                  "whatif --stage-scale %s: exit 2, %r (got %d: %r)" % (arg, want, rc, err))
 
         # -o's extension in any case
         rc, _, err = run(binary, "--log_dir", a, "-o", o("trace.JSON"), "-q")

@@ -236,10 +236,37 @@ bool OutputFile::open_stdout() {
   return true;
 }
 
+// "" when `given` lies inside `root` and no component of it below `root` is
+// a symbolic link, else why it may not be written. lstat() each component:
+// what an artifact planted (a run folder or a file name that is a link out
+// of --out) is found before any byte is written, and the final name is
+// renamed over, never resolved.
+std::string link_inside(const std::string& root, const std::string& given) {
+  namespace fs = std::filesystem;
+  fs::path rel = fs::path(given).lexically_normal().lexically_relative(fs::path(root).lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") return given + ": is not inside " + root + "; refusing to write it";
+  fs::path at = fs::path(root);
+  for (const fs::path& part : rel) {
+    if (part == "." || part.empty()) continue;
+    at /= part;
+    struct stat lst {};
+    if (lstat(at.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      return at.string() + ": is a symbolic link inside " + root + "; refusing to write through it";
+    }
+  }
+  return "";
+}
+
 bool OutputFile::open(const std::string& given) {
   path_ = given;
   std::string path, error;
-  if (!resolve_target(given, &path, &error)) {
+  if (!confine_root_.empty()) {
+    if (std::string why = link_inside(confine_root_, given); !why.empty()) {
+      error_ = why;
+      return false;
+    }
+    path = given;
+  } else if (!resolve_target(given, &path, &error)) {
     fail(error, 0);
     return false;
   }

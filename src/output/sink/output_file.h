@@ -26,6 +26,13 @@ class OutputFile : public ByteSink {
   // A symbolic link is written through (its target is replaced); a link to
   // nothing is refused rather than replaced by a file.
   bool open(const std::string& path);
+  // Before open(): `path` lies inside the folder `root` (batch's --out,
+  // which an artifact may have been unpacked beside or into), and nothing
+  // below `root` on the way to it may be a symbolic link: a link in a
+  // folder's place or in the file's is refused ("is a symbolic link inside
+  // ROOT; refusing to write through it"), and the file is renamed over its
+  // own name, never over a link's target. `root` itself may be a link.
+  void refuse_links_below(std::string root) { confine_root_ = std::move(root); }
   // "" when open(path) would succeed as far as the file system says now: a
   // file can be created in its folder (a probe file is created and removed
   // at once), or it names a pipe or device to write directly; else the error
@@ -54,6 +61,7 @@ class OutputFile : public ByteSink {
   void fail(const std::string& what, int err);
 
   std::string path_;
+  std::string confine_root_;  // refuse_links_below()
   std::string target_;     // where commit() renames the temporary file (a link's target)
   std::string temp_path_;  // empty when writing the target directly
   int temp_slot_ = -1;     // in the list of files to remove on a signal
@@ -68,6 +76,11 @@ class OutputFile : public ByteSink {
 // SIGXFSZ are ignored, so a closed pipe or a file size limit is a write error
 // that is reported (exit 1) instead of a death by signal.
 void install_output_signal_handlers();
+
+// "" when `path` lies inside the folder `root` with no symbolic link below
+// `root` on the way to it (nor in its own place), else an error line naming
+// the link (what OutputFile::refuse_links_below() refuses).
+std::string link_inside(const std::string& root, const std::string& path);
 
 // True when `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);

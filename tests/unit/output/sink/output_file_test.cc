@@ -68,6 +68,45 @@ TEST_CASE("an output through a symbolic link replaces the target; a dangling lin
   CHECK(S_ISLNK(st.st_mode));
 }
 
+TEST_CASE("below a confining folder nothing is written through a link, in a folder's place or the file's",
+          "[hardening][output]") {
+  TempDir d;
+  std::string victim = d.write("victim.txt", "mine");
+  std::filesystem::create_directories(d.path() + "/out/run");
+  std::filesystem::create_directories(d.path() + "/elsewhere");
+  const std::string out = d.path() + "/out";
+  REQUIRE(symlink(victim.c_str(), (out + "/index.html").c_str()) == 0);
+  REQUIRE(symlink((d.path() + "/elsewhere").c_str(), (out + "/linked").c_str()) == 0);
+
+  OutputFile file;
+  file.refuse_links_below(out);
+  CHECK_FALSE(file.open(out + "/index.html"));
+  CHECK(file.error() == out + "/index.html: is a symbolic link inside " + out + "; refusing to write through it");
+  CHECK(slurp(victim) == "mine");
+
+  OutputFile folder;
+  folder.refuse_links_below(out);
+  CHECK_FALSE(folder.open(out + "/linked/report.html"));
+  CHECK(folder.error() == out + "/linked: is a symbolic link inside " + out + "; refusing to write through it");
+  CHECK(names_in(d.path() + "/elsewhere").empty());
+
+  OutputFile outside;
+  outside.refuse_links_below(out);
+  CHECK_FALSE(outside.open(out + "/../victim.txt"));
+  CHECK(outside.error().find("is not inside") != std::string::npos);
+
+  // A real file and folder below it are written as ever; the root itself may be a link.
+  std::string alias = d.path() + "/alias";
+  REQUIRE(symlink(out.c_str(), alias.c_str()) == 0);
+  OutputFile ok;
+  ok.refuse_links_below(alias);
+  REQUIRE(ok.open(alias + "/run/stats.json"));
+  ok.write(std::string_view("{}"));
+  REQUIRE(ok.commit());
+  CHECK(slurp(out + "/run/stats.json") == "{}");
+  CHECK(link_inside(out, out + "/run/stats.json").empty());
+}
+
 TEST_CASE("a termination signal while writing leaves no temporary file", "[hardening][output]") {
   TempDir d;
   std::string out = d.path() + "/trace.json";
