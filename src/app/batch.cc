@@ -739,7 +739,8 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       if (wanted) planned.push_back(r.name + "/" + file);
     }
   }
-  if (std::string error = write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs), {}, opt.out_dir);
+  if (std::string error =
+          write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs), {}, opt.out_dir);
       !error.empty()) {
     result.error = error;
     return result;
@@ -795,7 +796,8 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     if (!error.empty() && result.error.empty()) result.error = error;
     if (error.empty()) written.push_back(file);
   }
-  std::string error = write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs), {}, opt.out_dir);
+  std::string error =
+      write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs), {}, opt.out_dir);
   if (!error.empty() && result.error.empty()) result.error = error;
   return result;
 }

@@ -10,11 +10,11 @@
 #include <memory>
 
 #include "app/batch.h"
+#include "cli/finite_range.h"
 #include "commands.h"
 #include "model/diagnostics.h"
 #include "reporter.h"
 #include "util/text.h"
-#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {

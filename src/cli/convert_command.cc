@@ -3,9 +3,9 @@
 
 #include <filesystem>
 
+#include "cli/finite_range.h"
 #include "commands.h"
 #include "reporter.h"
-#include "cli/finite_range.h"
 
 namespace ppt::cli {
 

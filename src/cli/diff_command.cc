@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "analysis/diff.h"
+#include "cli/finite_range.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/report/html_report.h"
@@ -15,7 +16,6 @@
 #include "output/trace/diff_trace.h"
 #include "reporter.h"
 #include "stats_input.h"
-#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {

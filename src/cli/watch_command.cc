@@ -20,6 +20,7 @@
 
 #include "app/watch.h"
 #include "app/watch_alerts.h"
+#include "cli/finite_range.h"
 #include "commands.h"
 #include "input/log_follower.h"
 #include "model/diagnostics.h"
@@ -30,7 +31,6 @@
 #include "reporter.h"
 #include "util/escape.h"
 #include "util/text.h"
-#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {

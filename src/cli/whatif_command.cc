@@ -9,13 +9,13 @@
 
 #include "analysis/diff.h"
 #include "analysis/whatif.h"
+#include "cli/finite_range.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/report/html_report.h"
 #include "output/sink/output_file.h"
 #include "output/text/whatif_writers.h"
 #include "reporter.h"
-#include "cli/finite_range.h"
 
 namespace ppt::cli {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <map>
 
-#include "demo.h"
 #include "cli/finite_range.h"
+#include "demo.h"
 
 int main(int argc, char** argv) {
   using namespace ppt::demo;

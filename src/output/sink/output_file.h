@@ -62,9 +62,9 @@ class OutputFile : public ByteSink {
 
   std::string path_;
   std::string confine_root_;  // refuse_links_below()
-  std::string target_;     // where commit() renames the temporary file (a link's target)
-  std::string temp_path_;  // empty when writing the target directly
-  int temp_slot_ = -1;     // in the list of files to remove on a signal
+  std::string target_;        // where commit() renames the temporary file (a link's target)
+  std::string temp_path_;     // empty when writing the target directly
+  int temp_slot_ = -1;        // in the list of files to remove on a signal
   int fd_ = -1;
   std::string buffer_;
   size_t bytes_ = 0;
