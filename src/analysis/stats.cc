@@ -10,6 +10,7 @@
 
 #include "input/log_layout.h"
 #include "passes/pipeline_stage.h"
+#include "util/checked.h"
 
 namespace ppt {
 
@@ -89,8 +90,13 @@ TypeDurations summarize(const std::string& type, const std::vector<int64_t>& sor
   d.type = type;
   d.count = sorted.size();
   if (sorted.empty()) return d;
-  for (int64_t v : sorted) d.total_ns += v;
-  d.mean_ns = static_cast<double>(d.total_ns) / static_cast<double>(sorted.size());
+  // The mean is taken in long double, not from the total, which saturates.
+  long double sum = 0;
+  for (int64_t v : sorted) {
+    accumulate_ns(d.total_ns, v);
+    sum += static_cast<long double>(v);
+  }
+  d.mean_ns = static_cast<double>(sum / static_cast<long double>(sorted.size()));
   auto at = [&](double q) {
     size_t n = sorted.size();
     size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
@@ -377,12 +383,12 @@ void measure_steps(const Timeline& tl, const Run& run, const std::vector<StepJob
       RankStep m = measure_rank_step(tl.tracks[r.track], r.jobs, span, scratch);
       RankStats& rs = st.ranks[rank_index[r.rank]];
       ++rs.steps;
-      rs.span_ns += len;
-      rs.busy_ns += m.busy;
-      rs.idle_ns += len - m.busy;
-      rs.warmup_ns += m.warmup;
-      rs.cooldown_ns += m.cooldown;
-      rs.gaps_ns += m.gaps;
+      accumulate_ns(rs.span_ns, len);
+      accumulate_ns(rs.busy_ns, m.busy);
+      accumulate_ns(rs.idle_ns, len - m.busy);
+      accumulate_ns(rs.warmup_ns, m.warmup);
+      accumulate_ns(rs.cooldown_ns, m.cooldown);
+      accumulate_ns(rs.gaps_ns, m.gaps);
       ++ss.ranks;
       ++st.rank_steps;
       const uint32_t want = usual[r.rank];
@@ -394,14 +400,14 @@ void measure_steps(const Timeline& tl, const Run& run, const std::vector<StepJob
       }
       ++complete;
       ++st.complete_rank_steps;
-      ss.busy_ns += m.busy;
-      ss.idle_ns += len - m.busy;
-      totals.idle_ns += len - m.busy;
-      totals.span_ns += len;
+      accumulate_ns(ss.busy_ns, m.busy);
+      accumulate_ns(ss.idle_ns, len - m.busy);
+      accumulate_ns(totals.idle_ns, len - m.busy);
+      accumulate_ns(totals.span_ns, len);
       StageStats& sg = totals.stages[rs.stage];
-      sg.span_ns += len;
-      sg.busy_ns += m.busy;
-      sg.idle_ns += len - m.busy;
+      accumulate_ns(sg.span_ns, len);
+      accumulate_ns(sg.busy_ns, m.busy);
+      accumulate_ns(sg.idle_ns, len - m.busy);
       ++sg.rank_steps;
     }
     if (complete > 0 && len > 0) {

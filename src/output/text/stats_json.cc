@@ -29,7 +29,10 @@ std::string dumped(const Json& doc, int indent) {
 }
 
 // Durations are integer nanoseconds inside and microseconds in the JSON.
-double us(double ns) { return ns / 1000.0; }
+// Held within the bound a stats file read back is checked against
+// (json_values.h): a sum or a time past it (a hostile log's 292-year jobs)
+// is written as the bound, so that diff reads what stats wrote.
+double us(double ns) { return std::clamp(ns / 1000.0, -kJsonNumberLimit, kJsonNumberLimit); }
 int64_t ns_from_us(double v) { return static_cast<int64_t>(std::llround(v * 1000.0)); }
 
 json types_json(const std::vector<TypeDurations>& types) {
