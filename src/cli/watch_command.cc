@@ -217,6 +217,12 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
   request.outputs = o.outputs;
   if (!o.jsonl.empty() && o.jsonl != "-") request.outputs.push_back(o.jsonl);
   if (!o.report.empty()) request.outputs.push_back(o.report);
+  // -o, --jsonl and --report name three files: one named twice would lose one.
+  std::vector<OutputSpec> named;
+  for (const std::string& path : request.outputs) {
+    if (std::string error = check_output_path(path, named); !error.empty()) return error;
+    named.push_back({path, OutputFormat::kChromeJson});
+  }
   if (std::string error = check_now(request); !error.empty()) return error;
   return plan;
 }

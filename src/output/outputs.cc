@@ -96,6 +96,18 @@ std::string list_extensions(OutputCommand command) {
   return list;
 }
 
+// Whether two output paths name one file as the file system resolves them:
+// one inode where both exist; otherwise one path once the part that exists
+// is resolved (links, ".", "..") and the rest is normalised, so that
+// "n.json", "./n.json" and "sub/../n.json" are one output before any exists.
+bool same_output_path(const std::string& a, const std::string& b) {
+  if (a == b || same_file(a, b)) return true;
+  std::error_code ea, eb;
+  const std::filesystem::path ra = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  const std::filesystem::path rb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+  return !ea && !eb && ra == rb;
+}
+
 }  // namespace
 
 std::string check_output_path(const std::string& path, const std::vector<OutputSpec>& earlier) {
@@ -105,7 +117,7 @@ std::string check_output_path(const std::string& path, const std::vector<OutputS
   }
   for (const OutputSpec& e : earlier) {
     bool both_stdout = is_stdout_path(e.path) && is_stdout_path(path);
-    bool same = !is_stdout_path(path) && (e.path == path || same_file(e.path, path));
+    bool same = !is_stdout_path(path) && !is_stdout_path(e.path) && same_output_path(e.path, path);
     if (both_stdout || same) return fmt::format("{}: named twice as an output", both_stdout ? "standard output" : path);
   }
   return "";
