@@ -323,7 +323,7 @@ int run_watch(const WatchCommandOptions& o) {
 
   auto handle = [&](std::vector<WatchStep>& steps) {
     for (WatchStep& w : steps) {
-      if (o.stop_after > 0 && reported >= o.stop_after) return;
+      if (o.stop_after > 0 && reported >= o.stop_after) break;  // the flush below still runs
       ++reported;
       ++since_report;
       if (jsonl) {
@@ -412,14 +412,23 @@ int run_watch(const WatchCommandOptions& o) {
     std::vector<WatchStep> steps = watcher.update(WatchClock::now(), true);
     handle(steps);
   }
-  if (jsonl) std::fflush(jsonl);
-  if (jsonl_owned) std::fclose(jsonl_file);
+  // The last lines are written here: a full disk or a closed pipe found by
+  // this flush (or the close) is an error like one found between steps.
+  const std::string jsonl_name = jsonl_file == stdout ? std::string("standard output") : o.jsonl;
+  if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
+    errors.push_back(fmt::format("{}: cannot be written", jsonl_name));
+    jsonl = nullptr;
+  }
+  if (jsonl_owned && std::fclose(jsonl_file) != 0 && jsonl) {
+    errors.push_back(fmt::format("{}: cannot be written: {}", jsonl_name, std::strerror(errno)));
+    jsonl = nullptr;
+  }
   if (dashboard_on) draw();
   if (watcher.failure() == DriverFailure::kStrict) {
     errors.push_back("input problems found and --strict given; the watch stopped");
   }
   std::vector<std::string> written;
-  if (jsonl_owned && reported > 0) written.push_back(o.jsonl);
+  if (jsonl_owned && jsonl && reported > 0) written.push_back(o.jsonl);
   if (!o.report.empty() && watcher.failure() == DriverFailure::kNone) {
     if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
       errors.push_back(e);

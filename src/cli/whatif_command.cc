@@ -124,8 +124,10 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
   std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (std::string error = write_standard_output(text); !error.empty()) {
+    say.error(error);
+    return kExitInput;
+  }
 
   int code = kExitOk;
   if (!outputs.empty()) {

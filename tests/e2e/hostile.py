@@ -49,9 +49,11 @@ static inputs (logs/...). case.json:
             RLIMIT_NOFILE (too many open files); a case with either is skipped
             for a sanitizer build, whose runtime needs terabytes of address
             space and descriptors of its own
-  stdout    "closed" or "broken_pipe" (default: captured)
+  stdout    "closed", "broken_pipe" or "full" (/dev/full: every write
+            fails with ENOSPC) (default: captured)
   exit      the expected exit status, or "SIGTERM" for a death by that signal
   message   text(s) that stderr must contain
+  message_lacks  texts that stderr must not contain (a claim that is false)
   outputs   files the run must leave (paths relative to the case; a folder
             ends with '/'); default none
   removed   inputs the run must remove (what it left there itself before)
@@ -583,6 +585,8 @@ def run_binary(binary, args, work, spec, during, timeout):
     if stdout_mode == "broken_pipe":
         read_end, stdout = os.pipe()
         os.close(read_end)  # nobody will read: every write gets EPIPE
+    elif stdout_mode == "full":
+        stdout = os.open("/dev/full", os.O_WRONLY)
 
     def preexec():
         if "fsize" in limits:
@@ -599,7 +603,7 @@ def run_binary(binary, args, work, spec, during, timeout):
 
     proc = subprocess.Popen([binary] + args, cwd=work, stdin=subprocess.DEVNULL, stdout=stdout,
                             stderr=subprocess.PIPE, preexec_fn=preexec)
-    if read_end is not None:
+    if read_end is not None or stdout_mode == "full":
         os.close(stdout)
     during.start(proc)
     try:
@@ -654,6 +658,8 @@ def run_case(binary, name, timeout, attempt=0):
         pieces = spec.get("message", [])
         for piece in [pieces] if isinstance(pieces, str) else pieces:
             check(piece in err, "stderr lacks %r:\n%s" % (piece, err))
+        for piece in spec.get("message_lacks", []):
+            check(piece not in err, "stderr holds %r:\n%s" % (piece, err))
 
         # Inputs untouched; nothing left but the expected outputs.
         after = snapshot(work)

@@ -376,6 +376,15 @@ void OutputFile::abandon() {
   }
 }
 
+std::string write_standard_output(std::string_view text) {
+  std::fflush(stdout);  // what went through stdio before comes first
+  OutputFile out;
+  if (!out.open_stdout()) return out.error();
+  out.write(text);
+  if (!out.commit()) return out.error();
+  return "";
+}
+
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {
   }, sb{};

@@ -82,6 +82,11 @@ void install_output_signal_handlers();
 // the link (what OutputFile::refuse_links_below() refuses).
 std::string link_inside(const std::string& root, const std::string& path);
 
+// Writes `text` to standard output (descriptor 1, as OutputFile::open_stdout)
+// and returns "" or the error line: a command's answer on a closed descriptor,
+// a closed pipe or a full disk is an error, not a silent exit 0.
+std::string write_standard_output(std::string_view text);
+
 // True when `a` and `b` name the same existing file (same device and inode).
 bool same_file(const std::string& a, const std::string& b);
 
