@@ -50,6 +50,38 @@ std::optional<StepPick> dense_pick(const Timeline& tl, const PictureRequest& req
   return pick;
 }
 
+// One step of one run holds more than `max_jobs` jobs: the start time
+// before which its first `max_jobs` jobs (by start) lie, and how many start
+// before it and when the last of them ends. Jobs that share the cut's start
+// are all left out, so fewer than `max_jobs` may be drawn, never more.
+struct StepCut {
+  int64_t until_ns = INT64_MAX;
+  size_t jobs = 0;
+  int64_t end_ns = INT64_MIN;
+};
+
+StepCut cut_step(const Timeline& tl, const Run& run, int32_t step, size_t max_jobs) {
+  std::vector<int64_t> starts;
+  for (uint32_t ti : run.tracks) {
+    for (const Job& j : tl.tracks[ti].jobs) {
+      if (j.step == step) starts.push_back(j.start_ns);
+    }
+  }
+  StepCut cut;
+  if (starts.size() <= max_jobs) return cut;
+  auto nth = starts.begin() + static_cast<std::ptrdiff_t>(max_jobs);
+  std::nth_element(starts.begin(), nth, starts.end());
+  cut.until_ns = *nth;
+  for (uint32_t ti : run.tracks) {
+    for (const Job& j : tl.tracks[ti].jobs) {
+      if (j.step != step || j.start_ns >= cut.until_ns) continue;
+      ++cut.jobs;
+      cut.end_ns = std::max(cut.end_ns, j.end_ns);
+    }
+  }
+  return cut;
+}
+
 }  // namespace
 
 PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
@@ -67,6 +99,7 @@ PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
   };
   std::vector<std::string> shown;
   bool stop = false, capped = false;
+  std::string part;  // a step cut short, for the note
   int32_t any_min = INT32_MAX, any_max = INT32_MIN;
   for (const Run& run : tl.runs) {
     bool skip_run = pick && run.index != pick->run;
@@ -95,6 +128,22 @@ PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
         stop = true;
         break;
       }
+      if (s.jobs > req.max_jobs) {
+        // The first step alone is over the cap: its first jobs are drawn.
+        StepCut cut = cut_step(tl, run, n, req.max_jobs);
+        r.until_ns = cut.until_ns;
+        sel.jobs += cut.jobs;
+        r.jobs += cut.jobs;
+        r.last_step = n;
+        r.start_ns = std::min(r.start_ns, s.first);
+        r.end_ns = std::max(r.end_ns, cut.jobs > 0 ? cut.end_ns : s.first);
+        part = fmt::format("the first {} of step {}'s {} jobs, those starting in its first {:.3f} ms",
+                           with_commas(cut.jobs), n, with_commas(s.jobs),
+                           static_cast<double>(cut.until_ns - s.first) / 1e6);
+        capped = true;
+        stop = true;
+        break;
+      }
       sel.jobs += s.jobs;
       r.jobs += s.jobs;
       r.last_step = n;
@@ -115,6 +164,13 @@ PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
         "drawing step {}{}, the slowest of {} steps ({:.3f} ms): all of them would be too dense "
         "to read; choose steps with --steps A:B",
         pick->step, where, sel.steps_total, static_cast<double>(pick->ns) / 1e6);
+    if (!part.empty()) {
+      sel.note += fmt::format("; of it, {}: a picture holds at most {} jobs", part, with_commas(req.max_jobs));
+    }
+  } else if (!part.empty()) {
+    sel.why = PictureReason::kCapped;
+    sel.note = fmt::format("showing {}: a picture holds at most {} jobs; the traces hold every job", part,
+                           with_commas(req.max_jobs));
   } else if (capped) {
     sel.why = PictureReason::kCapped;
     sel.note = fmt::format("showing {} ({} of {} jobs): a picture holds at most {} jobs; choose steps with --steps A:B",

@@ -9,8 +9,9 @@
 //     more than one step: the slowest step only, for the .svg, the .png and
 //     the report alike (the report's zoom does not make thousands of blocks
 //     readable; --steps A:B draws others);
-//   - then at most `max_jobs` job rectangles: the first steps that fit (at
-//     least one step is always drawn).
+//   - then at most `max_jobs` job rectangles: the first steps that fit; a
+//     first step that alone holds more is drawn up to the cap, its jobs in
+//     order of start time (PictureRun::until_ns).
 // The note says which steps are shown when not all of them are.
 #pragma once
 

@@ -262,7 +262,12 @@ def check_all(b):
         p = run(b, "report", "--log_dir", os.path.join(w, "missing"), "-o", page)
         check(p.returncode == 2, "report of a missing directory: exit %d" % p.returncode)
         p = run(b, "report", "--log_dir", os.path.join(w, "good"), "-o", page, "--max-jobs", "4")
-        check(p.returncode == 0 and "showing steps 0-0 (6 of 18 jobs)" in p.stderr, "cap note: %r" % p.stderr)
+        # A step of 6 jobs over a cap of 4: its first 4 jobs are drawn, never more.
+        check(p.returncode == 0 and "showing the first 4 of step 0's 6 jobs" in p.stderr, "cap note: %r" % p.stderr)
+        check(open(page).read().count('<rect class="job"') == 4, "report --max-jobs 4 drew %d jobs" %
+              open(page).read().count('<rect class="job"'))
+        p = run(b, "report", "--log_dir", os.path.join(w, "good"), "-o", page, "--max-jobs", "12")
+        check(p.returncode == 0 and "showing steps 0-1 (12 of 18 jobs)" in p.stderr, "cap note: %r" % p.stderr)
 
         # convert -o .svg / .html
         svg, rep = os.path.join(w, "t.svg"), os.path.join(w, "t.html")

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "model/timeline.h"
+
 namespace ppt {
 
 // The drawn steps of one run.
@@ -20,8 +22,13 @@ struct PictureRun {
   int64_t start_ns = 0;  // time range of the drawn jobs
   int64_t end_ns = 0;
   size_t jobs = 0;
+  // Jobs starting at or after this are not drawn: a step that alone holds
+  // more jobs than a picture may shows its first ones (INT64_MAX: no cut).
+  int64_t until_ns = INT64_MAX;
 
   bool shows(uint32_t r, int32_t step) const { return r == run && step >= first_step && step <= last_step; }
+  // Whether the job (of this run) is drawn: in the drawn steps, before the cut.
+  bool draws(const Job& j) const { return shows(run, j.step) && j.start_ns < until_ns; }
 };
 
 enum class PictureReason {

@@ -359,7 +359,7 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
     const CriticalHop* prev = nullptr;
     for (const CriticalHop& h : hops) {
       auto it = row_y.find(h.rank);
-      if (it == row_y.end()) {
+      if (it == row_y.end() || h.start_ns >= f.picture->until_ns) {  // no row, or past a step's cut
         prev = nullptr;
         continue;
       }
@@ -595,7 +595,7 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
   buf_ += " fill=\"#ececec\"/>\n";
   std::string labels;  // the blocks' labels, over all the rectangles
   for (const Job& j : t.jobs) {
-    if (!f.picture->shows(f.picture->run, j.step)) continue;
+    if (!f.picture->draws(j)) continue;
     double x = f.x_of(j.start_ns);
     double w = std::max(static_cast<double>(j.end_ns - j.start_ns) * f.scale, 0.05);
     double y = j.lane * (kLaneH + kLaneGap);
@@ -761,7 +761,7 @@ std::vector<uint32_t> SvgWriter::legend_types() const {
   for (const PictureRun& r : sel_.runs) {
     for (uint32_t ti : tl_.runs[r.run].tracks) {
       for (const Job& j : tl_.tracks[ti].jobs) {
-        if (r.shows(r.run, j.step)) used[j.type] = 1;
+        if (r.draws(j)) used[j.type] = 1;
       }
     }
   }

@@ -202,11 +202,61 @@ TEST_CASE("a picture holds at most max_jobs, cut at a step boundary, and says so
   std::string svg = svg_of(tl, {}, req);
   CHECK(count(svg, "<rect class=\"job\"") == 30);
   CHECK(svg.find("showing steps 0-2 (30 of 100 jobs)") != std::string::npos);
-  // A single step larger than the cap is still drawn whole.
+  // A single step larger than the cap: its first jobs by start time, at
+  // most the cap, and the picture says which.
   req.max_jobs = 3;
   sel = select_picture(tl, req);
-  CHECK(sel.jobs == 10);
+  CHECK(sel.capped());
+  CHECK(sel.jobs == 3);
+  REQUIRE(sel.runs.size() == 1);
+  CHECK(sel.runs[0].first_step == 0);
   CHECK(sel.runs[0].last_step == 0);
+  CHECK(sel.runs[0].until_ns == tl.origin_ns + 105'000);  // rank 1's F1, the fourth start
+  CHECK(sel.note ==
+        "showing the first 3 of step 0's 10 jobs, those starting in its first 0.105 ms: a picture holds at most 3 "
+        "jobs; the traces hold every job");
+  svg = svg_of(tl, {}, req);
+  CHECK(count(svg, "<rect class=\"job\"") == 3);
+  CHECK(svg.find("showing the first 3 of step 0") != std::string::npos);
+}
+
+TEST_CASE("the slowest step of a dense run is cut to the job cap too", "[svg]") {
+  // 40 ranks x 10 steps, so dense that only the slowest step is drawn; that
+  // step alone holds 200 jobs, over a cap of 50.
+  Timeline tl = pipeline(40, 10);
+  PictureRequest req;
+  req.max_jobs = 50;
+  req.plot_width = 100;
+  PictureSelection sel = select_picture(tl, req);
+  CHECK(sel.slowest());
+  CHECK(sel.jobs <= 50);
+  CHECK(sel.jobs > 0);
+  CHECK(sel.note.find("a picture holds at most 50 jobs") != std::string::npos);
+  CHECK(count(svg_of(tl, {}, req), "<rect class=\"job\"") == sel.jobs);
+  // The critical path's outlines stop at the cut as the jobs do.
+  // A path through every job of the drawn step (200 hops): only the hops
+  // before the cut are drawn.
+  Stats st = testing::stats_of(tl);
+  const int32_t drawn = sel.runs.at(0).first_step;
+  StepStats* step = nullptr;
+  for (StepStats& s : st.steps) {
+    if (s.step == drawn) step = &s;
+  }
+  REQUIRE(step != nullptr);
+  step->critical_path.hops.clear();
+  for (const Track& t : tl.tracks) {
+    for (const Job& j : t.jobs) {
+      if (j.step == drawn) step->critical_path.hops.push_back({t.rank, "forward", 0, j.start_ns, j.end_ns, 0, false});
+    }
+  }
+  std::sort(step->critical_path.hops.begin(), step->critical_path.hops.end(),
+            [](const CriticalHop& a, const CriticalHop& b) { return a.start_ns < b.start_ns; });
+  REQUIRE(step->critical_path.hops.size() == 200);
+  SvgOptions opt;
+  opt.stats = &st;
+  const std::string svg = svg_of(tl, opt, req);
+  CHECK(count(svg, "<rect class=\"cp-hop\"") > 0);
+  CHECK(count(svg, "<rect class=\"cp-hop\"") <= sel.jobs);
 }
 
 TEST_CASE("a rerun is drawn as a second section with its own axis", "[svg]") {
