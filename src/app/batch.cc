@@ -135,9 +135,10 @@ bool is_workerlog_file(const fs::directory_entry& e) {
 }
 
 struct DirInfo {
-  bool has_logs = false;           // workerlog files, or machine folders holding some
-  std::vector<fs::path> subdirs;   // real directories (not links), for the search below
-  std::string out_of_descriptors;  // a folder that could not be listed for lack of them
+  bool has_logs = false;              // workerlog files, or machine folders holding some
+  std::vector<fs::path> subdirs;      // real directories (not links), for the search below
+  std::string out_of_descriptors;     // a folder that could not be listed for lack of them
+  std::vector<std::string> archives;  // files named as archives (an archive inside an artifact)
 };
 
 // A folder that cannot be listed for lack of file descriptors is no folder
@@ -168,22 +169,36 @@ DirInfo look_at(const fs::path& dir) {
       info.subdirs.push_back(it->path());
     } else if (is_workerlog_file(*it)) {
       info.has_logs = true;
+    } else if (fs::is_regular_file(st) && looks_like_archive_name(it->path().string())) {
+      info.archives.push_back(it->path().filename().string());
     }
   }
   if (out_of_descriptors(ec)) info.out_of_descriptors = dir.string() + ": " + ec.message();
   return info;
 }
 
+// What a search met besides log folders, for the artifact's messages: no
+// folder or archive is passed over without a word.
+struct SearchNotes {
+  std::string unlisted;               // the first folder that could not be listed for lack of descriptors
+  std::vector<std::string> too_deep;  // folders at --max-depth whose sub-folders were not searched
+  std::vector<std::string> archives;  // archives inside the artifact (not extracted)
+};
+
 void search(const fs::path& root, const fs::path& rel, size_t depth, size_t max_depth, const std::set<fs::path>& skip,
-            std::vector<std::string>* out, std::string* unlisted) {
+            std::vector<std::string>* out, SearchNotes* notes) {
   fs::path dir = rel.empty() ? root : root / rel;
   DirInfo info = look_at(dir);
-  if (!info.out_of_descriptors.empty() && unlisted->empty()) *unlisted = info.out_of_descriptors;
+  if (!info.out_of_descriptors.empty() && notes->unlisted.empty()) notes->unlisted = info.out_of_descriptors;
+  for (const std::string& a : info.archives) notes->archives.push_back((rel / a).generic_string());
   if (info.has_logs) {
     out->push_back(rel.empty() ? std::string(".") : rel.generic_string());
     return;
   }
-  if (depth >= max_depth) return;
+  if (depth >= max_depth) {
+    if (!info.subdirs.empty()) notes->too_deep.push_back(rel.empty() ? std::string(".") : rel.generic_string());
+    return;
+  }
   std::vector<std::string> names;
   for (const fs::path& p : info.subdirs) names.push_back(p.filename().string());
   std::sort(names.begin(), names.end(), natural_less);
@@ -192,18 +207,27 @@ void search(const fs::path& root, const fs::path& rel, size_t depth, size_t max_
     std::error_code ec;
     fs::path canon = fs::weakly_canonical(sub, ec);
     if (!ec && skip.count(canon)) continue;
-    search(root, rel / n, depth + 1, max_depth, skip, out, unlisted);
+    search(root, rel / n, depth + 1, max_depth, skip, out, notes);
   }
 }
 
-// `unlisted` (when given): the first folder that could not be listed for lack
-// of file descriptors, and why; "" when none.
+// `notes` (when given): what the search met besides log folders.
 std::vector<std::string> find_log_dirs_skipping(const std::string& root, size_t max_depth,
-                                                const std::set<fs::path>& skip, std::string* unlisted = nullptr) {
+                                                const std::set<fs::path>& skip, SearchNotes* notes = nullptr) {
   std::vector<std::string> out;
-  std::string none;
-  search(fs::path(root), fs::path(), 0, max_depth, skip, &out, unlisted ? unlisted : &none);
+  SearchNotes none;
+  search(fs::path(root), fs::path(), 0, max_depth, skip, &out, notes ? notes : &none);
   return out;
+}
+
+// "a, b and 3 more": the first few of a list, for a message.
+std::string first_few(const std::vector<std::string>& items, size_t shown = 3) {
+  std::string text;
+  for (size_t i = 0; i < items.size() && i < shown; ++i) {
+    text += fmt::format("{}{}", i == 0 ? "" : ", ", items[i]);
+  }
+  if (items.size() > shown) text += fmt::format(" and {} more", items.size() - shown);
+  return text;
 }
 
 }  // namespace
@@ -418,7 +442,8 @@ struct Artifact {
   BatchStatus status = BatchStatus::kOk;
   std::string error;
   std::vector<std::string> warnings;
-  std::atomic<size_t> remaining{0};  // runs still being converted (for the early clean-up)
+  std::vector<std::string> search_warnings;  // what the search passed over (also in `warnings`)
+  std::atomic<size_t> remaining{0};          // runs still being converted (for the early clean-up)
 };
 
 bool make_extraction_dir(Artifact& a, const BatchOptions& opt) {
@@ -483,8 +508,28 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.error = fmt::format("{}: neither a directory nor an archive (.zip, .tar, .tar.gz, .tar.zst)", a.path);
     return;
   }
-  std::string unlisted;
-  a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip, &unlisted);
+  SearchNotes notes;
+  a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip, &notes);
+  const std::string& unlisted = notes.unlisted;
+  const std::string inside = a.extract_dir.empty() ? a.path : a.path + ":";
+  auto within = [&](const std::string& rel) { return a.extract_dir.empty() ? a.path + "/" + rel : inside + rel; };
+  if (!notes.too_deep.empty()) {
+    std::vector<std::string> named;
+    for (const std::string& d : notes.too_deep) named.push_back(within(d));
+    a.search_warnings.push_back(
+        fmt::format("{}: not searched below --max-depth {}: the sub-folders of {}; give --max-depth {} "
+                    "to look deeper",
+                    a.path, opt.max_depth, first_few(named), opt.max_depth * 2));
+  }
+  if (!notes.archives.empty()) {
+    std::vector<std::string> named;
+    for (const std::string& r : notes.archives) named.push_back(within(r));
+    a.search_warnings.push_back(fmt::format(
+        "{} holds {} {} that batch does not open inside an artifact: {}; extract {}, or "
+        "give {} to batch",
+        a.path, notes.archives.size(), notes.archives.size() == 1 ? "archive" : "archives", first_few(named),
+        notes.archives.size() == 1 ? "it" : "them", notes.archives.size() == 1 ? "it" : "each"));
+  }
   if (!unlisted.empty()) {
     // The search is incomplete: what it found may be one machine of a run
     // taken for a run of its own.
@@ -495,7 +540,11 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.status = BatchStatus::kNoLogs;
     a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
                           a.extract_dir.empty() ? " below it" : " in the archive");
+    if (!notes.archives.empty()) a.error += fmt::format("; it holds an archive: {}", within(notes.archives.front()));
+    if (!notes.too_deep.empty())
+      a.error += fmt::format("; folders below --max-depth {} were not searched", opt.max_depth);
   }
+  for (const std::string& w : a.search_warnings) a.warnings.push_back(w);
 }
 
 // Removes an artifact's extraction folder (and takes it off the signal
@@ -677,6 +726,9 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     arts.push_back(std::move(a));
   }
   parallel_for(arts.size(), threads, [&](size_t i) { resolve(*arts[i], opt, skip); });
+  for (const auto& a : arts) {
+    for (const std::string& w : a->search_warnings) result.search_warnings.push_back(w);
+  }
   if (result.has_baseline && arts[0]->status == BatchStatus::kOk && arts[0]->dirs.size() > 1) {
     Artifact& b = *arts[0];
     b.status = BatchStatus::kBadArtifact;

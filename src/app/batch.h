@@ -143,6 +143,10 @@ struct BatchResult {
   bool has_baseline = false;   // runs[0] is the baseline run
   double fail_if_slower_pct = -1;
   BatchLinks links;
+  // What the search of the artifacts passed over (folders below --max-depth,
+  // archives inside an artifact), one line each, for the command to print:
+  // nothing an artifact holds is left out without a word.
+  std::vector<std::string> search_warnings;
   bool any_failed() const;
   bool gate_failed() const;  // a run is slower than the baseline past fail_if_slower_pct
 };

@@ -162,6 +162,7 @@ int run_batch_command(const BatchCommandOptions& o) {
     say.error(result.error);
     return kExitInput;
   }
+  for (const std::string& w : result.search_warnings) say.warning(w);
   size_t ok = 0;
   for (const BatchRun& r : result.runs) {
     if (r.status == BatchStatus::kOk) {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include "input/gzip_reader.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -327,21 +327,30 @@ FileScan scan_dygraph_profile(const std::string& path, uint32_t file_index) {
   FileScan out;
   std::string data;
   if (has_gzip_magic(fd)) {
-    gzFile g = gzdopen(fd, "rb");
-    if (!g) {
-      close(fd);
-      return unreadable_file_scan(file_index, "cannot open as gzip");
-    }
+    GzipReader gz(
+        [fd](char* dst, size_t cap, std::string* error) -> long {
+          while (true) {
+            ssize_t n = read(fd, dst, cap);
+            if (n >= 0) return static_cast<long>(n);
+            if (errno == EINTR) continue;
+            *error = strerror(errno);
+            return -1;
+          }
+        },
+        "gzip: unexpected end of file (the .gz is cut short)");
     char buf[1 << 16];
-    int n;
-    while ((n = gzread(g, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
-    int err = 0;
-    const char* msg = gzerror(g, &err);
-    bool bad = n < 0 || (err != Z_OK && err != Z_STREAM_END);
-    std::string why = bad ? std::string("gzip: ") + (msg ? msg : "read error") : "";
-    gzclose(g);
+    long n = 0;
+    std::string why;
+    while ((n = gz.read(buf, sizeof buf, &why)) > 0) data.append(buf, static_cast<size_t>(n));
+    close(fd);
     read_all(data, file_index, out);
-    if (bad) out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why + "; what came before was read");
+    if (n < 0) out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0, why + "; what came before was read");
+    if (gz.trailing_bytes() > 0) {
+      out.diagnostics.add(IssueKind::kTrailingData, file_index, 0,
+                          std::to_string(gz.trailing_bytes()) +
+                              " bytes after the gzip data are not gzip; read as plain text, where gunzip would drop "
+                              "them");
+    }
     return out;
   }
   // Only the bytes present at open are read.

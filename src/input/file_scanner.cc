@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "input/gzip_reader.h"
 #include "input/text_encoding.h"
 #include "pp_timeline/log_line.h"
 #include "util/byte_search.h"
@@ -361,46 +361,40 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
   out_.jobs.push_back(job);
 }
 
-// Feeds a gzip stream (a .gz file or compressed standard input) to the
-// scanner; `cut_message` is the error for a stream that ends early.
-void scan_gzip(Scanner& scanner, gzFile gz, const ScanOptions& options, const char* cut_message) {
-  gzbuffer(gz, 256 * 1024);
-  scanner.run(
-      [&](char* dst, size_t cap, std::string* error) -> long {
-        int n = gzread(gz, dst, static_cast<unsigned>(std::min<size_t>(cap, 1u << 30)));
-        int code = Z_OK;
-        if (n < 0) {
-          const char* msg = gzerror(gz, &code);
-          *error = code == Z_ERRNO ? std::string(strerror(errno)) : std::string("gzip: ") + (msg ? msg : "read error");
+// Feeds gzip data read from `fd` (a .gz file, or standard input, which may
+// be plain text) to the scanner, through GzipReader, which reads the bytes
+// after the gzip data as text instead of dropping them; they get a warning.
+// `cut_message` is the error for gzip data that ends early.
+void scan_gzip(Scanner& scanner, FileScan& out, uint32_t file_index, int fd, const ScanOptions& options,
+               const char* cut_message) {
+  GzipReader gz(
+      [fd](char* dst, size_t cap, std::string* error) -> long {
+        while (true) {
+          ssize_t n = read(fd, dst, cap);
+          if (n >= 0) return static_cast<long>(n);
+          if (errno == EINTR) continue;
+          *error = strerror(errno);
           return -1;
         }
-        // gzread ends a stream cut short like a whole one; only gzerror tells.
-        if (n == 0 && (gzerror(gz, &code), code == Z_BUF_ERROR)) {
-          *error = cut_message;
-          return -1;
-        }
-        return n;
       },
-      options.buffer_bytes);
+      cut_message);
+  scanner.run([&](char* dst, size_t cap, std::string* error) { return gz.read(dst, cap, error); },
+              options.buffer_bytes);
+  if (gz.trailing_bytes() > 0) {
+    out.diagnostics.add(IssueKind::kTrailingData, file_index, 0,
+                        std::to_string(gz.trailing_bytes()) + " bytes after the gzip data (" +
+                            std::to_string(gz.members()) + (gz.members() == 1 ? " member" : " members") +
+                            ") are not gzip; read as plain text, where gunzip would drop them");
+  }
 }
 
-// Standard input, read once as it arrives: plain text, or gzip, which zlib
-// recognises by its magic bytes (and otherwise passes through as it is).
+// Standard input, read once as it arrives: plain text, or gzip, recognised
+// by its magic bytes.
 FileScan scan_stdin(uint32_t file_index, const LineParser& parser, const ScanOptions& options) {
   FileScan out;
-  int fd = dup(STDIN_FILENO);
-  gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : nullptr;
-  if (!gz) {
-    if (fd >= 0) close(fd);
-    out.readable = false;
-    out.counts.files = 1;
-    out.diagnostics.add(IssueKind::kUnreadableFile, file_index, 0,
-                        std::string("cannot read standard input: ") + strerror(errno));
-    return out;
-  }
   Scanner scanner(file_index, parser, out);
-  scan_gzip(scanner, gz, options, "gzip: unexpected end of the stream (the gzip data is cut short)");
-  gzclose(gz);
+  scan_gzip(scanner, out, file_index, STDIN_FILENO, options,
+            "gzip: unexpected end of the stream (the gzip data is cut short)");
   return out;
 }
 
@@ -452,13 +446,8 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
   FileScan out;
   Scanner scanner(file_index, parser, out);
   if (has_gzip_magic(fd)) {
-    gzFile gz = gzdopen(fd, "rb");
-    if (!gz) {
-      close(fd);
-      return unreadable_file_scan(file_index, "cannot open as gzip");
-    }
-    scan_gzip(scanner, gz, options, "gzip: unexpected end of file (the .gz is cut short)");
-    gzclose(gz);
+    scan_gzip(scanner, out, file_index, fd, options, "gzip: unexpected end of file (the .gz is cut short)");
+    close(fd);
     return out;
   }
   // Only the bytes present at open are read: a file that keeps growing (a run

@@ -125,7 +125,10 @@ enum class Severity { kInfo, kWarning, kError };
     "the pipeline stage a dynamic-graph profile file records (tid - 1) is not the rank's stage "                      \
     "in rank = replica * P + stage: the topology puts other parallelism (model, sharding) inside "                    \
     "the pipeline dimension; flow arrows and per-stage figures follow rank = replica * P + stage, "                   \
-    "so give --pp-degree, or read one replica's files")
+    "so give --pp-degree, or read one replica's files")                                                               \
+  X(kTrailingData, "trailing_data", kWarning, false,                                                                  \
+    "a .gz log holds bytes after its gzip data that are not gzip (lines appended to the file "                        \
+    "after it was compressed): they are read as plain text, where gunzip would drop them")
 
 enum class IssueKind : uint8_t {
 #define PPT_ISSUE_KIND_ENUM(kind, name, severity, rejects_job, explanation) kind,

@@ -312,7 +312,7 @@ def count_marker_lines(paths, prefixes):
             continue
         if data[:2] == b"\x1f\x8b":
             try:
-                data = zlib.decompressobj(wbits=31).decompress(data)
+                data = gunzip_keeping_trailer(data)
             except zlib.error:
                 return None
         if p in prefixes:
@@ -324,6 +324,20 @@ def count_marker_lines(paths, prefixes):
         # A lone '\r' ends a line as '\n' does (file_scanner.cc).
         n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in re.split(b"\r(?!\n)|\n", data))
     return n
+
+
+def gunzip_keeping_trailer(data):
+    """Every gzip member of `data` decompressed, then the bytes after them
+    that are not gzip as they are (what pp-timeline reads; gunzip drops
+    them with a warning)."""
+    out = b""
+    while data[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(wbits=31)
+        out += d.decompress(data)
+        if not d.eof:
+            raise zlib.error("cut short")
+        data = d.unused_data
+    return out + data
 
 
 def as_utf8(data):
