@@ -25,6 +25,8 @@ struct PipelinePlan {
   ScheduleInfo schedule;          // recognised with that shape
 };
 
+// P and the schedule are those of the timeline's last run, the run the
+// figures are about (--run keeps one run before this pass).
 // `pp_degree_option` > 0 is the user's P (checked with check_pp_degree(),
 // pipeline_stage.h); 0 infers it. `threads` for the rank orders (0: one per
 // core); the result does not depend on it.

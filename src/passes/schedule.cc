@@ -107,7 +107,7 @@ bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
 
 }  // namespace
 
-std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
+std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads, int32_t only_run) {
   struct Candidate {
     uint64_t hash;
     uint32_t count;
@@ -135,6 +135,7 @@ std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
   std::vector<Candidates> of_track(tl.tracks.size());
   parallel_for(tl.tracks.size(), threads, [&](size_t ti) {
     const Track& t = tl.tracks[ti];
+    if (only_run >= 0 && t.run != static_cast<uint32_t>(only_run)) return;
     Candidates& tc = of_track[ti];
     std::vector<uint32_t> idx(t.jobs.size());
     std::iota(idx.begin(), idx.end(), 0u);
@@ -162,6 +163,7 @@ std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads) {
   });
   std::map<int32_t, Candidates> by_rank;
   for (const Run& run : tl.runs) {
+    if (only_run >= 0 && run.index != static_cast<uint32_t>(only_run)) continue;
     for (uint32_t ti : run.tracks) {
       Candidates& pr = by_rank[tl.tracks[ti].rank];
       pr.steps += of_track[ti].steps;

@@ -82,8 +82,9 @@ struct RankOrder {
 
 // By rank, ascending. Orders are by printed line within each step.
 // Tracks are read in parallel on `threads` (0: one per core); the result does
-// not depend on it.
-std::vector<RankOrder> rank_orders(const Timeline& timeline, unsigned threads = 1);
+// not depend on it. `run` >= 0 reads that run's tracks only (the run the
+// figures are about), -1 every run's.
+std::vector<RankOrder> rank_orders(const Timeline& timeline, unsigned threads = 1, int32_t run = -1);
 
 // "forward:3" (type, then the micro-batch when the line had one).
 std::string order_item_text(const Timeline& timeline, const OrderItem& item);

@@ -268,6 +268,37 @@ def validate_outputs(binary, tmp, cut, rerun):
             check(schema_errors(doc, "diff.v2.json"), f"the diff schema catches {what}")
 
 
+def two_runs_of_other_shapes(binary, tmp):
+    """A log with two runs: 6 steps at M=4, then a rerun of 3 steps at M=8.
+    The figures are the last run's, and so must the schedule, M and the ideal
+    be: the schedule used to come from the run with more steps (M=4) beside
+    the M=8 run's times."""
+    first, second, both = (os.path.join(tmp, n) for n in ("m4", "m8", "m4-then-m8"))
+    ppt_test.gen_logs(first, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "6",
+                              "--seed", "3"])
+    ppt_test.gen_logs(second, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "8", "--steps", "3",
+                               "--seed", "4", "--epoch-ms", "1697800000000"])
+    os.makedirs(both)
+    for i in range(4):
+        with open(os.path.join(both, f"workerlog.{i}"), "wb") as out:
+            for d in (first, second):
+                with open(os.path.join(d, f"workerlog.{i}"), "rb") as f:
+                    out.write(f.read())
+    want = {}
+    for name, d in (("alone", second), ("last run", both)):
+        rc, out, err = run(binary, "stats", "--log_dir", d, "--json")
+        doc = json.loads(out) if rc == 0 else {}
+        sched = doc.get("schedule", {})
+        check(rc == 0 and sched.get("micro_batches") == 8,
+              f"{name}: the measured run's M is 8 (got {sched.get('micro_batches')}: {err.strip()[:200]})")
+        if name == "alone":
+            want = sched
+        else:
+            for key in ("name", "pp_degree", "micro_batches", "ideal_bubble_ratio"):
+                check(sched.get(key) == want.get(key),
+                      f"two runs: schedule.{key} is the last run's ({sched.get(key)} against {want.get(key)})")
+
+
 def main():
     binary = arg_parser(__doc__).parse_args().binary
     with temp_dir("ppt-stats-cli-") as tmp:
@@ -399,6 +430,7 @@ def main():
 
         cut, rerun = gate_and_selection(binary, tmp)
         validate_outputs(binary, tmp, cut, rerun)
+        two_runs_of_other_shapes(binary, tmp)
 
     return checks.exit_code("stats/diff CLI")
 

@@ -117,7 +117,7 @@ TEST_CASE("warm-up counts that fit no known schedule are reported as unknown wit
   // 1F1B would run 3, 2, 1 and Eager1F1B 5, 3, 1.
   std::vector<testing::HandJob> jobs;
   for (int r = 0; r < 3; ++r) {
-    int64_t t = r * 100;
+    int64_t t = r * 5;  // overlapping in time: one run (disjoint ranks would be three runs)
     for (auto [type, mb] : std::vector<std::pair<std::string, int>>{
              {"forward", 0}, {"forward", 1}, {"backward", 0}, {"forward", 2}, {"backward", 1}, {"backward", 2}}) {
       jobs.push_back({r, type, mb, t, t + 10});
