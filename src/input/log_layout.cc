@@ -382,6 +382,10 @@ std::optional<LayoutError> find_machines(const fs::path& dir, const std::string&
         true};
   }
   if (machines.empty()) {
+    if (top.workerlogs.empty() && !layout.notes.empty() && !top.past_bound.empty()) {
+      // Only logs past the rank bound: the error says why none is read.
+      return LayoutError{fmt::format("{}: no workerlog.<i> file that can be read: {}", where, layout.notes.back())};
+    }
     if (top.workerlogs.empty()) {
       return LayoutError{
           fmt::format("{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "

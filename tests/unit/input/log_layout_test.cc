@@ -312,3 +312,12 @@ TEST_CASE("the missing logs' note follows the logs present, not the highest inde
                                 "workerlog.8, workerlog.9 and 999989 more (999997 of 1000000 local ranks have no "
                                 "log") != std::string::npos);
 }
+
+TEST_CASE("a folder of logs past the rank bound only says why none is read", "[layout]") {
+  ppt::testing::TempDir dir;
+  dir.write("workerlog.1000000", "x\n");
+  LayoutResult r = discover_layout({dir.path(), {}, {}});
+  CHECK_FALSE(r.layout);
+  CHECK(r.error.find("no workerlog.<i> file that can be read: ") != std::string::npos);
+  CHECK(r.error.find("workerlog.1000000: not read: its index is past 999999") != std::string::npos);
+}
