@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "model/job_types.h"
@@ -540,9 +541,18 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
 
   const double w = effective_w(m, ch);
-  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  // The samples hold a row per stage and serve replays only: taken when the
+  // first shape a plan can replay asks for them (P may be a run's whole rank
+  // count when few of its logs are loaded, and then no plan fits M < P).
+  std::optional<JitterSamples> sampled;
+  const JitterSamples none_sampled;
+  auto samples_for = [&](const PlanShape& shape) -> const JitterSamples& {
+    if (!check_plan_shape(shape).empty()) return none_sampled;
+    if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
+    return *sampled;
+  };
   if (why.empty()) {
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples);
+    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples_for(ms));
   } else {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
@@ -568,7 +578,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
         r.predicted.push_back(std::move(o));
         continue;
       }
-      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples));
+      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s)));
     }
   }
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
@@ -615,11 +625,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.other_jobs > 0) {
     as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
   }
-  if (!samples.empty()) {
+  if (sampled && !sampled->empty()) {
     as.push_back(fmt::format(
         "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
         "deviations from their costs; a step lasts as long as its slowest replica",
-        samples.jobs.size(), samples.replicas));
+        sampled->jobs.size(), sampled->replicas));
   }
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
