@@ -19,6 +19,9 @@ constexpr size_t kFingerprintBytes = 1024;
 
 // The start of a long line kept for its message (the scanner keeps as much).
 constexpr size_t kLongHeadBytes = 200;
+// A read is far shorter than a line may be, so a line found too long has its
+// head in what waited before the read (split_lines).
+static_assert(kReadBytes + kLongHeadBytes < kMaxLineBytes);
 
 bool has_marker(std::string_view text) { return text.find(log_line::kJobMarker) != std::string_view::npos; }
 
@@ -122,21 +125,18 @@ void FileFollower::split_lines(const char* data, size_t n, std::string& out) {
         partial_.append(data, n);
         return;
       }
-      // Keep what the head and the marker check need, then skip the rest.
-      const size_t take = std::min(n, kLongHeadBytes);
-      partial_.append(data, take);
+      // From here the line is skipped: what waited gives its head, the rest
+      // is only looked at for the marker.
       start_long_line();
-      scan_long_line(data + take, n - take);
+      scan_long_line(data, n);
       return;
     }
     const char* first_nl = static_cast<const char*>(memchr(data, '\n', n));
     if (partial_.size() + static_cast<size_t>(first_nl - data) > kMaxLineBytes) {
-      // The waiting line ends here, too long: skipped like the others.
-      const size_t take = std::min(static_cast<size_t>(first_nl - data), kLongHeadBytes);
-      partial_.append(data, take);
+      // The waiting line ends here, too long: skipped like the others (the
+      // branch above reads this piece of it, up to its '\n').
       start_long_line();
-      scan_long_line(data + take, static_cast<size_t>(first_nl - data) - take);
-      continue;  // the '\n' ends it above
+      continue;
     }
     out += partial_;
     partial_.clear();
