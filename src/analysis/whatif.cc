@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "model/job_types.h"
@@ -62,8 +63,16 @@ std::string us_text(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 struct TargetCosts {
   std::vector<std::vector<std::array<int64_t, kPlanRoles>>> jobs;  // [stage][chunk][role]
   std::vector<int64_t> optimizer;                                  // by stage
-  std::vector<std::vector<int64_t>> link;                          // [from][to]
 };
+
+// A link's lag under the changes: the pair's fitted lag, or the median of
+// the measured pairs for a pair never measured.
+int64_t target_link_ns(const CostModel& m, const WhatifChanges& ch, int32_t from, int32_t to) {
+  if (from == to) return 0;
+  auto it = m.link_ns.find({from, to});
+  const int64_t l = it != m.link_ns.end() ? it->second : m.median_link_ns;
+  return std::llround(static_cast<double>(l) * ch.link_scale);
+}
 
 int64_t measured(const CostModel& m, int32_t stage, size_t chunk, size_t role) {
   if (stage >= static_cast<int32_t>(m.jobs.size()) || chunk >= m.jobs[stage].size()) return -1;
@@ -150,14 +159,6 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
       for (int64_t& x : j) x = std::llround(static_cast<double>(x) * factor);
     }
     t.optimizer[stage] = std::llround(static_cast<double>(t.optimizer[stage]) * factor);
-  }
-  t.link.assign(P, std::vector<int64_t>(P, 0));
-  for (int32_t a = 0; a < P; ++a) {
-    for (int32_t b = 0; b < P; ++b) {
-      if (a == b) continue;
-      int64_t l = a < m.stages && b < m.stages && m.link_ns[a][b] >= 0 ? m.link_ns[a][b] : m.median_link_ns;
-      t.link[a][b] = std::llround(static_cast<double>(l) * ch.link_scale);
-    }
   }
   return t;
 }
@@ -283,7 +284,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
     return std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]);
   };
-  costs.link_ns = [&t](int32_t from, int32_t to, PlanRole) { return t.link[from][to]; };
+  costs.link_ns = [&m, &ch](int32_t from, int32_t to, PlanRole) { return target_link_ns(m, ch, from, to); };
   costs.optimizer_ns = t.optimizer;
   costs.step_gap_ns = m.step_gap_ns;
   o.replay = replay_plan(shape, costs, std::max(2, steps));
@@ -397,9 +398,11 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     other_type[i] =
         !optimizer_type[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
   }
-  // [stage][chunk][role] durations; optimizer medians per rank; other work per rank-step.
-  std::vector<std::vector<std::array<std::vector<int64_t>, kPlanRoles>>> dur(P);
-  std::vector<std::vector<int64_t>> opt_rank_medians(P), other_per_step(P);
+  // [stage][chunk][role] durations; optimizer medians per rank; other work
+  // per rank-step: for the stages measured only (P may be the run's whole
+  // rank count when few of its logs are loaded: memory follows the logs).
+  std::map<int32_t, std::vector<std::array<std::vector<int64_t>, kPlanRoles>>> dur;
+  std::map<int32_t, std::vector<int64_t>> opt_rank_medians, other_per_step;
   for (uint32_t ti : run.tracks) {
     const Track& t = tl.tracks[ti];
     const int32_t s = pipeline_stage(t.rank, P);
@@ -437,23 +440,27 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     for (auto& [step, ns] : other) other_per_step[s].push_back(ns);
   }
   size_t chunks = static_cast<size_t>(m.chunks);
-  for (const auto& d : dur) chunks = std::max(chunks, d.size());
+  for (const auto& [s, d] : dur) chunks = std::max(chunks, d.size());
   m.chunks = static_cast<int32_t>(chunks);
-  m.jobs.assign(P, std::vector<std::array<DurationFit, kPlanRoles>>(chunks));
+  // A stage never measured keeps no chunk rows (measured() reads it as none).
+  m.jobs.resize(P);
   m.optimizer.resize(P);
   m.other_ns.assign(P, 0);
   double w_sum = 0, b_sum = 0;
-  for (int32_t s = 0; s < P; ++s) {
-    for (size_t c = 0; c < dur[s].size(); ++c) {
-      for (size_t r = 0; r < kPlanRoles; ++r) m.jobs[s][c][r] = fit_durations(std::move(dur[s][c][r]));
+  for (auto& [s, stage_dur] : dur) {
+    m.jobs[s].resize(chunks);
+    for (size_t c = 0; c < stage_dur.size(); ++c) {
+      for (size_t r = 0; r < kPlanRoles; ++r) m.jobs[s][c][r] = fit_durations(std::move(stage_dur[c][r]));
       const DurationFit &bb = m.jobs[s][c][kBb], &bw = m.jobs[s][c][kBw];
       if (bb.count > 0 && bw.count > 0) {
         w_sum += static_cast<double>(bw.cost_ns);
         b_sum += static_cast<double>(bb.cost_ns + bw.cost_ns);
       }
     }
-    m.optimizer[s] = fit_durations(opt_rank_medians[s]);
-    if (!other_per_step[s].empty()) m.other_ns[s] = median_rounded(other_per_step[s]);
+  }
+  for (auto& [s, medians] : opt_rank_medians) m.optimizer[s] = fit_durations(medians);
+  for (auto& [s, per_step] : other_per_step) {
+    if (!per_step.empty()) m.other_ns[s] = median_rounded(per_step);
   }
   std::sort(m.optimizer_by_rank.begin(), m.optimizer_by_rank.end());
   if (b_sum > 0) m.w_share = w_sum / b_sum;
@@ -474,13 +481,12 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     auto [it, fresh] = smallest.try_emplace({from, to, c.step}, c.start_ns - p.end_ns);
     if (!fresh) it->second = std::min(it->second, c.start_ns - p.end_ns);
   }
-  m.link_ns.assign(P, std::vector<int64_t>(P, -1));
   std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> per_pair;
   for (const auto& [key, lag] : smallest) per_pair[{std::get<0>(key), std::get<1>(key)}].push_back(lag);
   std::vector<int64_t> fitted;
   for (auto& [pair, lags] : per_pair) {
     int64_t l = median_rounded(std::move(lags));
-    m.link_ns[pair.first][pair.second] = l;
+    m.link_ns[pair] = l;
     fitted.push_back(l);
   }
   m.median_link_ns = fitted.empty() ? 0 : median_rounded(fitted);
@@ -535,9 +541,18 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
 
   const double w = effective_w(m, ch);
-  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  // The samples hold a row per stage and serve replays only: taken when the
+  // first shape a plan can replay asks for them (P may be a run's whole rank
+  // count when few of its logs are loaded, and then no plan fits M < P).
+  std::optional<JitterSamples> sampled;
+  const JitterSamples none_sampled;
+  auto samples_for = [&](const PlanShape& shape) -> const JitterSamples& {
+    if (!check_plan_shape(shape).empty()) return none_sampled;
+    if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
+    return *sampled;
+  };
   if (why.empty()) {
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples);
+    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples_for(ms));
   } else {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
@@ -563,7 +578,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
         r.predicted.push_back(std::move(o));
         continue;
       }
-      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples));
+      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s)));
     }
   }
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
@@ -610,11 +625,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.other_jobs > 0) {
     as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
   }
-  if (!samples.empty()) {
+  if (sampled && !sampled->empty()) {
     as.push_back(fmt::format(
         "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
         "deviations from their costs; a step lasts as long as its slowest replica",
-        samples.jobs.size(), samples.replicas));
+        sampled->jobs.size(), sampled->replicas));
   }
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
@@ -625,6 +640,18 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
                                               const Stats& stats, size_t limit) {
   std::vector<WhatifSuggestion> out;
+  {
+    // A measured shape no plan can replay gets no suggestion: said before the
+    // fit, whose tables hold a row per stage (P may be the run's whole rank
+    // count when few of its logs are loaded). V is the fit's, so only what V
+    // cannot change is looked at here: the schedule, M, and M >= P.
+    const ScheduleKind kind = plan.schedule.kind;
+    const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
+    if (kind == ScheduleKind::kUnknown || kind == ScheduleKind::kNoPipeline || mb <= 0 ||
+        (kind != ScheduleKind::kFThenB && mb < p)) {
+      return out;
+    }
+  }
   CostModel m = fit_cost_model(tl, plan, deps, stats);
   std::string why;
   PlanShape ms = measured_shape(m, &why);

@@ -42,6 +42,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,8 +76,10 @@ struct CostModel {
   uint32_t steps = 0;  // steps of the measured run the fit read
   // [stage][chunk][PlanRole]: count 0 where the run has no such job.
   std::vector<std::vector<std::array<DurationFit, kPlanRoles>>> jobs;
-  // [from stage][to stage]: the fitted lag, -1 where no edge was measured.
-  std::vector<std::vector<int64_t>> link_ns;
+  // (from stage, to stage) -> the fitted lag, for the pairs measured only:
+  // memory follows the edges of the run, not P x P (P may be large when
+  // few of a run's ranks are loaded: docs/hardening.md).
+  std::map<std::pair<int32_t, int32_t>, int64_t> link_ns;
   int64_t median_link_ns = 0;          // over the measured pairs: the lag of a pair never measured
   std::vector<DurationFit> optimizer;  // by stage (over its ranks' per-rank medians)
   std::vector<std::pair<int32_t, int64_t>> optimizer_by_rank;  // (rank, median optimizer)

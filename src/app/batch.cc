@@ -129,7 +129,8 @@ namespace {
 // A launch log, or a dynamic-graph profile file (input/dygraph_profile.h).
 bool is_workerlog_file(const fs::directory_entry& e) {
   const std::string name = e.path().filename().string();
-  if (workerlog_index(name) < 0 && dygraph_profile_rank(name) < 0) return false;
+  // A log past the rank bound makes its folder a run too, so the layout names it.
+  if (workerlog_index(name) < 0 && dygraph_profile_rank(name) < 0 && !is_log_name_past_rank_bound(name)) return false;
   std::error_code ec;
   return e.is_regular_file(ec);
 }

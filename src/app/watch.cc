@@ -110,6 +110,15 @@ void Watcher::add_unterminated(const std::string& path, std::string_view line) {
   if (options_.keep_all) f.all += line;
 }
 
+void Watcher::add_skipped_line(bool has_marker) {
+  // The follower put an empty line in its place (add_lines keeps the line
+  // numbers with it); here it is only counted.
+  if (!has_marker) return;
+  ++jobs_seen_;
+  ++rejected_seen_;
+  ++rejected_by_kind_[static_cast<size_t>(IssueKind::kLineTooLong)];
+}
+
 int32_t Watcher::window_anchor(const Timeline& tl) const {
   for (const Track& t : tl.tracks) {
     if (t.run != 0 || !files_[t.file].cut_at_anchor) continue;

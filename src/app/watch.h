@@ -97,6 +97,10 @@ class Watcher {
   // the file's last line without its '\n', given once at the end.
   void add_lines(const std::string& path, std::string_view lines, WatchClock::time_point now);
   void add_unterminated(const std::string& path, std::string_view line);
+  // A line the follower skipped for its length (log_follower.h): one with the
+  // job marker is a job line seen and rejected (line_too_long), as the
+  // scanner counts it; a line number is kept for it either way.
+  void add_skipped_line(bool has_marker);
 
   // The steps completed since the last call, in order. `finishing`: the
   // watch ends, so every step is complete.

@@ -40,19 +40,23 @@ std::vector<Alert> WatchAlerts::observe(const WatchStep& w) {
   }
   std::vector<Alert> alerts;
   const int64_t period = w.stats.period_ns;
+  // Runs are counted from 1 in what the user reads (the messages and
+  // PPT_ALERT_RUN), as --run and the dashboard count them; stats' run is an
+  // index from 0.
+  const uint32_t run = w.stats.run + 1;
   if (slower_pct_ >= 0 && period >= 0 && periods_.size() >= 3) {
     const double med = median_ns();
     if (static_cast<double>(period) > med * (1 + slower_pct_ / 100.0)) {
       Alert a;
       a.kind = "slow_step";
-      a.run = w.stats.run;
+      a.run = run;
       a.step = w.stats.step;
       a.period_ns = period;
       a.median_ns = med;
       a.rank = w.slowest_rank;
       a.type = w.slowest_type;
       a.message = fmt::format("run {} step {}: period {} is {:.1f}% above the running median {} (slowest rank {}, {})",
-                              w.stats.run, w.stats.step, ms(static_cast<double>(period)),
+                              run, w.stats.step, ms(static_cast<double>(period)),
                               (static_cast<double>(period) / med - 1) * 100, ms(med), w.slowest_rank, w.slowest_type);
       alerts.push_back(std::move(a));
     }
@@ -62,13 +66,13 @@ std::vector<Alert> WatchAlerts::observe(const WatchStep& w) {
       if (!stragglers_seen_.emplace(s.rank, s.type).second) continue;
       Alert a;
       a.kind = "straggler";
-      a.run = w.stats.run;
+      a.run = run;
       a.step = w.stats.step;
       a.period_ns = period;
       a.rank = s.rank;
       a.type = s.type;
       a.margin = s.margin;
-      a.message = fmt::format("run {} step {}: straggler {}", w.stats.run, w.stats.step, format_straggler(s));
+      a.message = fmt::format("run {} step {}: straggler {}", run, w.stats.step, format_straggler(s));
       alerts.push_back(std::move(a));
     }
   }

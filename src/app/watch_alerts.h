@@ -23,7 +23,7 @@ namespace ppt {
 
 struct Alert {
   std::string kind;  // slow_step, straggler
-  uint32_t run = 0;
+  uint32_t run = 1;  // counted from 1, as --run counts (the message and PPT_ALERT_RUN)
   int32_t step = 0;
   int64_t period_ns = -1;  // the step's period; -1: the run's last step has none
   double median_ns = 0;    // the running median it was compared with (slow_step)

@@ -332,8 +332,7 @@ int run_watch(const WatchCommandOptions& o) {
       }
       std::vector<Alert> raised = alerts.observe(w);
       dash.add(w, alerts.median_ns());
-      for (Alert& a : raised) {
-        ++a.run;  // the messages and PPT_ALERT_RUN count runs from 1, as --run does
+      for (const Alert& a : raised) {
         alert_fired = true;
         say.warning("alert: " + a.message);
         dash.alert(a.message);
@@ -357,6 +356,14 @@ int run_watch(const WatchCommandOptions& o) {
     }
   };
 
+  // A line over 1 MB, skipped by the follower in constant memory: a job line
+  // among them is counted rejected (line_too_long) and named, as convert does.
+  auto skipped_line = [&](const std::string& path, const FileFollower::LongLine& l) {
+    watcher.add_skipped_line(l.has_marker);
+    if (!l.has_marker) return;
+    say.warning(fmt::format("{}: a profiler line longer than {} MB skipped{}: {}", path, kMaxLineBytes >> 20,
+                            l.terminated ? "" : " (the file ends inside it)", printable_excerpt(l.head)));
+  };
   auto feed = [&](bool ending) {
     std::vector<LogFollower::Update> updates = follower.poll();
     WatchClock::time_point now = WatchClock::now();
@@ -370,10 +377,19 @@ int run_watch(const WatchCommandOptions& o) {
     for (const LogFollower::Update& u : updates) {
       const std::string& path = follower.files()[u.file]->path();
       watcher.add_lines(path, u.lines, now);
+      for (const FileFollower::LongLine& l : u.long_lines) skipped_line(path, l);
       news = news || !u.lines.empty();
     }
+    // A log, or the whole log directory, gone (or back): said as it happens.
+    for (const std::string& n : follower.take_notices()) say.warning(n);
     if (ending) {
-      for (const auto& f : follower.files()) watcher.add_unterminated(f->path(), f->partial());
+      for (const auto& f : follower.files()) {
+        if (f->more()) continue;  // it grew past what the end reads: its last line is not the file's
+        if (std::optional<FileFollower::LongLine> l = f->partial_too_long())
+          skipped_line(f->path(), *l);
+        else
+          watcher.add_unterminated(f->path(), f->partial());
+      }
     }
     return news;
   };
@@ -398,7 +414,10 @@ int run_watch(const WatchCommandOptions& o) {
     }
     alerts.reap(false);
     if (done()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::max(o.poll_ms, 1)));
+    // A burst is read a budget at a time (log_follower.h), each part through
+    // an update, so the window is cut as its steps are reported: no sleep
+    // while a log holds more.
+    if (!follower.more()) std::this_thread::sleep_for(std::chrono::milliseconds(std::max(o.poll_ms, 1)));
   }
   if (!usage_error.empty()) {
     say.error(usage_error);
@@ -408,6 +427,16 @@ int run_watch(const WatchCommandOptions& o) {
   // The end: what was written until now, every step complete.
   const bool stopped_by_count = o.stop_after > 0 && reported >= o.stop_after;
   if (!stopped_by_count && watcher.failure() == DriverFailure::kNone) {
+    // What the logs held when the end came, a budget at a time; a writer
+    // that keeps appending cannot hold the end off (what it adds after that
+    // is not read, as convert does not read a file past its size at open).
+    const uint64_t until = follower.bytes_read() + follower.waiting_bytes();
+    while (follower.more() && follower.bytes_read() < until && watcher.failure() == DriverFailure::kNone &&
+           !(o.stop_after > 0 && reported >= o.stop_after)) {
+      feed(false);
+      std::vector<WatchStep> steps = watcher.update(WatchClock::now(), false);
+      handle(steps);
+    }
     feed(true);
     std::vector<WatchStep> steps = watcher.update(WatchClock::now(), true);
     handle(steps);

@@ -29,7 +29,7 @@ int dygraph_profile_rank(std::string_view name) {
   if (rest.empty() || rest.size() > 7) return -1;
   int value = -1;
   auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-  if (ec != std::errc() || ptr != rest.data() + rest.size() || value < 0) return -1;
+  if (ec != std::errc() || ptr != rest.data() + rest.size() || value < 0 || value > kMaxRankIndex) return -1;
   return value;
 }
 

@@ -42,7 +42,8 @@ inline constexpr std::string_view kDygraphProfilePrefix = "profile_record_tmp_fi
 inline constexpr int64_t kDygraphResolutionNs = 1'000'000;
 
 // The N of "profile_record_tmp_file_for_rank_<N>" (also with .gz), -1 for any
-// other name.
+// other name and for an N past kMaxRankIndex (log_layout.h, which names such a
+// file).
 int dygraph_profile_rank(std::string_view file_name);
 
 // Whether `head` (a file's first bytes) looks like profile records: its first

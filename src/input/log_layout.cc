@@ -28,8 +28,22 @@ int workerlog_index(const std::string& name) {
   if (is_gzip_name(rest)) rest.remove_suffix(3);
   if (rest.empty() || rest.size() > 6) return -1;
   int value = -1;
-  if (!parse_whole_number(rest, &value) || value < 0) return -1;
+  if (!parse_whole_number(rest, &value) || value < 0 || value > kMaxRankIndex) return -1;
   return value;
+}
+
+bool is_log_name_past_rank_bound(std::string_view name) {
+  std::string_view rest;
+  for (std::string_view prefix : {std::string_view("workerlog."), kDygraphProfilePrefix}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) rest = name.substr(prefix.size());
+  }
+  if (is_gzip_name(rest)) rest.remove_suffix(3);
+  if (rest.empty() || !std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  // A log's name with digits that neither index reads: past the bound, or
+  // more digits than it has.
+  return workerlog_index(std::string(name)) < 0 && dygraph_profile_rank(name) < 0;
 }
 
 bool is_machine_folder_name(std::string_view name) {
@@ -108,6 +122,7 @@ struct DirScan {
   std::map<int, std::string> profiles;    // global rank -> path of profile_record_tmp_file_for_rank_<N>
   std::vector<std::string> subdirs;       // names of the sub-folders
   std::vector<std::string> duplicates;    // workerlog.N and workerlog.N.gz both present
+  std::vector<std::string> past_bound;    // logs whose index is past kMaxRankIndex (not read)
 };
 
 DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
@@ -132,7 +147,10 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
       out.subdirs.push_back(name);
       continue;
     }
-    if (index < 0) continue;  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
+    if (index < 0) {
+      if (is_log_name_past_rank_bound(name)) out.past_bound.push_back(it->path().string());
+      continue;  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
+    }
     auto [pos, inserted] = out.workerlogs.emplace(index, it->path().string());
     if (!inserted) {
       // Prefer the plain file over its compressed copy.
@@ -145,6 +163,7 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
     }
   }
   std::sort(out.subdirs.begin(), out.subdirs.end(), natural_less);
+  std::sort(out.past_bound.begin(), out.past_bound.end(), natural_less);
   return out;
 }
 
@@ -165,18 +184,46 @@ std::string first_names(const std::vector<std::string>& names, size_t most, cons
   return s;
 }
 
+// A log whose index is past the bound is not read, and said so.
+void note_past_bound(const DirScan& scan, std::vector<std::string>& notes) {
+  for (const std::string& path : scan.past_bound) {
+    notes.push_back(fmt::format(
+        "{}: not read: its index is past {}, the highest rank index read (a million ranks; rename the file to read it)",
+        path, kMaxRankIndex));
+  }
+}
+
+// Names the first few of `count` indices `present` lacks, and how many more:
+// the work and the text follow the indices present, never `count` (an index
+// may be up to kMaxRankIndex with one log beside it).
+template <typename Map>
+std::string missing_names(const Map& present, int count, std::string_view prefix, size_t most, size_t* missing) {
+  *missing = static_cast<size_t>(count) - present.size();
+  std::vector<std::string> shown;
+  int next = 0;  // the first index not yet looked at
+  auto take_gap = [&](int end) {
+    for (; next < end && shown.size() < most; ++next) shown.push_back(fmt::format("{}{}", prefix, next));
+  };
+  for (const auto& entry : present) {
+    if (shown.size() >= most) break;
+    take_gap(entry.first);
+    next = entry.first + 1;
+  }
+  take_gap(count);
+  std::string s = fmt::format("{}", fmt::join(shown, ", "));
+  if (*missing > shown.size()) s += fmt::format(" and {} more", *missing - shown.size());
+  return s;
+}
+
 // A rank whose log is missing must not vanish silently: names the
 // workerlog.<i> below `count` that `where` lacks.
 void note_missing(const std::string& where, const std::map<int, std::string>& logs, int count,
                   std::vector<std::string>& notes) {
-  std::vector<std::string> missing;
-  for (int i = 0; i < count; ++i) {
-    if (logs.count(i) == 0) missing.push_back("workerlog." + std::to_string(i));
-  }
-  if (missing.empty()) return;
-  size_t n = missing.size();
-  notes.push_back(fmt::format("{}: no {} ({} of {} local ranks have no log; the others keep their ranks)", where,
-                              first_names(missing, 8), n, count));
+  size_t n = 0;
+  std::string names = missing_names(logs, count, "workerlog.", 8, &n);
+  if (n == 0) return;
+  notes.push_back(
+      fmt::format("{}: no {} ({} of {} local ranks have no log; the others keep their ranks)", where, names, n, count));
 }
 
 struct Machine {
@@ -204,7 +251,8 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
     DirScan sub = scan_dir(dir / name, ec);
     if (ec) continue;
     any = any || !sub.profiles.empty();
-    if (!sub.profiles.empty() || !sub.workerlogs.empty()) folders.push_back({name, dir / name, std::move(sub)});
+    if (!sub.profiles.empty() || !sub.workerlogs.empty() || !sub.past_bound.empty())
+      folders.push_back({name, dir / name, std::move(sub)});
   }
   if (!any) return false;
   // Machines: the folders that hold profile files (the top folder is "" when
@@ -217,6 +265,7 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
     for (const std::string& d : f.scan.duplicates) {
       layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same file is present", d));
     }
+    note_past_bound(f.scan, layout.notes);
     int32_t machine = -1;
     std::string machine_name = f.name.empty() && with_profiles > 1 ? "." : f.name;
     if (!f.scan.profiles.empty()) {
@@ -255,13 +304,13 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
   }
   for (auto& [rank, file] : by_rank) layout.files.push_back(std::move(file));
   layout.world_ranks = max_rank + 1;
-  std::vector<std::string> missing;
-  for (int r = 0; r <= max_rank; ++r) {
-    if (present.count(r) == 0) missing.push_back(std::string(kDygraphProfilePrefix) + std::to_string(r));
-  }
-  if (!missing.empty()) {
+  std::map<int, bool> present_ranks;
+  for (int r : present) present_ranks.emplace(r, true);
+  size_t missing = 0;
+  std::string names = missing_names(present_ranks, max_rank + 1, kDygraphProfilePrefix, 4, &missing);
+  if (missing > 0) {
     layout.notes.push_back(fmt::format("{}: no {} ({} of {} ranks have no profile file; the others keep their ranks)",
-                                       where, first_names(missing, 4), missing.size(), max_rank + 1));
+                                       where, names, missing, max_rank + 1));
   }
   if (!companions.empty()) {
     layout.notes.push_back(
@@ -292,10 +341,12 @@ std::optional<LayoutError> find_machines(const fs::path& dir, const std::string&
   for (const std::string& d : top.duplicates) {
     layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same log is present", d));
   }
+  note_past_bound(top, layout.notes);
   for (const std::string& name : top.subdirs) {
     std::error_code ec;
     DirScan sub = scan_dir(dir / name, ec);
     if (ec) return LayoutError{fmt::format("{}: cannot list the directory: {}", (dir / name).string(), ec.message())};
+    note_past_bound(sub, layout.notes);
     if (sub.workerlogs.empty()) {
       if (is_machine_folder_name(name)) {
         layout.notes.push_back(fmt::format("{}: no workerlog.<i> files", (dir / name).string()));
@@ -331,6 +382,10 @@ std::optional<LayoutError> find_machines(const fs::path& dir, const std::string&
         true};
   }
   if (machines.empty()) {
+    if (top.workerlogs.empty() && !layout.notes.empty() && !top.past_bound.empty()) {
+      // Only logs past the rank bound: the error says why none is read.
+      return LayoutError{fmt::format("{}: no workerlog.<i> file that can be read: {}", where, layout.notes.back())};
+    }
     if (top.workerlogs.empty()) {
       return LayoutError{
           fmt::format("{}: no workerlog.<i> files, nor folders of them (is this the --log_dir given to "

@@ -75,7 +75,17 @@ bool is_gzip_name(std::string_view file_name);
 // for a run of its own.
 bool is_machine_folder_name(std::string_view name);
 
-// The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name.
+// The highest rank index a file name may give (the i of workerlog.<i>, the N
+// of profile_record_tmp_file_for_rank_<N>): a million ranks, beyond any run.
+inline constexpr int kMaxRankIndex = 999'999;
+
+// The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name and
+// for an i past kMaxRankIndex.
 int workerlog_index(const std::string& file_name);
+
+// Whether a name is a log's but its index is past kMaxRankIndex, or has more
+// digits than it (workerlog.1000000, profile_record_tmp_file_for_rank_1000000):
+// such a file is not read, and the layout names it (never skipped in silence).
+bool is_log_name_past_rank_bound(std::string_view file_name);
 
 }  // namespace ppt

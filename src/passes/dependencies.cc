@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage.h"
@@ -132,16 +134,18 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
   for (const Run& run : tl.runs) {
-    // rank -> track index within this run.
-    int32_t max_rank = -1;
-    for (uint32_t ti : run.tracks) max_rank = std::max(max_rank, tl.tracks[ti].rank);
-    std::vector<int64_t> track_of_rank(static_cast<size_t>(max_rank + 1), -1);
+    // (rank, track index) of this run, sorted by rank: the ranks present
+    // only, not a table up to the highest rank (which may be far beyond the
+    // logs read: docs/hardening.md, the index of a rank).
+    std::vector<std::pair<int64_t, int64_t>> track_of_rank;
     for (uint32_t ti : run.tracks) {
-      if (tl.tracks[ti].rank >= 0) track_of_rank[tl.tracks[ti].rank] = ti;
+      if (tl.tracks[ti].rank >= 0) track_of_rank.emplace_back(tl.tracks[ti].rank, ti);
     }
+    std::sort(track_of_rank.begin(), track_of_rank.end());
     auto track_at = [&](int32_t replica, int32_t stage) -> int64_t {
-      int64_t rank = int64_t{replica} * p + stage;
-      return rank >= 0 && rank <= max_rank ? track_of_rank[rank] : -1;
+      const int64_t rank = int64_t{replica} * p + stage;
+      auto it = std::lower_bound(track_of_rank.begin(), track_of_rank.end(), std::make_pair(rank, int64_t{-1}));
+      return it != track_of_rank.end() && it->first == rank ? it->second : -1;
     };
 
     // The incoming edges of one track, sorted by consumer job.

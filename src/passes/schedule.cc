@@ -239,11 +239,13 @@ PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrd
   std::vector<uint64_t> sig(loaded);
   for (int32_t i = 0; i < loaded; ++i) sig[i] = order_hash(orders[i].order);
   int32_t period = world;
-  std::vector<int32_t> first_of(world, -1), seen(world, 0);
+  // By stage, for the stages of loaded ranks only: world may be far beyond
+  // the ranks loaded (docs/hardening.md, the index of a rank).
+  std::map<int32_t, int32_t> first_of, seen;
   for (int32_t p = 1; p < world; ++p) {
     if (world % p != 0) continue;
-    std::fill(first_of.begin(), first_of.begin() + p, -1);
-    std::fill(seen.begin(), seen.begin() + p, 0);
+    first_of.clear();
+    seen.clear();
     bool periodic = true;
     for (int32_t i = 0; i < loaded && periodic; ++i) {
       int32_t s = pipeline_stage(orders[i].rank, p);
@@ -252,14 +254,12 @@ PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrd
         break;
       }
       ++seen[s];
-      if (first_of[s] < 0) {
-        first_of[s] = i;
-        continue;
-      }
-      int32_t f = first_of[s];
+      auto [first, fresh] = first_of.emplace(s, i);
+      if (fresh) continue;
+      int32_t f = first->second;
       periodic = sig[i] == sig[f] && orders[i].order == orders[f].order;
     }
-    for (int32_t s = 0; s < p && periodic; ++s) periodic = seen[s] != 1;
+    for (auto it = seen.begin(); it != seen.end() && periodic; ++it) periodic = it->second != 1;
     if (periodic) {
       period = p;
       break;
@@ -478,8 +478,9 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
                   fmt::format("forward/backward types over {} model chunks, interleaved", info.chunks));
   }
 
-  // One chunk, whole backwards: the number of warm-up forwards per stage.
-  std::vector<int32_t> warmup_of_stage(p, -1);
+  // One chunk, whole backwards: the number of warm-up forwards per stage (of
+  // the stages loaded: P may be far beyond them).
+  std::map<int32_t, int32_t> warmup_of_stage;
   bool fthenb = true, one_f1b = true, eager = true, consistent = true;
   for (const Plan& plan : plans) {
     int32_t forwards = 0, warmup = -1;
@@ -490,24 +491,27 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
     }
     if (warmup < 0) warmup = forwards;
     int32_t s = pipeline_stage(plan.rank, p);
-    if (warmup_of_stage[s] < 0) warmup_of_stage[s] = warmup;
-    consistent = consistent && warmup_of_stage[s] == warmup;
+    consistent = consistent && warmup_of_stage.emplace(s, warmup).first->second == warmup;
     fthenb = fthenb && warmup == forwards;
     one_f1b = one_f1b && warmup == std::min(p - s, forwards);
     eager = eager && warmup == std::min(2 * (p - s) - 1, forwards);
   }
+  // The first 12 stages are shown (the text follows what is read, not P).
+  constexpr int32_t kShownStages = 12;
   std::vector<int32_t> want_1f1b, want_eager;
-  for (int32_t s = 0; s < p; ++s) {
+  for (int32_t s = 0; s < p && s < kShownStages; ++s) {
     want_1f1b.push_back(std::min(p - s, m));
     want_eager.push_back(std::min(2 * (p - s) - 1, m));
   }
+  const std::string more = p > kShownStages ? ", ..." : "";
   // A stage none of whose ranks was loaded (--devices) shows as "-".
   std::string seen;
-  for (size_t i = 0; i < warmup_of_stage.size() && i < 12; ++i) {
+  for (int32_t i = 0; i < p && i < kShownStages; ++i) {
+    auto it = warmup_of_stage.find(i);
     seen += i ? ", " : "";
-    seen += warmup_of_stage[i] < 0 ? std::string("-") : std::to_string(warmup_of_stage[i]);
+    seen += it == warmup_of_stage.end() ? std::string("-") : std::to_string(it->second);
   }
-  if (warmup_of_stage.size() > 12) seen += ", ...";
+  seen += more;
   if (fthenb) {
     return finish(ScheduleKind::kFThenB, "",
                   fmt::format("every rank runs all {} forwards before its first backward", m));
@@ -521,9 +525,10 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
                   fmt::format("stage s runs min(2(P-s)-1, M) forwards before its first backward: {}", seen));
   }
   info.kind = ScheduleKind::kUnknown;
-  info.evidence = fmt::format(
-      "warm-up forwards per stage ({}) match neither 1F1B ({}) nor Eager1F1B ({}) with P={} ({}){}", seen,
-      join_ints(want_1f1b), join_ints(want_eager), p, shape.source, consistent ? "" : "; replicas of a stage disagree");
+  info.evidence =
+      fmt::format("warm-up forwards per stage ({}) match neither 1F1B ({}{}) nor Eager1F1B ({}{}) with P={} ({}){}",
+                  seen, join_ints(want_1f1b), more, join_ints(want_eager), more, p, shape.source,
+                  consistent ? "" : "; replicas of a stage disagree");
   info.ideal_bubble_ratio = -1;
   return info;
 }

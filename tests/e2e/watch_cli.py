@@ -19,9 +19,11 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import ppt_test
@@ -208,6 +210,10 @@ def static_cases(binary, src, tmp):
     check("alert: " in p.stderr and "straggler rank 2" in p.stderr, "the alert is printed: " + p.stderr)
     env = open(alerts).read() if os.path.exists(alerts) else ""
     check("PPT_ALERT_KIND=straggler" in env and "PPT_ALERT_RANK=2" in env, "--exec got the details: " + env)
+    # Runs are counted from 1 in the message and its variable alike, as --run counts them.
+    check("alert: run 1 step" in p.stderr and "run 0" not in p.stderr, "the alert counts runs from 1: " + p.stderr)
+    check("PPT_ALERT_RUN=1\n" in env and "PPT_ALERT_MESSAGE=run 1 step" in env and "run 0" not in env,
+          "--exec's run and message count from 1: " + env)
     page = open(report).read() if os.path.exists(report) else ""
     check('<meta http-equiv="refresh"' in page and "</html>" in page, "the page reloads itself and is whole")
     # Without an alert threshold nothing fires: exit 0.
@@ -323,6 +329,45 @@ def accounting_case(binary, tmp):
     check("workerlog.2" in p.stderr, "the missing rank is not named: %r" % p.stderr)
 
 
+def gone_case(binary, tmp):
+    """A log, then the whole log directory, deleted while watched: each is
+    said as it happens (as `tail -F` says "has become inaccessible"), the
+    directory again when it comes back, and the watch goes on to a clean end
+    at SIGINT. Waits for each message (no sleep decides anything)."""
+    logs = os.path.join(tmp, "gone")
+    ppt_test.gen_logs(logs, ["--schedule", "1f1b", "--stages", "4", "--micro-batches", "4", "--steps", "3"])
+    jsonl = os.path.join(tmp, "gone.jsonl")
+    proc = subprocess.Popen([binary, "watch", logs, "--idle-timeout", "0", "--jsonl", jsonl] + POLL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
+
+    def said(text):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(text in line for line in list(lines)):
+                return True
+            time.sleep(0.01)
+        return any(text in line for line in list(lines))
+
+    try:
+        wait_for_a_step(jsonl)
+        os.remove(os.path.join(logs, "workerlog.3"))
+        check(said(os.path.join(logs, "workerlog.3") + ": has become inaccessible: No such file or directory"),
+              "a deleted log is not said: %r" % lines)
+        shutil.rmtree(logs)
+        check(said(logs + ": the log directory has become inaccessible: No such file or directory"),
+              "a deleted log directory is not said: %r" % lines)
+        os.makedirs(logs)
+        check(said(logs + ": the log directory has appeared again"), "the directory's return is not said: %r" % lines)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        reader.join(timeout=10)
+    check(proc.returncode == 0, "the watch goes on and ends cleanly: exit %s: %r" % (proc.returncode, lines))
+
+
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "--writer":
         writer(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
@@ -342,6 +387,7 @@ def main():
     with temp_dir("ppt-watch-cli-") as tmp:
         try:
             accounting_case(args.binary, tmp)
+            gone_case(args.binary, tmp)
             src = live_case(args.binary, protoc, tmp)
             static_cases(args.binary, src, tmp)
         except ppt_test.Failure as e:

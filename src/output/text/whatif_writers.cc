@@ -64,6 +64,10 @@ json fit_json(const DurationFit& f) {
 json model_json(const CostModel& m) {
   json stages = json::array();
   for (int32_t s = 0; s < m.stages; ++s) {
+    // The stages measured only: P may be a run's whole rank count when few of
+    // its logs are loaded, and a stage whose ranks are all missing has no fit.
+    const bool measured = !m.jobs[s].empty() || m.optimizer[s].count > 0 || m.other_ns[s] != 0;
+    if (!measured) continue;
     json jobs = json::array();
     for (size_t c = 0; c < m.jobs[s].size(); ++c) {
       for (size_t r = 0; r < kPlanRoles; ++r) {
@@ -80,11 +84,8 @@ json model_json(const CostModel& m) {
     stages.push_back(std::move(st));
   }
   json links = json::array();
-  for (int32_t a = 0; a < m.stages; ++a) {
-    for (int32_t b = 0; b < m.stages; ++b) {
-      if (m.link_ns[a][b] < 0) continue;
-      links.push_back({{"from", a}, {"to", b}, {"lag_us", round3(static_cast<double>(m.link_ns[a][b]) / 1e3)}});
-    }
+  for (const auto& [pair, lag] : m.link_ns) {
+    links.push_back({{"from", pair.first}, {"to", pair.second}, {"lag_us", round3(static_cast<double>(lag) / 1e3)}});
   }
   json ranks = json::array();
   for (auto [rank, ns] : m.optimizer_by_rank) {

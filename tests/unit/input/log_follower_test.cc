@@ -141,3 +141,92 @@ TEST_CASE("a log directory's late files are followed once they appear", "[follow
   CHECK(logs.poll().empty());
   CHECK(logs.layout().files.size() == 2);
 }
+
+TEST_CASE("a poll reads at most its budget; the rest waits in the file", "[follower]") {
+  ppt::testing::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "line " + std::to_string(i) + "\n";
+  std::string path = dir.write("workerlog.0", text);
+  FileFollower f(path);
+  std::string got, out;
+  size_t polls = 0;
+  do {
+    out.clear();
+    f.poll(out, 1000);
+    CHECK(out.size() <= 1000 + 10);  // the budget, and the line that waited from the poll before
+    got += out;
+    ++polls;
+  } while (f.more() && polls < 100);
+  CHECK_FALSE(f.more());
+  CHECK(got == text);
+  CHECK(polls >= text.size() / 1000);
+}
+
+TEST_CASE("a line over the limit is skipped in constant memory, an empty line in its place", "[follower]") {
+  ppt::testing::TempDir dir;
+  std::string path = dir.write("workerlog.0", "before\n");
+  FileFollower f(path);
+  CHECK(poll_text(f) == "before\n");
+  // A job line of 3 MB written in pieces, the marker past the first MB.
+  append(path, "I1020 head of the line ");
+  CHECK(poll_text(f) == "");
+  const std::string piece(512 * 1024, 'x');
+  for (int i = 0; i < 3; ++i) {
+    append(path, piece);
+    CHECK(poll_text(f) == "");
+    CHECK(f.partial().size() <= kMaxLineBytes);
+  }
+  append(path, std::string("Profiler Info: Job (7), type = forward") + piece);
+  CHECK(poll_text(f) == "");
+  CHECK(f.partial().empty());  // nothing of it is held
+  REQUIRE(f.partial_too_long());
+  CHECK(f.partial_too_long()->has_marker);
+  CHECK_FALSE(f.partial_too_long()->terminated);
+  append(path, "end\nafter\n");
+  CHECK(poll_text(f) == "\nafter\n");
+  std::vector<FileFollower::LongLine> skipped = f.take_long_lines();
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].has_marker);
+  CHECK(skipped[0].terminated);
+  CHECK(skipped[0].head.starts_with("I1020 head of the line"));
+  CHECK(skipped[0].head.size() <= 200);
+  CHECK_FALSE(f.partial_too_long());
+
+  // Without the marker: skipped, not a job line.
+  append(path, std::string(kMaxLineBytes + 10, 'y') + "\nlast\n");
+  CHECK(poll_text(f) == "\nlast\n");
+  skipped = f.take_long_lines();
+  REQUIRE(skipped.size() == 1);
+  CHECK_FALSE(skipped[0].has_marker);
+}
+
+TEST_CASE("a deleted log, then a deleted log directory, is said once each, as tail -F says it", "[follower]") {
+  ppt::testing::TempDir dir;
+  dir.write("logs/workerlog.0", "a\n");
+  dir.write("logs/workerlog.1", "b\n");
+  const std::string logs = dir.path() + "/logs";
+  LayoutRequest request;
+  request.log_dir = logs;
+  LogFollower follower(request);
+  follower.poll();
+  CHECK(follower.take_notices().empty());
+  std::filesystem::remove(logs + "/workerlog.1");
+  follower.poll();
+  std::vector<std::string> said = follower.take_notices();
+  REQUIRE(said.size() == 1);
+  CHECK(said[0].starts_with(logs + "/workerlog.1: has become inaccessible: No such file or directory"));
+  follower.poll();
+  CHECK(follower.take_notices().empty());  // once
+  std::filesystem::remove_all(logs);
+  follower.poll();
+  said = follower.take_notices();
+  REQUIRE(said.size() == 1);  // the directory's notice, not one per log
+  CHECK(said[0].starts_with(logs + ": the log directory has become inaccessible: No such file or directory"));
+  follower.poll();
+  CHECK(follower.take_notices().empty());
+  dir.write("logs/workerlog.0", "c\n");
+  follower.poll();
+  said = follower.take_notices();
+  REQUIRE(!said.empty());
+  CHECK(said[0] == logs + ": the log directory has appeared again; following it");
+}

@@ -262,3 +262,62 @@ TEST_CASE("a missing workerlog is named, not skipped in silence", "[hardening][l
     CHECK(r.layout->notes.empty());
   }
 }
+
+TEST_CASE("a log whose index is past the rank bound is named, never skipped in silence", "[layout]") {
+  CHECK(workerlog_index("workerlog.999999") == 999999);
+  CHECK(workerlog_index("workerlog.1000000") == -1);
+  CHECK(is_log_name_past_rank_bound("workerlog.1000000"));
+  CHECK(is_log_name_past_rank_bound("workerlog.99999999999999999999999.gz"));
+  CHECK(is_log_name_past_rank_bound("workerlog.0000001"));
+  CHECK(is_log_name_past_rank_bound("profile_record_tmp_file_for_rank_1000000"));
+  CHECK_FALSE(is_log_name_past_rank_bound("workerlog.999999"));
+  CHECK_FALSE(is_log_name_past_rank_bound("workerlog.1000000.bak"));
+  CHECK_FALSE(is_log_name_past_rank_bound("workerlog.x"));
+
+  ppt::testing::TempDir dir;
+  dir.write("workerlog.0", "x\n");
+  dir.write("workerlog.1000000", "x\n");
+  dir.write("machine/workerlog.12345678.gz", "x\n");
+  LayoutResult r = discover_layout({dir.path(), {}, {}});
+  REQUIRE(r.layout);
+  auto named = [&](const std::string& name) {
+    return std::any_of(r.layout->notes.begin(), r.layout->notes.end(), [&](const std::string& n) {
+      return n.find(name + ": not read: its index is past 999999") != std::string::npos;
+    });
+  };
+  CHECK(named("workerlog.1000000"));
+  CHECK(named("machine/workerlog.12345678.gz"));
+
+  ppt::testing::TempDir profiles;
+  profiles.write("profile_record_tmp_file_for_rank_0", "{\"ph\": \"B\"}\n");
+  profiles.write("profile_record_tmp_file_for_rank_1000000", "{\"ph\": \"B\"}\n");
+  LayoutResult p = discover_layout({profiles.path(), {}, {}});
+  REQUIRE(p.layout);
+  CHECK(p.layout->world_ranks == 1);
+  CHECK(std::any_of(p.layout->notes.begin(), p.layout->notes.end(), [](const std::string& n) {
+    return n.find("profile_record_tmp_file_for_rank_1000000: not read") != std::string::npos;
+  }));
+}
+
+TEST_CASE("the missing logs' note follows the logs present, not the highest index", "[layout]") {
+  ppt::testing::TempDir dir;
+  dir.write("workerlog.0", "x\n");
+  dir.write("workerlog.3", "x\n");
+  dir.write("workerlog.999999", "x\n");
+  LayoutResult r = discover_layout({dir.path(), {}, {}});
+  REQUIRE(r.layout);
+  CHECK(r.layout->world_ranks == 1000000);
+  REQUIRE(r.layout->notes.size() == 1);
+  CHECK(r.layout->notes[0].find(": no workerlog.1, workerlog.2, workerlog.4, workerlog.5, workerlog.6, workerlog.7, "
+                                "workerlog.8, workerlog.9 and 999989 more (999997 of 1000000 local ranks have no "
+                                "log") != std::string::npos);
+}
+
+TEST_CASE("a folder of logs past the rank bound only says why none is read", "[layout]") {
+  ppt::testing::TempDir dir;
+  dir.write("workerlog.1000000", "x\n");
+  LayoutResult r = discover_layout({dir.path(), {}, {}});
+  CHECK_FALSE(r.layout);
+  CHECK(r.error.find("no workerlog.<i> file that can be read: ") != std::string::npos);
+  CHECK(r.error.find("workerlog.1000000: not read: its index is past 999999") != std::string::npos);
+}
