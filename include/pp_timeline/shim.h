@@ -230,6 +230,7 @@ struct Stats {
   int64_t last_anchor_uncertainty_ns = 0;  // half-width of the last anchor's bracket
   int64_t jobs_refused_in_capture = 0;     // begin()/end() refused during a graph capture
   int64_t anchors_rejected = 0;            // anchors that queued behind other work, not used
+  int64_t late_anchors = 0;                // anchors found done at a later flush (wide brackets)
   // Of the last step written: the largest uncertainty of its times from the
   // anchors they were mapped through (their brackets' half-widths, and the
   // drift that could not be followed where a mark had one anchor only).

@@ -128,6 +128,9 @@ Status forked_status() {
           "make a new one there"};
 }
 
+// A step's times off by more than this are said in the log.
+constexpr int64_t kUncertainNoteNs = 100'000;
+
 // A device that does not reach a step's events in this long is stuck.
 constexpr int64_t kQueueWaitNs = 10'000'000'000;
 
@@ -196,6 +199,7 @@ struct Profiler::Impl {
   std::string disabled_why;
   bool capture_warned = false;
   bool log_file_failed = false;
+  int64_t uncertainty_said = 0;
   Stats stats;
 
   Open* open_of(std::thread::id thread) {
@@ -423,6 +427,27 @@ struct Profiler::Impl {
         return result;
       }
     }
+    // No anchor yet (the device has been busy since the profiler was made,
+    // and the late anchor has not come back): the steps wait for it, never
+    // dropped for want of one; finish() waits for it until its deadline.
+    if (ready > 0 && !timer->can_resolve()) {
+      while (wait && !timer->can_resolve() && detail::steady_now_ns() < deadline_ns) {
+        detail::pause_ns(50'000);
+        if (Status s = timer->checkpoint(); !s.ok()) break;
+      }
+      if (!timer->can_resolve()) {
+        if (wait) {
+          for (size_t i = 0; i < ready; ++i) {
+            keep(drop(pending[i],
+                      Status(Code::kCudaError, "no clock anchor came back from the device before the deadline")));
+            spare.push_back(std::move(pending[i]));
+          }
+          pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(ready));
+        }
+        stats.steps_pending = static_cast<int64_t>(pending.size());
+        return result;
+      }
+    }
     for (size_t i = 0; i < ready; ++i) {
       Step& step = pending[i];
       slots.clear();
@@ -434,6 +459,7 @@ struct Profiler::Impl {
       Status s = timer->resolve(slots.data(), slots.size(), wall_ns.data());
       if (s.ok()) {
         stats.last_step_uncertainty_ns = timer->last_resolve_uncertainty_ns();
+        say_uncertainty(step.number);
         write_step(step);
         release(step);
       } else {
@@ -463,6 +489,20 @@ struct Profiler::Impl {
     const int64_t left = start + timeout_ns - detail::steady_now_ns();
     (void)log->drain(std::max<int64_t>(left, 0));
     return result;
+  }
+
+  // A step whose times may be off by more than kUncertainNoteNs is said in
+  // the log, before its lines (again each time the bound doubles), so that
+  // it is seen where the lines are read, not only in the stats.
+  void say_uncertainty(int64_t step) {
+    const int64_t u = stats.last_step_uncertainty_ns;
+    if (u < kUncertainNoteNs || u < 2 * uncertainty_said) return;
+    uncertainty_said = u;
+    warn("pp-timeline shim: step " + std::to_string(step) + ": its times may be off by up to " +
+         std::to_string(u / 1000) +
+         " us: the GPU clock could not be anchored closely to the host's (every anchor queued behind "
+         "other work, as on one hardware queue with CUDA_DEVICE_MAX_CONNECTIONS=1); said again when "
+         "the bound doubles");
   }
 
   // What the destructor and the exit handler do: say what was never

@@ -154,6 +154,7 @@ int64_t ppt_shim_stat(const ppt_shim* shim, const char* name) {
       {"last_anchor_uncertainty_ns", s.last_anchor_uncertainty_ns},
       {"jobs_refused_in_capture", s.jobs_refused_in_capture},
       {"anchors_rejected", s.anchors_rejected},
+      {"late_anchors", s.late_anchors},
       {"last_step_uncertainty_ns", s.last_step_uncertainty_ns},
       {"log_lines_dropped", s.log_lines_dropped},
       {"log_file_failed", s.log_file_failed ? 1 : 0},

@@ -266,7 +266,7 @@ TEST_CASE("fake CUDA: a child of fork() writes nothing of its parent's profiler"
   REQUIRE(p->stats().steps_pending == 3);
   const int status = in_child([&] {
     if (child_exits) std::exit(0);  // the profiler is still alive: the exit handler sees it
-    p.reset();  // as a child's interpreter collects the parent's objects
+    p.reset();                      // as a child's interpreter collects the parent's objects
     ::_exit(0);
   });
   CHECK(status == 0);
