@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -54,19 +55,25 @@ struct LogFile::Shared {
   }
 
   static void run(const std::shared_ptr<Shared>& s) {
-    std::string line;
+    // Up to kBatch lines are taken per lock, so that the producer rarely
+    // meets the lock held.
+    constexpr size_t kBatch = 64;
+    std::vector<std::string> batch(kBatch);
     std::unique_lock<std::mutex> lock(s->mu);
     for (;;) {
       s->wake.wait(lock, [&] { return s->count > 0 || s->stop; });
       if (s->count == 0) return;  // stopped, and everything is written
-      line.swap(s->ring[s->head]);
-      s->head = (s->head + 1) % kQueueLines;
-      --s->count;
+      const size_t n = std::min(kBatch, s->count);
+      for (size_t i = 0; i < n; ++i) {
+        batch[i].swap(s->ring[s->head]);
+        s->head = (s->head + 1) % kQueueLines;
+      }
+      s->count -= n;
       s->writing = true;
       lock.unlock();
       // One write per line, so that lines of several threads or processes
-      // sharing the file never interleave inside a line.
-      s->write_all(line);
+      // sharing the file (or a pipe) never interleave inside a line.
+      for (size_t i = 0; i < n; ++i) s->write_all(batch[i]);
       lock.lock();
       s->writing = false;
       if (s->count == 0) s->idle.notify_all();
@@ -163,12 +170,15 @@ void LogFile::say_drops_locked() {
 void LogFile::write(char severity, int line, std::string_view text) {
   if (abandoned_) return;
   const std::string prefix = prefix_now(severity, line);
+  bool was_empty = false;
   {
     std::lock_guard<std::mutex> lock(shared_->mu);
+    was_empty = shared_->count == 0;
     say_drops_locked();
     enqueue_locked(prefix, text);
   }
-  shared_->wake.notify_one();
+  // The writer waits only on an empty queue: woken once per batch of lines.
+  if (was_empty) shared_->wake.notify_one();
 }
 
 void LogFile::say_drops() {
