@@ -191,7 +191,7 @@ _FINISH_SLICE_MS = 100
 
 
 class Shim:
-    """One profiler for one thread, on one device.
+    """One profiler for one device, shared by the threads that use it.
 
     stream: the stream jobs run on by default: None (the legacy default
     stream), a raw cudaStream_t as an int, or a stream object (torch.cuda.Stream,
@@ -237,7 +237,7 @@ class Shim:
         self._local = threading.local()
         self._generation = 0
         self._next_step = 0
-        self._lock = threading.Lock()  # problems and the lazy handle
+        self._lock = threading.RLock()  # problems and the lazy handle
         if log_file is not None and not isinstance(log_file, (str, bytes, os.PathLike)):
             self._problem(5, "log_file=%r is not a path; the log is stderr" % (log_file,))
             log_file = None
@@ -449,6 +449,7 @@ class Shim:
         if self._h is None:
             return
         deadline = time.monotonic() + max(timeout, 0) / 1000.0
+        left_ms = max(timeout, 0)
         while self.counts()[2] > 0:
             left_ms = int((deadline - time.monotonic()) * 1000)
             if left_ms <= 0:
@@ -457,7 +458,10 @@ class Shim:
             if status != 0:
                 self._check(status)
                 return
-        self._check(self._lib.ppt_shim_finish(self._h, 0))
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        # What the device has not run by now is dropped (said); the log's
+        # queue is waited for within what is left.
+        self._check(self._lib.ppt_shim_finish(self._h, max(left_ms, 0)))
 
     def set_step(self, step):
         number = self._int(step, "step")

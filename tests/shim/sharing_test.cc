@@ -190,6 +190,28 @@ TEST_CASE("fake CUDA: finish(timeout) bounds the whole call, however many steps 
   CHECK(p.stats().jobs_dropped == 17);
 }
 
+TEST_CASE("fake CUDA: wait(timeout) waits in a slice and leaves the steps the device has not run queued") {
+  fake_cuda::Scope fake;
+  fake_cuda::Stream s = fake_cuda::make_stream(0);
+  shim_test::Run r;
+  Profiler p(r.options(s));
+  for (int step = 0; step < 3; ++step) {
+    job(p, s, "forward", 0, 40'000'000);
+    REQUIRE(p.flush(step).ok());
+  }
+  CHECK(p.stats().steps_pending == 3);
+  // 100 ms: the first two steps (80 ms of device work) are run by then.
+  const int64_t before = fake_cuda::steady_ns();
+  REQUIRE(p.wait(100).ok());
+  CHECK(fake_cuda::steady_ns() - before < 110'000'000);
+  CHECK(r.jobs.size() == 2);
+  CHECK(p.stats().steps_pending == 1);
+  CHECK(p.stats().jobs_dropped == 0);
+  REQUIRE(p.wait(100).ok());
+  CHECK(r.jobs.size() == 3);
+  CHECK(p.stats().steps_pending == 0);
+}
+
 TEST_CASE("a log nobody reads never blocks flush: lines past the queue are dropped, counted and said") {
   TempDir dir;
   const fs::path fifo = dir.path / "workerlog.0";
