@@ -919,6 +919,7 @@ Status Profiler::set_sink(LineSink sink) {
 }
 
 bool Profiler::recording() const {
+  if (impl_->forked()) return false;
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->recording;
 }
@@ -926,6 +927,7 @@ Backend Profiler::backend() const { return impl_->disabled ? Backend::kNone : im
 const std::string& Profiler::backend_note() const { return impl_->note; }
 
 Stats Profiler::stats() const {
+  if (impl_->forked()) return {};  // the parent's; its lock may have been copied held
   std::lock_guard<std::mutex> lock(impl_->mu);
   Stats s = impl_->stats;
   impl_->timer->add_stats(&s);
