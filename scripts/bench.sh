@@ -645,6 +645,7 @@ section_shim() {
     local now base=""
     now=$(shim_value "$dir/now.txt" "$key")
     [[ $have_base == 1 ]] && base=$(shim_value "$dir/base.txt" "$key")
+    [[ $base == nan ]] && base=""  # not run on the baseline (threads: an earlier build may not survive them)
     shim_lines+=("$(printf '%-42s %14s %14s %8s' "${labels[i+1]}" "${base:--}" "$now" \
       "$([[ -n $base && $base != nan && $base != 0 ]] && calc '%.2f' "$now / $base")")")
   done
