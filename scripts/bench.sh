@@ -5,7 +5,7 @@
 #
 #   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
 #                    [--only SECTION,...] [--scale-ranks N,...] [--baseline BIN]
-#                    [--watch-steps N]
+#                    [--watch-steps N] [--shim-baseline LIB]
 #
 # The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
 # noise lines per step and rank, about 190 MB) is generated once into
@@ -56,6 +56,17 @@
 # (default 2000, 20 s; fewer for a quick look). It is not in the default
 # list: run it with --only watch.
 #
+# The shim section builds scripts/shim_bench.cc against the build's
+# libppt_shim.a and prints the shim's host costs on the host clock (medians
+# of --runs runs): a begin/end pair, the flush of a 64-job step written to a
+# log file (median and 99th percentile), the worst flush while the log is a pipe
+# nobody reads for a second (a stalled stderr), and a pair with 4 threads
+# sharing one profiler. With --shim-baseline LIB (an earlier build's
+# libppt_shim.a) the same source is linked against LIB too and both run
+# alternately, so the table has before and after from one run. Goals: a
+# stalled log never holds a flush (worst flush under 10 ms) and a pair stays
+# under 500 ns.
+#
 # Adding a section (a .pftrace output, stats/diff, a 1024-rank set...): write
 # a `section_<name>` function that calls `row` for timings and `goal` for
 # ratios, and add <name> to SECTIONS below. Sections run in that order and
@@ -74,6 +85,7 @@ only=
 scale_ranks_arg=64,128,256,512,1024
 baseline_bin=
 watch_steps=2000
+shim_baseline=
 usage() {
   sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
 }
@@ -94,6 +106,8 @@ while [[ $# -gt 0 ]]; do
     --baseline=*) baseline_bin=${1#*=}; shift ;;
     --watch-steps) watch_steps=$2; shift 2 ;;
     --watch-steps=*) watch_steps=${1#*=}; shift ;;
+    --shim-baseline) shim_baseline=$2; shift 2 ;;
+    --shim-baseline=*) shim_baseline=${1#*=}; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -101,7 +115,7 @@ done
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old pftrace scale stats report whatif)
+SECTIONS=(pp_timeline floor threads old pftrace scale stats report whatif shim)
 [[ -n "$baseline_bin" ]] && SECTIONS+=(baseline)
 if [[ -n "$only" ]]; then
   IFS=, read -r -a SECTIONS <<<"$only"
@@ -598,6 +612,51 @@ baseline_pair() {
   rm -f "$o" "$ob"
 }
 
+section_shim() {
+  local lib=${PPT_BUILD_DIR:-$root/build}/src/shim/libppt_shim.a dir=$out/shim i key
+  if [[ ! -f "$lib" ]]; then skipped "shim" "$lib not built"; return; fi
+  mkdir -p "$dir"
+  if ! c++ -std=c++20 -O2 -I"$root/include" "$root/scripts/shim_bench.cc" -o "$dir/shim_bench" "$lib" -ldl -lpthread \
+      2>"$dir/build.log"; then
+    skipped "shim" "shim_bench did not build (.bench/out/shim/build.log)"; status=1; return
+  fi
+  local have_base=0
+  if [[ -n "$shim_baseline" ]]; then
+    if c++ -std=c++20 -O2 -I"$root/include" "$root/scripts/shim_bench.cc" -o "$dir/shim_bench_base" \
+        "$shim_baseline" -ldl -lpthread 2>>"$dir/build.log"; then
+      have_base=1
+    else
+      skipped "shim baseline" "$shim_baseline did not link (.bench/out/shim/build.log)"; status=1
+    fi
+  fi
+  : >"$dir/now.txt"
+  : >"$dir/base.txt"
+  for ((i = 0; i < runs; i++)); do
+    [[ $have_base == 1 ]] && "$dir/shim_bench_base" "$dir" --no-threads >>"$dir/base.txt"
+    "$dir/shim_bench" "$dir" >>"$dir/now.txt" || { skipped "shim" "shim_bench failed"; status=1; return; }
+  done
+  shim_value() { awk -v k="$2" '$1 == k {print $2}' "$1" | median; }
+  local labels=(pair_ns "begin/end pair" flush64_file_median_ns "flush, 64 jobs, log file (median)"
+                flush64_file_p99_ns "flush, 64 jobs, log file (p99)"
+                flush64_stalled_max_ns "flush, 64 jobs, log stalled 1 s (worst)"
+                pair_4threads_ns "begin/end pair, 4 threads sharing")
+  for ((i = 0; i < ${#labels[@]}; i += 2)); do
+    key=${labels[i]}
+    local now base=""
+    now=$(shim_value "$dir/now.txt" "$key")
+    [[ $have_base == 1 ]] && base=$(shim_value "$dir/base.txt" "$key")
+    [[ $base == nan ]] && base=""  # not run on the baseline (threads: an earlier build may not survive them)
+    shim_lines+=("$(printf '%-42s %14s %14s %8s' "${labels[i+1]}" "${base:--}" "$now" \
+      "$([[ -n $base && $base != nan && $base != 0 ]] && calc '%.2f' "$now / $base")")")
+  done
+  local stalled pair
+  stalled=$(shim_value "$dir/now.txt" flush64_stalled_max_ns)
+  pair=$(shim_value "$dir/now.txt" pair_ns)
+  goal "shim: flush with a stalled log" "$(calc '%.3f ms' "$stalled / 1e6")" "< 10 ms" \
+    "$(awk -v v="$stalled" 'BEGIN {print (v < 10e6) ? 1 : 0}')"
+  goal "shim: begin/end pair (host clock)" "$pair ns" "< 500 ns" "$(awk -v v="$pair" 'BEGIN {print (v < 500) ? 1 : 0}')"
+}
+
 section_baseline() {
   if [[ $have_bin == 0 ]]; then skipped "baseline" "not built"; return; fi
   if [[ ! -x "$baseline_bin" ]]; then skipped "baseline" "$baseline_bin is not an executable"; status=1; return; fi
@@ -620,10 +679,11 @@ scale_lines=()
 scale_notes=()
 whatif_lines=()
 whatif_demo_lines=()
+shim_lines=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
 for s in "${SECTIONS[@]}"; do
-  if [[ $s != scale && $s != watch ]]; then prepare_logs; break; fi
+  if [[ $s != scale && $s != watch && $s != shim ]]; then prepare_logs; break; fi
 done
 for s in "${SECTIONS[@]}"; do
   "section_$s"
@@ -653,6 +713,13 @@ if [[ ${#whatif_demo_lines[@]} -gt 0 ]]; then
   echo
   echo "whatif against real processes: pp-demo's 1F1B run, the period predicted under each target against pp-demo's own"
   printf '  %s\n' "${whatif_demo_lines[@]}"
+fi
+if [[ ${#shim_lines[@]} -gt 0 ]]; then
+  echo
+  echo "shim: host costs on the host clock, ns (medians of $runs runs; before: --shim-baseline)"
+  printf '  %-42s %14s %14s %8s\n' "what" "before" "now" "now/before"
+  printf '  %s\n' "$(printf '%.0s-' {1..82})"
+  printf '  %s\n' "${shim_lines[@]}"
 fi
 if [[ ${#scale_lines[@]} -gt 0 ]]; then
   echo

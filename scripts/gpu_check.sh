@@ -15,8 +15,14 @@
 #    work (beside it, what the enqueue time and a host callback give);
 #  - the drift: jobs every 0.5 s inside one 10 s step, far from the flushes'
 #    anchors (goal: start within 5 us);
+#  - threads: 4 threads sharing one profiler, each on its own stream (goal:
+#    every job written once, none refused or dropped);
+#  - a device never idle for 3 s, ~20 ms behind at every flush (goal: no job
+#    dropped; the anchors given up, the late anchors and the step's
+#    uncertainty printed);
 #  - all of it again, shorter, with CUDA_DEVICE_MAX_CONNECTIONS=1 (one
-#    hardware queue: the anchors queue behind the compute);
+#    hardware queue: the anchors queue behind the compute, and in the
+#    never-idle case none comes back in time: the late anchors carry it);
 #  - the GPU tests (ctest label `gpu`) and 4-rank pp-demo runs on the device,
 #    converted with pp-timeline.
 #
@@ -159,7 +165,7 @@ run_checks() {  # bin dir
     echo
     echo "== ppt_gpu_check with CUDA_DEVICE_MAX_CONNECTIONS=1 =="
     CUDA_DEVICE_MAX_CONNECTIONS=1 timeout -k 5 50 "${lb[@]}" "$bin/ppt_gpu_check" \
-      --jobs 2000 --reps 3 --drift_s 6
+      --jobs 2000 --reps 3 --drift_s 6 --busy_s 3
     status=$?
     echo "ppt_gpu_check (CUDA_DEVICE_MAX_CONNECTIONS=1): exit $status"
     [[ $status == 0 ]] || rc=1

@@ -36,7 +36,12 @@
 //   each step is written at its own flush.
 // - Lines are written in the one format of pp_timeline/log_line.h, in the
 //   order the jobs began, by default to stderr with a glog-style prefix
-//   (Options::sink and Options::log_file say otherwise).
+//   (Options::sink and Options::log_file say otherwise). The log is written
+//   by a writer thread from a bounded queue: a stalled pipe or slow disk
+//   never blocks flush(); a line that finds the queue full is dropped,
+//   counted (Stats::log_lines_dropped) and said. finish(), the destructor
+//   and the program's exit wait for the queue (boundedly). A sink is called
+//   on the thread that flushes.
 // - A step is never lost without an error: a step in the window that was not
 //   recorded (its number was not the one expected), jobs over the per-step
 //   cap, a job open at flush, or an unflushed step at destruction are all
@@ -46,11 +51,22 @@
 // - Where CUDA was asked for and cannot be used, the host clock is said once
 //   on the log stream; with Options::require_cuda nothing is timed instead.
 //
-// Thread safety: a Profiler belongs to one thread and one device (its jobs
-// on Options::stream, or on the stream begin_on() names); use one Profiler
-// per executor thread. Distinct Profilers are independent. flush() refuses
+// Threads: a Profiler may be shared by the threads of a process (a
+// communication or data thread beside the compute one): every call takes
+// its lock, each thread has its own open job (begin/end pair on one thread;
+// an end() on a thread with no job of its own is kEndWithoutBegin), and the
+// lines of a step are in the order its jobs began, whatever their threads.
+// flush() closes the step for every thread: a job open on any thread then is
+// dropped (kOpenJobAtFlush). One device per Profiler (its jobs on
+// Options::stream, or on the stream begin_on() names). flush() refuses
 // (kCaptureActive) while the stream is being captured into a CUDA graph, and
 // begin() refuses a job inside a capture.
+//
+// Processes: a Profiler made before fork() does nothing in the child (every
+// call is kInvalidArgument, the destructor writes and frees nothing): its
+// steps are the parent's to write. At exit() (without the destructor having
+// run, as a C program that never calls ppt_shim_destroy) the flushed steps
+// are written as the destructor would, waiting 10 s at most for the device.
 #pragma once
 
 #include <cstdint>
@@ -214,10 +230,16 @@ struct Stats {
   int64_t last_anchor_uncertainty_ns = 0;  // half-width of the last anchor's bracket
   int64_t jobs_refused_in_capture = 0;     // begin()/end() refused during a graph capture
   int64_t anchors_rejected = 0;            // anchors that queued behind other work, not used
+  int64_t late_anchors = 0;                // anchors found done at a later flush (wide brackets)
   // Of the last step written: the largest uncertainty of its times from the
   // anchors they were mapped through (their brackets' half-widths, and the
   // drift that could not be followed where a mark had one anchor only).
   int64_t last_step_uncertainty_ns = 0;
+  // Log lines dropped because the log's queue was full (the file or pipe
+  // did not keep up); each batch is said in a warning.
+  int64_t log_lines_dropped = 0;
+  // Options::log_file could not be opened: the log is stderr (said once).
+  bool log_file_failed = false;
 };
 
 // Flushed steps kept while their events are not done; one more makes flush()
@@ -254,9 +276,16 @@ class Profiler {
   // the stream is being captured into a CUDA graph it does nothing and
   // returns kCaptureActive.
   Status flush(int64_t step);
-  // Writes every flushed step, waiting for the device (at most timeout_ms).
-  // The destructor calls it, and warns about an unflushed step.
+  // Writes every flushed step, waiting for the device at most timeout_ms in
+  // all (a step not done by then is dropped with an error), then waits for
+  // the log's queue within what is left of it. The destructor calls it, and
+  // warns about an unflushed step.
   Status finish(int64_t timeout_ms = 10'000);
+  // The same, but a step the device has not run within timeout_ms stays
+  // queued (with the steps after it) instead of being dropped: for callers
+  // that wait in slices, such as the Python package, whose finish() must
+  // see Ctrl-C between them.
+  Status wait(int64_t timeout_ms);
 
   // Declares the number of the step about to run, so that a step whose number
   // is not the previous one + 1 is recorded (or not) by its window. Before the

@@ -9,7 +9,9 @@
  *   stays valid until the next call on that handle.
  * - A NULL handle is PPT_SHIM_INVALID_ARGUMENT, never a crash.
  * - Times are never passed through this API; the shim writes them itself.
- * - A handle belongs to one thread at a time, like the Profiler it wraps.
+ * - A handle may be shared by threads, like the Profiler it wraps (each
+ *   thread has its own open job); ppt_shim_last_error is then the message
+ *   of the calling thread's last failure on that handle.
  *
  * From Python:
  *   lib = ctypes.CDLL("libppt_shim.so")
@@ -83,9 +85,14 @@ PPT_SHIM_API int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_
 PPT_SHIM_API int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type, int64_t micro_batch);
 PPT_SHIM_API int ppt_shim_end(ppt_shim* shim);
 PPT_SHIM_API int ppt_shim_flush(ppt_shim* shim, int64_t step);
-/* Writes every flushed step, waiting for the device at most timeout_ms.
- * ppt_shim_destroy does it too (with 10 s). */
+/* Writes every flushed step, waiting for the device at most timeout_ms in
+ * all; a step not run by then is dropped (an error says so).
+ * ppt_shim_destroy does it too (with 10 s), and so does exit() for a handle
+ * never destroyed. */
 PPT_SHIM_API int ppt_shim_finish(ppt_shim* shim, int64_t timeout_ms);
+/* The same, but steps not run within timeout_ms stay queued: for waiting in
+ * slices (a caller that must react to a signal between them). */
+PPT_SHIM_API int ppt_shim_wait(ppt_shim* shim, int64_t timeout_ms);
 PPT_SHIM_API int ppt_shim_set_step(ppt_shim* shim, int64_t step);
 PPT_SHIM_API int ppt_shim_set_window(ppt_shim* shim, int64_t start_step, int64_t end_step);
 
@@ -97,7 +104,9 @@ PPT_SHIM_API int ppt_shim_set_sink(ppt_shim* shim, ppt_shim_line_sink sink, void
 /* Counters: jobs written, jobs dropped (each with an error returned), steps
  * waiting for the device. Any pointer may be NULL. */
 /* More counters, by name: "jobs_recorded", "jobs_refused_in_capture",
- * "anchors", "anchors_rejected", "last_step_uncertainty_ns", "flush_waits"...
+ * "anchors", "anchors_rejected", "last_step_uncertainty_ns", "flush_waits",
+ * "log_lines_dropped", "log_file_failed" (1 when the log file could not be
+ * opened)...
  * (the fields of ppt::shim::Stats); -1 for an unknown name or NULL handle. */
 PPT_SHIM_API int64_t ppt_shim_stat(const ppt_shim* shim, const char* name);
 PPT_SHIM_API int ppt_shim_counts(const ppt_shim* shim, int64_t* jobs_written, int64_t* jobs_dropped,

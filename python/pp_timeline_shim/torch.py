@@ -2,9 +2,11 @@
 
     from pp_timeline_shim.torch import instrument
     schedule = ScheduleInterleavedZeroBubble(stages, n_microbatches=8, loss_fn=loss_fn)
-    timed = instrument(schedule, log_file="log/shim.{rank}.log")
+    timed = instrument(schedule, log_file="log/workerlog.{rank}")
     for step in range(steps):
         schedule.step(x, target=y, losses=losses)   # flushed at the end of each step()
+        if step % 100 == 0:
+            schedule.eval(x_val, target=y_val)       # not a step: not timed, not counted
 
 torch's schedules run every action (`PP:0F1`, `PP:1I0`, `PP:1B0`, `PP:2W3`:
 stage, computation, micro-batch) through three methods of the pipeline
@@ -23,6 +25,13 @@ half, W); with several stages on this rank the local chunk is appended
 nvtx=True (and torch present) each job is also an NVTX range named as
 torch's profiler names the action (PP:0F1), so Nsight Systems shows the
 same jobs.
+
+Validation is not training: torch's schedule.eval() runs step() with the
+backward switched off (_has_backward false), and a 1F1B schedule still
+calls backward_one_chunk, which then does nothing. instrument() wraps
+eval() too, and neither times the jobs of an eval() nor flushes or counts
+it as a step; a step() found running with _has_backward false (an eval
+entered some other way) is treated the same.
 """
 import functools
 
@@ -46,6 +55,7 @@ class Instrumented:
         self.schedule = schedule
         self.shim = shim
         self.step = first_step
+        self.evaluating = 0  # eval() calls under way
         self._saved = []
 
     def _patch(self, obj, name, wrapper):
@@ -106,19 +116,21 @@ def instrument(schedule, shim=None, first_step=0, nvtx=False, **shim_args):
         index = int(getattr(stage, "stage_index", chunk))
         suffix = str(chunk) if multi else ""
         done._patch(stage, "forward_one_chunk",
-                    _job_wrapper(shim, torch, cuda, use_nvtx, index, suffix, "fwd_chunk_id",
+                    _job_wrapper(done, shim, torch, cuda, use_nvtx, index, suffix, "fwd_chunk_id",
                                  lambda a, kw: ("forward", "F")))
         done._patch(stage, "backward_one_chunk",
-                    _job_wrapper(shim, torch, cuda, use_nvtx, index, suffix, "bwd_chunk_id",
+                    _job_wrapper(done, shim, torch, cuda, use_nvtx, index, suffix, "bwd_chunk_id",
                                  _backward_kind))
         if hasattr(stage, "backward_weight_one_chunk"):
             done._patch(stage, "backward_weight_one_chunk",
-                        _job_wrapper(shim, torch, cuda, use_nvtx, index, suffix, "bwd_chunk_id",
+                        _job_wrapper(done, shim, torch, cuda, use_nvtx, index, suffix, "bwd_chunk_id",
                                      lambda a, kw: ("backward_w", "W")))
 
     def step_wrapper(original):
         @functools.wraps(original)
         def step(*args, **kwargs):
+            if _evaluating(done):
+                return original(*args, **kwargs)
             try:
                 return original(*args, **kwargs)
             finally:
@@ -126,14 +138,33 @@ def instrument(schedule, shim=None, first_step=0, nvtx=False, **shim_args):
                 done.step += 1
         return step
 
+    def eval_wrapper(original):
+        @functools.wraps(original)
+        def evaluate(*args, **kwargs):
+            done.evaluating += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                done.evaluating -= 1
+        return evaluate
+
     done._patch(schedule, "step", step_wrapper)
+    if callable(getattr(schedule, "eval", None)):
+        done._patch(schedule, "eval", eval_wrapper)
     return done
 
 
-def _job_wrapper(shim, torch, cuda, use_nvtx, stage_index, suffix, chunk_arg, kind_of):
+def _evaluating(done):
+    """Whether the schedule is running a validation pass, not a training step."""
+    return done.evaluating > 0 or getattr(done.schedule, "_has_backward", True) is False
+
+
+def _job_wrapper(done, shim, torch, cuda, use_nvtx, stage_index, suffix, chunk_arg, kind_of):
     def wrap(original):
         @functools.wraps(original)
         def call(*args, **kwargs):
+            if _evaluating(done):
+                return original(*args, **kwargs)
             mb = _chunk_id(args, kwargs, chunk_arg)
             job_type, letter = kind_of(args, kwargs)
             stream = torch.cuda.current_stream() if cuda else None

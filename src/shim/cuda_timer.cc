@@ -13,7 +13,14 @@
 // follows the drift of the device clock against the host's (clock_map.h).
 // An anchor the device does not reach within kAnchorPatienceNs queued behind
 // other work (one hardware queue, CUDA_DEVICE_MAX_CONNECTIONS=1, or a busy
-// time slice): it is given up rather than waited for, and counted.
+// time slice): it is given up rather than waited for, and counted. A late
+// anchor is recorded in its place and left in flight: each later checkpoint
+// polls it once, and the first that finds it done makes it an anchor whose
+// bracket runs from the last poll that found it not done (a step wide, at
+// most). So a device that is never idle still has anchors, however wide, and
+// each mark is mapped through whichever of its anchors (the narrow one
+// before and the drift since, the wide one after, or the line through both)
+// bounds its error best; that bound is the step's uncertainty.
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -101,6 +108,18 @@ constexpr double kMaxDrift = 1e-3;
 // the anchors around its marks are among the last kAnchorRing.
 // The periodic anchors add one per kAnchorPeriodNs of a long step.
 constexpr int kAnchorRing = 64;
+// Late anchors' events: one more than the ring holds, so that an event is
+// recorded again only after its anchor has left the ring.
+constexpr int kLateEvents = kAnchorRing + 1;
+// A late anchor in flight is queried at a mark when its last query is older
+// than this (one cudaEventQuery per millisecond at most on the hot path).
+constexpr int64_t kLatePollNs = 1'000'000;
+// A late anchor's bracket is narrowed by the anchors before it, each moved
+// to it by the device's elapsed time and widened by the drift bound: the
+// intersection over the last kRefineAnchors.
+constexpr int kRefineAnchors = 16;
+// An anchor wider than this makes resolve() also try the one before it.
+constexpr int64_t kWideAnchorNs = 10'000;
 
 struct Anchor {
   bool valid = false;
@@ -122,6 +141,8 @@ class CudaTimer final : public Timer {
     for (auto& slot : anchor_events_)
       for (Event e : slot)
         if (e != nullptr) api_.EventDestroy(e);
+    for (Event e : late_events_)
+      if (e != nullptr) api_.EventDestroy(e);
     if (anchor_stream_ != nullptr) api_.StreamDestroy(anchor_stream_);
     (void)api_.GetLastError();
   }
@@ -140,6 +161,10 @@ class CudaTimer final : public Timer {
         e = api_.EventCreateWithFlags(&ev, cuda::kEventDefault);
         if (e != cuda::kSuccess) return cuda::failure(api_, "cudaEventCreateWithFlags", e);
       }
+    }
+    for (Event& ev : late_events_) {
+      e = api_.EventCreateWithFlags(&ev, cuda::kEventDefault);
+      if (e != cuda::kSuccess) return cuda::failure(api_, "cudaEventCreateWithFlags", e);
     }
     if (Status s = take_first_anchor(); !s.ok()) return s.message();
     return {};
@@ -167,10 +192,16 @@ class CudaTimer final : public Timer {
     const auto on = static_cast<Stream>(stream);
     // The caller's current device may be another one (a thread driving two
     // devices); an event can only be recorded with its own device current.
-    if (steady_now_ns() - last_anchor_try_ns_ > kAnchorPeriodNs) {
+    const int64_t now = steady_now_ns();
+    if (now - last_anchor_try_ns_ > kAnchorPeriodNs) {
       // A stale anchor: take one before this mark (a few microseconds, once
       // per period). Its failure is not the mark's.
       (void)checkpoint();
+    } else if (late_in_flight_ && now - late_low_ns_ > kLatePollNs) {
+      // A late anchor is in flight: one query now and then narrows its
+      // bracket to the marks' spacing rather than the flushes'.
+      DeviceScope scope(api_, device_);
+      (void)poll_late_anchor();
     }
     int current = -1;
     Error e = api_.GetDevice(&current);
@@ -228,15 +259,17 @@ class CudaTimer final : public Timer {
 
   Status checkpoint() override {
     DeviceScope scope(api_, device_);
-    const int slot = next_slot_;
+    if (Status s = poll_late_anchor(); !s.ok()) return s;
     Anchor a;
-    if (Status s = take_anchor(slot, &a); !s.ok()) return s;
-    if (!a.valid) return {};  // queued behind other work: the anchors before serve
-    const Anchor& prev = anchors_[(slot + kAnchorRing - 1) % kAnchorRing];
-    a.follows_prev = prev.valid && a.steady_ns - prev.steady_ns > 0 &&
-                     a.steady_ns - prev.steady_ns < kMaxAnchorSpanNs && drift_is_plausible(prev, a);
-    anchors_[slot] = a;
-    next_slot_ = (slot + 1) % kAnchorRing;
+    // The slot's events are recorded again: the oldest anchor, there, is gone.
+    anchors_[next_slot_].valid = false;
+    if (Status s = take_anchor(next_slot_, &a); !s.ok()) return s;
+    if (!a.valid) {
+      // Queued behind other work: the anchors before serve, and a late one
+      // is sent after the work, to be found done at a later checkpoint.
+      return start_late_anchor();
+    }
+    push_anchor(a);
     return {};
   }
 
@@ -272,27 +305,45 @@ class CudaTimer final : public Timer {
       Error e = api_.EventElapsedTime(&ms, before.event, ev);
       if (e != cuda::kSuccess) return elapsed_failure(e);
       const int64_t since = ms_to_ns(ms);
+      // Each way of placing the mark has a bound on its error; the smallest
+      // wins. From one anchor: its bracket, and the drift over the distance
+      // to it.
       int64_t steady = before.steady_ns + since;
       ClockPair pair_before = before.pair;
       ClockPair pair_after = before.pair;
-      // One anchor only: its bracket, and the drift over the distance to it.
-      int64_t uncertainty =
-          before.half_width_ns + static_cast<int64_t>(kDriftBound * static_cast<double>(since < 0 ? -since : since));
+      int64_t uncertainty = before.half_width_ns + drift_over(since);
+      if (before.half_width_ns > kWideAnchorNs && j > 0) {
+        // A wide (late) anchor: the narrow one before it, with the drift
+        // since, may bound the mark better.
+        const Anchor& earlier = *ordered[j - 1];
+        e = api_.EventElapsedTime(&ms, earlier.event, ev);
+        if (e != cuda::kSuccess) return elapsed_failure(e);
+        const int64_t far = ms_to_ns(ms);
+        const int64_t bound = earlier.half_width_ns + drift_over(far);
+        if (far >= 0 && bound < uncertainty) {
+          steady = earlier.steady_ns + far;
+          pair_before = earlier.pair;
+          pair_after = earlier.pair;
+          uncertainty = bound;
+        }
+      }
       if (j + 1 < count && since >= 0) {
         const Anchor& after = *ordered[j + 1];
         e = api_.EventElapsedTime(&ms, ev, after.event);
         if (e != cuda::kSuccess) return elapsed_failure(e);
         const int64_t until = ms_to_ns(ms);
-        if (after.follows_prev) {
+        const int64_t from_after = after.half_width_ns + drift_over(until);
+        // On the line through both anchors: their brackets, interpolated.
+        const int64_t between = std::max(before.half_width_ns, after.half_width_ns);
+        if (after.follows_prev && between <= from_after && between <= uncertainty) {
           steady = steady_between_anchors(before.steady_ns, since, after.steady_ns, until);
           pair_after = after.pair;
-          uncertainty = std::max(before.half_width_ns, after.half_width_ns);
-        } else if (until < since) {
+          uncertainty = between;
+        } else if (from_after < uncertainty) {
           steady = after.steady_ns - until;
           pair_before = after.pair;
           pair_after = after.pair;
-          uncertainty =
-              after.half_width_ns + static_cast<int64_t>(kDriftBound * static_cast<double>(until < 0 ? -until : until));
+          uncertainty = from_after;
         }
       }
       resolve_uncertainty_ = std::max(resolve_uncertainty_, uncertainty);
@@ -321,18 +372,123 @@ class CudaTimer final : public Timer {
     stats->last_anchor_uncertainty_ns = last_half_width_;
     stats->device_switches += device_switches_;
     stats->anchors_rejected += anchors_rejected_;
+    stats->late_anchors += late_anchors_;
   }
 
   int64_t last_resolve_uncertainty_ns() const override { return resolve_uncertainty_; }
+
+  bool can_resolve() const override {
+    for (const Anchor& a : anchors_)
+      if (a.valid) return true;
+    return false;
+  }
 
  private:
   Status take_first_anchor() {
     Anchor a;
     if (Status s = take_anchor(0, &a); !s.ok()) return s;
-    if (!a.valid) return {};  // the device is busy: a later flush takes the first
+    if (!a.valid) return start_late_anchor();  // the device is busy: a late one, found later
     anchors_[0] = a;
     next_slot_ = 1;
     return {};
+  }
+
+  static int64_t drift_over(int64_t ns) {
+    return static_cast<int64_t>(kDriftBound * static_cast<double>(ns < 0 ? -ns : ns));
+  }
+
+  void push_anchor(Anchor a) {
+    const int slot = next_slot_;
+    const Anchor& prev = anchors_[(slot + kAnchorRing - 1) % kAnchorRing];
+    a.follows_prev = prev.valid && a.steady_ns - prev.steady_ns > 0 &&
+                     a.steady_ns - prev.steady_ns < kMaxAnchorSpanNs && drift_is_plausible(prev, a);
+    anchors_[slot] = a;
+    next_slot_ = (slot + 1) % kAnchorRing;
+  }
+
+  // Records a late anchor after the work the anchor queued behind, unless
+  // one is already in flight.
+  Status start_late_anchor() {
+    if (late_in_flight_) return {};
+    Event ev = late_events_[late_next_];
+    const int64_t before = steady_now_ns();
+    const Error e = api_.EventRecord(ev, anchor_stream_);
+    if (e != cuda::kSuccess) {
+      (void)api_.GetLastError();
+      return {Code::kCudaError, cuda::failure(api_, "recording a late clock anchor", e)};
+    }
+    late_in_flight_ = true;
+    late_low_ns_ = before;
+    return {};
+  }
+
+  // One query of the late anchor in flight: done, it becomes an anchor
+  // bracketed by the last query that found it not done; not yet, that query
+  // moves its lower bound.
+  Status poll_late_anchor() {
+    if (!late_in_flight_) return {};
+    Event ev = late_events_[late_next_];
+    const int64_t before = steady_now_ns();
+    ++anchor_polls_;
+    const Error e = api_.EventQuery(ev);
+    if (e == cuda::kErrorNotReady) {
+      late_low_ns_ = before;
+      return {};
+    }
+    if (e != cuda::kSuccess) {
+      (void)api_.GetLastError();
+      late_in_flight_ = false;
+      return {Code::kCudaError, cuda::failure(api_, "cudaEventQuery on a late clock anchor", e)};
+    }
+    const int64_t after = steady_now_ns();
+    late_in_flight_ = false;
+    late_next_ = (late_next_ + 1) % kLateEvents;
+    Anchor a;
+    a.valid = true;
+    a.event = ev;
+    a.steady_ns = late_low_ns_ + (after - late_low_ns_) / 2;
+    a.half_width_ns = (after - late_low_ns_) / 2;
+    a.pair = read_clock_pair();
+    // Kept only in order after the newest anchor (the ring is in time order).
+    const Anchor& prev = anchors_[(next_slot_ + kAnchorRing - 1) % kAnchorRing];
+    if (prev.valid) {
+      float ms = 0;
+      if (api_.EventElapsedTime(&ms, prev.event, ev) != cuda::kSuccess) {
+        (void)api_.GetLastError();
+        return {};
+      }
+      if (ms < 0) return {};
+    }
+    refine(&a);
+    ++late_anchors_;
+    push_anchor(a);
+    return {};
+  }
+
+  // Narrows a's bracket by the anchors before it: anchor i says the host
+  // reached a's event in [low_i, high_i] moved by the device time between
+  // them, give or take the drift over it. The intersection holds the truth
+  // whenever each bracket does; a fit over many slow anchors, whose
+  // completions were seen at different moments.
+  void refine(Anchor* a) {
+    int64_t low = a->steady_ns - a->half_width_ns;
+    int64_t high = a->steady_ns + a->half_width_ns;
+    for (int k = 1; k <= kRefineAnchors; ++k) {
+      const Anchor& b = anchors_[(next_slot_ + kAnchorRing - k) % kAnchorRing];
+      if (!b.valid) break;
+      float ms = 0;
+      if (api_.EventElapsedTime(&ms, b.event, a->event) != cuda::kSuccess) {
+        (void)api_.GetLastError();
+        break;
+      }
+      const int64_t d = ms_to_ns(ms);
+      if (d < 0 || d > kMaxAnchorSpanNs) break;
+      low = std::max(low, b.steady_ns - b.half_width_ns + d - drift_over(d));
+      high = std::min(high, b.steady_ns + b.half_width_ns + d + drift_over(d));
+    }
+    if (low > high) return;  // disagreeing brackets (a stepped clock): keep a's own
+    a->steady_ns = low + (high - low) / 2;
+    a->half_width_ns = (high - low) / 2;
   }
 
   Status elapsed_failure(Error e) {
@@ -411,6 +567,11 @@ class CudaTimer final : public Timer {
   Stream anchor_stream_ = nullptr;
   std::vector<Event> events_;
   Event anchor_events_[kAnchorRing][kAnchorTries] = {};
+  Event late_events_[kLateEvents] = {};
+  int late_next_ = 0;
+  bool late_in_flight_ = false;
+  int64_t late_low_ns_ = 0;
+  int64_t late_anchors_ = 0;
   Anchor anchors_[kAnchorRing];
   int next_slot_ = 0;
   int64_t waits_ = 0;

@@ -15,6 +15,13 @@
 //     and a host callback (Paddle's method) are printed beside it.
 //  5. Drift: the same start error over a run of at least --drift_s seconds
 //     (default 10), one job every half second: it must stay within 5 us.
+//  6. Threads: 4 threads share one profiler, each timing 500 jobs on its own
+//     stream: every job written once, none refused or dropped.
+//  7. A device never idle: for --busy_s seconds (default 3) the host keeps
+//     the device ~20 ms behind, so that (with CUDA_DEVICE_MAX_CONNECTIONS=1,
+//     one hardware queue) no anchor is reached within its patience: no job
+//     may be dropped; the anchors given up, the late anchors and the last
+//     step's uncertainty are printed.
 //
 // Every wait has a deadline. stdout is line-buffered.
 //
@@ -219,6 +226,7 @@ struct Args {
   int reps = 20;
   double long_ms = 20;
   double drift_s = 10;
+  double busy_s = 3;
   bool self_test = false;
 };
 
@@ -241,14 +249,16 @@ bool parse_args(int argc, char** argv, Args* a) {
       a->long_ms = std::atof(v4);
     } else if (const char* v5 = value("--drift_s")) {
       a->drift_s = std::atof(v5);
+    } else if (const char* v6 = value("--busy_s")) {
+      a->busy_s = std::atof(v6);
     } else {
       std::fprintf(stderr,
                    "usage: ppt_gpu_check [--jobs N] [--steps S] [--reps R] [--long_ms MS] "
-                   "[--drift_s S] [--self-test]\n");
+                   "[--drift_s S] [--busy_s S] [--self-test]\n");
       return false;
     }
   }
-  return a->jobs_per_step > 0 && a->steps > 0 && a->reps > 0 && a->long_ms > 0 && a->drift_s >= 0;
+  return a->jobs_per_step > 0 && a->steps > 0 && a->reps > 0 && a->long_ms > 0 && a->drift_s >= 0 && a->busy_s >= 0;
 }
 
 // Without a device: the binary runs and the interposition sees the shim's
@@ -645,6 +655,92 @@ bool drift(Profiler& p, std::vector<std::string>& lines, const Device& d, const 
   return true;
 }
 
+// 4 threads share one profiler, each with its own stream of the device.
+bool threads_sharing(const Device& d) {
+  constexpr int kThreads = 4;
+  constexpr int kJobs = 500;
+  std::vector<std::string> lines;
+  ppt::shim::Options o;
+  o.stream = d.stream;
+  o.max_jobs_per_step = 2 * kThreads * kJobs;
+  o.sink = [&lines](std::string_view line) { lines.emplace_back(line); };
+  Profiler p(o);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cudaSetDevice(0);
+      cudaStream_t s = nullptr;
+      if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+        ++errors;
+        return;
+      }
+      const std::string type = "forward" + std::to_string(t);
+      for (int k = 0; k < kJobs; ++k) {
+        if (!p.begin_on(s, type, k).ok()) ++errors;
+        cudaMemsetAsync(d.small, k, d.small_bytes, s);
+        if (!p.end().ok()) ++errors;
+      }
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  const ppt::shim::Status f = p.flush(0);
+  const ppt::shim::Status fin = p.finish();
+  const ppt::shim::Stats st = p.stats();
+  std::printf("\n== threads: %d threads share one profiler, %d jobs each on its own stream ==\n", kThreads, kJobs);
+  std::printf("lines %zu of %d, errors %d, dropped %lld\n", lines.size(), kThreads * kJobs, errors.load(),
+              static_cast<long long>(st.jobs_dropped));
+  if (!f.ok() || !fin.ok() || errors != 0 || lines.size() != static_cast<size_t>(kThreads * kJobs)) {
+    std::printf("FAIL: a shared profiler lost or refused jobs: %s %s\n", f.message().c_str(), fin.message().c_str());
+    return false;
+  }
+  return true;
+}
+
+// The device kept busy for a.busy_s seconds: every flush finds it ~20 ms
+// behind, so an anchor on one hardware queue never comes back in time.
+bool never_idle(const Device& d, const Args& a) {
+  std::vector<std::string> lines;
+  ppt::shim::Options o;
+  o.stream = d.stream;
+  o.sink = [&lines](std::string_view line) { lines.emplace_back(line); };
+  std::vector<std::string> warnings;
+  o.warning_sink = [&warnings](std::string_view w) { warnings.emplace_back(w); };
+  enqueue_long_work(d);  // busy before the profiler is made
+  Profiler p(o);
+  const int64_t t0 = steady_ns();
+  int64_t step = 0, jobs = 0;
+  bool ok = true;
+  while (steady_ns() - t0 < static_cast<int64_t>(a.busy_s * 1e9)) {
+    for (int k = 0; k < 4; ++k) {
+      ok = p.begin("forward", k).ok() && ok;
+      enqueue_long_work(d);
+      ok = p.end().ok() && ok;
+      ++jobs;
+    }
+    ok = p.flush(step++).ok() && ok;
+    // Sleep a little less than the device's work, so that it stays behind.
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(a.long_ms * 3.5));
+  }
+  ok = p.finish(30'000).ok() && ok;
+  const ppt::shim::Stats st = p.stats();
+  std::printf("\n== a device never idle for %.1f s (%lld steps) ==\n", a.busy_s, static_cast<long long>(step));
+  std::printf(
+      "lines %zu of %lld, dropped %lld; anchors taken %lld, given up %lld, late %lld; last step's uncertainty %lld "
+      "ns\n",
+      lines.size(), static_cast<long long>(jobs), static_cast<long long>(st.jobs_dropped),
+      static_cast<long long>(st.anchors), static_cast<long long>(st.anchors_rejected),
+      static_cast<long long>(st.late_anchors), static_cast<long long>(st.last_step_uncertainty_ns));
+  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
+  if (!ok || st.jobs_dropped != 0 || lines.size() != static_cast<size_t>(jobs)) {
+    std::printf("FAIL: jobs were refused or dropped on a device that is never idle\n");
+    return false;
+  }
+  return true;
+}
+
 // Whether libcuda.so.1 (the driver) can be loaded: without it there is no
 // device to check; with it, a runtime error is a failure.
 bool driver_present() {
@@ -715,6 +811,8 @@ int main(int argc, char** argv) {
   ok = fidelity(p, lines, d, a, &step) && ok;
   lines.clear();
   ok = drift(p, lines, d, a, &step) && ok;
+  ok = threads_sharing(d) && ok;
+  ok = never_idle(d, a) && ok;
   std::printf("\n%s\n", ok ? "gpu_check: all goals met" : "gpu_check: some goals NOT met");
   return ok ? 0 : 1;
 }

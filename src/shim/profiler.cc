@@ -1,10 +1,16 @@
 // The Profiler's rules: which steps are recorded, how begin/end nest, which
 // types are accepted, which steps are written and when, and what a step's
 // lines look like. Timing itself is the Timer's (timer.h).
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -15,6 +21,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
+#include "clock_map.h"
 #include "log_sink.h"
 #include "pp_timeline/log_line.h"
 #include "pp_timeline/shim.h"
@@ -80,10 +87,11 @@ bool is_word(std::string_view s) {
   return !s.empty();
 }
 
-// Each job is also an NVTX range on the calling thread, named by its type
-// with the micro-batch as its payload, so that Nsight Systems shows the same
-// jobs the log does.
-void nvtx_push(const std::string& type, int64_t micro_batch) {
+// Each job is also an NVTX range, named by its type with the micro-batch as
+// its payload, so that Nsight Systems shows the same jobs the log does. A
+// start/end range (not push/pop, whose stack is the calling thread's): a job
+// may be dropped by a flush() on another thread than the one that began it.
+uint64_t nvtx_start(const std::string& type, int64_t micro_batch) {
 #if defined(PPT_SHIM_NVTX)
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
@@ -92,18 +100,36 @@ void nvtx_push(const std::string& type, int64_t micro_batch) {
   a.message.ascii = type.c_str();
   a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
   a.payload.llValue = micro_batch;
-  nvtxRangePushEx(&a);
+  return nvtxRangeStartEx(&a);
 #else
   (void)type;
   (void)micro_batch;
+  return 0;
 #endif
 }
 
-void nvtx_pop() {
+void nvtx_end(uint64_t range) {
 #if defined(PPT_SHIM_NVTX)
-  nvtxRangePop();
+  nvtxRangeEnd(range);
+#else
+  (void)range;
 #endif
 }
+
+// Forks seen by this process's children: a Profiler made before a fork()
+// belongs to the parent, and does nothing in the child (its steps are the
+// parent's to write, and CUDA cannot be used there).
+std::atomic<uint64_t> g_fork_generation{0};
+
+// A profiler used by a child after fork(): the message of the calls it refuses.
+Status forked_status() {
+  return {Code::kInvalidArgument,
+          "this profiler was made in the parent process before fork(); it does nothing in the child: "
+          "make a new one there"};
+}
+
+// A step's times off by more than this are said in the log.
+constexpr int64_t kUncertainNoteNs = 100'000;
 
 // A device that does not reach a step's events in this long is stuck.
 constexpr int64_t kQueueWaitNs = 10'000'000'000;
@@ -121,10 +147,27 @@ struct Profiler::Impl {
   struct Step {
     int64_t number = 0;
     std::vector<Job> jobs;  // in begin order
-    // Some job ran on another stream than the first: the last event alone
-    // does not say the step is done.
+    // Some job ran on another stream than the first, or ended after a job
+    // begun later (threads): the last job's end alone does not say the step
+    // is done.
     bool multi_stream = false;
   };
+  // A job open on one thread. Each thread has its own (jobs of one thread do
+  // not nest); they are few, so a short list searched by thread is enough.
+  struct Open {
+    std::thread::id thread;
+    bool recorded = false;  // its begin was marked: it is current.jobs[job]
+    uint32_t type = 0;
+    int64_t micro_batch = -1;
+    size_t job = 0;
+    uint64_t range = 0;  // NVTX
+  };
+
+  // Every call takes it: a Profiler may be shared by the threads of an
+  // executor (a communication or data thread beside the compute one).
+  mutable std::mutex mu;
+  uint64_t fork_generation = 0;  // g_fork_generation when made
+  bool forked() const { return fork_generation != g_fork_generation.load(std::memory_order_relaxed); }
 
   Options options;
   std::unique_ptr<detail::Timer> timer;
@@ -143,12 +186,9 @@ struct Profiler::Impl {
   std::vector<uint32_t> slots;       // resolve()'s scratch
   std::vector<int64_t> wall_ns;      // resolve()'s scratch
 
-  bool open = false;           // a job is open
-  bool open_recorded = false;  // ... and its begin was marked
-  uint32_t open_type = 0;
-  int64_t open_micro_batch = -1;
-  int64_t begins = 0;   // jobs opened in the current step, recorded or not
-  int64_t refused = 0;  // jobs of the current step refused over the cap
+  std::vector<Open> opens;  // the jobs open, one per thread at most
+  int64_t begins = 0;       // jobs opened in the current step, recorded or not
+  int64_t refused = 0;      // jobs of the current step refused over the cap
 
   bool step_known = false;    // a flush() or set_step() said which step comes
   int64_t expected_step = 0;  // ... and it is this one
@@ -158,7 +198,27 @@ struct Profiler::Impl {
   bool disabled = false;
   std::string disabled_why;
   bool capture_warned = false;
+  bool log_file_failed = false;
+  int64_t uncertainty_said = 0;
   Stats stats;
+
+  Open* open_of(std::thread::id thread) {
+    for (Open& o : opens)
+      if (o.thread == thread) return &o;
+    return nullptr;
+  }
+  void close_open(const Open* o) { opens.erase(opens.begin() + (o - opens.data())); }
+
+  // Removes current.jobs[index] (a job that will not be written), keeping
+  // the other open jobs' indices right.
+  void remove_job(size_t index) {
+    const Job& j = current.jobs[index];
+    free_slots.push_back(j.end_slot);
+    free_slots.push_back(j.begin_slot);
+    current.jobs.erase(current.jobs.begin() + static_cast<std::ptrdiff_t>(index));
+    for (Open& o : opens)
+      if (o.recorded && o.job > index) --o.job;
+  }
 
   bool in_window(int64_t step) const { return step >= options.window_start && step < options.window_end; }
   // Until a flush or set_step says which step this is, every step is
@@ -245,11 +305,20 @@ struct Profiler::Impl {
     return {};
   }
 
-  // Waits for every stream of `step`.
-  Status wait_step(const Step& step, int64_t timeout_ns) {
-    if (!step.multi_stream) return timer->wait(step.jobs.back().end_slot, timeout_ns);
+  // Waits for every stream of `step`, until `deadline_ns` (steady) at most.
+  Status wait_step(const Step& step, int64_t deadline_ns) {
+    auto wait_for = [&](uint32_t slot) -> Status {
+      const int64_t left = deadline_ns - detail::steady_now_ns();
+      if (left <= 0) {
+        bool done = false;
+        if (Status s = timer->reached(slot, &done); !s.ok() || done) return s;
+        return {Code::kCudaError, "the device did not reach the step's last event before the wait's deadline"};
+      }
+      return timer->wait(slot, left);
+    };
+    if (!step.multi_stream) return wait_for(step.jobs.back().end_slot);
     for (const Job& j : step.jobs) {
-      if (Status s = timer->wait(j.end_slot, timeout_ns); !s.ok()) return s;
+      if (Status s = wait_for(j.end_slot); !s.ok()) return s;
     }
     return {};
   }
@@ -308,9 +377,12 @@ struct Profiler::Impl {
   }
 
   // Writes the queued steps whose last events are done (all of them when
-  // `wait` is set, waiting until `deadline`), oldest first, and keeps the
-  // others for a later flush. Returns the first error.
-  Status drain(bool wait, int64_t timeout_ns) {
+  // `wait` is set), oldest first, and keeps the others for a later flush.
+  // Every wait for the device ends by `deadline_ns` (steady), whatever the
+  // number of steps: a step not done by then is dropped with an error, or,
+  // with keep_late, left queued (with the steps after it) for a later call.
+  // Returns the first error.
+  Status drain(bool wait, int64_t deadline_ns, bool keep_late = false) {
     Status result;
     auto keep = [&](const Status& s) {
       if (result.ok() && !s.ok()) result = s;
@@ -322,8 +394,15 @@ struct Profiler::Impl {
       Status s = step_done(step, &done);
       // Too many steps queued (the host is far ahead of the device), or
       // asked to: wait for the oldest.
-      if (s.ok() && !done && (wait || pending.size() - ready > kMaxPendingSteps)) {
-        s = wait_step(step, timeout_ns);
+      const bool over = pending.size() - ready > kMaxPendingSteps;
+      if (s.ok() && !done && wait && keep_late && !over) {
+        // Polls until the deadline, and leaves the step queued after it.
+        while (s.ok() && !done && detail::steady_now_ns() < deadline_ns) {
+          detail::pause_ns(50'000);
+          s = step_done(step, &done);
+        }
+      } else if (s.ok() && !done && (wait || over)) {
+        s = wait_step(step, deadline_ns);
         done = s.ok();
       }
       if (!s.ok()) {
@@ -348,6 +427,27 @@ struct Profiler::Impl {
         return result;
       }
     }
+    // No anchor yet (the device has been busy since the profiler was made,
+    // and the late anchor has not come back): the steps wait for it, never
+    // dropped for want of one; finish() waits for it until its deadline.
+    if (ready > 0 && !timer->can_resolve()) {
+      while (wait && !timer->can_resolve() && detail::steady_now_ns() < deadline_ns) {
+        detail::pause_ns(50'000);
+        if (Status s = timer->checkpoint(); !s.ok()) break;
+      }
+      if (!timer->can_resolve()) {
+        if (wait) {
+          for (size_t i = 0; i < ready; ++i) {
+            keep(drop(pending[i],
+                      Status(Code::kCudaError, "no clock anchor came back from the device before the deadline")));
+            spare.push_back(std::move(pending[i]));
+          }
+          pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(ready));
+        }
+        stats.steps_pending = static_cast<int64_t>(pending.size());
+        return result;
+      }
+    }
     for (size_t i = 0; i < ready; ++i) {
       Step& step = pending[i];
       slots.clear();
@@ -359,6 +459,7 @@ struct Profiler::Impl {
       Status s = timer->resolve(slots.data(), slots.size(), wall_ns.data());
       if (s.ok()) {
         stats.last_step_uncertainty_ns = timer->last_resolve_uncertainty_ns();
+        say_uncertainty(step.number);
         write_step(step);
         release(step);
       } else {
@@ -370,7 +471,105 @@ struct Profiler::Impl {
     stats.steps_pending = static_cast<int64_t>(pending.size());
     return result;
   }
+
+  // Writes every flushed step, waiting for the device until timeout_ms from
+  // now at most, for all of them together; then waits (within what is left
+  // of it) for the log to be written.
+  Status finish_locked(int64_t timeout_ms, bool keep_late = false) {
+    const int64_t start = detail::steady_now_ns();
+    const int64_t timeout_ns = std::max<int64_t>(0, timeout_ms) * 1'000'000;
+    Status result;
+    if (!pending.empty()) {
+      if (Status s = timer->check_capture(options.stream); !s.ok()) {
+        return {s.code(), "finish() refused: " + s.message() + "; call it after cudaStreamEndCapture"};
+      }
+      result = drain(true, start + timeout_ns, keep_late);
+    }
+    log->say_drops();
+    const int64_t left = start + timeout_ns - detail::steady_now_ns();
+    (void)log->drain(std::max<int64_t>(left, 0));
+    return result;
+  }
+
+  // A step whose times may be off by more than kUncertainNoteNs is said in
+  // the log, before its lines (again each time the bound doubles), so that
+  // it is seen where the lines are read, not only in the stats.
+  void say_uncertainty(int64_t step) {
+    const int64_t u = stats.last_step_uncertainty_ns;
+    if (u < kUncertainNoteNs || u < 2 * uncertainty_said) return;
+    uncertainty_said = u;
+    warn("pp-timeline shim: step " + std::to_string(step) + ": its times may be off by up to " +
+         std::to_string(u / 1000) +
+         " us: the GPU clock could not be anchored closely to the host's (every anchor queued behind "
+         "other work, as on one hardware queue with CUDA_DEVICE_MAX_CONNECTIONS=1); said again when "
+         "the bound doubles");
+  }
+
+  // What the destructor and the exit handler do: say what was never
+  // flushed, and write what was.
+  void wind_down(const char* when) {
+    if (!opens.empty() || !current.jobs.empty() || refused > 0) {
+      size_t n = current.jobs.size() + static_cast<size_t>(refused);
+      for (const Open& o : opens) {
+        if (!o.recorded) ++n;
+        nvtx_end(o.range);
+      }
+      opens.clear();
+      warn(std::string("the profiler was ") + when + " with " + std::to_string(n) +
+           " job(s) of a step that was never flushed; they are not written: call flush(step) "
+           "at the end of every step, also when the loop ends early");
+      release(current);
+      refused = 0;
+    }
+    if (Status s = finish_locked(10'000); !s.ok()) warn(std::string("at exit: ") + s.message());
+  }
+
+  static void at_exit(void* self) {
+    Impl& m = *static_cast<Impl*>(self);
+    if (m.forked()) return;
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.wind_down("still alive when the program exited");
+  }
 };
+
+namespace {
+
+// The profilers alive in this process, so that a program that calls exit()
+// without destroying its profiler (the C API's ppt_shim_destroy) still has
+// its flushed steps written: an atexit handler, registered once after the
+// first profiler made its CUDA timer (so that it runs before the CUDA
+// runtime's own teardown), writes them.
+struct Registry {
+  std::mutex mu;
+  std::vector<std::pair<void*, void (*)(void*)>> live;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: used at exit
+  return *r;
+}
+
+void run_exit_handlers() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& [impl, fn] : r.live) fn(impl);
+}
+
+void install_process_hooks() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::atexit(run_exit_handlers);
+    // A fork() while another thread holds the registry would leave the
+    // child's copy locked: it is held across the fork instead.
+    pthread_atfork([] { registry().mu.lock(); }, [] { registry().mu.unlock(); },
+                   [] {
+                     g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+                     registry().mu.unlock();
+                   });
+  });
+}
+
+}  // namespace
 
 Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
@@ -378,7 +577,12 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   std::string log_error;
   m.options.log_file = expand_log_path(m.options.log_file);
   m.log = std::make_unique<detail::LogFile>(m.options.log_file, &log_error);
-  if (!log_error.empty()) m.note = log_error + "; ";
+  m.fork_generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (!log_error.empty()) {
+    m.note = log_error + "; ";
+    m.log_file_failed = true;
+    m.warn("pp-timeline shim: " + log_error);
+  }
   if (m.options.window_start >= m.options.window_end) {
     // An empty window would silently record nothing; record everything instead
     // and say so in the note.
@@ -432,19 +636,36 @@ Profiler::Profiler(Options options) : impl_(std::make_unique<Impl>()) {
   m.pending.reserve(kMaxPendingSteps + 2);
   m.spare.reserve(kMaxPendingSteps + 2);
   m.update_recording();
+  m.opens.reserve(16);
+  install_process_hooks();
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live.emplace_back(impl_.get(), &Impl::at_exit);
 }
 
 Profiler::~Profiler() {
   Impl& m = *impl_;
-  try {
-    if (m.open || !m.current.jobs.empty() || m.refused > 0) {
-      const size_t n = m.current.jobs.size() + (m.open && !m.open_recorded ? 1 : 0);
-      m.warn("the profiler was destroyed with " + std::to_string(n) +
-             " job(s) of a step that was never flushed; they are not written: call flush(step) "
-             "at the end of every step, also when the loop ends early");
-      m.release(m.current);
+  if (m.forked()) {
+    // A copy in a child of fork(): the steps are the parent's, the writer
+    // thread and the CUDA context are not here, and a lock may have been
+    // copied held. Nothing is written, waited for or freed.
+    m.log->abandon();
+    (void)impl_.release();
+    return;
+  }
+  {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (size_t i = 0; i < r.live.size(); ++i) {
+      if (r.live[i].first == impl_.get()) {
+        r.live.erase(r.live.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
     }
-    if (Status s = finish(); !s.ok()) m.warn("at exit: " + s.message());
+  }
+  try {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.wind_down("destroyed");
   } catch (...) {
     // A destructor must not throw; the warning could not be written.
   }
@@ -456,14 +677,20 @@ Status Profiler::begin(std::string_view type, int64_t micro_batch) {
 
 Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_batch) {
   Impl& m = *impl_;
-  if (m.open) {
+  if (m.forked()) return forked_status();
+  const std::thread::id self = std::this_thread::get_id();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (const Impl::Open* o = m.open_of(self)) {
     return {Code::kNestedBegin, "begin() of " + describe_job(type, micro_batch) + " while " +
-                                    describe_job(m.type_names[m.open_type], m.open_micro_batch) +
-                                    " is open; jobs do not nest, call end() first"};
+                                    describe_job(m.type_names[o->type], o->micro_batch) +
+                                    " is open on this thread; jobs do not nest, call end() first"};
   }
   uint32_t index = 0;
   if (Status s = m.intern(type, &index); !s.ok()) return s;
-  bool recorded = false;
+  Impl::Open open;
+  open.thread = self;
+  open.type = index;
+  open.micro_batch = micro_batch;
   if (m.recording && !m.disabled) {
     if (m.cuda) {
       // A graph capture on the stream: an event recorded now would be a
@@ -500,60 +727,66 @@ Status Profiler::begin_on(void* stream, std::string_view type, int64_t micro_bat
     if (!m.current.jobs.empty() && m.current.jobs.front().stream != stream) {
       m.current.multi_stream = true;
     }
+    open.recorded = true;
+    open.job = m.current.jobs.size();
     m.current.jobs.push_back(Impl::Job{index, micro_batch, b, e, stream});
-    recorded = true;
   }
   ++m.begins;
-  nvtx_push(m.type_names[index], micro_batch);
-  m.open = true;
-  m.open_recorded = recorded;
-  m.open_type = index;
-  m.open_micro_batch = micro_batch;
+  open.range = nvtx_start(m.type_names[index], micro_batch);
+  m.opens.push_back(open);
   return {};
 }
 
 Status Profiler::end() {
   Impl& m = *impl_;
-  if (!m.open) {
-    return {Code::kEndWithoutBegin, "end() with no job open; every end() must follow a begin()"};
+  if (m.forked()) return forked_status();
+  const std::thread::id self = std::this_thread::get_id();
+  std::lock_guard<std::mutex> lock(m.mu);
+  Impl::Open* o = m.open_of(self);
+  if (o == nullptr) {
+    return {Code::kEndWithoutBegin, m.opens.empty()
+                                        ? "end() with no job open; every end() must follow a begin()"
+                                        : "end() with no job open on this thread (" + std::to_string(m.opens.size()) +
+                                              " open on other threads); a job is ended by the thread that began it"};
   }
-  m.open = false;
-  nvtx_pop();
-  if (m.open_recorded) {
-    const Impl::Job& j = m.current.jobs.back();
-    if (m.cuda) {
-      if (Status s = m.timer->check_capture(j.stream); !s.ok()) {
-        // Begun before a capture, ended inside it: its end would be a graph
-        // node. The job is dropped; nothing else is.
-        ++m.stats.jobs_refused_in_capture;
-        ++m.stats.jobs_dropped;
-        Status refused(Code::kCaptureActive, "end() of " + describe_job(m.type_names[j.type], j.micro_batch) +
-                                                 " refused: " + s.message() +
-                                                 "; the job began before the capture and is not written");
-        m.free_slots.push_back(j.end_slot);
-        m.free_slots.push_back(j.begin_slot);
-        m.current.jobs.pop_back();
-        if (!m.capture_warned) {
-          m.capture_warned = true;
-          m.warn(refused.message() + "; this warning is given once");
-        }
-        return refused;
+  const Impl::Open open = *o;
+  m.close_open(o);
+  nvtx_end(open.range);
+  if (!open.recorded) return {};
+  const Impl::Job& j = m.current.jobs[open.job];
+  if (m.cuda) {
+    if (Status s = m.timer->check_capture(j.stream); !s.ok()) {
+      // Begun before a capture, ended inside it: its end would be a graph
+      // node. The job is dropped; nothing else is.
+      ++m.stats.jobs_refused_in_capture;
+      ++m.stats.jobs_dropped;
+      Status refused(Code::kCaptureActive, "end() of " + describe_job(m.type_names[j.type], j.micro_batch) +
+                                               " refused: " + s.message() +
+                                               "; the job began before the capture and is not written");
+      m.remove_job(open.job);
+      if (!m.capture_warned) {
+        m.capture_warned = true;
+        m.warn(refused.message() + "; this warning is given once");
       }
+      return refused;
     }
-    if (Status s = m.timer->mark(j.end_slot, j.stream); !s.ok()) {
-      // A job without an end cannot be written.
-      m.free_slots.push_back(j.end_slot);
-      m.free_slots.push_back(j.begin_slot);
-      m.current.jobs.pop_back();
-      return s;
-    }
-    ++m.stats.jobs_recorded;
   }
+  if (Status s = m.timer->mark(j.end_slot, j.stream); !s.ok()) {
+    // A job without an end cannot be written.
+    m.remove_job(open.job);
+    return s;
+  }
+  // Ended after a job begun later (another thread's): the step's last job
+  // is not the last to end, so every end is checked before it is written.
+  if (open.job + 1 != m.current.jobs.size()) m.current.multi_stream = true;
+  ++m.stats.jobs_recorded;
   return {};
 }
 
 Status Profiler::flush(int64_t step) {
   Impl& m = *impl_;
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
   const std::string name = "flush(" + std::to_string(step) + ")";
   if (Status s = m.timer->check_capture(m.options.stream); !s.ok()) {
     return {s.code(), name + " refused: " + s.message() +
@@ -564,18 +797,26 @@ Status Profiler::flush(int64_t step) {
   auto keep = [&](Status s) {
     if (result.ok() && !s.ok()) result = std::move(s);
   };
-  if (m.open) {
-    keep(Status(Code::kOpenJobAtFlush, name + " with " + describe_job(m.type_names[m.open_type], m.open_micro_batch) +
-                                           " still open; that job was dropped, call end() before flush()"));
-    if (m.open_recorded) {
-      const Impl::Job& j = m.current.jobs.back();
-      m.free_slots.push_back(j.end_slot);
-      m.free_slots.push_back(j.begin_slot);
-      m.current.jobs.pop_back();
-      ++m.stats.jobs_dropped;
+  if (!m.opens.empty()) {
+    // Open jobs, on this thread or others, are dropped: a job belongs to one
+    // step. Removed last first, so that the indices of the others hold.
+    const Impl::Open& first = m.opens.front();
+    keep(Status(Code::kOpenJobAtFlush,
+                name + " with " + describe_job(m.type_names[first.type], first.micro_batch) + " still open" +
+                    (m.opens.size() > 1 ? " (and " + std::to_string(m.opens.size() - 1) + " more, on other threads)"
+                                        : std::string()) +
+                    "; dropped, call end() before flush()"));
+    std::sort(m.opens.begin(), m.opens.end(),
+              [](const Impl::Open& a, const Impl::Open& b) { return a.recorded && (!b.recorded || a.job > b.job); });
+    while (!m.opens.empty()) {
+      const Impl::Open o = m.opens.front();
+      m.opens.erase(m.opens.begin());
+      nvtx_end(o.range);
+      if (o.recorded) {
+        m.remove_job(o.job);
+        ++m.stats.jobs_dropped;
+      }
     }
-    m.open = false;
-    nvtx_pop();
   }
   if (m.refused > 0) {
     m.stats.jobs_dropped += m.refused;
@@ -622,22 +863,29 @@ Status Profiler::flush(int64_t step) {
   m.step_known = true;
   m.expected_step = step + 1;
   m.update_recording();
-  keep(m.drain(false, kQueueWaitNs));
+  keep(m.drain(false, detail::steady_now_ns() + kQueueWaitNs));
   return result;
 }
 
 Status Profiler::finish(int64_t timeout_ms) {
   Impl& m = *impl_;
-  if (m.pending.empty()) return {};
-  if (Status s = m.timer->check_capture(m.options.stream); !s.ok()) {
-    return {s.code(), "finish() refused: " + s.message() + "; call it after cudaStreamEndCapture"};
-  }
-  return m.drain(true, timeout_ms * 1'000'000);
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
+  return m.finish_locked(timeout_ms);
+}
+
+Status Profiler::wait(int64_t timeout_ms) {
+  Impl& m = *impl_;
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
+  return m.finish_locked(timeout_ms, true);
 }
 
 Status Profiler::set_step(int64_t step) {
   Impl& m = *impl_;
-  if (m.open) return {Code::kInvalidArgument, "set_step() while a job is open; call end() first"};
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (!m.opens.empty()) return {Code::kInvalidArgument, "set_step() while a job is open; call end() first"};
   m.step_known = true;
   m.expected_step = step;
   m.update_recording();
@@ -646,11 +894,13 @@ Status Profiler::set_step(int64_t step) {
 
 Status Profiler::set_window(int64_t start, int64_t end) {
   Impl& m = *impl_;
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
   if (start >= end) {
     return {Code::kInvalidArgument, "set_window(" + std::to_string(start) + ", " + std::to_string(end) +
                                         ") is empty: the start must be below the end"};
   }
-  if (m.open) return {Code::kInvalidArgument, "set_window() while a job is open; call end() first"};
+  if (!m.opens.empty()) return {Code::kInvalidArgument, "set_window() while a job is open; call end() first"};
   m.options.window_set = true;
   m.options.window_start = start;
   m.options.window_end = end;
@@ -661,18 +911,28 @@ Status Profiler::set_window(int64_t start, int64_t end) {
 
 Status Profiler::set_sink(LineSink sink) {
   Impl& m = *impl_;
-  if (m.open) return {Code::kInvalidArgument, "set_sink() while a job is open; call end() first"};
+  if (m.forked()) return forked_status();
+  std::lock_guard<std::mutex> lock(m.mu);
+  if (!m.opens.empty()) return {Code::kInvalidArgument, "set_sink() while a job is open; call end() first"};
   m.options.sink = std::move(sink);
   return {};
 }
 
-bool Profiler::recording() const { return impl_->recording; }
+bool Profiler::recording() const {
+  if (impl_->forked()) return false;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->recording;
+}
 Backend Profiler::backend() const { return impl_->disabled ? Backend::kNone : impl_->timer->backend(); }
 const std::string& Profiler::backend_note() const { return impl_->note; }
 
 Stats Profiler::stats() const {
+  if (impl_->forked()) return {};  // the parent's; its lock may have been copied held
+  std::lock_guard<std::mutex> lock(impl_->mu);
   Stats s = impl_->stats;
   impl_->timer->add_stats(&s);
+  s.log_lines_dropped = impl_->log->dropped();
+  s.log_file_failed = impl_->log_file_failed;
   return s;
 }
 

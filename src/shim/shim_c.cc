@@ -13,15 +13,27 @@
 struct ppt_shim {
   explicit ppt_shim(ppt::shim::Options options) : profiler(std::move(options)) {}
   ppt::shim::Profiler profiler;
-  std::string last_error;
 };
 
 namespace {
 
 thread_local std::string create_error;
 
+// The last failure's message, per thread (a handle may be shared by
+// threads): the handle it was on, and the text.
+struct LastError {
+  const ppt_shim* handle = nullptr;
+  std::string message;
+};
+thread_local LastError last_error;
+
+void set_error(const ppt_shim* shim, std::string message) {
+  last_error.handle = shim;
+  last_error.message = std::move(message);
+}
+
 int keep(ppt_shim* shim, const ppt::shim::Status& s) {
-  if (!s.ok()) shim->last_error = s.message();
+  if (!s.ok()) set_error(shim, s.message());
   return static_cast<int>(s.code());
 }
 
@@ -65,7 +77,7 @@ void ppt_shim_destroy(ppt_shim* shim) { delete shim; }  // ~Profiler never throw
 int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch) {
   if (shim == nullptr) return null_handle();
   if (type == nullptr) {
-    shim->last_error = "ppt_shim_begin with a NULL type";
+    set_error(shim, "ppt_shim_begin with a NULL type");
     return PPT_SHIM_INVALID_TYPE;
   }
   return keep(shim, shim->profiler.begin(type, micro_batch));
@@ -74,7 +86,7 @@ int ppt_shim_begin(ppt_shim* shim, const char* type, int64_t micro_batch) {
 int ppt_shim_begin_on(ppt_shim* shim, void* stream, const char* type, int64_t micro_batch) {
   if (shim == nullptr) return null_handle();
   if (type == nullptr) {
-    shim->last_error = "ppt_shim_begin_on with a NULL type";
+    set_error(shim, "ppt_shim_begin_on with a NULL type");
     return PPT_SHIM_INVALID_TYPE;
   }
   return keep(shim, shim->profiler.begin_on(stream, type, micro_batch));
@@ -90,7 +102,7 @@ int ppt_shim_flush(ppt_shim* shim, int64_t step) {
   try {
     return keep(shim, shim->profiler.flush(step));
   } catch (const std::exception& e) {  // an allocation failed; never across the C boundary
-    shim->last_error = e.what();
+    set_error(shim, e.what());
     return PPT_SHIM_INVALID_ARGUMENT;
   }
 }
@@ -100,7 +112,17 @@ int ppt_shim_finish(ppt_shim* shim, int64_t timeout_ms) {
   try {
     return keep(shim, shim->profiler.finish(timeout_ms));
   } catch (const std::exception& e) {
-    shim->last_error = e.what();
+    set_error(shim, e.what());
+    return PPT_SHIM_INVALID_ARGUMENT;
+  }
+}
+
+int ppt_shim_wait(ppt_shim* shim, int64_t timeout_ms) {
+  if (shim == nullptr) return null_handle();
+  try {
+    return keep(shim, shim->profiler.wait(timeout_ms));
+  } catch (const std::exception& e) {
+    set_error(shim, e.what());
     return PPT_SHIM_INVALID_ARGUMENT;
   }
 }
@@ -132,7 +154,10 @@ int64_t ppt_shim_stat(const ppt_shim* shim, const char* name) {
       {"last_anchor_uncertainty_ns", s.last_anchor_uncertainty_ns},
       {"jobs_refused_in_capture", s.jobs_refused_in_capture},
       {"anchors_rejected", s.anchors_rejected},
+      {"late_anchors", s.late_anchors},
       {"last_step_uncertainty_ns", s.last_step_uncertainty_ns},
+      {"log_lines_dropped", s.log_lines_dropped},
+      {"log_file_failed", s.log_file_failed ? 1 : 0},
   };
   for (const auto& [key, value] : fields)
     if (n == key) return value;
@@ -172,7 +197,7 @@ const char* ppt_shim_backend_note(const ppt_shim* shim) {
 
 const char* ppt_shim_last_error(const ppt_shim* shim) {
   if (shim == nullptr) return "NULL ppt_shim handle";
-  return shim->last_error.c_str();
+  return last_error.handle == shim ? last_error.message.c_str() : "";
 }
 
 const char* ppt_shim_status_name(int status) {

@@ -49,6 +49,9 @@ class Timer {
     return {};
   }
   virtual void add_stats(Stats* stats) const { (void)stats; }
+  // Whether resolve() has what it maps with (an anchor); false only while
+  // every anchor so far queued behind other work and none came back yet.
+  virtual bool can_resolve() const { return true; }
   // The largest uncertainty of the times the last resolve() wrote.
   virtual int64_t last_resolve_uncertainty_ns() const { return 0; }
 };

@@ -198,3 +198,53 @@ TEST_CASE("fake CUDA: a profiler given a stream of another device times on that 
   CHECK(r.jobs.size() == 1);
   CHECK(fake_cuda::current_device() == 0);  // the caller's device is left as it was
 }
+
+TEST_CASE(
+    "fake CUDA: on one hardware queue that is never idle no job is dropped, and the times keep within the bound each "
+    "step states") {
+  // CUDA_DEVICE_MAX_CONNECTIONS=1 with communication always queued: the
+  // device is busy from before the profiler is made to the end, so every
+  // anchor queues behind work and none is ever reached within its patience.
+  fake_cuda::Config c;
+  c.shared_queue = true;
+  fake_cuda::Scope fake(c);
+  fake_cuda::Stream s = fake_cuda::make_stream(0);
+  fake_cuda::work(s, 30'000'000);
+  Run r;
+  Profiler p(r.options(s));
+  uint32_t jitter = 12345;
+  for (int k = 0; k < 400; ++k) {
+    // 10 jobs of 5 ms of device work a step; the host enqueues one about
+    // every 4.95 ms (with some jitter), a little ahead of the device, so the
+    // queue never drains.
+    for (int j = 0; j < 10; ++j) {
+      job(p, s, "forward", j, 5'000'000);
+      jitter = jitter * 1103515245u + 12345u;
+      fake_cuda::advance(4'890'000 + (jitter >> 8) % 100'000);
+    }
+    REQUIRE(p.flush(k).ok());
+  }
+  REQUIRE(p.finish().ok());
+  const Stats st = p.stats();
+  CHECK(st.jobs_dropped == 0);
+  REQUIRE(r.jobs.size() == 4000);
+  CHECK(st.anchors_rejected > 0);
+  CHECK(st.late_anchors > 0);
+  // Every job within the uncertainty its step states (20 s at 50 ppm of
+  // drift is 1 ms: extrapolating from the first anchor is off by that).
+  const std::vector<int64_t> truth = fake_cuda::user_event_times();
+  REQUIRE(truth.size() == 8000);
+  int64_t worst_excess = INT64_MIN;
+  int64_t worst_stated = 0;
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const int64_t err = std::llabs(r.jobs[i].start_ns - fake_cuda::wall_at(truth[2 * i]));
+    worst_excess = std::max(worst_excess, err - r.jobs[i].step_uncertainty_ns);
+    worst_stated = std::max(worst_stated, r.jobs[i].step_uncertainty_ns);
+  }
+  INFO("worst excess over the stated bound " << worst_excess << " ns; largest bound " << worst_stated << " ns");
+  CHECK(worst_excess <= 0);
+  CHECK(worst_stated > 0);
+  // The late anchors, narrowed by one another, bound the drift better than
+  // extrapolating over the 20 s (1 ms at 50 ppm, 2 ms at the assumed 100).
+  CHECK(r.jobs.back().step_uncertainty_ns < 1'000'000);
+}

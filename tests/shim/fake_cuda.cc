@@ -1,7 +1,10 @@
 #include "fake_cuda.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -43,6 +46,7 @@ struct State {
   int64_t capture_violations = 0;
   size_t last_not_ready = SIZE_MAX;  // the user event the last query found not ready
   std::vector<int64_t> user_times;
+  pid_t pid = ::getpid();  // the process the scope was made in
 };
 
 State* g = nullptr;
@@ -62,6 +66,10 @@ int64_t device_clock(int64_t steady) {
 bool count(const char* name, Error* failure) {
   State& s = st();
   ++s.calls[name];
+  if (s.config.fork_rules && ::getpid() != s.pid) {
+    *failure = 3;  // cudaErrorInitializationError
+    return false;
+  }
   auto it = s.failures.find(name);
   if (it != s.failures.end() && it->second.second > 0) {
     --it->second.second;
@@ -253,6 +261,7 @@ Error ElapsedTime(float* ms, Event a, Event b) {
 const char* ErrorName(Error e) {
   switch (e) {
     case cuda::kSuccess: return "cudaSuccess";
+    case 3: return "cudaErrorInitializationError";
     case cuda::kErrorInsufficientDriver: return "cudaErrorInsufficientDriver";
     case cuda::kErrorNoDevice: return "cudaErrorNoDevice";
     case cuda::kErrorInvalidDevice: return "cudaErrorInvalidDevice";
@@ -351,6 +360,11 @@ void work(Stream h, int64_t ns) {
   StreamRec* r = stream_of(h);
   if (r == nullptr) throw std::logic_error("fake_cuda::work needs a stream of make_stream");
   r->tail = std::max(r->tail, st().now) + ns;
+}
+void hang(Stream h) {
+  StreamRec* r = stream_of(h);
+  if (r == nullptr) throw std::logic_error("fake_cuda::hang needs a stream of make_stream");
+  r->tail = std::numeric_limits<int64_t>::max() / 2;
 }
 void set_capturing(Stream h, bool capturing) {
   StreamRec* r = stream_of(h);

@@ -39,6 +39,9 @@ struct Config {
   // CUDA_DEVICE_MAX_CONNECTIONS=1): an event on the anchor stream completes
   // only after the work already queued on the other streams.
   bool shared_queue = false;
+  // CUDA's rule after fork(): in a child process every runtime call fails
+  // (cudaErrorInitializationError), as the parent's context cannot be used.
+  bool fork_rules = false;
 };
 
 // Installs the fake runtime and clocks for the scope (one at a time).
@@ -65,6 +68,9 @@ void advance(int64_t ns);         // the host spends ns
 
 Stream make_stream(int device);
 void work(Stream stream, int64_t ns);
+// The device stops running `stream`'s work: nothing queued on it after this
+// completes (a hung kernel).
+void hang(Stream stream);
 void set_capturing(Stream stream, bool capturing);
 // The calling "thread"'s current device and whether it has a context.
 void set_current_device(int device);

@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
 """The Python package installs offline and works from where it was installed.
 
+The wheel is tagged for the platform its library loads on (pip would
+install a py3-none-any wheel on aarch64 or an older glibc, where the
+library cannot load): its architecture and the newest GLIBC_ version the
+library needs, as `readelf -V` lists them.
+
 `pip install --no-index --no-build-isolation ./python` into a temporary
 directory (nothing may be fetched), then, in a fresh interpreter that sees
 only that directory, the package finds the one library it shipped and times
 a job. argv: the python/ directory, libppt_shim.so.
 """
 import os
+import platform
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +33,31 @@ with tempfile.TemporaryDirectory() as d:
         print(r.stdout)
         print("FAIL: pip install failed")
         sys.exit(1)
+    wheels = os.path.join(d, "wheels")
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-index", "--no-build-isolation",
+                        "--no-deps", "-w", wheels, source],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    built = os.listdir(wheels) if r.returncode == 0 and os.path.isdir(wheels) else []
+    if len(built) != 1:
+        print(r.stdout)
+        failures.append("pip wheel made %r" % built)
+    else:
+        tag = built[0][:-len(".whl")].split("-")[-1]
+        machine = platform.machine()
+        want = None
+        if shutil.which("readelf"):
+            versions = re.findall(r"GLIBC_(\d+)\.(\d+)", subprocess.run(
+                ["readelf", "-V", library], stdout=subprocess.PIPE, text=True).stdout)
+            newest = max((int(a), int(b)) for a, b in versions)
+            want = "manylinux_%d_%d_%s" % (newest[0], newest[1], machine)
+        else:
+            print("readelf not found: the tag's glibc version is not checked")
+        if (want is not None and tag != want) or not tag.endswith("_" + machine) or \
+                not tag.startswith("manylinux_"):
+            failures.append("the wheel %s is tagged %s, not for the platform its library loads "
+                            "on (%s)" % (built[0], tag, want or machine))
+        else:
+            print("wheel", built[0])
     pkg = os.path.join(target, "pp_timeline_shim")
     libs = sorted(n for n in os.listdir(pkg) if n.startswith("libppt_shim"))
     if libs != ["libppt_shim.so"]:

@@ -233,12 +233,12 @@ lazy.close()
 with tempfile.TemporaryDirectory() as d:
     os.environ["RANK"] = "7"
     with ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV,
-                  log_file=os.path.join(d, "shim.{rank}.log")) as s10:
+                  log_file=os.path.join(d, "workerlog.{rank}")) as s10:
         with s10.job("forward", micro_batch=0):
             pass
         s10.flush(0)
     del os.environ["RANK"]
-    check(os.listdir(d) == ["shim.7.log"], "log files: %r" % os.listdir(d))
+    check(os.listdir(d) == ["workerlog.7"], "log files: %r" % os.listdir(d))
 
 # Without CUDA: the host clock is said on the log stream in a line Paddle's
 # helper ignores, and PPT_SHIM_CLOCK=cuda times nothing (strict: raises).
@@ -341,6 +341,156 @@ timed.remove()
 schedule.step("x")
 check(len(tl) == 20, "remove() leaves the schedule as it was")
 check("forward_one_chunk" not in schedule._stages[0].__dict__, "instance patch left behind")
+
+
+# torch's eval() is a validation pass, not a step: torch runs step() with
+# _has_backward false (schedules.py), and a 1F1B schedule still calls
+# backward_one_chunk. Nothing of it is timed, flushed or counted.
+class FakeEvalSchedule(FakeZeroBubbleSchedule):
+    def __init__(self):
+        super().__init__()
+        self._has_backward = True
+
+    def eval(self, *args, target=None, losses=None, **kwargs):
+        saved = self._has_backward
+        try:
+            self._has_backward = False
+            return self.step(*args, target=target, losses=losses, **kwargs)
+        finally:
+            self._has_backward = saved
+
+
+el = []
+eval_shim = ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, sink=el.append)
+eval_schedule = FakeEvalSchedule()
+eval_timed = instrument(eval_schedule, shim=eval_shim)
+for k in range(3):
+    eval_schedule.step("x", target="y")
+eval_schedule.eval("x", target="y")
+check(eval_timed.step == 3, "eval() counted as a step: the counter is %d" % eval_timed.step)
+check(eval_shim.counts() == (30, 0, 0), "eval() jobs written: %r" % (eval_shim.counts(),))
+eval_schedule.step("x", target="y")
+check(eval_timed.step == 4 and eval_shim.counts()[0] == 40, "after eval(): %r" % (eval_shim.counts(),))
+steps_seen = sorted({int(m.group(1)) for m in (JOB.match(l) for l in el) if m})
+eval_timed.remove()
+check("eval" not in eval_schedule.__dict__, "eval patch left behind")
+
+# Lenient means never raising into the loop: arguments that convert are
+# taken (numpy and tensor integers through __index__, bytes types,
+# micro_batch=None for none), the rest are counted, and the job is not timed.
+class Index:  # what numpy.int64 and an integer torch tensor offer
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+la, ll = host_shim()
+with la.job("forward", micro_batch=Index(3)):
+    pass
+with la.job(b"backward", micro_batch=None):
+    pass
+for bad_mb in (3.0, "1", [1], 2 ** 63, True):
+    with la.job("forward", micro_batch=bad_mb):
+        pass
+for bad_type in (None, 7, object()):
+    with la.job(bad_type, micro_batch=0):
+        pass
+la.flush(Index(0))
+check(len(ll) == 2 and "micro_batch_id = 3" in ll[0] and "type = backward" in ll[1],
+      "lenient jobs: %r" % ll)
+check(la.problems.get("invalid_argument") == 5 and la.problems.get("invalid_type") == 3,
+      "lenient problems: %r" % la.problems)
+la.flush("1")     # not a step number: ends step 1, the one expected
+la.flush(2 ** 63)  # out of range: not wrapped to a negative step
+la.finish("soon")
+la.set_step(None)
+la.set_window(None, 4)
+check(la.problems.get("invalid_argument") == 10, "lenient flush: %r" % la.problems)
+with la.job("forward", 0):
+    pass
+la.flush(3)
+check(len(ll) == 3, "after bad flushes: %r" % ll)
+ls, _ = host_shim(strict=True)
+for bad in (lambda: ls.begin("forward", 3.0), lambda: ls.begin(None, 0),
+            lambda: ls.flush("1"), lambda: ls.flush(2 ** 63)):
+    try:
+        bad()
+        failures.append("strict took a bad argument")
+    except ppt.ShimError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        failures.append("strict raised %r, not ShimError" % e)
+    ls._local.stack = []
+
+# A log file that cannot be opened is said (lenient) or raised (strict).
+bad_dir = tempfile.mkdtemp()
+os.chmod(bad_dir, 0o500)
+unwritable = os.path.join(bad_dir, "sub", "workerlog.0")
+lw = ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, log_file=unwritable)
+check(lw.problems.get("invalid_argument") == 1 and lw.stat("log_file_failed") == 1,
+      "unopenable log: %r" % lw.problems)
+lw.close()
+try:
+    ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, log_file=unwritable, strict=True)
+    failures.append("strict took a log file it cannot open")
+except ppt.ShimError as e:
+    check("cannot open the log file" in str(e), "strict log: %s" % e)
+os.rmdir(bad_dir)
+
+# Threads share one Shim: each has its own open job, and every job is written.
+import threading  # noqa: E402
+
+tl2 = []
+shared = ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, sink=tl2.append)
+
+
+def worker(t):
+    for k in range(500):
+        with shared.job("forward%d" % t, micro_batch=k):
+            pass
+
+
+threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+shared.flush(0)
+check(len(tl2) == 2000 and shared.problems == {}, "threads: %d lines, %r" % (len(tl2), shared.problems))
+shared.close()
+
+# fork(): a child that leaves normally (sys.exit, as multiprocessing workers
+# may) writes nothing of its parent's Shim into the rank's log.
+fork_dir = tempfile.mkdtemp()  # not a context: the child leaves through sys.exit
+if True:
+    log = os.path.join(fork_dir, "workerlog.0")
+    parent = ppt.Shim(flags=ppt.HOST_CLOCK | ppt.IGNORE_ENV, log_file=log)
+    for step in range(3):
+        for mb in range(4):
+            with parent.job("forward", mb):
+                pass
+        parent.flush(step)
+    with parent.job("forward", 0):  # a step under way at the fork
+        pass
+    pid = os.fork()
+    if pid == 0:
+        try:
+            del parent
+            import gc
+            gc.collect()
+        finally:
+            sys.exit(0)
+    _, status = os.waitpid(pid, 0)
+    check(status == 0, "child status %d" % status)
+    parent.flush(3)
+    parent.close()
+    text = open(log).read()
+    check(len(re.findall(r"Profiler Info: Job", text)) == 13 and len(text.splitlines()) == 13,
+          "after fork: %r" % text)
+    os.remove(log)
+    os.rmdir(fork_dir)
 
 for f in failures:
     print("FAIL:", f)
