@@ -214,7 +214,7 @@ double median_us(const LoadedRun& run, int rank, const std::string& type) {
 
 }  // namespace
 
-TEST_CASE("--work_us is a stage's work: a VPP chunk job does 1/V of it") {
+TEST_CASE("The work of --work_us is a stage's: a VPP chunk job does 1/V of it") {
   // 20 ms a forward per stage: V=2 chunks of 10 ms each, not 20 ms each.
   TempDir dir;
   const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "VPP", "--chunks", "2",
@@ -233,7 +233,7 @@ TEST_CASE("--work_us is a stage's work: a VPP chunk job does 1/V of it") {
   }
 }
 
-TEST_CASE("--stage-scale makes a real straggler: that stage's every job is that much longer") {
+TEST_CASE("A stage scaled by --stage-scale is a real straggler: its every job is that much longer") {
   TempDir dir;
   const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "1f1b", "--micro-batches", "2",
                                 "--steps", "1", "--work_us", "4000", "--device", "cpu", "--stage-scale", "1:3"});

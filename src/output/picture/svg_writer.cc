@@ -363,17 +363,21 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
     buf_ += "\" data-wait-us=\"";
     append_us(buf_, st.critical_path.wait_ns);
     buf_ += "\" fill=\"none\" stroke=\"#111\" vector-effect=\"non-scaling-stroke\">\n";
-    // Hops that follow each other on one rank closer than kMergePx are one
-    // outline: on a dense picture (64 ranks of VPP) each narrow job's own
-    // outline merged into a solid black bar. A merged outline says how many
-    // hops it holds (data-hops) and what its first one waited.
+    // Hops that follow each other on one rank closer than kMergePx, one of
+    // them narrower than kNarrowPx, are one outline: on a dense picture (64
+    // ranks of VPP) each narrow job's own outline merged into a solid black
+    // bar. Wide hops keep their own. A merged outline says how many hops it
+    // holds (data-hops) and what its first one waited.
     constexpr double kMergePx = 3;
+    constexpr double kNarrowPx = 8;
+    auto px = [&](const CriticalHop& x) { return static_cast<double>(x.end_ns - x.start_ns) * scale; };
     const CriticalHop* prev = nullptr;
     for (size_t i = 0; i < hops.size();) {
       const CriticalHop& h = hops[i];
       size_t last = i;
       while (last + 1 < hops.size() && hops[last + 1].rank == h.rank &&
-             static_cast<double>(hops[last + 1].start_ns - hops[last].end_ns) * scale < kMergePx) {
+             static_cast<double>(hops[last + 1].start_ns - hops[last].end_ns) * scale < kMergePx &&
+             std::min(px(hops[last]), px(hops[last + 1])) < kNarrowPx) {
         ++last;
       }
       auto it = row_y.find(h.rank);

@@ -388,8 +388,9 @@ TEST_CASE("every block at least as wide as its shortest label carries one, two-d
         CHECK(it == label_at.end());
       }
     }
-    // Two-digit micro-batches and every chunk are labelled somewhere.
-    CHECK(labelled > widths.size() / 2);
+    // Two-digit micro-batches and every chunk are labelled somewhere (a
+    // chunk's label keeps its chunk, so fewer of its 8-40 px blocks fit one).
+    CHECK(labelled > widths.size() / 3);
     CHECK(std::regex_search(svg, std::regex(">[FBW]?1[0-5](c[0-9])?</text>")));
   }
 }
@@ -482,17 +483,19 @@ TEST_CASE("critical-path hops that follow each other on one rank are one outline
   for (int k = 0; k < 10; ++k) hops.push_back({0, "forward", k, t1 + k * 1'000, t1 + (k + 1) * 1'000, 0, false});
   hops.push_back({1, "backward", 0, t1 + 400'000, t1 + 450'000, 390'000, true});
   hops.push_back({1, "backward", 1, t1 + 650'000, t1 + 700'000, 200'000, false});
+  // Wide hops back to back keep their own outlines.
+  hops.push_back({1, "forward", 2, t1 + 700'000, t1 + 750'000, 0, false});
   st.steps[1].critical_path.hops = hops;
   SvgOptions opt;
   opt.stats = &st;
   opt.plot_width = 1000;
   std::string svg = svg_of(tl, opt);
-  CHECK(attrs(svg, "<rect class=\"cp-hop\"", "data-rank") == std::vector<std::string>{"0", "1", "1"});
+  CHECK(attrs(svg, "<rect class=\"cp-hop\"", "data-rank") == std::vector<std::string>{"0", "1", "1", "1"});
   CHECK(attrs(svg, "<rect class=\"cp-hop\"", "data-hops") == std::vector<std::string>{"10"});
-  CHECK(count(svg, "<line class=\"cp-link\"") == 2);
+  CHECK(count(svg, "<line class=\"cp-link\"") == 3);
   // The merged outline spans its hops: 10 us at the run's scale.
   std::vector<std::string> w = attrs(svg, "<rect class=\"cp-hop\"", "width");
-  REQUIRE(w.size() == 3);
+  REQUIRE(w.size() == 4);
   CHECK(std::stod(w[0]) == Approx(std::stod(w[2]) / 5).margin(0.05));
 }
 

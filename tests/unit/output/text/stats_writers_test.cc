@@ -141,7 +141,7 @@ TEST_CASE("stats colours what a rank costs the step: the straggler's busy time, 
   CHECK(cell_class(html, 2, 5) == "");
   CHECK(cell_class(html, 0, 3) == "");
   // The legend says what the colours measure.
-  CHECK(html.find("a straggler's busy time") != std::string::npos);
+  CHECK(html.find("a straggler&#39;s busy time and margin") != std::string::npos);
 }
 
 TEST_CASE("the stats and diff pages explain their colours", "[stats][diff]") {
