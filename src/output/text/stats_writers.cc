@@ -568,14 +568,15 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
   const StepTimeDelta& per = d.period;
   if (per.a_steps > 0 || per.b_steps > 0) {
-    p.summary.emplace_back("period",
-                           fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}", ms_unit(per.a_ns),
-                                       per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
-                                       ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
+    p.summary.emplace_back(
+        "period", fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(per.a_ns),
+                              per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
+                              ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
   }
-  p.summary.emplace_back("busy span", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
-                                                  ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
-                                                  t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
+  p.summary.emplace_back(
+      "busy span",
+      fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(t.a_ns), t.a_steps,
+                  ms_unit(t.a_median_ns), ms_unit(t.b_ns), t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
   const ThroughputDelta& tp = d.throughput;
   if (tp.a.steps_per_second > 0 || tp.b.steps_per_second > 0) {
     std::string text = fmt::format("A {:.3f}, B {:.3f} steps/s ({})", tp.a.steps_per_second, tp.b.steps_per_second,

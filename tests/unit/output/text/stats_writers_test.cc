@@ -144,6 +144,18 @@ TEST_CASE("stats colours what a rank costs the step: the straggler's busy time, 
   CHECK(html.find("a straggler&#39;s busy time and margin") != std::string::npos);
 }
 
+TEST_CASE("diff names its headline period the mean, the statistic every output headlines", "[diff]") {
+  Diff d = a_diff();
+  d.period.a_steps = d.period.b_steps = 3;
+  d.period.a_ns = 2.5e6;
+  d.period.b_ns = 2.5e6;
+  d.period.a_median_ns = d.period.b_median_ns = 1e6;
+  for (const std::string& out : {format_diff_text(d), format_diff_markdown(d), format_diff_html(d)}) {
+    INFO(out);
+    CHECK(out.find("A mean 2.500 ms (3 steps, median 1.000 ms)") != std::string::npos);
+  }
+}
+
 TEST_CASE("the stats and diff pages explain their colours", "[stats][diff]") {
   testing::TempDir dir;
   dir.write("logs/workerlog.0", testing::job_line("forward", 0, 0, 10) + testing::job_line("backward", 0, 20, 30));
