@@ -495,6 +495,16 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.status = BatchStatus::kNoLogs;
     a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
                           a.extract_dir.empty() ? " below it" : " in the archive");
+    // A folder of logs under other names (the shim's shim.<rank>.log, a
+    // trainer's own): the layout's message names them and the command line
+    // that reads them (a folder only: an archive's entries have no path to
+    // name on a command line).
+    if (a.extract_dir.empty()) {
+      LayoutRequest top;
+      top.log_dir = a.root;
+      LayoutResult layout = discover_layout(top);
+      if (layout.error.find("other log file") != std::string::npos) a.error = layout.error;
+    }
   }
 }
 

@@ -253,6 +253,16 @@ def check_batch_ci(b):
         p = run(b, "batch", "--baseline", j("base4", "logs"), j("warm", "logs"), "--out", j("ow"), "-q",
                 "--fail-if-slower", "10", "--steps", "1:")
         check(p.returncode == 0, "--steps 1: measures steps 1 on: gate passes (exit %d: %s)" % (p.returncode, p.stderr))
+        # A folder of logs under other names: batch says what it saw and how to read them.
+        os.makedirs(j("shimlogs"))
+        for r in range(2):
+            with open(j("warm", "logs", "workerlog.%d" % r)) as src, open(j("shimlogs", "shim.%d.log" % r), "w") as dst:
+                dst.write(src.read())
+        p = run(b, "batch", j("shimlogs"), "--out", j("os"), "-q")
+        error = load_index(j("os"))["runs"][0]["error"]
+        check(p.returncode == 1 and "2 other log files (shim.0.log, shim.1.log)" in p.stderr and
+              "pp-timeline %s %s" % (j("shimlogs", "shim.0.log"), j("shimlogs", "shim.1.log")) in error,
+              "batch on a folder of shim.<rank>.log names them and the command line: %r %r" % (p.stderr, error))
         p = run(b, "batch", j("warm", "logs"), "--out", j("ow"), "-q", "--skip-warmup", "9")
         check(p.returncode == 1 and "no step is left" in p.stderr, "--skip-warmup 9 of 4 steps: %r" % p.stderr)
 
