@@ -179,6 +179,15 @@ int run_batch_command(const BatchCommandOptions& o) {
                            r.change->metric, o.fail_if_slower));
     }
   }
+  if (!o.baseline.empty() && o.fail_if_slower >= 0 && !result.gate_failed()) {
+    size_t compared = 0;
+    for (const BatchRun& r : result.runs) compared += r.change ? 1 : 0;
+    say.line(
+        fmt::format("{}: gate passed: {} run{} compared with the baseline, none more than --fail-if-slower {:g}% "
+                    "slower{}",
+                    say.prefix(), compared, compared == 1 ? "" : "s", o.fail_if_slower,
+                    result.selection.empty() ? std::string() : " (" + result.selection + ")"));
+  }
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
                        result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok, o.out_dir));
   return result.any_failed() || result.gate_failed() ? kExitInput : kExitOk;

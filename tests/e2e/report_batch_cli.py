@@ -243,6 +243,8 @@ def check_batch_ci(b):
         p = run(b, "batch", "--baseline", j("base4", "logs"), j("warm", "logs"), "--out", j("ow"), "-q",
                 "--fail-if-slower", "10", "--skip-warmup", "1")
         check(p.returncode == 0, "--skip-warmup 1: gate passes (exit %d: %s)" % (p.returncode, p.stderr))
+        check("gate passed: 1 run compared with the baseline, none more than --fail-if-slower 10% slower "
+              "(--skip-warmup 1)" in p.stderr, "the gate that passed says so on stderr: %r" % p.stderr)
         index = load_index(j("ow"))
         check([r["steps"] for r in index["runs"]] == [3, 3], "--skip-warmup 1: 3 steps measured %r" %
               [r["steps"] for r in index["runs"]])
