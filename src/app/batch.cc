@@ -541,6 +541,16 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     a.status = BatchStatus::kNoLogs;
     a.error = fmt::format("{}: no workerlog.<i> files (nor machine folders of them) found{}", a.path,
                           a.extract_dir.empty() ? " below it" : " in the archive");
+    // A folder of logs under other names (the shim's shim.<rank>.log, a
+    // trainer's own): the layout's message names them and the command line
+    // that reads them (a folder only: an archive's entries have no path to
+    // name on a command line).
+    if (a.extract_dir.empty()) {
+      LayoutRequest top;
+      top.log_dir = a.root;
+      LayoutResult layout = discover_layout(top);
+      if (layout.error.find("other log file") != std::string::npos) a.error = layout.error;
+    }
     if (!notes.archives.empty()) a.error += fmt::format("; it holds an archive: {}", within(notes.archives.front()));
     if (!notes.too_deep.empty())
       a.error += fmt::format("; folders below --max-depth {} were not searched", opt.max_depth);
@@ -607,7 +617,7 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
     for (const std::string& n : result.layout->notes) run.warnings.push_back(archive_names(n, art));
   }
   if (result.failure == DriverFailure::kUsage) {
-    run.status = BatchStatus::kBadArtifact;  // the option does not fit this run (--pp-degree)
+    run.status = BatchStatus::kBadArtifact;  // an option does not fit this run (--pp-degree, no step selected)
     run.error = result.error;
     return;
   }
@@ -702,6 +712,7 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   unsigned threads = resolve_threads(opt.passes.threads);
   result.has_baseline = !opt.baseline.empty();
   result.fail_if_slower_pct = opt.fail_if_slower_pct;
+  result.selection = opt.passes.selection.empty() ? std::string() : opt.passes.selection.options_text();
   result.links = opt.links;
   OutLock lock;
   if (std::string error = lock.take(opt.out_dir); !error.empty()) {
@@ -916,6 +927,9 @@ std::string batch_title(const BatchResult& result) {
   if (size_t slow = count_gate_failed(result)) {
     title += fmt::format("; gate failed: {} run{} slower than the baseline by more than {:g}%", slow,
                          slow == 1 ? "" : "s", result.fail_if_slower_pct);
+  } else if (result.has_baseline && result.fail_if_slower_pct >= 0) {
+    title +=
+        fmt::format("; gate passed: no run slower than the baseline by more than {:g}%", result.fail_if_slower_pct);
   }
   return title;
 }
@@ -1002,6 +1016,20 @@ std::string batch_summary_markdown(const BatchResult& result) {
       if (r.change && r.change->gate_failed) out += " " + md_cell(r.name);
     }
     out += "\n\n";
+  } else if (with_baseline && result.fail_if_slower_pct >= 0) {
+    // A gate that passed says so, and on what: the metric and its steps.
+    std::string metric;
+    one_step_metric(result, &metric);
+    size_t compared = 0;
+    for (const BatchRun& r : result.runs) compared += r.change ? 1 : 0;
+    out += fmt::format(
+        "**Gate passed:** {} run{} compared with the baseline, none slower by more than {:g}% "
+        "(the mean {}{}).\n\n",
+        compared, compared == 1 ? "" : "s", result.fail_if_slower_pct, step_metric_words(metric),
+        result.selection.empty() ? std::string(", every step") : ", the steps of " + md_code(result.selection));
+  }
+  if (!result.selection.empty() && !(with_baseline && result.fail_if_slower_pct >= 0 && !result.gate_failed())) {
+    out += "Steps measured: " + md_code(result.selection) + ".\n\n";
   }
   std::string change_head =
       with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";

@@ -123,9 +123,11 @@ struct BatchOptions {
   std::string out_dir;
   // The passes as every command runs them (the run options' driver request):
   // threads (0: one per core), P of every run (0: inferred per run), the
-  // clocks; each run sets its own input, the stats and the picture.
+  // clocks, and the selection (--run, --steps, --skip-warmup: the jobs every
+  // output, figure and the gate look at, as in stats and diff, the baseline's
+  // too); each run sets its own input, the stats and the picture.
   DriverRequest passes;
-  PictureRequest picture;  // steps and size cap of the pictures and reports
+  PictureRequest picture;  // size cap of the pictures and reports (their steps: the selection's)
   ArchiveLimits limits;
   size_t max_depth = 8;         // how deep to look for log directories in a folder
   bool keep_extracted = false;  // leave the extracted archives (under out_dir/.extract-*) for inspection
@@ -142,6 +144,9 @@ struct BatchResult {
   std::string error;           // set when nothing could be done (the output directory cannot be made)
   bool has_baseline = false;   // runs[0] is the baseline run
   double fail_if_slower_pct = -1;
+  // The steps every run was measured on, as the options say it
+  // ("--skip-warmup 1"; "" for all): the gate compares those steps only.
+  std::string selection;
   BatchLinks links;
   // What the search of the artifacts passed over (folders below --max-depth,
   // archives inside an artifact), one line each, for the command to print:

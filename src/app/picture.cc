@@ -87,7 +87,10 @@ StepCut cut_step(const Timeline& tl, const Run& run, int32_t step, size_t max_jo
 PictureSelection select_picture(const Timeline& tl, const PictureRequest& req) {
   PictureSelection sel;
   for (const Run& run : tl.runs) {
-    for (const StepSpan& s : run.steps) sel.steps_total += s.ranks > 0;
+    size_t steps = 0;
+    for (const StepSpan& s : run.steps) steps += s.ranks > 0;
+    sel.steps_total += steps;
+    sel.steps_logged += run.steps_before_selection > 0 ? run.steps_before_selection : steps;
   }
   StepRange range = req.steps.value_or(StepRange{});
   std::optional<StepPick> pick;

@@ -121,6 +121,9 @@ std::string apply_selection(Timeline& tl, const Selection& sel) {
     nr.index = static_cast<uint32_t>(out_runs.size());
     nr.tracks.clear();
     nr.steps.clear();
+    if (nr.steps_before_selection == 0) {
+      for (const StepSpan& s : run.steps) nr.steps_before_selection += s.ranks > 0;
+    }
     for (const StepSpan& s : run.steps) {
       if (kept[r].count(s.number)) nr.steps.push_back(s);
     }

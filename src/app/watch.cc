@@ -181,7 +181,12 @@ std::optional<DriverResult> Watcher::window() const {
   Selection last;
   last.run = (cut_ ? last_run_ - anchor_run_ : last_run_) + 1;
   last.steps = StepRange{last_step_ - static_cast<int32_t>(options_.keep_steps) + 1, last_step_};
-  return analyze(false, true, last);
+  std::optional<DriverResult> r = analyze(false, true, last);
+  // The window is not the run: the page counts the steps it shows.
+  if (r && r->timeline) {
+    for (Run& run : r->timeline->runs) run.steps_before_selection = 0;
+  }
+  return r;
 }
 
 std::optional<DriverResult> Watcher::whole_run(bool stats) const {

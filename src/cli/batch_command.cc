@@ -22,8 +22,8 @@ namespace {
 struct BatchCommandOptions {
   std::vector<std::string> artifacts;
   std::string out_dir;
-  RunOptions run;  // --threads, --pp-degree, --align-clocks, -q (no --strict, --timings)
-  std::string steps;
+  RunOptions run;              // --threads, --pp-degree, --align-clocks, -q (no --strict, --timings)
+  SelectionOptions selection;  // --run, --steps, --skip-warmup: as in stats and diff
   size_t max_jobs = PictureRequest{}.max_jobs;
   uint64_t max_extract_mb = ArchiveLimits{}.max_bytes >> 20;
   uint64_t max_entries = ArchiveLimits{}.max_entries;
@@ -136,7 +136,7 @@ int run_batch_command(const BatchCommandOptions& o) {
   opt.limits.max_entries = o.max_entries;
   opt.max_depth = o.max_depth;
   opt.keep_extracted = o.keep_extracted;
-  if (std::string error = parse_steps_option(o.steps, &opt.picture.steps); !error.empty()) {
+  if (std::string error = parse_selection(o.selection, &opt.passes.selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
@@ -180,6 +180,15 @@ int run_batch_command(const BatchCommandOptions& o) {
                            r.change->metric, o.fail_if_slower));
     }
   }
+  if (!o.baseline.empty() && o.fail_if_slower >= 0 && !result.gate_failed()) {
+    size_t compared = 0;
+    for (const BatchRun& r : result.runs) compared += r.change ? 1 : 0;
+    say.line(
+        fmt::format("{}: gate passed: {} run{} compared with the baseline, none more than --fail-if-slower {:g}% "
+                    "slower{}",
+                    say.prefix(), compared, compared == 1 ? "" : "s", o.fail_if_slower,
+                    result.selection.empty() ? std::string() : " (" + result.selection + ")"));
+  }
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
                        result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok, o.out_dir));
   return result.any_failed() || result.gate_failed() ? kExitInput : kExitOk;
@@ -219,7 +228,7 @@ void setup_batch(CLI::App& app, Runner& chosen) {
   add_threads_option(*sub, o->run.threads);
   add_pp_degree_option(*sub, o->run.pp_degree);
   add_align_clocks_option(*sub, o->run.align_clocks);
-  add_steps_option(*sub, o->steps);
+  add_selection_options(*sub, o->selection);
   add_max_jobs_option(*sub, o->max_jobs);
   sub->add_option("--max-extract-mb", o->max_extract_mb,
                   "an archive whose content is larger (once decompressed) is refused")

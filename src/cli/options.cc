@@ -57,10 +57,6 @@ void add_timings_option(CLI::App& app, bool& timings) {
                "write) at the end");
 }
 
-void add_steps_option(CLI::App& app, std::string& steps) {
-  app.add_option("--steps", steps, "steps to draw in pictures and reports: A:B (A to B included), A:, :B or A");
-}
-
 void add_selection_options(CLI::App& app, SelectionOptions& sel) {
   app.add_option("--run", sel.run,
                  "only run N (1 = the first) of a log that holds several appended runs; stats and diff measure the "

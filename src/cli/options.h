@@ -57,7 +57,6 @@ void add_align_clocks_option(CLI::App& app, std::string& align_clocks);
 void add_strict_option(CLI::App& app, bool& strict);
 void add_quiet_option(CLI::App& app, bool& quiet);
 void add_timings_option(CLI::App& app, bool& timings);
-void add_steps_option(CLI::App& app, std::string& steps);
 // --micro-batch-size: samples per micro-batch, for samples per second.
 void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size);
 // --max-jobs: the cap on job rectangles of a picture or page.

@@ -17,10 +17,11 @@
 #include <string>
 #include <string_view>
 
+#include "util/edit_distance.h"
+
 namespace ppt::cli {
 
-// Edits (insert, delete, replace one character) that turn `a` into `b`.
-size_t edit_distance(std::string_view a, std::string_view b);
+using ppt::edit_distance;
 
 // The one error line for `error`, thrown while `app` parsed `argc`/`argv`;
 // the command is the subcommand being parsed when it was thrown.

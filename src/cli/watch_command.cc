@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -102,6 +103,8 @@ class Dashboard {
       if (h.size() > kWidth) h.pop_front();
     }
   }
+  // What the watch waits for until its first step ("" once one came).
+  void set_waiting(std::string text) { waiting_ = std::move(text); }
   void alert(const std::string& text) {
     alerts_.push_back(text);
     if (alerts_.size() > 3) alerts_.erase(alerts_.begin());
@@ -113,7 +116,7 @@ class Dashboard {
     // What came from the input (the source's name, types, schedule, alert
     // texts) is terminal text (util/escape.h): it cannot move the cursor.
     s += fmt::format("pp-timeline watch  {}  {} steps reported\n", terminal_text(source_), steps_);
-    if (!last_) return s + "waiting for the first complete step...\n";
+    if (!last_) return s + (waiting_.empty() ? std::string("waiting for the first complete step") : waiting_) + "...\n";
     const WatchStep& w = *last_;
     // Runs counted from 1, as --run counts them.
     s += fmt::format("step {} (run {})  period {}  median {}  span {}\n", w.stats.step, w.stats.run + 1,
@@ -144,6 +147,7 @@ class Dashboard {
   }
 
  private:
+  std::string waiting_;
   static constexpr size_t kWidth = 60;
   std::string source_;
   std::optional<WatchStep> last_;
@@ -274,6 +278,30 @@ void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outp
   }
 }
 
+// What the watch waits for before its first step, said at once: the folder
+// to be created, logs to appear in it, job lines, the first complete step.
+std::string waiting_for(const LayoutRequest& input, const LogFollower& follower, const Watcher& watcher,
+                        const std::string& source) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!input.log_dir.empty() && !fs::exists(input.log_dir, ec)) {
+    return fmt::format("waiting for {} to be created (the --log_dir of the training run)", terminal_text(source));
+  }
+  size_t files = follower.layout().files.size();
+  if (files == 0) {
+    if (input.log_dir.empty()) return fmt::format("waiting for {} to be created", terminal_text(source));
+    std::string why = follower.layout_error();
+    return fmt::format("waiting for workerlog.<i> files in {}{}", terminal_text(source),
+                       why.empty() ? std::string() : " (" + terminal_text(why) + ")");
+  }
+  if (watcher.jobs_seen() == 0) {
+    return fmt::format("waiting for job lines: {} followed, no 'Profiler Info: Job' line yet",
+                       counted(files, "log file"));
+  }
+  return fmt::format("waiting for the first complete step: {}, {} read", counted(files, "log file"),
+                     counted(watcher.jobs_seen(), "job"));
+}
+
 int run_watch(const WatchCommandOptions& o) {
   Reporter say("watch", o.run.quiet);
   std::variant<WatchPlan, std::string> planned = plan_watch(o);
@@ -402,9 +430,25 @@ int run_watch(const WatchCommandOptions& o) {
     return g_stop.load() || (o.stop_after > 0 && reported >= o.stop_after) || watcher.failure() != DriverFailure::kNone;
   };
 
+  // Until the first step, what the watch waits for, said when it changes:
+  // on the dashboard, or (without one) as a note while no log is found.
+  std::string waiting;
+  auto say_waiting = [&] {
+    std::string now_waiting = reported > 0 ? std::string() : waiting_for(input, follower, watcher, source);
+    if (now_waiting == waiting) return;
+    waiting = now_waiting;
+    if (dashboard_on) {
+      dash.set_waiting(waiting);
+      draw();
+    } else if (!waiting.empty() && !ever_found) {
+      say.note(waiting);
+    }
+  };
+
   WatchClock::time_point last_update = WatchClock::now();
   while (!done()) {
     bool news = feed(false);
+    if (usage_error.empty()) say_waiting();
     WatchClock::time_point now = WatchClock::now();
     if (usage_error.empty() && (news || now - last_update >= std::chrono::seconds(1))) {
       std::vector<WatchStep> steps = watcher.update(now, false);

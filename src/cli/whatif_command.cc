@@ -15,7 +15,9 @@
 #include "output/report/html_report.h"
 #include "output/sink/output_file.h"
 #include "output/text/whatif_writers.h"
+#include "passes/schedule.h"
 #include "reporter.h"
+#include "util/escape.h"
 
 namespace ppt::cli {
 namespace {
@@ -35,25 +37,16 @@ struct WhatifCommandOptions {
   std::vector<std::string> outputs;
 };
 
-// The schedule names the options take: Paddle's, in lower case.
-std::optional<ScheduleKind> schedule_option(const std::string& name) {
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
-                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
-    std::string n(schedule_name(k));
-    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    std::string asked = name;
-    std::transform(asked.begin(), asked.end(), asked.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (n == asked) return k;
-  }
-  return std::nullopt;
-}
-
 // The changes of the options; "" or the usage error.
 std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
   for (const std::string& s : o.schedules) {
-    std::optional<ScheduleKind> k = schedule_option(s);
-    if (!k) return fmt::format("--schedule {}: not a schedule (fthenb, 1f1b, eager1f1b, vpp, zbh1, zbvpp)", s);
+    // Every spelling of a schedule, as every command reads it (schedule.h).
+    std::optional<ScheduleKind> k = parse_schedule_name(s);
+    if (!k) {
+      return fmt::format("--schedule {}: {}", terminal_text(s),
+                         schedule_name_error(s, {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B,
+                                                 ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::kZBVPP}));
+    }
     ch->schedules.push_back(*k);
   }
   ch->micro_batches = o.micro_batches;
@@ -209,8 +202,8 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   sub->add_option("--schedule", o->schedules,
-                  "target schedules, a comma list of fthenb, 1f1b, eager1f1b, vpp, zbh1, zbvpp (default: the "
-                  "measured one)")
+                  "target schedules, a comma list of FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP, in any case, with "
+                  "or without '-' or '_' (ZB-H1, zbh1) (default: the measured one)")
       ->delimiter(',');
   sub->add_option("--micro-batches", o->micro_batches, "target micro-batch counts M, a comma list (default: measured)")
       ->delimiter(',')

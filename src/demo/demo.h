@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "schedule.h"
 
@@ -18,7 +19,13 @@ struct DemoConfig {
   PipelineShape shape;  // shape.stages is the number of ranks
   int steps = 1;
   int machines = 1;
-  double work_us = 1000;  // a forward's work; a backward does twice as much
+  // A stage's forward work for one micro-batch (a backward does twice as
+  // much): the model's part on the stage, so under VPP each of its V chunk
+  // jobs does 1/V of it and the same --work_us is the same total work.
+  double work_us = 1000;
+  // Each stage's work multiplied by its factor (--stage-scale STAGE:FACTOR): a
+  // real straggler. Empty or 1: as --work_us says.
+  std::vector<double> stage_scale;
   DeviceChoice device = DeviceChoice::kAuto;
   size_t payload_bytes = 4096;
   int timeout_s = 60;

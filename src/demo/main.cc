@@ -1,15 +1,37 @@
 // pp-demo: a pipeline-parallel mini training run whose launch logs pp-timeline
 // converts, so the whole tool can be seen working without Paddle.
 //
-//   pp-demo --log_dir DIR --ranks P --schedule {fthenb,1f1b,eager1f1b,vpp,zbh1}
-//           --micro-batches M --steps S [--chunks V] [--machines K]
+//   pp-demo --log_dir DIR --ranks P --schedule {FThenB,1F1B,Eager1F1B,VPP,ZBH1}
+//           --micro-batches M --steps S [--chunks V] [--machines K] [--stage-scale S:F]
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "cli/finite_range.h"
 #include "demo.h"
+
+namespace {
+
+// "STAGE:FACTOR" (a stage number, a factor from 0 to 1000), as whatif's
+// --stage-scale reads it; false when it is not one.
+bool parse_stage_scale(const std::string& s, int* stage, double* factor) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
+  char* end = nullptr;
+  const long st = std::strtol(s.c_str(), &end, 10);
+  if (end != s.c_str() + colon || st < 0 || st > 100000) return false;
+  const std::string f = s.substr(colon + 1);
+  const double v = std::strtod(f.c_str(), &end);
+  if (end != f.c_str() + f.size() || !std::isfinite(v) || v < 0 || v > 1000) return false;
+  *stage = static_cast<int>(st);
+  *factor = v;
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace ppt::demo;
@@ -23,9 +45,11 @@ int main(int argc, char** argv) {
       "their launch logs, one workerlog per rank, every job timed by the shim"};
   app.add_option("--log_dir", c.log_dir, "where the workerlog.<rank> files go")->required();
   app.add_option("--ranks", c.shape.stages, "pipeline stages, one process each")->required()->check(CLI::Range(1, 256));
-  app.add_option("--schedule", schedule, "the pipeline schedule")
+  app.add_option("--schedule", schedule,
+                 "the pipeline schedule: FThenB, 1F1B, Eager1F1B, VPP or ZBH1, in any case, with or without '-' "
+                 "or '_' (ZB-H1, zbh1)")
       ->required()
-      ->check(CLI::IsMember({"fthenb", "1f1b", "eager1f1b", "vpp", "zbh1"}));
+      ->check([](const std::string& name) { return parse_schedule(name) ? std::string() : schedule_error(name); });
   app.add_option("--micro-batches,--micro_batches", c.shape.micro_batches, "micro-batches per step")
       ->required()
       ->check(CLI::Range(1, 4096));
@@ -34,10 +58,21 @@ int main(int argc, char** argv) {
   app.add_option("--machines", c.machines, "spread the ranks over K machines: logs in DIR/machine<k>/")
       ->check(CLI::Range(1, 256));
   app.add_option("--work_us", c.work_us,
-                 "a forward's work in microseconds (backward 2x, backward_b and backward_w 1x, "
-                 "optimizer 0.5x)")
+                 "a stage's forward work for one micro-batch, in microseconds (backward 2x, backward_b and "
+                 "backward_w 1x, optimizer 0.5x); under vpp each of the V chunk jobs does 1/V of it, so the same "
+                 "value is the same model's work")
       ->capture_default_str()
       ->check(ppt::cli::finite_range(0.0, 1e7));
+  std::vector<std::string> stage_scale;
+  app.add_option("--stage-scale", stage_scale,
+                 "STAGE:FACTOR multiplies every job's work on that stage (1.5: a straggler 50% slower), as "
+                 "pp-timeline whatif --stage-scale predicts it; may be repeated")
+      ->check([](const std::string& s) {
+        double factor = 0;
+        int stage = -1;
+        return parse_stage_scale(s, &stage, &factor) ? std::string()
+                                                     : "give STAGE:FACTOR, a factor from 0 to 1000, e.g. 2:1.5";
+      });
   app.add_option("--device", device,
                  "where the work runs: auto (a CUDA device when present), "
                  "cpu or cuda")
@@ -67,12 +102,24 @@ int main(int argc, char** argv) {
   }
 
   c.shape.schedule = *parse_schedule(schedule);
+  for (const std::string& s : stage_scale) {
+    int stage = -1;
+    double factor = 1;
+    parse_stage_scale(s, &stage, &factor);
+    if (stage >= c.shape.stages) {
+      std::fprintf(stderr, "pp-demo: error: --stage-scale %s: the run has stages 0-%d\n", s.c_str(),
+                   c.shape.stages - 1);
+      return 2;
+    }
+    if (c.stage_scale.size() < static_cast<size_t>(c.shape.stages)) c.stage_scale.resize(c.shape.stages, 1.0);
+    c.stage_scale[stage] = factor;
+  }
   c.shape.chunks = chunks.value_or(c.shape.schedule == ScheduleKind::kVpp ? 2 : 1);
   c.device = device == "cpu" ? DeviceChoice::kCpu : device == "cuda" ? DeviceChoice::kCuda : DeviceChoice::kAuto;
   const int status = launch(c);
   if (status == 0) {
     std::printf("pp-demo: %d ranks ran %s (%d micro-batches, %d chunk(s), %d steps); logs in %s\n", c.shape.stages,
-                schedule.c_str(), c.shape.micro_batches, c.shape.chunks, c.steps, c.log_dir.c_str());
+                schedule_name(c.shape.schedule), c.shape.micro_batches, c.shape.chunks, c.steps, c.log_dir.c_str());
   }
   return status;
 }

@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <memory>
@@ -19,15 +20,20 @@
 namespace ppt::demo {
 namespace {
 
-double work_of(const DemoConfig& c, JobKind kind) {
+// A job's work on `stage`: --work_us is the stage's forward for one
+// micro-batch, so a chunk job (VPP) does 1/V of it; the optimizer updates the
+// whole stage once. --stage-scale multiplies all of the stage's work.
+double work_of(const DemoConfig& c, JobKind kind, int stage) {
+  const double scale = stage < static_cast<int>(c.stage_scale.size()) ? c.stage_scale[stage] : 1.0;
+  const double chunk = c.work_us * scale / std::max(c.shape.chunks, 1);
   switch (kind) {
-    case JobKind::kForward: return c.work_us;
-    case JobKind::kBackward: return 2 * c.work_us;
-    case JobKind::kBackwardB: return c.work_us;
-    case JobKind::kBackwardW: return c.work_us;
-    case JobKind::kOptimizer: return c.work_us / 2;
+    case JobKind::kForward: return chunk;
+    case JobKind::kBackward: return 2 * chunk;
+    case JobKind::kBackwardB: return chunk;
+    case JobKind::kBackwardW: return chunk;
+    case JobKind::kOptimizer: return c.work_us * scale / 2;
   }
-  return c.work_us;
+  return chunk;
 }
 
 std::unique_ptr<Work> choose_work(const DemoConfig& c, int local_rank, bool* failed) {
@@ -120,7 +126,7 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
         LOG(ERROR) << "pp-demo: " << s.message();
         return 1;
       }
-      const bool ran = work->run(work_of(c, job.kind), input, to.has_value(), &error);
+      const bool ran = work->run(work_of(c, job.kind, stage), input, to.has_value(), &error);
       if (shim::Status s = profiler.end(); !s.ok()) {
         LOG(ERROR) << "pp-demo: " << s.message();
         return 1;

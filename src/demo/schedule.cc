@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "passes/plan.h"
+#include "passes/schedule.h"
 
 namespace ppt::demo {
 
@@ -20,11 +21,23 @@ const char* schedule_name(ScheduleKind kind) {
 }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVpp,
-                         ScheduleKind::kZbh1}) {
-    if (name == schedule_name(k)) return k;
+  // pp-timeline's reading of every spelling (passes/schedule.h), then the
+  // schedules the demo runs.
+  switch (ppt::parse_schedule_name(name).value_or(ppt::ScheduleKind::kUnknown)) {
+    case ppt::ScheduleKind::kFThenB: return ScheduleKind::kFThenB;
+    case ppt::ScheduleKind::k1F1B: return ScheduleKind::k1F1B;
+    case ppt::ScheduleKind::kEager1F1B: return ScheduleKind::kEager1F1B;
+    case ppt::ScheduleKind::kVPP: return ScheduleKind::kVpp;
+    case ppt::ScheduleKind::kZBH1: return ScheduleKind::kZbh1;
+    default: return std::nullopt;
   }
-  return std::nullopt;
+}
+
+std::string schedule_error(const std::string& name) {
+  return name + ": " +
+         ppt::schedule_name_error(name,
+                                  {ppt::ScheduleKind::kFThenB, ppt::ScheduleKind::k1F1B, ppt::ScheduleKind::kEager1F1B,
+                                   ppt::ScheduleKind::kVPP, ppt::ScheduleKind::kZBH1});
 }
 
 namespace {

@@ -37,9 +37,13 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
 };
 
-// The schedule's name on the command line ("1f1b"), and back.
+// The schedule's name in the demo's messages ("1f1b"); a name as a user
+// spells it ("1F1B", "ZB-H1", "zbh1": pp-timeline's one reading,
+// passes/schedule.h) to the schedule, nullopt when it is none the demo runs,
+// and then the usage error that says which it runs.
 const char* schedule_name(ScheduleKind kind);
 std::optional<ScheduleKind> parse_schedule(const std::string& name);
+std::string schedule_error(const std::string& name);
 
 // "" when the shape can run, else a sentence saying what is wrong.
 std::string validate(const PipelineShape& shape);

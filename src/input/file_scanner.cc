@@ -17,6 +17,7 @@
 #include "input/text_encoding.h"
 #include "pp_timeline/log_line.h"
 #include "util/byte_search.h"
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -480,10 +481,14 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
   if (encoding == TextEncoding::kUtf8) {
     scanner.run(raw, options.buffer_bytes);
   } else {
+    // The command names this file (the registry's text cannot): a shell
+    // word, as terminal text (the summary prints details as they are).
+    std::string word = terminal_text(shell_word(path));
     out.diagnostics.add(IssueKind::kTranscoded, file_index, 0,
                         std::string("the file is ") + std::string(encoding_name(encoding)) +
                             (bom ? " (it starts with a byte-order mark)" : " (a NUL beside every ASCII byte)") +
-                            "; read as UTF-8 (iconv -f UTF-16 -t UTF-8 converts it)");
+                            "; read as UTF-8. To convert it yourself: iconv -f UTF-16 -t UTF-8 " + word + " > " +
+                            terminal_text(shell_word(path + ".utf8")));
     if (bom > 0) {
       char skip[2];
       std::string ignored;  // a failing read shows again at the next one

@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <system_error>
 
 #include "input/dygraph_profile.h"
+#include "util/escape.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -123,7 +125,21 @@ struct DirScan {
   std::vector<std::string> subdirs;       // names of the sub-folders
   std::vector<std::string> duplicates;    // workerlog.N and workerlog.N.gz both present
   std::vector<std::string> past_bound;    // logs whose index is past kMaxRankIndex (not read)
+  // Other files whose names say "log" (shim.0.log, rank1.log, train.log),
+  // but not the launcher's own (envlog.<i>, endpoints.log): what a message
+  // names when the folder holds no workerlog.<i>, natural order.
+  std::vector<std::string> other_logs;
 };
+
+// A file name that says it is a log, but is none Paddle's launcher writes
+// beside the workerlogs.
+bool is_other_log_name(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower.find("log") == std::string::npos) return false;
+  return lower.rfind("envlog.", 0) != 0 && lower != "endpoints.log";
+}
 
 DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
   DirScan out;
@@ -147,9 +163,13 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
       out.subdirs.push_back(name);
       continue;
     }
-    if (index < 0) {
-      if (is_log_name_past_rank_bound(name)) out.past_bound.push_back(it->path().string());
-      continue;  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
+    if (index < 0) {  // envlog.<i>, <job>.<pod>.log, endpoints.log, ...
+      if (is_log_name_past_rank_bound(name)) {
+        out.past_bound.push_back(it->path().string());
+      } else if (is_other_log_name(name) && it->is_regular_file(type_ec)) {
+        out.other_logs.push_back(name);
+      }
+      continue;
     }
     auto [pos, inserted] = out.workerlogs.emplace(index, it->path().string());
     if (!inserted) {
@@ -164,6 +184,7 @@ DirScan scan_dir(const fs::path& dir, std::error_code& ec) {
   }
   std::sort(out.subdirs.begin(), out.subdirs.end(), natural_less);
   std::sort(out.past_bound.begin(), out.past_bound.end(), natural_less);
+  std::sort(out.other_logs.begin(), out.other_logs.end(), natural_less);
   return out;
 }
 
@@ -385,6 +406,26 @@ std::optional<LayoutError> find_machines(const fs::path& dir, const std::string&
     if (top.workerlogs.empty() && !layout.notes.empty() && !top.past_bound.empty()) {
       // Only logs past the rank bound: the error says why none is read.
       return LayoutError{fmt::format("{}: no workerlog.<i> file that can be read: {}", where, layout.notes.back())};
+    }
+    if (top.workerlogs.empty() && !top.other_logs.empty()) {
+      // Logs under other names (the shim's log_file, a trainer's own): say
+      // what --log_dir reads and how to name these instead, in rank order.
+      const std::vector<std::string>& logs = top.other_logs;
+      constexpr size_t kListed = 8;
+      std::vector<std::string> words;
+      for (size_t i = 0; i < logs.size() && i < kListed; ++i) {
+        words.push_back(terminal_text(shell_word((dir / logs[i]).string())));
+      }
+      if (logs.size() > kListed) words.push_back("... " + terminal_text(shell_word((dir / logs.back()).string())));
+      std::vector<std::string> shown;
+      for (const std::string& n : logs) shown.push_back(terminal_text(n));
+      return LayoutError{fmt::format(
+          "{}: no workerlog.<i> files, nor folders of them, but {} other log file{} ({}): --log_dir reads "
+          "workerlog.<rank> (and workerlog.<rank>.gz, profile_record_tmp_file_for_rank_<rank>) only. If {} the "
+          "ranks' logs, name them on the command line, one per rank in rank order: pp-timeline {} -o trace.json "
+          "(a shell's * puts 10 before 2); or name each file workerlog.<rank> and keep --log_dir",
+          where, logs.size(), logs.size() == 1 ? "" : "s", first_names(shown, 4),
+          logs.size() == 1 ? "it is" : "they are", fmt::join(words, " "))};
     }
     if (top.workerlogs.empty()) {
       return LayoutError{

@@ -26,9 +26,10 @@ enum class Severity { kInfo, kWarning, kError };
 //  - explanation: what it means and what the user can do.
 // New kinds go at the end of their group; names and texts are part of the
 // output (golden tests pin them).
-// How to make Paddle print job lines, named wherever a log has none (a string
-// literal, so that the registry below can join it). docs/log-format.md,
-// "Turning the profiler on", gives each switch with its source.
+// How to make Paddle print job lines, said once wherever a log has none: by
+// the error of a command that found no job at all, else by the count of
+// no_profiler_lines (format_diagnostics). docs/log-format.md, "Turning the
+// profiler on", gives each switch with its source.
 #define PPT_PROFILER_ON_HINT                                                                     \
   "turn Paddle's job schedule profiler on: PaddleNLP's --job_schedule_profiler_start N "         \
   "--job_schedule_profiler_end M, or paddle.profiler.utils.switch_job_schedule_profiler(model, " \
@@ -67,15 +68,14 @@ enum class Severity { kInfo, kWarning, kError };
   X(kFileChanged, "file_changed", kWarning, false,                                                                    \
     "a log file grew or shrank while it was read: the run is still going, or the file was "                           \
     "truncated or rotated; what was there when it was opened was read (up to where it was cut)")                      \
-  X(kNoProfilerLines, "no_profiler_lines", kWarning, false,                                                           \
-    "a log file has no 'Profiler Info: Job' line: " PPT_PROFILER_ON_HINT)                                             \
+  X(kNoProfilerLines, "no_profiler_lines", kWarning, false, "a log file has no 'Profiler Info: Job' line")            \
   X(kBadScheduleMarker, "bad_schedule_marker", kWarning, false,                                                       \
     "'Schedule Profiler start at step' is not followed by two step numbers; steps are "                               \
     "numbered from 0")                                                                                                \
   X(kTranscoded, "transcoded", kInfo, false,                                                                          \
     "a log file is UTF-16 (a byte-order mark, or ASCII with a NUL after or before every byte: "                       \
-    "PowerShell's '>' and Out-File write it); it was read as UTF-8. To convert it yourself: "                         \
-    "iconv -f UTF-16 -t UTF-8 workerlog.0 > workerlog.0.utf8")                                                        \
+    "PowerShell's '>' and Out-File write it); it was read as UTF-8. Each such file is named "                         \
+    "above, with the iconv command that converts it")                                                                 \
   X(kInvalidUtf8Type, "invalid_utf8_type", kWarning, false,                                                           \
     "a job type contains bytes that are not UTF-8; they are shown as U+FFFD")                                         \
   X(kRerun, "rerun", kInfo, false,                                                                                    \

@@ -84,6 +84,10 @@ struct Run {
   int32_t marker_start_step = 0;
   std::vector<uint32_t> tracks;  // indices into Timeline::tracks, by rank
   std::vector<StepSpan> steps;
+  // Steps the run had before a selection (app/selection.h) kept some: the
+  // pictures' titles count the run, not the selection ("steps 2-4 of 10").
+  // 0 when nothing was selected (then `steps` is every step).
+  size_t steps_before_selection = 0;
 };
 
 // Counts for the end-of-run summary: every profiler line is either written

@@ -43,7 +43,22 @@ enum class ScheduleKind : uint8_t {
 
 // "FThenB", "1F1B", "Eager1F1B", "VPP", "ZBH1", "ZBVPP", "none", "unknown".
 std::string_view schedule_name(ScheduleKind kind);
+// The exact name schedule_name() writes (a stats --json file's "schedule").
 std::optional<ScheduleKind> schedule_from_name(std::string_view name);
+
+// The one reading of a schedule as a user spells it, for every option that
+// names one (whatif --schedule, pp-demo --schedule): the names above in any
+// case, with or without '-', '_', '.' or spaces ("ZB-H1", "zbh1", "1F1B",
+// "FThenB", "F-then-B", "ZB-VPP", "eager_1f1b"), and the other names the
+// same schedules go by ("GPipe", "interleaved 1F1B"); one table of names and
+// spellings (schedule.cc). "none" and "unknown" are no schedule to ask for.
+std::optional<ScheduleKind> parse_schedule_name(std::string_view text);
+
+// The usage error for a name parse_schedule_name() does not read, or that is
+// not among `accepted`: "not a schedule" or "not one pp-demo runs", the
+// accepted names, and the nearest of them when one is close ("did you mean
+// ZBH1?").
+std::string schedule_name_error(std::string_view text, const std::vector<ScheduleKind>& accepted);
 
 // What a job type is to the schedule.
 enum class JobRole : uint8_t {

@@ -53,4 +53,11 @@ void append_markdown_text(std::string& out, std::string_view s);
 // is written as markdown_text instead (see escape.cc).
 std::string markdown_table_code(std::string_view s);
 
+// `s` as one word a POSIX shell reads back as `s`, for a command a message
+// suggests ("iconv -f UTF-16 -t UTF-8 'my logs/workerlog.1' > ..."): as it
+// is when it holds only letters, digits and _ - . / + , : @ %, else in single
+// quotes (a quote inside as '\''). Not terminal text: pass the result
+// through terminal_text() for stderr.
+std::string shell_word(std::string_view s);
+
 }  // namespace ppt

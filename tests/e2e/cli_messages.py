@@ -111,6 +111,24 @@ def main():
             check(rc == 2 and "--stage-scale %s: %s" % (arg, want) in err,
                   "whatif --stage-scale %s: exit 2, %r (got %d: %r)" % (arg, want, rc, err))
 
+        # A schedule as the README spells it, and as Paddle does: one reading
+        # for whatif and pp-demo; a slip is told the nearest name.
+        for spelled in ("ZB-H1", "zbh1", "FThenB", "1F1B", "ZB-VPP"):
+            rc, out, err = run(binary, "whatif", "--log_dir", a, "--schedule", spelled)
+            check(rc == 0 and "not a schedule" not in err, "whatif --schedule %s: read (got %d: %r)" % (spelled, rc, err))
+        rc, out, err = run(binary, "whatif", "--log_dir", a, "--schedule", "ZB-H2")
+        check(rc == 2 and "--schedule ZB-H2: not a schedule; give one of FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP" in err
+              and "did you mean ZBH1?" in err, "whatif --schedule ZB-H2: exit 2, the names, ZBH1 (got %d: %r)" % (rc, err))
+        if os.path.exists(demo):
+            rc, _, err = run(demo, "--log_dir", o("demo-zbvpp"), "--ranks", "2", "--steps", "1", "--micro-batches", "2",
+                             "--schedule", "ZB-VPP")
+            check(rc == 2 and "ZBVPP is not one of the schedules here: FThenB, 1F1B, Eager1F1B, VPP, ZBH1" in err,
+                  "pp-demo --schedule ZB-VPP: exit 2, the schedules it runs (got %d: %r)" % (rc, err))
+            rc, _, err = run(demo, "--log_dir", o("demo-zbh1"), "--ranks", "2", "--steps", "1", "--micro-batches", "2",
+                             "--schedule", "ZB-H1", "--work_us", "10", "--device", "cpu")
+            check(rc == 0 and os.path.exists(os.path.join(o("demo-zbh1"), "workerlog.1")),
+                  "pp-demo --schedule ZB-H1 runs (got %d: %r)" % (rc, err))
+
         # -o's extension in any case
         rc, _, err = run(binary, "--log_dir", a, "-o", o("trace.JSON"), "-q")
         check(rc == 0 and ppt_test.read_json(o("trace.JSON")).get("traceEvents"),
@@ -151,6 +169,30 @@ def main():
         check(rc == 1 and "pp-timeline stats: error: no job found: 1 log file could not be read" in err
               and "profiler" not in err.splitlines()[-1],
               "stats on unreadable logs says unreadable, not 'turn the profiler on' (got %d: %r)" % (rc, err))
+
+        # How to turn the profiler on is said once per run, by every command:
+        # with no job anywhere (the error says it), and with one log of two
+        # lacking job lines (the count of no_profiler_lines says it).
+        quiet = os.path.join(tmp, "noprof")
+        os.makedirs(quiet)
+        for i in range(2):
+            with open(os.path.join(quiet, "workerlog.%d" % i), "w") as f:
+                f.write("I1020 09:15:07.265326 22317 trainer.py:1] loss 1.0\n")
+        half = os.path.join(tmp, "halfprof")
+        ppt_test.gen_logs(half, RUN)
+        with open(os.path.join(half, "workerlog.3"), "w") as f:
+            f.write("I1020 09:15:07.265326 22317 trainer.py:1] loss 1.0\n")
+        hint = "switch_job_schedule_profiler(model, step, N, M)"
+        for logs in (quiet, half):
+            commands = [["--log_dir", logs, "-o", o("np.json")], ["stats", logs], ["report", logs, "-o", o("np.html")],
+                        ["diff", a, logs], ["whatif", logs]]
+            if logs == quiet:  # batch lists a converted run's warnings in its index, not on stderr
+                commands.append(["batch", logs, "--out", o("np-batch")])
+            for args in commands:
+                rc, out, err = run(binary, *args)
+                check((out + err).count(hint) == 1,
+                      "%s: how to turn the profiler on, said once (%d times: %r)"
+                      % (" ".join(args[:2]), (out + err).count(hint), err))
 
         # stats -o says what it wrote, as convert does
         rc, out, err = run(binary, "stats", "--log_dir", a, "-o", o("s.json"))

@@ -20,6 +20,7 @@ needed): exit statuses, messages, what is written.
 """
 import json
 import os
+import re
 import sys
 import tarfile
 import zipfile
@@ -77,6 +78,21 @@ def write_slow_run(folder, factor, ranks=2, steps=3):
                 for (typ, mb, a, b) in [("forward", 0, 0, 200), ("backward", 0, 300, 700), ("optimizer", 0, 800, 850)]:
                     f.write(JOB_LINE % (mb, typ, mb, ms(EPOCH_NS + (t + int(a * factor)) * 1000),
                                         ms(EPOCH_NS + (t + int(b * factor)) * 1000)))
+
+
+def write_warm_run(folder, ranks=2, steps=4, warmup=3.0):
+    """write_run with step 0 (the warm-up) `warmup` times as long as the others."""
+    os.makedirs(folder)
+    for r in range(ranks):
+        with open(os.path.join(folder, "workerlog.%d" % r), "w") as f:
+            t0 = 0
+            for s in range(steps):
+                k = warmup if s == 0 else 1.0
+                t = t0 + r * 40
+                for (typ, mb, a, b) in [("forward", 0, 0, 200), ("backward", 0, 300, 700), ("optimizer", 0, 800, 850)]:
+                    f.write(JOB_LINE % (mb, typ, mb, ms(EPOCH_NS + (t + int(a * k)) * 1000),
+                                        ms(EPOCH_NS + (t + int(b * k)) * 1000)))
+                t0 += int(2000 * k)
 
 
 def check_batch_ci(b):
@@ -202,6 +218,55 @@ def check_batch_ci(b):
         check(p.returncode == 0, "--fail-if-slower 30 with a 20%% slower run: exit %d %s" % (p.returncode, p.stderr))
         p = run(b, "batch", j("same", "logs"), "--out", j("ob2"), "--fail-if-slower", "10")
         check(p.returncode == 2 and "--baseline" in p.stderr, "--fail-if-slower without --baseline: %r" % p.stderr)
+        md = open(j("ob", "summary.md")).read()
+        check("**Gate passed:** 2 runs compared with the baseline, none slower by more than 30% (the mean step "
+              "period, every step)" in md and "gate passed" in md.splitlines()[0],
+              "summary.md says the gate passed, on what: %r" % md[:400])
+
+        # The selection options mean in batch what they mean in stats and diff: a run whose step 0 (the
+        # warm-up) is slow fails the gate with it and passes without it, in the gate and every figure.
+        write_warm_run(j("warm", "logs"), steps=4)
+        write_warm_run(j("base4", "logs"), steps=4, warmup=1.0)
+        p = run(b, "batch", "--baseline", j("base4", "logs"), j("warm", "logs"), "--out", j("ow"), "-q",
+                "--fail-if-slower", "10")
+        check(p.returncode == 1, "the warm-up counted: gate fails (exit %d: %s)" % (p.returncode, p.stderr))
+        # One figure, one name: the report's card headlines the step period as batch shows it, the mean.
+        warm = [r for r in load_index(j("ow"))["runs"] if r["name"] == "warm-logs"][0]
+        page = j("warm.html")
+        p = run(b, "report", "--log_dir", j("warm", "logs"), "-o", page, "-q")
+        card = re.search(r'data-figure="period"><div class="name">([^<]*)</div><div class="value">([^<]*)<',
+                         open(page).read())
+        check(card is not None and card.group(1) == "step period (mean)" and
+              card.group(2) == "%.3f ms" % (warm["step_metric_us"] / 1000),
+              "the card's period is batch's mean (%.3f ms): %r" % (warm["step_metric_us"] / 1000,
+                                                                   card.groups() if card else None))
+        p = run(b, "batch", "--baseline", j("base4", "logs"), j("warm", "logs"), "--out", j("ow"), "-q",
+                "--fail-if-slower", "10", "--skip-warmup", "1")
+        check(p.returncode == 0, "--skip-warmup 1: gate passes (exit %d: %s)" % (p.returncode, p.stderr))
+        check("gate passed: 1 run compared with the baseline, none more than --fail-if-slower 10% slower "
+              "(--skip-warmup 1)" in p.stderr, "the gate that passed says so on stderr: %r" % p.stderr)
+        index = load_index(j("ow"))
+        check([r["steps"] for r in index["runs"]] == [3, 3], "--skip-warmup 1: 3 steps measured %r" %
+              [r["steps"] for r in index["runs"]])
+        md = open(j("ow", "summary.md")).read()
+        check("**Gate passed:**" in md and "--skip-warmup 1" in md, "summary.md names the selection: %r" % md[:400])
+        stats = json.load(open(os.path.join(j("ow"), index["runs"][1]["outputs"]["stats_json"])))
+        check([s["step"] for s in stats["steps"]] == [1, 2, 3], "stats.json's steps %r" % stats.get("steps"))
+        p = run(b, "batch", "--baseline", j("base4", "logs"), j("warm", "logs"), "--out", j("ow"), "-q",
+                "--fail-if-slower", "10", "--steps", "1:")
+        check(p.returncode == 0, "--steps 1: measures steps 1 on: gate passes (exit %d: %s)" % (p.returncode, p.stderr))
+        # A folder of logs under other names: batch says what it saw and how to read them.
+        os.makedirs(j("shimlogs"))
+        for r in range(2):
+            with open(j("warm", "logs", "workerlog.%d" % r)) as src, open(j("shimlogs", "shim.%d.log" % r), "w") as dst:
+                dst.write(src.read())
+        p = run(b, "batch", j("shimlogs"), "--out", j("os"), "-q")
+        error = load_index(j("os"))["runs"][0]["error"]
+        check(p.returncode == 1 and "2 other log files (shim.0.log, shim.1.log)" in p.stderr and
+              "pp-timeline %s %s" % (j("shimlogs", "shim.0.log"), j("shimlogs", "shim.1.log")) in error,
+              "batch on a folder of shim.<rank>.log names them and the command line: %r %r" % (p.stderr, error))
+        p = run(b, "batch", j("warm", "logs"), "--out", j("ow"), "-q", "--skip-warmup", "9")
+        check(p.returncode == 1 and "no step is left" in p.stderr, "--skip-warmup 9 of 4 steps: %r" % p.stderr)
 
 
 def check_all(b):

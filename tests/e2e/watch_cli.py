@@ -238,6 +238,48 @@ def static_cases(binary, src, tmp):
     check(p.returncode == 2, "--exec without --alert-if-slower: exit 2, got %d" % p.returncode)
 
 
+def wait_for_text(proc_out, text, timeout=60):
+    """Until `text` is in what a reader thread collected (proc_out: a list of
+    chunks); False when the watch never said it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in "".join(proc_out):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def waiting_cases(binary, tmp):
+    """Before its first step the watch says at once what it waits for: the
+    folder, then logs in it, on the dashboard and (without one) on stderr."""
+    import threading
+    for dashboard, stream in (("on", "stdout"), ("off", "stderr")):
+        logs = os.path.join(tmp, "later-" + dashboard)
+        proc = subprocess.Popen([binary, "watch", "--log_dir", logs, "--dashboard", dashboard, "--jsonl", os.devnull]
+                                + POLL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        got = {"stdout": [], "stderr": []}
+        readers = [threading.Thread(target=lambda f=f, k=k: [got[k].append(c) for c in iter(lambda: f.read(1), "")])
+                   for k, f in (("stdout", proc.stdout), ("stderr", proc.stderr))]
+        for r in readers:
+            r.start()
+        try:
+            check(wait_for_text(got[stream], "waiting for %s to be created" % logs),
+                  "--dashboard %s: says it waits for the folder (%r)" % (dashboard, "".join(got[stream])[-300:]))
+            os.makedirs(logs)
+            check(wait_for_text(got[stream], "waiting for workerlog.<i> files in %s" % logs),
+                  "--dashboard %s: says it waits for logs (%r)" % (dashboard, "".join(got[stream])[-300:]))
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            for r in readers:
+                r.join()
+        check(proc.returncode in (0, 1), "--dashboard %s: SIGINT ends the watch (exit %s)" % (dashboard, proc.returncode))
+
+
 def dashboard_screens(stdout):
     return [s for s in stdout.split("\x1b[H\x1b[2J") if s.strip()]
 
@@ -374,7 +416,7 @@ def main():
         return 0
     ap = arg_parser(__doc__)
     ap.add_argument("--protoc", default=None)
-    ap.add_argument("--only", default=None, help="numbers: only the cases of what watch shows")
+    ap.add_argument("--only", default=None, help="numbers: only the cases of what watch shows; waiting: those and what it says before a step")
     args = ap.parse_args()
     protoc = ppt_test.find_protoc(args.protoc)
     with temp_dir("ppt-watch-cli-") as tmp:
@@ -383,6 +425,10 @@ def main():
         except ppt_test.Failure as e:
             check(False, str(e))
     if args.only == "numbers":
+        return checks.exit_code("watch_cli")
+    with temp_dir("ppt-watch-cli-") as tmp:
+        waiting_cases(args.binary, tmp)
+    if args.only == "waiting":
         return checks.exit_code("watch_cli")
     with temp_dir("ppt-watch-cli-") as tmp:
         try:

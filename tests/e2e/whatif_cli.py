@@ -234,7 +234,7 @@ def outputs_and_errors(binary, tmp):
 
     # Usage errors: one line, exit 2.
     for args, what in [
-        (["--schedule", "gpipe"], "an unknown schedule"),
+        (["--schedule", "zbh2"], "an unknown schedule"),  # GPipe is FThenB
         (["--stage-scale", "2"], "a stage scale without a factor"),
         (["--stage-scale", "2:fast"], "a stage scale factor that is not a number"),
         (["--stage-scale", "9:1.5"], "a stage the run does not have"),
@@ -244,8 +244,8 @@ def outputs_and_errors(binary, tmp):
         rc, _, err = run(binary, "whatif", "--log_dir", logs, *args)
         check(rc == 2, f"{what}: exit 2 (got {rc}: {err.strip()[:200]})")
         check(err.count("\n") <= 2 and "Traceback" not in err, f"{what}: a short message ({err.strip()[:300]})")
-    rc, _, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "gpipe")
-    check("pp-timeline whatif: error: --schedule gpipe" in err, f"the error names the option ({err.strip()})")
+    rc, _, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "zbh2")
+    check("pp-timeline whatif: error: --schedule zbh2" in err, f"the error names the option ({err.strip()})")
     rc, _, err = run(binary, "whatif")
     check(rc == 2 and "--log_dir" in err, "no input: exit 2")
 

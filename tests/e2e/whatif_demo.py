@@ -8,9 +8,9 @@ runs under each of those shapes, and each prediction is compared with the
 median period `pp-timeline stats --json` reads from that run, over the same
 steps (the first left out as warm-up). Each must be within 8%.
 
-pp-demo's --work_us is every job's work, a VPP chunk's included, so the VPP
-run takes half the 1F1B run's --work_us for the same work per stage (whatif
-charges a chunk its stage's time / V).
+pp-demo's --work_us is a stage's work, which a VPP run splits into its V
+chunk jobs, so every target runs the same --work_us (whatif charges a chunk
+its stage's time / V too).
 
 The runs are one after the other: pp-demo's jobs sleep to their deadlines,
 so each lasts its duration on a loaded machine too, but two runs at once on
@@ -43,7 +43,7 @@ TARGETS = [
     ("1F1B M=8 (replayed)", "1f1b", M, 1, WORK_US),
     ("ZBH1", "zbh1", M, 1, WORK_US),
     ("FThenB", "fthenb", M, 1, WORK_US),
-    ("VPP V=2", "vpp", M, 2, WORK_US // 2),
+    ("VPP V=2", "vpp", M, 2, WORK_US),
     ("1F1B M=16", "1f1b", 2 * M, 1, WORK_US),
 ]
 

@@ -86,7 +86,20 @@ for f in bin/pp-timeline bin/pp-demo share/man/man1/pp-timeline.1 share/bash-com
 done
 grep -q 'libppt_shim.so.0' <<<"$deb_files" || fail "the .deb lacks libppt_shim.so.0"
 depends=$(dpkg-deb -f "$deb" Depends)
-for p in libre2 libfmt libarchive libc6; do
+# librsvg2-2 is loaded at run time for .png (dlopen), so dpkg-shlibdeps
+# cannot see it: the package names it itself.
+for p in libre2 libfmt libarchive libc6 librsvg2-2; do
   grep -q "$p" <<<"$depends" || fail "the .deb's Depends lacks $p: $depends"
+done
+# The packaged binaries and library carry no debug information (a
+# RelWithDebInfo build's pp-timeline is tens of MB with it).
+mkdir -p "$work/deb"
+dpkg-deb -x "$deb" "$work/deb"
+deb_lib=$(cd "$work/deb" && find usr/lib* -name 'libppt_shim.so.0*' -type f | head -1)
+[[ -n $deb_lib ]] || fail "the .deb holds no libppt_shim.so.0 file"
+for f in usr/bin/pp-timeline usr/bin/pp-demo "$deb_lib"; do
+  if readelf -S --wide "$work/deb/$f" | grep -qE '\.debug_(info|line)'; then
+    fail "the .deb's $f keeps its debug information ($(du -h "$work/deb/$f" | cut -f1))"
+  fi
 done
 echo "check_install: ok ($(wc -l <<<"$deb_files") paths in $(basename "$deb"); Depends: $depends)"

@@ -136,5 +136,14 @@ TEST_CASE("Job types parse back to the job they name") {
   }
   CHECK_FALSE(parse_job_type(s, "forward9", 0).has_value());
   CHECK(schedule_name(*parse_schedule("zbh1")) == std::string("zbh1"));
-  CHECK_FALSE(parse_schedule("gpipe").has_value());
+  // Every spelling pp-timeline reads (passes/schedule.h); ZBVPP is none the demo runs.
+  CHECK(parse_schedule("ZB-H1") == ScheduleKind::kZbh1);
+  CHECK(parse_schedule("1F1B") == ScheduleKind::k1F1B);
+  CHECK(parse_schedule("FThenB") == ScheduleKind::kFThenB);
+  CHECK(parse_schedule("gpipe") == ScheduleKind::kFThenB);
+  CHECK(parse_schedule("Eager-1F1B") == ScheduleKind::kEager1F1B);
+  CHECK_FALSE(parse_schedule("ZB-VPP").has_value());
+  CHECK(schedule_error("ZB-VPP").find("ZBVPP is not one of the schedules here: FThenB, 1F1B, Eager1F1B, VPP, ZBH1") !=
+        std::string::npos);
+  CHECK(schedule_error("zbh2").find("did you mean ZBH1?") != std::string::npos);
 }

@@ -37,12 +37,14 @@ std::vector<std::string> label_forms(const TypeParts& p, int32_t micro_batch) {
   std::string mb = std::to_string(micro_batch);
   std::vector<std::string> forms;
   if (p.chunk >= 0) {
+    // A chunk's block keeps its chunk: a VPP row of "4c0" beside a bare "5"
+    // reads as two kinds of block.
     std::string chunk = "c" + std::to_string(p.chunk);
     forms.push_back(letter + mb + chunk);
     forms.push_back(mb + chunk);
-  } else {
-    forms.push_back(letter + mb);
+    return forms;
   }
+  forms.push_back(letter + mb);
   forms.push_back(mb);
   return forms;
 }

@@ -4,11 +4,12 @@
 // applies the same rule, with the same advances, again at every zoom.
 //
 // A block's label names its micro-batch; the colour already names its
-// family and chunk (palette.h), so a narrow block drops what the colour
-// tells before it drops the label:
+// family (palette.h), so a narrow block drops the letter before it drops the
+// label. A chunk's block keeps its chunk in every form: one VPP row never
+// mixes "4c0" with a bare "5", which reads as another kind of block:
 //
 //   forward mb12           "F12"  -> "12"
-//   backward0 mb0, chunk 1 "B0c1" -> "0c1" -> "0"
+//   backward0 mb0, chunk 1 "B0c1" -> "0c1"
 //   backward_w mb2         "W2"   -> "2"
 //   optimizer, lr          "opt", "lr" (one form)
 //   communication, other   none

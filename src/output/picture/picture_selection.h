@@ -44,6 +44,10 @@ struct PictureSelection {
   size_t jobs = 0;               // drawn
   size_t jobs_in_range = 0;      // in the chosen steps (more than `jobs` when capped)
   size_t steps_total = 0;        // steps of the timeline, every run
+  // Steps of the runs as logged, before a selection (--run, --steps,
+  // --skip-warmup) kept some: what a title counts the drawn steps against
+  // ("steps 2-4 of 10"). steps_total when nothing was selected.
+  size_t steps_logged = 0;
   PictureReason why = PictureReason::kEverything;
   std::string note;  // for the user (kCapped, kSlowest, kNothing); "" otherwise
 

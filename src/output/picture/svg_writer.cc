@@ -134,10 +134,11 @@ class SvgWriter {
   void prepare_types();
   std::vector<uint32_t> legend_types() const;
   bool draws_critical_paths() const;
+  bool draws_block_labels() const;
   std::string picture_title() const;
   std::string header(double width, const std::string& title, double* y);
   void open_svg(double width, double height, const std::string& title);
-  double write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical);
+  double write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical, bool labels);
   // One run: its group, heading, axis, step labels, rows, step lines, critical paths.
   void write_run(size_t index, const PictureRun& r, double y);
   void open_run(const RunFrame& f, double y);
@@ -253,7 +254,7 @@ double SvgWriter::run_height(const std::vector<RowGroup>& groups) const {
   return run_head_ + kAxisH + kStepLabelH + h;
 }
 
-double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical) {
+double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical, bool labels) {
   buf_ += "<g class=\"legend\">\n";
   double x = 8;
   auto place = [&](double w) {
@@ -295,7 +296,13 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     buf_ += "</text></g>\n";
     x += w;
   }
-  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or the micro-batch alone";
+  // The key to the blocks' labels, only where a block carries one (or may,
+  // once the page is zoomed).
+  if (!labels) {
+    buf_ += "</g>\n";
+    return y;
+  }
+  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or without the letter";
   double w = kCharW * static_cast<double>(key.size());
   place(w);
   buf_ += "<text class=\"legend-key\" x=\"";
@@ -356,11 +363,27 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
     buf_ += "\" data-wait-us=\"";
     append_us(buf_, st.critical_path.wait_ns);
     buf_ += "\" fill=\"none\" stroke=\"#111\" vector-effect=\"non-scaling-stroke\">\n";
+    // Hops that follow each other on one rank closer than kMergePx, one of
+    // them narrower than kNarrowPx, are one outline: on a dense picture (64
+    // ranks of VPP) each narrow job's own outline merged into a solid black
+    // bar. Wide hops keep their own. A merged outline says how many hops it
+    // holds (data-hops) and what its first one waited.
+    constexpr double kMergePx = 3;
+    constexpr double kNarrowPx = 8;
+    auto px = [&](const CriticalHop& x) { return static_cast<double>(x.end_ns - x.start_ns) * scale; };
     const CriticalHop* prev = nullptr;
-    for (const CriticalHop& h : hops) {
+    for (size_t i = 0; i < hops.size();) {
+      const CriticalHop& h = hops[i];
+      size_t last = i;
+      while (last + 1 < hops.size() && hops[last + 1].rank == h.rank &&
+             static_cast<double>(hops[last + 1].start_ns - hops[last].end_ns) * scale < kMergePx &&
+             std::min(px(hops[last]), px(hops[last + 1])) < kNarrowPx) {
+        ++last;
+      }
       auto it = row_y.find(h.rank);
       if (it == row_y.end() || h.start_ns >= f.picture->until_ns) {  // no row, or past a step's cut
         prev = nullptr;
+        i = last + 1;
         continue;
       }
       double y = it->second;
@@ -378,17 +401,23 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
         if (h.from_other_rank) buf_ += " stroke-dasharray=\"3 2\"";
         buf_ += "/>\n";
       }
+      const CriticalHop& end = hops[last];
       buf_ += "<rect class=\"cp-hop\" ";
-      append_box(buf_, x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(h.end_ns - h.start_ns) * scale, 0.5),
+      append_box(buf_, x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(end.end_ns - h.start_ns) * scale, 0.5),
                  kLaneH - 1.5);
       buf_ += " data-rank=\"";
       append_int(buf_, h.rank);
       buf_ += "\" data-mb=\"";
       append_int(buf_, h.micro_batch);
+      if (last > i) {
+        buf_ += "\" data-hops=\"";
+        append_int(buf_, static_cast<int64_t>(last - i + 1));
+      }
       buf_ += "\" data-wait-us=\"";
       append_us(buf_, h.wait_ns);
       buf_ += "\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\"/>\n";
-      prev = &h;
+      prev = &end;
+      i = last + 1;
     }
     buf_ += "</g>\n";
   }
@@ -716,10 +745,13 @@ std::string SvgWriter::title_text(size_t ranks) const {
     const PictureRun& r = sel_.runs.front();
     std::string s = r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                                 : fmt::format("steps {}-{}", r.first_step, r.last_step);
-    if (sel_.slowest())
+    // Counted against the run as logged, not against a selection's steps.
+    if (sel_.slowest() && sel_.steps_total != sel_.steps_logged)
+      s += fmt::format(" of {} (slowest of the {} selected)", sel_.steps_logged, sel_.steps_total);
+    else if (sel_.slowest())
       s += fmt::format(" (slowest of {})", sel_.steps_total);
     else
-      s += fmt::format(" of {}", sel_.steps_total);
+      s += fmt::format(" of {}", sel_.steps_logged);
     parts.push_back(s);
     if (st && r.first_step == r.last_step) {
       for (const StepStats& step : st->steps) {
@@ -727,7 +759,10 @@ std::string SvgWriter::title_text(size_t ranks) const {
       }
     }
   } else if (!sel_.runs.empty()) {
-    parts.push_back(fmt::format("{} runs, {} steps", sel_.runs.size(), sel_.steps_total));
+    parts.push_back(
+        sel_.steps_total == sel_.steps_logged
+            ? fmt::format("{} runs, {} steps", sel_.runs.size(), sel_.steps_total)
+            : fmt::format("{} runs, {} of {} steps", sel_.runs.size(), sel_.steps_total, sel_.steps_logged));
   }
   // Bubble, measured; the schedule's ideal.
   if (st) {
@@ -777,6 +812,26 @@ std::vector<uint32_t> SvgWriter::legend_types() const {
   return legend;
 }
 
+// Whether some drawn block is wide enough for a label (block_label.h), at
+// each run's scale as write_run sets it; a page's picture (embedded) always
+// may be, once zoomed.
+bool SvgWriter::draws_block_labels() const {
+  if (!opt_.labels) return false;
+  if (opt_.embedded) return true;
+  for (const PictureRun& r : sel_.runs) {
+    int64_t span = opt_.span_ns > 0 ? opt_.span_ns : std::max<int64_t>(r.end_ns - r.start_ns, 1000);
+    double scale = plot_w_ / static_cast<double>(span);
+    for (uint32_t ti : tl_.runs[r.run].tracks) {
+      for (const Job& j : tl_.tracks[ti].jobs) {
+        if (!r.shows(r.run, j.step)) continue;
+        double w = static_cast<double>(j.end_ns - j.start_ns) * scale;
+        if (!fitting_label(label_forms(type_parts_[j.type], j.micro_batch), w).empty()) return true;
+      }
+    }
+  }
+  return false;
+}
+
 bool SvgWriter::draws_critical_paths() const {
   if (!opt_.stats) return false;
   for (const StepStats& s : opt_.stats->steps) {
@@ -811,7 +866,7 @@ std::string SvgWriter::header(double width, const std::string& title, double* y_
     buf_ += "</text>\n";
     y += 16;
   }
-  *y_out = write_legend(y + 22, width - 8, legend_types(), draws_critical_paths()) + 12;
+  *y_out = write_legend(y + 22, width - 8, legend_types(), draws_critical_paths(), draws_block_labels()) + 12;
   std::string out = std::move(buf_);
   buf_.clear();
   return out;

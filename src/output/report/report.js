@@ -33,7 +33,7 @@
   }
 
   // Block labels, by the rule of src/output/block_label.h: the longest form
-  // of a block's label ("F12", "12"; "B0c1", "0c1", "0") whose width, from
+  // of a block's label ("F12", "12"; "B0c1", "0c1") whose width, from
   // DejaVu Sans's advances (2048 units per em) at LABEL_PX, plus LABEL_PAD on
   // each side, fits the block's width on screen.
   var ADVANCE = { F: 1178, B: 1405, W: 2025, c: 1126, o: 1253, p: 1300, t: 803, l: 569, r: 842 };
@@ -49,7 +49,7 @@
   function labelForms(full) {
     var m = /^[FBW](\d+)(c\d+)?$/.exec(full);
     if (!m) return [full];
-    return m[2] ? [full, m[1] + m[2], m[1]] : [full, m[1]];
+    return m[2] ? [full, m[1] + m[2]] : [full, m[1]];
   }
   function fittingLabel(forms, px) {
     for (var i = 0; i < forms.length; ++i) {

@@ -319,15 +319,22 @@ void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p) {
     p.ranks_note = fmt::format("the {} ranks with the largest bubbles of {}; --json lists all", style.max_rank_rows,
                                st.ranks.size());
   }
+  // A rank is coloured for what it costs the step: a straggler's busy time
+  // (the others wait for it). Its bubble is not toned against the ideal: a
+  // slow rank waits least and the healthy ones waiting for it most, so that
+  // tone would praise the straggler and blame its victims.
+  auto straggles = [&](int32_t rank) {
+    return std::any_of(st.stragglers.begin(), st.stragglers.end(), [&](const Straggler& g) { return g.rank == rank; });
+  };
   for (const RankStats* r : rs) {
     double n = std::max<uint32_t>(r->steps, 1);
     p.ranks.add({{std::to_string(r->rank)},
                  {std::to_string(r->stage)},
                  {r->short_rank() ? fmt::format("{} short", r->steps) : std::to_string(r->steps),
                   r->short_rank() ? Tone::kBad : Tone::kPlain},
-                 {ms(r->busy_ns / n)},
+                 {ms(r->busy_ns / n), straggles(r->rank) ? Tone::kBad : Tone::kPlain},
                  {ms(r->idle_ns / n)},
-                 {percent(r->bubble_ratio), bubble_tone(r->bubble_ratio, s.ideal_bubble_ratio)},
+                 {percent(r->bubble_ratio)},
                  {ms(r->warmup_ns / n)},
                  {ms(r->gaps_ns / n)},
                  {ms(r->cooldown_ns / n)}});
@@ -346,11 +353,14 @@ void fill_stages_types_stragglers(const Stats& st, StatsParts& p) {
       for (const RankStats& r : st.ranks) n += r.stage == sg.stage ? r.steps : 0;
     }
     n = std::max(n, 1.0);
+    // As the ranks': a stage is coloured for its straggler's busy time.
+    bool slow = std::any_of(st.stragglers.begin(), st.stragglers.end(),
+                            [&](const Straggler& g) { return g.stage == sg.stage; });
     p.stages.add({{std::to_string(sg.stage)},
                   {std::to_string(sg.ranks)},
-                  {ms(sg.busy_ns / n)},
+                  {ms(sg.busy_ns / n), slow ? Tone::kBad : Tone::kPlain},
                   {ms(sg.idle_ns / n)},
-                  {percent(sg.bubble_ratio), bubble_tone(sg.bubble_ratio, s.ideal_bubble_ratio)}});
+                  {percent(sg.bubble_ratio)}});
   }
 
   p.types.header = {"type", "count", "mean ms", "p50 ms", "p95 ms", "max ms"};
@@ -558,14 +568,15 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
   const StepTimeDelta& per = d.period;
   if (per.a_steps > 0 || per.b_steps > 0) {
-    p.summary.emplace_back("period",
-                           fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}", ms_unit(per.a_ns),
-                                       per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
-                                       ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
+    p.summary.emplace_back(
+        "period", fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(per.a_ns),
+                              per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
+                              ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
   }
-  p.summary.emplace_back("busy span", fmt::format("A {} ({} steps, median {}), B {} ({} steps, median {}): {}",
-                                                  ms_unit(t.a_ns), t.a_steps, ms_unit(t.a_median_ns), ms_unit(t.b_ns),
-                                                  t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
+  p.summary.emplace_back(
+      "busy span",
+      fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(t.a_ns), t.a_steps,
+                  ms_unit(t.a_median_ns), ms_unit(t.b_ns), t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
   const ThroughputDelta& tp = d.throughput;
   if (tp.a.steps_per_second > 0 || tp.b.steps_per_second > 0) {
     std::string text = fmt::format("A {:.3f}, B {:.3f} steps/s ({})", tp.a.steps_per_second, tp.b.steps_per_second,
@@ -809,9 +820,12 @@ std::string format_stats_html(const Stats& st) {
   StatsParts p = build_stats_parts(st, style, false);
   std::string out = "<section class=\"stats\" id=\"stats\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
   out += html_summary(p.summary);
-  out += legend({{"good", "bubble within 2 points of the schedule's ideal"},
+  out += legend({{"good", "the run's or a step's bubble within 2 points of the schedule's ideal"},
                  {"warn", "2 to 10 points above it; the slowest step"},
-                 {"bad", "more than 10 points above it; a straggler's margin"}});
+                 {"bad",
+                  "more than 10 points above it; a straggler's busy time and margin, what the other ranks "
+                  "wait for (a rank's own bubble is not coloured: the ranks waiting for a straggler have "
+                  "the highest)"}});
   out += html_section("Steps", p.steps_note, p.steps, p.steps.rows.size() > 20);
   out += html_section("Ranks, per step", p.ranks_note, p.ranks, p.ranks.rows.size() > 32);
   if (p.show_stages) out += html_section("Stages, per step and rank", "", p.stages, false);

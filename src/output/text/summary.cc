@@ -36,8 +36,11 @@ std::vector<DiagnosticLine> format_diagnostics(const Timeline& tl) {
     uint64_t n = d.count_of(kind);
     if (n == 0) continue;
     const IssueInfo& info = issue_info(kind);
-    lines.push_back(
-        {kind, info.severity, false, fmt::format("{} x {}: {}", with_commas(n), info.name, info.explanation)});
+    std::string text = fmt::format("{} x {}: {}", with_commas(n), info.name, info.explanation);
+    // How to turn the profiler on is said once: here when other logs hold
+    // jobs; when none does, by the error every command then stops with.
+    if (kind == IssueKind::kNoProfilerLines && tl.job_count() > 0) text += ": " PPT_PROFILER_ON_HINT;
+    lines.push_back({kind, info.severity, false, std::move(text)});
   }
   return lines;
 }

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <string>
 
 #include "util/text.h"
@@ -104,6 +105,25 @@ TEST_CASE("a Markdown code span for a table cell fences backticks and escapes pi
   // such text is plain escaped text.
   CHECK(markdown_table_code("a\\|b") == "a\\\\\\|b");
   CHECK(markdown_table_code("a\nb") == "a\\\\nb");
+}
+
+TEST_CASE("a shell word is the text a POSIX shell reads back", "[escape]") {
+  CHECK(shell_word("logs/workerlog.1") == "logs/workerlog.1");
+  CHECK(shell_word("my logs/workerlog.1") == "'my logs/workerlog.1'");
+  CHECK(shell_word("it's") == "'it'\\''s'");
+  CHECK(shell_word("$(rm -rf x)") == "'$(rm -rf x)'");
+  CHECK(shell_word("") == "''");
+  // Through sh itself: what it reads back is the text.
+  for (std::string s : {"a b", "it's", "x\"y", "$HOME", "`id`", "*", "a\\b"}) {
+    std::string cmd = "printf %s " + shell_word(s);
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::string got;
+    char buf[64];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) got.append(buf, n);
+    pclose(p);
+    CHECK(got == s);
+  }
 }
 
 }  // namespace

@@ -232,6 +232,28 @@ TEST_CASE("the report opens with a summary card of the run's figures", "[html]")
   CHECK(card.find("href=\"#problems\"") == std::string::npos);  // no section to link to
 }
 
+TEST_CASE("the card headlines the mean period, the figure diff, batch and whatif show, and names it", "[html]") {
+  Timeline tl = pipeline(2, 3);
+  Stats st = testing::stats_of(tl);
+  // A slow step pulls the mean away from the median.
+  st.step_period.mean_ns = 2'500'000;
+  st.step_period.median_ns = 1'000'000;
+  st.step_time.mean_ns = 1'700'000;
+  st.step_time.median_ns = 800'000;
+  ReportOptions opt;
+  opt.stats = &st;
+  std::string card = between(report_of(tl, opt), "<section id=\"overview\"", "</section>");
+  auto figure = [&](const std::string& name) { return between(card, "data-figure=\"" + name + "\"", "</div></div>"); };
+  auto value = [&](const std::string& name) { return between(figure(name), "class=\"value\">", "<"); };
+  INFO(card);
+  CHECK(value("period") == "2.500 ms");
+  CHECK(figure("period").find("step period (mean)") != std::string::npos);
+  CHECK(figure("period").find("median 1.000 ms") != std::string::npos);
+  CHECK(value("step-time") == "1.700 ms");
+  CHECK(figure("step-time").find("step time (mean)") != std::string::npos);
+  CHECK(figure("step-time").find("median 0.800 ms") != std::string::npos);
+}
+
 TEST_CASE("the summary card counts the input problems and links to them", "[html]") {
   std::string log = testing::job_line("forward", 0, 0, 100) + "Profiler Info: Job (x), type = forward\n" +
                     testing::job_line("backward", 0, 200, 400) + testing::job_line("backward", 0, 200, 400);

@@ -108,6 +108,54 @@ TEST_CASE("diff colours say what a change means for the run, not which way a num
   CHECK(faster.find("<td class=\"bad\"") == std::string::npos);
 }
 
+TEST_CASE("stats colours what a rank costs the step: the straggler's busy time, not the waiting ranks' bubble",
+          "[stats]") {
+  // Rank 1 is slow: it hardly waits (a low bubble) while ranks 0 and 2 wait
+  // for it (high bubbles). Against the ideal bubble that read as rank 1
+  // green and ranks 0 and 2 red.
+  Stats st;
+  st.source = "logs";
+  st.schedule.kind = ScheduleKind::k1F1B;
+  st.schedule.pp_degree = 3;
+  st.schedule.micro_batches = 4;
+  st.schedule.ideal_bubble_ratio = 0.2;
+  st.bubble_ratio = 0.3;
+  for (int32_t r = 0; r < 3; ++r) {
+    RankStats rank;
+    rank.rank = r;
+    rank.stage = r;
+    rank.steps = 1;
+    rank.busy_ns = r == 1 ? 95'000'000 : 60'000'000;
+    rank.idle_ns = 100'000'000 - rank.busy_ns;
+    rank.span_ns = 100'000'000;
+    rank.bubble_ratio = static_cast<double>(rank.idle_ns) / 1e8;
+    st.ranks.push_back(rank);
+  }
+  st.stragglers.push_back({1, 1, "forward", 3e6, 2e6, 0.5, 1.0, 4});
+  std::string html = format_stats_html(st);
+  INFO(html);
+  // Columns: rank, stage, steps, busy, idle, bubble.
+  CHECK(cell_class(html, 1, 3) == "bad");  // the straggler's busy time: what costs the step
+  CHECK(cell_class(html, 1, 5) == "");     // its low bubble is no good news
+  CHECK(cell_class(html, 0, 5) == "");     // the others wait for it: not their fault
+  CHECK(cell_class(html, 2, 5) == "");
+  CHECK(cell_class(html, 0, 3) == "");
+  // The legend says what the colours measure.
+  CHECK(html.find("a straggler&#39;s busy time and margin") != std::string::npos);
+}
+
+TEST_CASE("diff names its headline period the mean, the statistic every output headlines", "[diff]") {
+  Diff d = a_diff();
+  d.period.a_steps = d.period.b_steps = 3;
+  d.period.a_ns = 2.5e6;
+  d.period.b_ns = 2.5e6;
+  d.period.a_median_ns = d.period.b_median_ns = 1e6;
+  for (const std::string& out : {format_diff_text(d), format_diff_markdown(d), format_diff_html(d)}) {
+    INFO(out);
+    CHECK(out.find("A mean 2.500 ms (3 steps, median 1.000 ms)") != std::string::npos);
+  }
+}
+
 TEST_CASE("the stats and diff pages explain their colours", "[stats][diff]") {
   testing::TempDir dir;
   dir.write("logs/workerlog.0", testing::job_line("forward", 0, 0, 10) + testing::job_line("backward", 0, 20, 30));
