@@ -228,9 +228,10 @@ class PerfettoTraceWriter {
   int64_t origin_ = 0;
   bool multi_machine_ = false;
   uint64_t parent_base_ = 1;
-  std::vector<uint32_t> visit_;        // track -> position in the writing order
-  std::vector<uint32_t> by_producer_;  // edge indices by (producer track, job)
-  std::vector<uint32_t> flow_of_;      // by edge: its flow id (a chain's edges share one)
+  std::vector<uint32_t> visit_;           // track -> position in the writing order
+  std::vector<uint32_t> by_producer_;     // edge indices by (producer track, job)
+  std::vector<uint32_t> producer_start_;  // by track in writing order: its first entry in by_producer_
+  std::vector<uint32_t> flow_of_;         // by edge: its flow id (a chain's edges share one)
   // Event names: iid by (name_type, name_number); types.size() is the "step" pseudo-type.
   std::vector<std::vector<uint32_t>> name_by_number_;   // small non-negative numbers
   std::unordered_map<uint64_t, uint32_t> name_by_key_;  // the rest
@@ -248,7 +249,8 @@ class PerfettoTraceWriter {
 // bytes per edge instead of DependencyIndex's sixteen plus eight per job.
 void PerfettoTraceWriter::index_producers() {
   const auto& edges = opt_.dependencies->edges;
-  std::vector<uint32_t> start(tl_.tracks.size() + 1, 0);
+  std::vector<uint32_t>& start = producer_start_;
+  start.assign(tl_.tracks.size() + 1, 0);
   for (const Dependency& e : edges) ++start[visit_[e.producer.track] + 1];
   for (size_t k = 0; k + 1 < start.size(); ++k) start[k + 1] += start[k];
   by_producer_.resize(edges.size());
@@ -284,27 +286,36 @@ void PerfettoTraceWriter::chain_flows() {
   auto start = [&](JobRef r) { return tl_.tracks[r.track].jobs[r.job].start_ns; };
   flow_of_.resize(n);
   for (uint32_t e = 0; e < n; ++e) flow_of_[e] = e;  // each its own chain
-  // Walk the producers (by_producer_) and the consumers (edges, sorted by
-  // consumer in the same order) together: for a producer with one outgoing
-  // edge, find its incoming edges.
-  size_t in = 0;
-  for (size_t k = 0; k < n;) {
-    const uint32_t e = by_producer_[k];
-    const JobRef p = edges[e].producer;
-    size_t next = k + 1;
-    while (next < n && edges[by_producer_[next]].producer == p) ++next;
-    const uint64_t key = order_of(p);
-    while (in < n && order_of(edges[in].consumer) < key) ++in;
-    size_t in_end = in;
-    while (in_end < n && edges[in_end].consumer == p) ++in_end;
-    if (next - k == 1 && in_end - in == 1) {
-      const Dependency& before = edges[in];
-      if (start(before.producer) < start(p) && start(p) < start(edges[e].consumer)) {
-        flow_of_[e] = static_cast<uint32_t>(in);
+  // Track by track in parallel (each writes only the edges its jobs
+  // produce), walk the producers (by_producer_) and the consumers (edges,
+  // sorted by consumer in the same order) together: for a producer with one
+  // outgoing edge, find its incoming edges.
+  parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t t) {
+    const size_t first = producer_start_[t], last = producer_start_[t + 1];
+    if (first == last) return;
+    const uint64_t track_key = order_of({edges[by_producer_[first]].producer.track, 0});
+    size_t in = static_cast<size_t>(
+        std::lower_bound(edges.begin(), edges.end(), track_key,
+                         [&](const Dependency& e, uint64_t k) { return order_of(e.consumer) < k; }) -
+        edges.begin());
+    for (size_t k = first; k < last;) {
+      const uint32_t e = by_producer_[k];
+      const JobRef p = edges[e].producer;
+      size_t next = k + 1;
+      while (next < last && edges[by_producer_[next]].producer == p) ++next;
+      const uint64_t key = order_of(p);
+      while (in < n && order_of(edges[in].consumer) < key) ++in;
+      size_t in_end = in;
+      while (in_end < n && edges[in_end].consumer == p) ++in_end;
+      if (next - k == 1 && in_end - in == 1) {
+        const Dependency& before = edges[in];
+        if (start(before.producer) < start(p) && start(p) < start(edges[e].consumer)) {
+          flow_of_[e] = static_cast<uint32_t>(in);
+        }
       }
+      k = next;
     }
-    k = next;
-  }
+  });
   // Each edge's chain is the edge it was linked to, recursively: resolve to
   // the chain's first edge (chains are a micro-batch's virtual stages long).
   for (uint32_t e = 0; e < n; ++e) {
