@@ -206,8 +206,20 @@ class PerfettoTraceWriter {
     w.int64(f::kIntValue, value);
     w.close_nested(a);
   }
-  static void base_clock(proto::Writer& w, uint32_t seq_id, LaneClock& clock, uint64_t t);
-  static void stamp(proto::Writer& w, LaneClock& clock, uint64_t t);
+  [[gnu::noinline]] static void snapshot_clock(proto::Writer& w, uint32_t seq_id, LaneClock& clock, uint64_t t);
+  static void base_clock(proto::Writer& w, uint32_t seq_id, LaneClock& clock, uint64_t t) {
+    if (!clock.based) [[unlikely]]
+      snapshot_clock(w, seq_id, clock, t);
+  }
+  static void stamp(proto::Writer& w, LaneClock& clock, uint64_t t) {
+    if (t >= clock.last) [[likely]] {
+      w.varint(f::kTimestamp, t - clock.last);
+      clock.last = t;
+    } else {
+      stamp_absolute(w, t);
+    }
+  }
+  [[gnu::noinline]] static void stamp_absolute(proto::Writer& w, uint64_t t);
   void end_event(proto::Writer& w, uint32_t seq_id, LaneClock& clock, int64_t ns) const {
     size_t p = w.open_nested(f::kTracePacket);
     stamp(w, clock, ts(ns));
@@ -469,8 +481,7 @@ void PerfettoTraceWriter::write_tree(proto::Writer& w, const Run& run) const {
 // `t` (clock_snapshot.proto, Clock.is_incremental). The snapshot has a packet
 // of its own: trace_processor reads nothing else from a packet holding one
 // (ProtoTraceReader::ParseClockSnapshot returns early).
-void PerfettoTraceWriter::base_clock(proto::Writer& w, uint32_t seq_id, LaneClock& clock, uint64_t t) {
-  if (clock.based) return;
+void PerfettoTraceWriter::snapshot_clock(proto::Writer& w, uint32_t seq_id, LaneClock& clock, uint64_t t) {
   size_t p = w.open_nested(f::kTracePacket);
   w.varint(f::kTrustedSequenceId, seq_id);
   size_t cs = w.open_nested(f::kClockSnapshot);
@@ -489,18 +500,14 @@ void PerfettoTraceWriter::base_clock(proto::Writer& w, uint32_t seq_id, LaneCloc
   clock.based = true;
 }
 
-// An event packet's timestamp: the delta from the sequence's previous event
-// on its incremental clock (the sequence's default clock), or, for an event
-// that precedes the previous one (a lane's events never do; deltas are
-// unsigned), the absolute trace time with the packet's own clock id.
-void PerfettoTraceWriter::stamp(proto::Writer& w, LaneClock& clock, uint64_t t) {
-  if (t >= clock.last) [[likely]] {
-    w.varint(f::kTimestamp, t - clock.last);
-    clock.last = t;
-  } else {
-    w.varint(f::kTimestamp, t);
-    w.varint(f::kTimestampClockId, kClockBoottime);
-  }
+// An event packet's timestamp is the delta from the sequence's previous
+// event on its incremental clock (the sequence's default clock; stamp()), or,
+// for an event that precedes the previous one (a lane's events never do;
+// deltas are unsigned), the absolute trace time with the packet's own clock
+// id.
+void PerfettoTraceWriter::stamp_absolute(proto::Writer& w, uint64_t t) {
+  w.varint(f::kTimestamp, t);
+  w.varint(f::kTimestampClockId, kClockBoottime);
 }
 
 template <typename Fn>
