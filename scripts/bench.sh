@@ -4,7 +4,7 @@
 # and against the old Python helper.
 #
 #   scripts/bench.sh [--runs N] [--skip-old] [--old-files N] [--regen] [--no-build]
-#                    [--only SECTION,...] [--scale-ranks N,...] [--baseline BIN]
+#                    [--only SECTION,...] [--scale-ranks N,...] [--baseline BIN|COMMIT]
 #                    [--watch-steps N] [--shim-baseline LIB]
 #
 # The set (64 ranks on 8 machines, 1F1B, 64 micro-batches, 20 steps, 1000
@@ -29,6 +29,13 @@
 # --scale-ranks picks the sets (default 64,128,256,512,1024); --only runs
 # some sections (e.g. --only scale).
 #
+# The ranks1024 section converts the 1024-rank set to .pftrace against its
+# floor and prints the .pftrace's bytes a job, then `stats --json` and
+# `whatif` with six targets against that convert, with peak RSS; with
+# --baseline the baseline runs the same commands alternately with this build
+# (before and after in one run). Goals: convert <= 2x the floor, <= 48 bytes
+# a job, stats --json <= 1x the convert, whatif <= 1.5x, peak RSS < 256 MB.
+#
 # The stats section times `stats` and `diff` against a plain convert (one
 # .json output) in the same run; goal: each <= 1.5x it.
 #
@@ -41,8 +48,9 @@
 # (goal: report <= 1.5x it) and headless Chromium loading the page against an
 # empty page.
 #
-# The baseline section (with --baseline BIN, e.g. a pp-timeline built from an
-# earlier commit) times BIN and this build on the same conversions in the same
+# The baseline section (with --baseline BIN, a pp-timeline built from an
+# earlier commit, or --baseline COMMIT, which builds one into
+# .bench/baseline-<commit>/) times BIN and this build on the same conversions in the same
 # run, alternating the two: the default convert of the set, the set to
 # .pftrace, and the largest --scale-ranks set to .pftrace. It prints each pair
 # and their ratios (this build / BIN, time and peak RSS) and compares the
@@ -112,10 +120,28 @@ while [[ $# -gt 0 ]]; do
     *) echo "bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+# --baseline also takes a commit: its pp-timeline is built once into
+# .bench/baseline-<commit>/ (the commit's files from git archive, the
+# pp-timeline target only) and reused.
+if [[ -n "$baseline_bin" && ! -x "$baseline_bin" ]] &&
+   sha=$(git -C "$root" rev-parse --verify -q --short "$baseline_bin^{commit}"); then
+  bsrc=$root/.bench/baseline-$sha
+  if [[ ! -x "$bsrc/build/pp-timeline" ]]; then
+    echo "bench: building the baseline $baseline_bin ($sha) into $bsrc" >&2
+    rm -rf "$bsrc" && mkdir -p "$bsrc"
+    git -C "$root" archive "$sha" | tar -x -C "$bsrc"
+    launcher=()
+    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    { cmake -S "$bsrc" -B "$bsrc/build" -G Ninja -DCMAKE_BUILD_TYPE=${PPT_BUILD_TYPE:-RelWithDebInfo} "${launcher[@]}" &&
+      cmake --build "$bsrc/build" --target pp-timeline -j "${PPT_JOBS:-$(nproc)}"; } >"$bsrc.log" 2>&1 ||
+      { echo "bench: the baseline did not build (see $bsrc.log)" >&2; exit 1; }
+  fi
+  baseline_bin=$bsrc/build/pp-timeline
+fi
 [[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "bench.sh: --runs needs a positive number" >&2; exit 2; }
 [[ "$old_files" =~ ^[0-9]+$ ]] || { echo "bench.sh: --old-files needs a number" >&2; exit 2; }
 
-SECTIONS=(pp_timeline floor threads old pftrace scale stats report whatif shim)
+SECTIONS=(pp_timeline floor threads old pftrace scale ranks1024 stats report whatif shim)
 [[ -n "$baseline_bin" ]] && SECTIONS+=(baseline)
 if [[ -n "$only" ]]; then
   IFS=, read -r -a SECTIONS <<<"$only"
@@ -339,6 +365,30 @@ section_old() {
   fi
 }
 
+# prepare_scale_set R: the R-rank scale set in .bench/scale/rR (generated
+# once and reused while its parameters are unchanged; never committed); sets
+# sfiles (its files), sbytes and sjobs, and warms the page cache.
+prepare_scale_set() {
+  local r=$1 dir=$bench/scale/r$1 stamp want t0 t1
+  stamp=$dir.params
+  want="--stages 16 --dp $((r / 16)) --machines $((r / 8)) --schedule 1f1b --micro-batches 64 --steps 20 --noise 10 --seed 1"
+  if [[ $regen == 1 || ! -d "$dir" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    echo "bench: generating $dir (gen_logs.py $want)" >&2
+    rm -rf "$dir" "$stamp"
+    mkdir -p "$bench/scale"
+    t0=$(now_ns)
+    # shellcheck disable=SC2086
+    python3 "$root/scripts/gen_logs.py" --out "$dir" $want --quiet
+    t1=$(now_ns)
+    echo "bench: generated $r ranks in $(calc '%.0f' "($t1 - $t0) / 1e9") s" >&2
+    echo "$want" >"$stamp"
+  fi
+  mapfile -t sfiles < <(find "$dir/" -type f -name 'workerlog.*' | sort -V)
+  sbytes=$(cat "${sfiles[@]}" | wc -c)
+  # The job count, and the page cache warmed.
+  sjobs=$(grep -F -c 'Profiler Info: Job' "${sfiles[@]}" | awk -F: '{s += $NF} END {print s}')
+}
+
 section_scale() {
   if [[ $have_bin == 0 ]]; then skipped "scale" "not built"; return; fi
   local ext=pftrace
@@ -347,25 +397,10 @@ section_scale() {
     scale_notes+=("this build writes no .pftrace yet: the scale runs write Chrome .json instead")
   fi
   mkdir -p "$bench/scale" "$out/scale"
-  local r dir stamp want sfiles sbytes sjobs obytes t0 t1 first_r="" last_r=""
+  local r dir obytes first_r="" last_r=""
   for r in "${scale_ranks[@]}"; do
+    prepare_scale_set "$r"
     dir=$bench/scale/r$r
-    stamp=$dir.params
-    want="--stages 16 --dp $((r / 16)) --machines $((r / 8)) --schedule 1f1b --micro-batches 64 --steps 20 --noise 10 --seed 1"
-    if [[ $regen == 1 || ! -d "$dir" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-      echo "bench: generating $dir (gen_logs.py $want)" >&2
-      rm -rf "$dir" "$stamp"
-      t0=$(now_ns)
-      # shellcheck disable=SC2086
-      python3 "$root/scripts/gen_logs.py" --out "$dir" $want --quiet
-      t1=$(now_ns)
-      echo "bench: generated $r ranks in $(calc '%.0f' "($t1 - $t0) / 1e9") s" >&2
-      echo "$want" >"$stamp"
-    fi
-    mapfile -t sfiles < <(find "$dir" -type f -name 'workerlog.*' | sort -V)
-    sbytes=$(cat "${sfiles[@]}" | wc -c)
-    # The job count, and the page cache warmed.
-    sjobs=$(grep -F -c 'Profiler Info: Job' "${sfiles[@]}" | awk -F: '{s += $NF} END {print s}')
     fresh=("$out/scale/trace.$ext")
     if ! timed "scale$r" "$bin" --log_dir "$dir" -o "$out/scale/trace.$ext" -q; then
       fresh=()
@@ -404,6 +439,124 @@ section_scale() {
     goal "time growth $first_r -> $last_r ranks" "ranks^$te" "<= ranks^1.1" "$(awk -v e="$te" 'BEGIN {print (e <= 1.1) ? 1 : 0}')"
     goal "peak RSS growth $first_r -> $last_r ranks" "ranks^$me" "<= ranks^1.1" "$(awk -v e="$me" 'BEGIN {print (e <= 1.1) ? 1 : 0}')"
   fi
+}
+
+# ------------------------------------------------------------ ranks1024 --
+# ab_timed NAME OUT ARGS...: times this build on ARGS ($runs runs after a
+# warm-up run), and, with --baseline, the baseline alternately with it on the
+# same ARGS. @OUT@ in ARGS is OUT for this build and OUT with .base before
+# its extension for the baseline; standard output goes to that path plus
+# .stdout. Sets T_NAME, RSS_NAME (this build) and T_NAME_base, RSS_NAME_base.
+ab_timed() {
+  local name=$1 o=$2 i k b dst t0 t1
+  shift 2
+  local tf=$out/.time.$name log=$out/$name.stderr ob="${o%.*}.base.${o##*.}" sides=(new) args tn=() rn=() tb=() rb=()
+  [[ -n "$baseline_bin" ]] && sides+=(base)
+  : >"$log"
+  for ((i = -1; i < runs; i++)); do
+    for k in "${sides[@]}"; do
+      if [[ $k == new ]]; then b=$bin dst=$o; else b=$baseline_bin dst=$ob; fi
+      args=("${@//@OUT@/$dst}")
+      rm -f "$dst"
+      t0=$(now_ns)
+      /usr/bin/time -f '%e %M' -o "$tf" "$b" "${args[@]}" >"$dst.stdout" 2>>"$log" || { tail -5 "$log" >&2; return 1; }
+      t1=$(now_ns)
+      ((i >= 0)) || continue
+      if [[ $k == new ]]; then
+        tn+=("$(calc '%.6f' "($t1 - $t0) / 1e9")"); rn+=("$(awk '{v=$2} END {print v}' "$tf")")
+      else
+        tb+=("$(calc '%.6f' "($t1 - $t0) / 1e9")"); rb+=("$(awk '{v=$2} END {print v}' "$tf")")
+      fi
+    done
+  done
+  printf -v "T_$name" '%s' "$(printf '%s\n' "${tn[@]}" | median)"
+  printf -v "RSS_$name" '%s' "$(printf '%s\n' "${rn[@]}" | median)"
+  if [[ ${#tb[@]} -gt 0 ]]; then
+    printf -v "T_${name}_base" '%s' "$(printf '%s\n' "${tb[@]}" | median)"
+    printf -v "RSS_${name}_base" '%s' "$(printf '%s\n' "${rb[@]}" | median)"
+  fi
+}
+
+# The 1024-rank section: the scale section's 1024-rank set (16 stages x 64
+# replicas, 20 steps, about 2.6 M jobs and 540 MB; generated on the first
+# run into .bench/scale/r1024) converted to .pftrace against its floor (grep
+# -F -c over the logs + cat of as many bytes as the .pftrace), the .pftrace's
+# bytes a job, `stats --json` (with its suggestions) and `whatif` with six
+# targets (every schedule at the measured M) against that convert, and the
+# peak RSS of each. With --baseline, the baseline build runs the same
+# commands alternately with this one: before and after in one run, each side
+# with its own ratios, and this build's time, RSS and size over the baseline's.
+# Goals: convert <= 2x the floor, <= 48 bytes a job, stats --json <= 1x the
+# convert, whatif (six targets) <= 1.5x, every peak RSS < 256 MB.
+section_ranks1024() {
+  if [[ $have_bin == 0 ]]; then skipped "1024 ranks" "not built"; return; fi
+  if [[ -n "$baseline_bin" && ! -x "$baseline_bin" ]]; then
+    skipped "1024 ranks" "$baseline_bin is not an executable"; status=1; return
+  fi
+  local d=$out/r1024 dir=$bench/scale/r1024 six=fthenb,1f1b,eager1f1b,vpp,zbh1,zbvpp side
+  mkdir -p "$d"
+  prepare_scale_set 1024
+  if ! ab_timed kconv "$d/trace.pftrace" --log_dir "$dir" -o @OUT@ -q ||
+     ! ab_timed kstats "$d/stats.json" stats --log_dir "$dir" --json -q -o @OUT@ ||
+     ! ab_timed kwhatif "$d/whatif.txt" whatif --log_dir "$dir" -q --schedule "$six"; then
+    skipped "1024 ranks" "FAILED (see .bench/out/k*.stderr)"
+    status=1; return
+  fi
+  # The floor of each side: grep over the logs + cat of as many bytes as its
+  # .pftrace.
+  timed kgrep grep -F -c 'Profiler Info: Job' "${sfiles[@]}" >"$d/grep.txt"
+  local side pf
+  for side in "" _base; do
+    [[ -z "$side" || -n "$baseline_bin" ]] || continue
+    pf=$d/trace.pftrace
+    [[ -n "$side" ]] && pf=$d/trace.base.pftrace
+    head -c "$(file_size "$pf")" /dev/zero >"$d/cat_src"
+    fresh=("$d/cat_dst")
+    timed "kcat$side" sh -c 'cat "$1" > "$2"' sh "$d/cat_src" "$d/cat_dst"
+    fresh=()
+    rm -f "$d/cat_src" "$d/cat_dst"
+  done
+  row "1024 ranks: grep -F -c over the logs" "$T_kgrep" "" "$(with_commas "$sjobs") jobs, $(calc '%.1f' "$sbytes / 1e6") MB of logs" "$sbytes"
+  for side in "" _base; do
+    [[ -z "$side" || -n "$baseline_bin" ]] || continue
+    local label="1024 ranks:"
+    [[ -n "$side" ]] && label="  baseline:"
+    local tc=T_kconv$side rc=RSS_kconv$side ts=T_kstats$side rs=RSS_kstats$side tw=T_kwhatif$side rw=RSS_kwhatif$side
+    local tcat=T_kcat$side
+    pf=$d/trace.pftrace
+    [[ -n "$side" ]] && pf=$d/trace.base.pftrace
+    local pb conv_r stats_r whatif_r bpj floor
+    pb=$(file_size "$pf")
+    bpj=$(calc '%.1f' "$pb / $sjobs")
+    floor=$(calc '%.6f' "$T_kgrep + ${!tcat}")
+    conv_r=$(calc '%.2f' "${!tc} / $floor")
+    stats_r=$(calc '%.2f' "${!ts} / ${!tc}")
+    whatif_r=$(calc '%.2f' "${!tw} / ${!tc}")
+    row "$label floor, grep + cat" "$floor" "" "cat: as many bytes as its .pftrace" "$sbytes"
+    row "$label convert -> .pftrace" "${!tc}" "${!rc}" "${conv_r}x the floor; $(calc '%.1f' "$pb / 1e6") MB, $bpj B/job" "$sbytes"
+    row "$label stats --json" "${!ts}" "${!rs}" "${stats_r}x the convert" "$sbytes"
+    row "$label whatif, 6 targets" "${!tw}" "${!rw}" "${whatif_r}x the convert" "$sbytes"
+    [[ -z "$side" ]] || continue
+    goal "1024 ranks: convert / floor" "${conv_r}x" "<= 2x" "$(awk -v x="$conv_r" 'BEGIN {print (x <= 2) ? 1 : 0}')"
+    goal "1024 ranks: .pftrace bytes a job" "$bpj" "<= 48" "$(awk -v x="$bpj" 'BEGIN {print (x <= 48) ? 1 : 0}')"
+    goal "1024 ranks: stats --json / convert" "${stats_r}x" "<= 1x" "$(awk -v x="$stats_r" 'BEGIN {print (x <= 1) ? 1 : 0}')"
+    goal "1024 ranks: whatif (6) / convert" "${whatif_r}x" "<= 1.5x" "$(awk -v x="$whatif_r" 'BEGIN {print (x <= 1.5) ? 1 : 0}')"
+    local worst
+    worst=$(printf '%s\n' "${!rc}" "${!rs}" "${!rw}" | sort -g | tail -1)
+    goal "1024 ranks: largest peak RSS" "$(calc '%.1f' "$worst / 1024") MB" "< 256 MB" "$(awk -v x="$worst" 'BEGIN {print (x < 256 * 1024) ? 1 : 0}')"
+  done
+  if [[ -n "$baseline_bin" ]]; then
+    local n
+    for n in kconv:"convert" kstats:"stats --json" kwhatif:"whatif, 6 targets"; do
+      local tnv=T_${n%%:*} tbv=T_${n%%:*}_base rnv=RSS_${n%%:*} rbv=RSS_${n%%:*}_base
+      rows+=("$(printf '  %-38s %10s  time %sx, peak RSS %sx' "  this / baseline: ${n#*:}" "" \
+        "$(calc '%.2f' "${!tnv} / ${!tbv}")" "$(calc '%.2f' "${!rnv} / ${!rbv}")")")
+    done
+    rows+=("$(printf '  %-38s %10s  %sx (%s / %s bytes)' "  this / baseline: .pftrace size" "" \
+      "$(calc '%.3f' "$(file_size "$d/trace.pftrace") / $(file_size "$d/trace.base.pftrace")")" \
+      "$(file_size "$d/trace.pftrace")" "$(file_size "$d/trace.base.pftrace")")")
+  fi
+  rm -f "$d"/trace*.pftrace "$d"/*.stdout
 }
 
 with_commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
@@ -683,7 +836,7 @@ shim_lines=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
 for s in "${SECTIONS[@]}"; do
-  if [[ $s != scale && $s != watch && $s != shim ]]; then prepare_logs; break; fi
+  if [[ $s != scale && $s != watch && $s != shim && $s != ranks1024 ]]; then prepare_logs; break; fi
 done
 for s in "${SECTIONS[@]}"; do
   "section_$s"

@@ -21,6 +21,7 @@ The scripts beside this one (and tests/browser, tests/consumers) import it:
 """
 
 import argparse
+import bisect
 import codecs
 import contextlib
 import gzip
@@ -302,23 +303,74 @@ def _one(msg, field, default=None):
     return v[0] if v else default
 
 
-def pftrace_slices(text):
+class _SeqClock:
+    """A sequence-scoped clock (ids 64-127) as trace_processor keeps it
+    (src/trace_processor/util/clock_synchronizer.{h,cc}: ClockDomain::ToNs,
+    AddSnapshot, Convert): a delta-encoded clock adds each timestamp to the
+    last; a value maps to BOOTTIME (the trace clock) through the latest
+    snapshot at or before it."""
+
+    def __init__(self):
+        self.incremental, self.unit, self.last, self.snapshots = False, 1, 0, []
+
+    def snapshot(self, value, unit, incremental, boottime):
+        if self.snapshots:
+            check((self.unit, self.incremental) == (unit, incremental), "a clock's unit or kind changed")
+            check(boottime >= self.snapshots[-1][1], "the trace clock goes back between snapshots")
+        self.unit, self.incremental, self.last = unit, incremental, value * unit
+        self.snapshots.append((self.last, boottime))
+
+    def to_trace(self, value):
+        check(self.snapshots, "a timestamp on a clock with no snapshot")
+        ns = value * self.unit
+        if self.incremental:
+            self.last += ns
+            ns = self.last
+        i = bisect.bisect_right([s[0] for s in self.snapshots], ns)
+        base, boot = self.snapshots[max(i - 1, 0)]
+        return boot + ns - base
+
+
+def pftrace_slices(text, arrows=None):
     """The slices of a decoded .pftrace by track uuid, replayed as a viewer
-    does: per-sequence default track and interned names, each end closing
-    the latest open begin on its track. Lists of (start_ns, end_ns, name) in
-    the order they ended; also checks that every track's events
-    go forward in time. Returns (slices, tracks: uuid -> descriptor name)."""
+    does: per-sequence default track, clock and interned names, delta-encoded
+    timestamps resolved as trace_processor does, each end closing the latest
+    open begin on its track. Lists of (start_ns, end_ns, name) in the order
+    they ended; also checks that every track's events go forward in time.
+    Returns (slices, tracks: uuid -> descriptor name). With a list `arrows`,
+    appends the flow arrows as Perfetto draws them (trace_processor's
+    FlowTracker): the begins that carry one flow id, linked in the order of
+    their timestamps, each to the next, as ((track, ts), (track, ts))."""
     trace = parse_text_proto(text)
     check(not any(re.match(r"\d+$", k) for p in trace.get("packet", []) for k in p),
           "a field the subset proto does not declare")
     defaults, names, tracks, open_, last, slices = {}, {}, {}, {}, {}, {}
+    default_clock, clocks, flows = {}, {}, {}
     for p in trace.get("packet", []):
         seq = _one(p, "trusted_packet_sequence_id")
         if int(_one(p, "sequence_flags", "0")) & 1:
             names[seq] = {}
+            default_clock[seq] = 0
         d = _one(p, "trace_packet_defaults")
         if d:
             defaults[seq] = _one(_one(d, "track_event_defaults", {}), "track_uuid")
+            default_clock[seq] = int(_one(d, "timestamp_clock_id", "0"))
+        cs = _one(p, "clock_snapshot")
+        if cs:
+            check("track_event" not in p and "track_descriptor" not in p,
+                  "a packet with a clock snapshot carries more (trace_processor reads only the snapshot)")
+            if _one(cs, "primary_trace_clock") is None:
+                boot = [int(_one(c, "timestamp")) for c in cs.get("clocks", []) if _one(c, "clock_id") == "6"]
+                check(len(boot) == 1, "a sequence's clock snapshot without BOOTTIME")
+                for c in cs.get("clocks", []):
+                    cid = int(_one(c, "clock_id"))
+                    if cid == 6:
+                        continue
+                    check(64 <= cid < 128, "clock %d is not sequence-scoped" % cid)
+                    clocks.setdefault((seq, cid), _SeqClock()).snapshot(
+                        int(_one(c, "timestamp")), int(_one(c, "unit_multiplier_ns", "1")),
+                        _one(c, "is_incremental") == "true", boot[0])
+            continue
         interned = _one(p, "interned_data")
         if interned:
             for e in interned.get("event_names", []):
@@ -331,6 +383,12 @@ def pftrace_slices(text):
             continue
         track = _one(te, "track_uuid") or defaults.get(seq)
         ts = int(_one(p, "timestamp"))
+        cid = int(_one(p, "timestamp_clock_id", "0")) or default_clock.get(seq, 0)
+        if 64 <= cid < 128:
+            check((seq, cid) in clocks, "sequence %s: a timestamp on clock %d before its snapshot" % (seq, cid))
+            ts = clocks[(seq, cid)].to_trace(ts)
+        else:
+            check(cid in (0, 6), "a timestamp on clock %d" % cid)
         if ts < last.get(track, ts):
             raise Failure("track %s: an event at %d after one at %d" % (track, ts, last[track]))
         last[track] = ts
@@ -339,6 +397,10 @@ def pftrace_slices(text):
             name = _one(te, "name")
             name = unquote(name) if name else names.get(seq, {}).get(_one(te, "name_iid"))
             open_.setdefault(track, []).append((ts, name))
+            ids = te.get("flow_ids", [])
+            check(len(set(ids)) == len(ids), "track %s at %d: a flow id twice on one event" % (track, ts))
+            for f in ids:
+                flows.setdefault(f, []).append((ts, track))
             slices.setdefault(track, [])
         elif kind == 2:
             check(open_.get(track), "track %s: an end at %d with no open slice" % (track, ts))
@@ -346,4 +408,8 @@ def pftrace_slices(text):
             slices[track].append((start, ts, name))
     left = {k: v for k, v in open_.items() if v}
     check(not left, "slices never ended: %s" % left)
+    if arrows is not None:
+        for ends in flows.values():
+            ends.sort(key=lambda e: e[0])
+            arrows.extend(((a[1], a[0]), (b[1], b[0])) for a, b in zip(ends, ends[1:]))
     return slices, tracks

@@ -13,17 +13,23 @@
 //  - one trusted packet sequence per track (the track is the sequence's
 //    default, so events do not repeat it), each starting with its incremental
 //    state cleared and its interned strings;
+//  - on each sequence a delta-encoded clock (sequence-scoped clock 64,
+//    snapshotted against BOOTTIME before the sequence's first event in each
+//    piece): every event's timestamp is the delta from the sequence's
+//    previous event, as Perfetto's SDK writes them;
 //  - per job a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair with integer nanosecond
-//    timestamps (rebased to Timeline::origin_ns unless `absolute`), an
+//    times (rebased to Timeline::origin_ns unless `absolute`), an
 //    interned name (job_name(): "forward mb3") and category (the type), debug
 //    annotations rank, micro_batch_id, step, source (the log path, interned),
 //    line and job_id,
 //    and, for a machine whose clock was shifted, logged_start_ns and
 //    logged_end_ns (the times as logged, epoch nanoseconds);
-//  - flow ids (one per dependency, dependencies.h) on the begin events of both
-//    the producer and the consumer; Perfetto links them in time order, so a
-//    dependency that the times contradict is drawn from the job that began
-//    first, as in the JSON outputs (chrome_json_writer.h).
+//  - flow ids on the begin events of both the producer and the consumer of
+//    each dependency (dependencies.h); Perfetto links the events of one id in
+//    time order, so a dependency that the times contradict is drawn from the
+//    job that began first, as in the JSON outputs (chrome_json_writer.h), and
+//    a chain of dependencies whose jobs start in chain order (a micro-batch
+//    through the stages) shares one id, carried once by each job.
 #pragma once
 
 #include "model/timeline.h"
