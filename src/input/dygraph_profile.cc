@@ -327,17 +327,7 @@ FileScan scan_dygraph_profile(const std::string& path, uint32_t file_index) {
   FileScan out;
   std::string data;
   if (has_gzip_magic(fd)) {
-    GzipReader gz(
-        [fd](char* dst, size_t cap, std::string* error) -> long {
-          while (true) {
-            ssize_t n = read(fd, dst, cap);
-            if (n >= 0) return static_cast<long>(n);
-            if (errno == EINTR) continue;
-            *error = strerror(errno);
-            return -1;
-          }
-        },
-        "gzip: unexpected end of file (the .gz is cut short)");
+    GzipReader gz(GzipReader::from_fd(fd), "gzip: unexpected end of file (the .gz is cut short)");
     char buf[1 << 16];
     long n = 0;
     std::string why;

@@ -368,17 +368,7 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
 // `cut_message` is the error for gzip data that ends early.
 void scan_gzip(Scanner& scanner, FileScan& out, uint32_t file_index, int fd, const ScanOptions& options,
                const char* cut_message) {
-  GzipReader gz(
-      [fd](char* dst, size_t cap, std::string* error) -> long {
-        while (true) {
-          ssize_t n = read(fd, dst, cap);
-          if (n >= 0) return static_cast<long>(n);
-          if (errno == EINTR) continue;
-          *error = strerror(errno);
-          return -1;
-        }
-      },
-      cut_message);
+  GzipReader gz(GzipReader::from_fd(fd), cut_message);
   scanner.run([&](char* dst, size_t cap, std::string* error) { return gz.read(dst, cap, error); },
               options.buffer_bytes);
   if (gz.trailing_bytes() > 0) {

@@ -1,6 +1,9 @@
 #include "input/gzip_reader.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <utility>
@@ -16,6 +19,18 @@ bool gzip_magic(const unsigned char* p) { return p[0] == 0x1f && p[1] == 0x8b; }
 
 GzipReader::GzipReader(RawRead raw, std::string cut_message)
     : raw_(std::move(raw)), cut_message_(std::move(cut_message)), in_(kInputBytes) {}
+
+GzipReader::RawRead GzipReader::from_fd(int fd) {
+  return [fd](char* dst, size_t cap, std::string* error) -> long {
+    while (true) {
+      ssize_t n = ::read(fd, dst, cap);
+      if (n >= 0) return static_cast<long>(n);
+      if (errno == EINTR) continue;
+      *error = std::strerror(errno);
+      return -1;
+    }
+  };
+}
 
 GzipReader::~GzipReader() {
   if (zs_ready_) inflateEnd(&zs_);

@@ -42,6 +42,9 @@ class GzipReader {
   uint64_t members() const { return members_; }
   uint64_t trailing_bytes() const { return trailing_; }
 
+  // A RawRead over a file descriptor: read(), retried on EINTR.
+  static RawRead from_fd(int fd);
+
  private:
   enum class Mode { kStart, kMember, kBetween, kPlain };
   // Reads more raw bytes behind those not yet used; false on a read error.
