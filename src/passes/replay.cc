@@ -148,6 +148,7 @@ ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<
         const PlanJob& j = plans[s][next[s]];
         const std::optional<Need>& need = needs[s][next[s]];
         int64_t start = free_at[s];
+        if (next[s] > 0 && costs.host_gap_ns) start += std::max<int64_t>(0, costs.host_gap_ns(s, j));
         if (need) {
           const size_t k = index(need->slot, need->vstage, need->micro_batch);
           if (done[k] == kNotYet) {
@@ -170,22 +171,31 @@ ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<
         ++next[s];
       }
     }
+    // A deadlock: every stage still waiting, each for a job behind another
+    // stage's wait; all of them are named, as they wait on each other.
+    std::string stuck;
     for (int32_t s = 0; s < p; ++s) {
       if (next[s] >= plans[s].size()) continue;
       const PlanJob& j = plans[s][next[s]];
       const Need& need = *needs[s][next[s]];
       const StageChunk at = need.local ? StageChunk{s, j.chunk} : virtual_stage_place(shape.schedule, p, need.vstage);
-      r.error = fmt::format(
-          "deadlock in step {}: stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage "
-          "{} chunk {}, which never runs",
-          step, s, next[s] + 1, plan_job_type(shape, j), j.micro_batch, slot_name(need.slot), need.micro_batch,
-          at.stage, at.chunk);
+      stuck += fmt::format(
+          "{}stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage {} "
+          "chunk {}",
+          stuck.empty() ? "" : "; ", s, next[s] + 1, plan_job_type(shape, j), j.micro_batch, slot_name(need.slot),
+          need.micro_batch, at.stage, at.chunk);
+    }
+    if (!stuck.empty()) {
+      r.error = fmt::format("deadlock in step {}: {}; none of these ever runs", step, stuck);
       return r;
     }
     rs.end_ns = step_start;
     for (int32_t s = 0; s < p; ++s) {
       const int64_t len = static_cast<size_t>(s) < costs.optimizer_ns.size() ? costs.optimizer_ns[s] : 0;
-      rs.optimizer[s] = {free_at[s], free_at[s] + std::max<int64_t>(0, len)};
+      const int64_t gap = !plans[s].empty() && static_cast<size_t>(s) < costs.optimizer_gap_ns.size()
+                              ? std::max<int64_t>(0, costs.optimizer_gap_ns[s])
+                              : 0;
+      rs.optimizer[s] = {free_at[s] + gap, free_at[s] + gap + std::max<int64_t>(0, len)};
       rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
     }
     step_start = rs.end_ns + std::max<int64_t>(0, costs.step_gap_ns);

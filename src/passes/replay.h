@@ -2,7 +2,7 @@
 // stage would start and end.
 //
 // Every stage runs its plan's jobs in order; a job starts when its stage is
-// free and its input has arrived: the producer's end (the dependency rule,
+// free (its previous job's end plus the host gap, ReplayCosts) and its input has arrived: the producer's end (the dependency rule,
 // dependencies.h, producer_virtual_stage) plus the link's lag. A backward_w
 // waits for its backward_b, the last virtual stage's backward for its forward
 // (both on the same stage, earlier in a valid plan). Each stage ends its step
@@ -33,6 +33,10 @@ struct ReplayCosts {
   std::function<int64_t(int32_t from_stage, int32_t to_stage, PlanRole consumer_role)> link_ns;
   std::vector<int64_t> optimizer_ns;  // per stage; empty or short: 0
   int64_t step_gap_ns = 0;            // from a step's last end to the next step's start
+  // The host gap: the least time from the stage's previous job's end (in the
+  // step) to this job's start, the framework's own work between jobs; empty: 0.
+  std::function<int64_t(int32_t stage, const PlanJob& job)> host_gap_ns;
+  std::vector<int64_t> optimizer_gap_ns;  // per stage: from its last job's end to its optimizer; empty or short: 0
 };
 
 struct ReplayedJob {
