@@ -119,8 +119,12 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   }
   WhatifReport report = timed(
       run, "whatif", [&] { return run_whatif(*run.timeline, run.pipeline, run.dependencies, *run.stats, changes); });
-  for (const WhatifOutcome& p : report.predicted) {
-    if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+  if (!report.refusal.empty()) {
+    say.warning("no prediction: " + report.refusal);
+  } else {
+    for (const WhatifOutcome& p : report.predicted) {
+      if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+    }
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
   std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
@@ -142,7 +146,8 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     }
     // The prediction goes through the passes and writers as a measured run does.
     DriverResult predicted;
-    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns);
+    // One predicted step per measured step replayed, numbered as those are.
+    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns, report.first_replayed_step);
     predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
     DriverRequest passes;
     passes.threads = o.run.threads;
