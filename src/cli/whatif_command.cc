@@ -9,6 +9,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/whatif.h"
+#include "app/picture.h"
 #include "cli/finite_range.h"
 #include "commands.h"
 #include "output/outputs.h"
@@ -152,7 +153,22 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     DriverRequest passes;
     passes.threads = o.run.threads;
     passes.stats = draws(outputs);
-    if (page) passes.picture = PictureRequest{};
+    if (page && run.picture && run.stats) {
+      // Both sides of the page draw the same steps: the ones the measured
+      // picture chose, within the steps the prediction replays (it has no
+      // others), else the last of those.
+      const int32_t first = report.first_replayed_step;
+      const int32_t last = first + static_cast<int32_t>(best->replay.steps.size()) - 1;
+      StepRange same{last, last};
+      if (const PictureRun* drawn = run.picture->find(run.stats->run)) {
+        const int32_t a = std::max(drawn->first_step, first), b = std::min(drawn->last_step, last);
+        if (a <= b) same = StepRange{a, b};
+      }
+      PictureRequest both;
+      both.steps = same;
+      run.picture = select_picture(*run.timeline, both);
+      passes.picture = both;
+    }
     run_passes(passes, predicted);
     // The .html page compares the two, as diff's page does: the deltas, then
     // the measured timeline above the predicted one on one time scale. The

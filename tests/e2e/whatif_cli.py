@@ -219,7 +219,11 @@ def outputs_and_errors(binary, tmp):
             ticks = [(float(x), int(v)) for x, v in re.findall(r'<text x="([\d.]+)"[^>]*>(\d+) ms</text>', svg)]
             return (re.search(r'width="(\d+)"', svg).group(1), ticks[1][1] - ticks[0][1],
                     round(ticks[1][0] - ticks[0][0], 1)) if len(ticks) > 1 else None
-        scales = [scale(svg) for svg in re.findall(r"<svg.*?</svg>", html, re.S)]
+        svgs = re.findall(r"<svg.*?</svg>", html, re.S)
+        drawn = [re.findall(r'data-first-step="(\d+)" data-last-step="(\d+)"', svg) for svg in svgs]
+        check(len(drawn) == 2 and drawn[0] and drawn[0] == drawn[1],
+              f"both sides draw the same steps: the predicted step k stands for the measured step k ({drawn})")
+        scales = [scale(svg) for svg in svgs]
         check(len(scales) == 2 and scales[0] is not None and scales[0] == scales[1],
               f"both timelines are drawn on one time scale: width, ms and pixels between ticks ({scales})")
     rc, out, _ = run(binary, "stats", trace.replace(".json", ".missing"))
