@@ -691,13 +691,84 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan&
         "{} of {} rank-steps do not run their rank's usual jobs in its usual order (rank {}: {:.0f}% of its steps): "
         "the schedule or M changes inside the run, or steps lose jobs; the model is fitted over all of them",
         off_steps, rank_steps, worst_rank, worst_share * 100);
-    if (worst_share > 0.25 && refusal) {
-      *refusal = fmt::format(
-          "rank {} runs another order of jobs in {:.0f}% of its steps: the run does not follow one schedule, so no "
-          "prediction from it means anything (--steps or --run can select a part that does)",
-          worst_rank, worst_share * 100);
-    }
     w.push_back(std::move(text));
+  }
+  // The run against the plan the model replays: per rank and step, its
+  // forwards and backwards (a backward_b as a backward, backward_w left out,
+  // so that a split is no difference) against the plan's. Steps that differ
+  // are a run of another schedule or M than the one recognised (a log whose
+  // runs changed schedule), or steps that lost jobs.
+  std::string why;
+  const PlanShape shape = measured_shape(m, &why);
+  if (why.empty() && refusal && refusal->empty()) {
+    const std::vector<int8_t> roles = roles_by_type(tl, plan);
+    auto coarse = [](PlanJob j) {
+      if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
+      return j;
+    };
+    std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
+    for (int32_t st = 0; st < shape.stages; ++st) {
+      for (const PlanJob& j : stage_plan(shape, st)) {
+        if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
+      }
+    }
+    uint32_t off = 0, total = 0;
+    std::string example;
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl.tracks[ti];
+      const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
+      std::vector<PlanJob> got;
+      bool comparable = true;
+      auto close_step = [&](int32_t step) {
+        if (got.empty()) return;
+        ++total;
+        // A step with fewer jobs lost some (a bad line, a cut log): said
+        // above; one with as many or more runs another plan.
+        if (got != want && got.size() >= want.size()) {
+          ++off;
+          if (example.empty()) {
+            size_t i = 0;
+            while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+            auto text = [&](const std::vector<PlanJob>& v) {
+              return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
+                                  : std::string("the step's end");
+            };
+            example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
+                                  text(want));
+          }
+        }
+        got.clear();
+      };
+      int32_t step = std::numeric_limits<int32_t>::min();
+      for (const Job& j : t.jobs) {
+        const int role = roles[j.type];
+        if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
+        if (j.micro_batch < 0) {
+          comparable = false;  // no micro-batch ids: nothing to compare
+          break;
+        }
+        if (j.step != step) close_step(step), step = j.step;
+        got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
+      }
+      if (!comparable) {
+        got.clear();
+        continue;
+      }
+      close_step(step);
+    }
+    if (off > 0 && total > 0) {
+      const double share = static_cast<double>(off) / total;
+      if (share > 0.25) {
+        *refusal = fmt::format(
+            "{:.0f}% of the modelled run's rank-steps do not run the {} plan the model replays ({}): the run is not "
+            "the schedule recognised (another run's?), so no prediction from it means anything",
+            share * 100, shape_label(shape), example);
+        *refusal += " (--steps or --run can select a part that does)";
+      } else {
+        w.push_back(fmt::format("{} of {} rank-steps do not run the {} plan the model replays ({})", off, total,
+                                shape_label(shape), example));
+      }
+    }
   }
   return w;
 }

@@ -180,8 +180,10 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b);
 // several runs (which one is modelled), a model error above 2%
 // (`model_error`, replayed / measured - 1; NaN when not known), and ranks
 // whose steps do not follow one plan (a schedule that changes inside the
-// run). `refusal` gets the reason when the prediction cannot mean anything
-// (most steps off the plan).
+// run), and rank-steps that run another plan than the measured one replayed
+// (the schedule recognised is not this run's). `refusal` gets the reason
+// when the prediction cannot mean anything: over a quarter of the rank-steps
+// run another plan (steps that only lost jobs do not count).
 std::vector<std::string> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
                                          const CostModel& model, double model_error, std::string* refusal);
 

@@ -180,6 +180,22 @@ TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
     CHECK(says(whatif_warnings(m.timeline, m.plan, m.stats, model, -0.031, &refusal), "error is -3.1%"));
     CHECK(refusal.empty());
   }
+  SECTION("a run of another plan than the one recognised (another run's schedule): refused") {
+    Measured m(testing::load_hand_run(dir, "run", hand_run()));
+    REQUIRE(m.whatif().refusal.empty());
+    // As if the schedule had been read from another run: 1F1B, whose stage 1
+    // runs forward 0, backward 0, forward 1 where this FThenB run has both forwards first.
+    m.plan.schedule.kind = ScheduleKind::k1F1B;
+    WhatifReport r = m.whatif();
+    CHECK_THAT(r.refusal, Catch::Contains("50% of the modelled run's rank-steps do not run the 1F1B M=2 plan") &&
+                              Catch::Contains("rank 1 step 0, job 2: forward:1 where the plan has backward:0"));
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.error == r.refusal);
+    // Steps that only lost jobs are no other plan: not refused.
+    std::vector<HandJob> lost = hand_run();
+    lost.erase(lost.begin() + 2);  // step 0's first backward on stage 0
+    Measured short_step(testing::load_hand_run(dir, "lost", lost));
+    CHECK(short_step.whatif().refusal.empty());
+  }
   SECTION("a schedule that changes inside the run: refused") {
     // Two steps FThenB, then two in which stage 0 runs its backwards the other way round.
     std::vector<HandJob> jobs = repeated_steps(hand_run(), 1, 0);
