@@ -150,6 +150,7 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     // One predicted step per measured step replayed, numbered as those are.
     predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns, report.first_replayed_step);
     predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
+    predicted.timeline->prediction = fmt::format("predicted ({})", best->label);
     DriverRequest passes;
     passes.threads = o.run.threads;
     passes.stats = draws(outputs);

@@ -140,7 +140,7 @@ def outputs_and_errors(binary, tmp):
                        "8,16")
     check(rc == 0, f"whatif exits 0 (got {rc}: {err.strip()[:300]})")
     for word in ("measured", "replayed", "predicted #1", "predicted #6", "assumptions:", "model error",
-                 "0.5, not measured"):
+                 "period ms (mean)", "busy ms (mean)", "0.5, not measured"):
         check(word in out, f"the table has {word!r} ({out[:600]})")
 
     check("ranked by throughput" in out and "per mb" in out and "time per micro-batch" in out,
@@ -226,6 +226,39 @@ def outputs_and_errors(binary, tmp):
         scales = [scale(svg) for svg in svgs]
         check(len(scales) == 2 and scales[0] is not None and scales[0] == scales[1],
               f"both timelines are drawn on one time scale: width, ms and pixels between ticks ({scales})")
+    # Every predicted output says it is a prediction, and of which target:
+    # the trace's process names and metadata, the picture's title.
+    pftrace, svg = os.path.join(tmp, "predicted.pftrace"), os.path.join(tmp, "predicted.svg")
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "zbh1", "-o", trace, "-o", pftrace,
+                       "-o", svg)
+    check(rc == 0, f"-o writes .json, .pftrace and .svg (rc {rc}: {err[:300]})")
+    said = "predicted (ZBH1 M=8)"
+    if os.path.exists(trace):
+        t = ppt_test.read_json(trace)
+        names = [e["args"]["name"] for e in t.get("traceEvents", [])
+                 if e.get("ph") == "M" and e.get("name") == "process_name"]
+        check(names and all(n.startswith(said) for n in names),
+              f"the predicted trace's processes say {said!r} ({names})")
+        check(t.get("metadata", {}).get("prediction") == said,
+              f"the predicted trace's metadata says {said!r} ({t.get('metadata')})")
+    if os.path.exists(pftrace):
+        with open(pftrace, "rb") as f:
+            data = f.read()
+        check(said.encode() in data and b"pipeline" not in data,
+              f"the predicted .pftrace's root track is {said!r}, not 'pipeline'")
+    if os.path.exists(svg):
+        with open(svg, encoding="utf-8") as f:
+            picture = f.read()
+        titles = re.findall(r"<title>([^<]*)</title>\n<style>", picture)
+        heading = re.findall(r'<text class="title"[^>]*>([^<]*)</text>', picture)
+        check(titles and titles[0].startswith(said) and heading and heading[0].startswith(said),
+              f"the predicted picture's title says {said!r} ({titles[:1]}, {heading[:1]})")
+    rc, out, err = run(binary, "--log_dir", logs, "-o", trace)
+    t = ppt_test.read_json(trace) if rc == 0 else {}
+    check(rc == 0 and "prediction" not in t.get("metadata", {}) and
+          all("predicted" not in str(e.get("args", {}).get("name")) for e in t.get("traceEvents", [])
+              if e.get("ph") == "M"), "a measured run's trace says nothing of a prediction")
+
     rc, out, _ = run(binary, "stats", trace.replace(".json", ".missing"))
     check(rc == 2, "a missing input is a usage error")
 

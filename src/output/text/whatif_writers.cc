@@ -152,8 +152,8 @@ std::string format_whatif_text(const WhatifReport& r) {
   for (size_t i = 0; i < r.predicted.size(); ++i) {
     rows.push_back({r.predicted.size() > 1 ? fmt::format("predicted #{}", i + 1) : "predicted", &r.predicted[i]});
   }
-  std::vector<std::vector<std::string>> cells = {{"", "schedule", "period ms", "range ms", "vs measured", "busy ms",
-                                                  "bubble", "micro-batches/s", "peak in flight"}};
+  std::vector<std::vector<std::string>> cells = {{"", "schedule", "period ms (mean)", "range ms", "vs measured",
+                                                  "busy ms (mean)", "bubble", "micro-batches/s", "peak in flight"}};
   bool any_per_mb = false;
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
