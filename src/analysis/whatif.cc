@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -384,7 +385,12 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     return t.host_gap[stage][static_cast<size_t>(job.role)];
   };
   for (const auto& g : t.host_gap) costs.optimizer_gap_ns.push_back(g[kPlanRoles]);
-  o.replay = replay_plan(shape, costs, std::max(2, steps));
+  // The plans are built once for every replay below. With measured steps to
+  // replay, this replay of the fitted costs only says whether the plan runs
+  // and its peak in flight (both the plan's, whatever the costs and steps):
+  // one step does; the per-step replays below are the prediction.
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  o.replay = replay_plans(shape, plans, costs, samples.empty() ? std::max(2, steps) : 1);
   if (!o.replay.error.empty()) {
     o.error = o.replay.error;
     return o;
@@ -401,7 +407,6 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     // the step lasts as long as its slowest replica. The slowest replica's
     // steps, one after the other with the gap between them, are the
     // prediction written out (-o): its mean period is this one.
-    const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
     const size_t total = samples.jobs.size();
     std::vector<int32_t> all(static_cast<size_t>(std::max(0, samples.replicas)));
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
@@ -417,10 +422,13 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
       const std::vector<int32_t>& reps =
           only && !ch.balance && k < only->replicas.size() && !only->replicas[k].empty() ? only->replicas[k] : all;
       spans.assign(all.size(), -1);
+      ReplayCosts one = costs;  // each replica sets its durations and optimizers
       for (int32_t rep : reps) {
-        ReplayCosts one = costs;
         one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
-          const double base = static_cast<double>(costs.duration_ns(stage, job));
+          // costs.duration_ns's figure, read here without its call.
+          const auto& chunks = t.jobs[stage];
+          const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+          const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
           return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
         };
         one.optimizer_ns = t.optimizer;
@@ -482,7 +490,11 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
       at = st.end_ns + std::max<int64_t>(0, m.step_gap_ns);
       stitched.steps.push_back(std::move(st));
     }
-    if (!stitched.steps.empty()) o.replay = std::move(stitched);
+    if (!stitched.steps.empty()) {
+      o.replay = std::move(stitched);
+    } else {
+      o.replay = replay_plans(shape, plans, costs, std::max(2, steps));  // as without measured steps
+    }
     o.step_periods_ns = std::move(periods);
     const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
     o.busy_ns = span_sum / n;
@@ -863,7 +875,11 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   if (b_sum > 0) m.w_share = w_sum / b_sum;
 
   // Links: per (from, to, step) the smallest lag where the consumer waited.
-  std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> smallest;
+  // A track's dependencies follow each other (consumer order), so most share
+  // the previous one's key: its entry is kept rather than looked up again.
+  using LinkKey = std::tuple<int32_t, int32_t, int32_t>;
+  std::map<LinkKey, int64_t> smallest;
+  auto last = smallest.end();
   for (const Dependency& e : deps.edges) {
     const Track& ct = tl.tracks[e.consumer.track];
     const Track& pt = tl.tracks[e.producer.track];
@@ -875,8 +891,10 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     const int64_t before =
         e.consumer.job > 0 ? ct.jobs[e.consumer.job - 1].end_ns : std::numeric_limits<int64_t>::min();
     if (p.end_ns < before || c.start_ns < p.end_ns) continue;  // not waiting on it, or contradicted
-    auto [it, fresh] = smallest.try_emplace({from, to, c.step}, c.start_ns - p.end_ns);
-    if (!fresh) it->second = std::min(it->second, c.start_ns - p.end_ns);
+    const LinkKey key{from, to, c.step};
+    const int64_t lag = c.start_ns - p.end_ns;
+    if (last == smallest.end() || last->first != key) last = smallest.try_emplace(key, lag).first;
+    last->second = std::min(last->second, lag);
   }
   m.link_ns.assign(P, std::vector<int64_t>(P, -1));
   std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> per_pair;
