@@ -385,12 +385,14 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     return t.host_gap[stage][static_cast<size_t>(job.role)];
   };
   for (const auto& g : t.host_gap) costs.optimizer_gap_ns.push_back(g[kPlanRoles]);
-  // The plans are built once for every replay below. With measured steps to
+  // The plans are built, checked and their waits found once for every
+  // replay below. With measured steps to
   // replay, this replay of the fitted costs only says whether the plan runs
   // and its peak in flight (both the plan's, whatever the costs and steps):
   // one step does; the per-step replays below are the prediction.
   const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
-  o.replay = replay_plans(shape, plans, costs, samples.empty() ? std::max(2, steps) : 1);
+  const PreparedReplay prepared = prepare_replay(shape, plans);  // checked and its waits found once
+  o.replay = replay_prepared(prepared, costs, samples.empty() ? std::max(2, steps) : 1);
   if (!o.replay.error.empty()) {
     o.error = o.replay.error;
     return o;
@@ -436,7 +438,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
           const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
           if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
         }
-        ReplayResult rr = replay_plans(shape, plans, one, 1);
+        ReplayResult rr = replay_prepared(prepared, one, 1);
         if (!rr.error.empty() || rr.steps.empty()) continue;
         for (int32_t st = 0; st < shape.stages; ++st) busy.push_back(replay_busy_ns(rr.steps[0], st));
         const int64_t len = rr.steps[0].end_ns - rr.steps[0].start_ns;
@@ -493,7 +495,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     if (!stitched.steps.empty()) {
       o.replay = std::move(stitched);
     } else {
-      o.replay = replay_plans(shape, plans, costs, std::max(2, steps));  // as without measured steps
+      o.replay = replay_prepared(prepared, costs, std::max(2, steps));  // as without measured steps
     }
     o.step_periods_ns = std::move(periods);
     const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));

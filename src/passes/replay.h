@@ -73,6 +73,31 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
 ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
                           const ReplayCosts& costs, int32_t steps = 1);
 
+// What a job waits for before it starts (replay.cc): the slot, virtual stage
+// and micro-batch of the job it needs, that job's stage, and whether it is
+// on the job's own stage (no link lag).
+struct ReplayNeed {
+  int32_t slot;
+  int32_t vstage;
+  int32_t micro_batch;
+  int32_t from_stage;
+  bool local;
+};
+
+// A plan checked and its waits found once, for replaying it many times
+// with other costs (whatif replays each measured step on each replica):
+// replay_prepared(prepare_replay(shape, plans), costs, steps) is
+// replay_plans(shape, plans, costs, steps). `plans` must outlive it.
+struct PreparedReplay {
+  PlanShape shape;
+  const std::vector<std::vector<PlanJob>>* plans = nullptr;
+  std::string error;  // the plan's own error (a refused shape, a job outside it or twice), or ""
+  std::vector<int32_t> peak_in_flight;
+  std::vector<std::vector<std::optional<ReplayNeed>>> needs;  // [stage][job]
+};
+PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans);
+ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& costs, int32_t steps = 1);
+
 // A stage's busy time in a step: the sum of its jobs' lengths, optimizer included.
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage);
 
