@@ -56,13 +56,27 @@ std::vector<int8_t> roles_by_type(const Timeline& tl, const PipelinePlan& plan) 
   return out;
 }
 
+// percentile()'s value (analysis/stats.h: the nearest rank) where `d` is
+// already partitioned at `mid` (median_unsorted's nth_element): only the side
+// holding the rank is searched.
+int64_t percentile_beside(std::vector<int64_t>& d, size_t mid, double q) {
+  const size_t n = d.size();
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  const size_t idx = std::min(n - 1, rank > 0 ? rank - 1 : 0);
+  const auto at = d.begin() + static_cast<std::ptrdiff_t>(idx);
+  const auto m = d.begin() + static_cast<std::ptrdiff_t>(mid);
+  if (idx < mid) std::nth_element(d.begin(), at, m);
+  if (idx > mid) std::nth_element(m + 1, at, d.end());
+  return *at;
+}
+
 DurationFit fit_durations(std::vector<int64_t> d) {
   DurationFit f;
   f.count = d.size();
   if (d.empty()) return f;
-  f.median_ns = std::llround(median_unsorted(d));
-  f.p10_ns = percentile(d, 0.10);
-  f.p90_ns = percentile(d, 0.90);
+  f.median_ns = std::llround(median_unsorted(d));  // partitions d at n / 2
+  f.p10_ns = percentile_beside(d, d.size() / 2, 0.10);
+  f.p90_ns = percentile_beside(d, d.size() / 2, 0.90);
   double sum = 0;
   size_t n = 0;
   for (int64_t x : d) {
