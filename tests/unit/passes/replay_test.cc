@@ -113,7 +113,7 @@ TEST_CASE("a plan that waits for a job that never comes is a deadlock, named", "
   CHECK_THAT(replay_plan({ScheduleKind::kVPP, 4, 3, 2}, equal_costs()).error, Catch::Contains("M >= P"));
 }
 
-TEST_CASE("a plan prepared once replays as replay_plans does, under every costs it is given", "[replay]") {
+TEST_CASE("a plan prepared once replays as replay_plans does under every cost given", "[replay]") {
   const PlanShape shape{ScheduleKind::kZBH1, 4, 8, 1};
   const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
   const PreparedReplay prepared = prepare_replay(shape, plans);
