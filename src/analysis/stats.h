@@ -151,8 +151,13 @@ struct Throughput {
 // would shorten the period, against the measured plan replayed with the same
 // model (so the model's own error cancels out).
 struct WhatifSuggestion {
-  std::string change;               // "ZBH1", "VPP V=2", "M=16", "balancing stage 2"
-  double period_gain = 0;           // 1 - predicted / replayed: 0.17 is a 17 % shorter period
+  std::string change;      // "ZBH1", "VPP V=2", "M=16", "balancing stage 2"
+  double period_gain = 0;  // 1 - predicted / replayed: 0.17 is a 17 % shorter period
+  // How sure the gain is: period_gain less and plus twice the standard error
+  // of the per-step gains (each measured step replayed under both plans) and
+  // the model's own error. A suggestion is only made when gain_lo > 0.
+  double gain_lo = 0;
+  double gain_hi = 0;
   bool per_micro_batch = false;     // the gain is in time per micro-batch (period / M): the change has another M
   double peak_memory = 0;           // the most micro-batch activations a stage holds (a chunk's count 1/V)
   double measured_peak_memory = 0;  // the same, for the measured plan replayed
@@ -188,6 +193,10 @@ struct Stats {
   std::vector<Straggler> stragglers;  // by (rank, type)
   // What would help, best first (set by the driver when asked: DriverRequest::suggest).
   std::vector<WhatifSuggestion> suggestions;
+  // Where the model behind the suggestions does not hold for this run
+  // (analysis/whatif.h, whatif_warnings), and a balancing suggestion that
+  // rests on a stage stats finds no straggler on.
+  std::vector<std::string> suggestion_warnings;
 };
 
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the

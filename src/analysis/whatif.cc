@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -33,14 +34,50 @@ int role_of(const JobClass& c) {
   return -1;
 }
 
+// median_of_sorted's value without sorting (nth_element: O(n), where the
+// fit's hundreds of thousands of durations made a sort a tenth of stats).
+double median_unsorted(std::vector<int64_t>& v) {
+  const size_t n = v.size();
+  if (n == 0) return 0;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (n % 2 == 1) return static_cast<double>(*mid);
+  return (static_cast<double>(*std::max_element(v.begin(), mid)) + static_cast<double>(*mid)) / 2;
+}
+
+// Per type of the timeline: its plan role (role_of), kPlanRoles for the
+// optimizer, -1 for anything else; once per type, as job_kind reads the
+// type's name.
+std::vector<int8_t> roles_by_type(const Timeline& tl, const PipelinePlan& plan) {
+  std::vector<int8_t> out(tl.types.size());
+  for (size_t i = 0; i < tl.types.size(); ++i) {
+    out[i] = job_kind(tl.types[i]) == JobKind::kOptimizer ? static_cast<int8_t>(kPlanRoles)
+                                                          : static_cast<int8_t>(role_of(plan.classes[i]));
+  }
+  return out;
+}
+
+// percentile()'s value (analysis/stats.h: the nearest rank) where `d` is
+// already partitioned at `mid` (median_unsorted's nth_element): only the side
+// holding the rank is searched.
+int64_t percentile_beside(std::vector<int64_t>& d, size_t mid, double q) {
+  const size_t n = d.size();
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  const size_t idx = std::min(n - 1, rank > 0 ? rank - 1 : 0);
+  const auto at = d.begin() + static_cast<std::ptrdiff_t>(idx);
+  const auto m = d.begin() + static_cast<std::ptrdiff_t>(mid);
+  if (idx < mid) std::nth_element(d.begin(), at, m);
+  if (idx > mid) std::nth_element(m + 1, at, d.end());
+  return *at;
+}
+
 DurationFit fit_durations(std::vector<int64_t> d) {
   DurationFit f;
   f.count = d.size();
   if (d.empty()) return f;
-  std::sort(d.begin(), d.end());
-  f.median_ns = std::llround(median_of_sorted(d));
-  f.p10_ns = percentile(d, 0.10);
-  f.p90_ns = percentile(d, 0.90);
+  f.median_ns = std::llround(median_unsorted(d));  // partitions d at n / 2
+  f.p10_ns = percentile_beside(d, d.size() / 2, 0.10);
+  f.p90_ns = percentile_beside(d, d.size() / 2, 0.90);
   double sum = 0;
   size_t n = 0;
   for (int64_t x : d) {
@@ -52,10 +89,7 @@ DurationFit fit_durations(std::vector<int64_t> d) {
   return f;
 }
 
-int64_t median_rounded(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  return std::llround(median_of_sorted(v));
-}
+int64_t median_rounded(std::vector<int64_t> v) { return std::llround(median_unsorted(v)); }
 
 std::string us_text(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 
@@ -63,6 +97,7 @@ std::string us_text(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 struct TargetCosts {
   std::vector<std::vector<std::array<int64_t, kPlanRoles>>> jobs;  // [stage][chunk][role]
   std::vector<int64_t> optimizer;                                  // by stage
+  std::vector<std::array<int64_t, kPlanRoles + 1>> host_gap;       // [stage][role, kPlanRoles: optimizer]
 };
 
 // A link's lag under the changes: the pair's fitted lag, or the median of
@@ -160,6 +195,25 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
     }
     t.optimizer[stage] = std::llround(static_cast<double>(t.optimizer[stage]) * factor);
   }
+  // Host gaps: a kind the stage never showed (its jobs of that kind always
+  // waited for their input, or the run has none) takes its split half's or
+  // whole backward's, else the median over the stages that showed it, else 0.
+  t.host_gap.assign(P, {});
+  for (int32_t s = 0; s < P; ++s) {
+    for (size_t r = 0; r <= kPlanRoles; ++r) {
+      t.host_gap[s][r] = s < m.stages && s < static_cast<int32_t>(m.host_gap_ns.size()) ? m.host_gap_ns[s][r] : -1;
+    }
+    const int64_t b = t.host_gap[s][kB];
+    if (t.host_gap[s][kBb] < 0) t.host_gap[s][kBb] = b;
+    if (t.host_gap[s][kBw] < 0) t.host_gap[s][kBw] = b;
+    if (t.host_gap[s][kB] < 0 && t.host_gap[s][kBb] >= 0) t.host_gap[s][kB] = t.host_gap[s][kBb];
+  }
+  for (size_t r = 0; r <= kPlanRoles; ++r) {
+    int64_t med = median_over_stages([&](int32_t s) { return t.host_gap[s][r]; });
+    for (int32_t s = 0; s < P; ++s) {
+      if (t.host_gap[s][r] < 0) t.host_gap[s][r] = med;
+    }
+  }
   return t;
 }
 
@@ -219,6 +273,7 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   if (run_index >= tl.runs.size() || m.micro_batches <= 0) return js;
   const Run& run = tl.runs[run_index];
   if (run.steps.empty()) return js;
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
   js.stages = m.stages;
   js.chunks = std::max(1, m.chunks);
   js.micro_batches = m.micro_batches;
@@ -237,12 +292,12 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
       auto k = step_index.find(j.step);
       if (k == step_index.end()) continue;
       const double d = static_cast<double>(j.end_ns - j.start_ns);
-      if (job_kind(tl.types[j.type]) == JobKind::kOptimizer) {
+      const int role = roles[j.type];
+      if (role == static_cast<int>(kPlanRoles)) {
         const int64_t cost = m.optimizer[s].cost_ns;
         if (cost > 0) js.optimizer[k->second][static_cast<size_t>(rep) * m.stages + s] = static_cast<float>(d / cost);
         continue;
       }
-      const int role = role_of(plan.classes[j.type]);
       const int32_t c = std::max(0, plan.classes[j.type].chunk);
       if (role < 0 || c >= js.chunks || j.micro_batch < 0 || j.micro_batch >= js.micro_batches) continue;
       const int64_t cost = m.jobs[s][static_cast<size_t>(c)][static_cast<size_t>(role)].cost_ns;
@@ -262,14 +317,68 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   return js;
 }
 
+// Moves every time of a replayed step by `d`.
+void shift_step(ReplayedStep& step, int64_t d) {
+  step.start_ns += d;
+  step.end_ns += d;
+  for (auto& stage : step.stages) {
+    for (ReplayedJob& j : stage) j.start_ns += d, j.end_ns += d;
+  }
+  for (auto& [start, end] : step.optimizer) start += d, end += d;
+}
+
+// The period's range from the per-step replays alone: the mean less and
+// plus twice its standard error (run_whatif widens it by the model's error).
+void set_period_range(WhatifOutcome& o) {
+  o.period_lo_ns = o.period_hi_ns = o.period_ns;
+  const size_t n = o.step_periods_ns.size();
+  if (n < 2 || o.period_ns <= 0) return;
+  double mean = 0, sq = 0;
+  for (double x : o.step_periods_ns) mean += x;
+  mean /= static_cast<double>(n);
+  for (double x : o.step_periods_ns) sq += (x - mean) * (x - mean);
+  const double se = std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
+  o.period_lo_ns = o.period_ns - 2 * se;
+  o.period_hi_ns = o.period_ns + 2 * se;
+}
+
+// Widens an outcome's range by the model's own error (a fraction).
+void widen_by_model_error(WhatifOutcome& o, double error) {
+  if (!std::isfinite(error) || o.period_ns <= 0) return;
+  o.period_lo_ns -= std::abs(error) * o.period_ns;
+  o.period_hi_ns += std::abs(error) * o.period_ns;
+}
+
 std::string shape_label(const PlanShape& s) {
   std::string label = fmt::format("{} M={}", schedule_name(s.schedule), s.micro_batches);
   if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
   return label;
 }
 
+// Which measured steps and replicas a target replays, as the measured plan's
+// replay (the base) chose them:
+//  - the steps: the base replays the measured steps from the last one back,
+//    and stops once the range its mean needs is reached (twice the standard
+//    error of the per-step periods within kRangeTarget of the mean, after at
+//    least kMinSteps steps), or the steps run out; targets replay the same
+//    steps, so the per-step figures pair up;
+//  - the replicas: a step lasts as long as its slowest replica, and a
+//    replica that was well ahead of the slowest under the measured plan (by
+//    more than kReplicaMargin of the step) carries the same jobs' deviations
+//    under any other plan, so it is not the slowest there either; a target
+//    replays only the others (every replica with --balance, which takes the
+//    ranks' own factors out and so can change which replica is slowest).
+constexpr double kReplicaMargin = 0.03;
+constexpr double kRangeTarget = 0.005;
+constexpr size_t kMinSteps = 4;
+struct StepChoice {
+  size_t first = 0;                            // the first measured step (index into the samples) replayed
+  std::vector<std::vector<int32_t>> replicas;  // [step index]: the replicas worth replaying
+};
+
 WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
-                             int32_t steps, const JitterSamples& samples) {
+                             int32_t steps, const JitterSamples& samples, const StepChoice* only = nullptr,
+                             StepChoice* found = nullptr) {
   WhatifOutcome o;
   o.shape = shape;
   o.label = shape_label(shape);
@@ -287,7 +396,18 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   costs.link_ns = [&m, &ch](int32_t from, int32_t to, PlanRole) { return target_link_ns(m, ch, from, to); };
   costs.optimizer_ns = t.optimizer;
   costs.step_gap_ns = m.step_gap_ns;
-  o.replay = replay_plan(shape, costs, std::max(2, steps));
+  costs.host_gap_ns = [&t](int32_t stage, const PlanJob& job) {
+    return t.host_gap[stage][static_cast<size_t>(job.role)];
+  };
+  for (const auto& g : t.host_gap) costs.optimizer_gap_ns.push_back(g[kPlanRoles]);
+  // The plans are built, checked and their waits found once for every
+  // replay below. With measured steps to
+  // replay, this replay of the fitted costs only says whether the plan runs
+  // and its peak in flight (both the plan's, whatever the costs and steps):
+  // one step does; the per-step replays below are the prediction.
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  const PreparedReplay prepared = prepare_replay(shape, plans);  // checked and its waits found once
+  o.replay = replay_prepared(prepared, costs, samples.empty() ? std::max(2, steps) : 1);
   if (!o.replay.error.empty()) {
     o.error = o.replay.error;
     return o;
@@ -301,15 +421,31 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     o.bubble_ratio = replay_bubble_ratio(o.replay);
   } else {
     // Each measured step, each replica on its own with that step's jitter;
-    // the step lasts as long as its slowest replica.
-    double span_sum = 0, idle = 0, room = 0;
-    for (size_t k = 0; k < samples.jobs.size(); ++k) {
-      int64_t span = 0;
+    // the step lasts as long as its slowest replica. The slowest replica's
+    // steps, one after the other with the gap between them, are the
+    // prediction written out (-o): its mean period is this one.
+    const size_t total = samples.jobs.size();
+    std::vector<int32_t> all(static_cast<size_t>(std::max(0, samples.replicas)));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
+    std::vector<int64_t> spans;
+    std::vector<ReplayedStep> slowest_steps;  // in the order replayed
+    std::vector<double> periods;
+    double span_sum = 0, idle = 0, room = 0, sum = 0, sq = 0;
+    if (found) found->replicas.assign(total, {});
+    auto replay_step = [&](size_t k) {
+      int64_t span = -1;
       std::vector<int64_t> busy;
-      for (int32_t rep = 0; rep < samples.replicas; ++rep) {
-        ReplayCosts one = costs;
+      ReplayedStep slowest;
+      const std::vector<int32_t>& reps =
+          only && !ch.balance && k < only->replicas.size() && !only->replicas[k].empty() ? only->replicas[k] : all;
+      spans.assign(all.size(), -1);
+      ReplayCosts one = costs;  // each replica sets its durations and optimizers
+      for (int32_t rep : reps) {
         one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
-          const double base = static_cast<double>(costs.duration_ns(stage, job));
+          // costs.duration_ns's figure, read here without its call.
+          const auto& chunks = t.jobs[stage];
+          const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+          const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
           return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
         };
         one.optimizer_ns = t.optimizer;
@@ -317,20 +453,72 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
           const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
           if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
         }
-        ReplayResult rr = replay_plan(shape, one, 1);
+        ReplayResult rr = replay_prepared(prepared, one, 1);
         if (!rr.error.empty() || rr.steps.empty()) continue;
-        span = std::max(span, rr.steps[0].end_ns - rr.steps[0].start_ns);
         for (int32_t st = 0; st < shape.stages; ++st) busy.push_back(replay_busy_ns(rr.steps[0], st));
+        const int64_t len = rr.steps[0].end_ns - rr.steps[0].start_ns;
+        spans[static_cast<size_t>(rep)] = len;
+        if (len > span) {
+          span = len;
+          slowest = std::move(rr.steps[0]);
+        }
       }
+      if (span < 0) span = 0;
+      if (found) {
+        for (size_t rep = 0; rep < spans.size(); ++rep) {
+          if (spans[rep] >= 0 && static_cast<double>(spans[rep]) >= (1 - kReplicaMargin) * static_cast<double>(span)) {
+            found->replicas[k].push_back(static_cast<int32_t>(rep));
+          }
+        }
+      }
+      const double period = static_cast<double>(span + m.step_gap_ns);
       span_sum += static_cast<double>(span);
+      periods.push_back(period);
+      sum += period;
+      sq += period * period;
       for (int64_t b : busy) idle += static_cast<double>(span - b);
       room += static_cast<double>(span) * static_cast<double>(busy.size());
+      slowest_steps.push_back(std::move(slowest));
+    };
+    if (only) {
+      for (size_t k = std::min(only->first, total); k < total; ++k) replay_step(k);
+    } else {
+      // The base: from the last step back, until the range is reached.
+      size_t k = total;
+      while (k > 0) {
+        replay_step(--k);
+        const double n = static_cast<double>(periods.size()), mean = sum / n;
+        if (periods.size() >= kMinSteps && mean > 0) {
+          const double se = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)) / n);
+          if (2 * se <= kRangeTarget * mean) break;
+        }
+      }
+      if (found) found->first = k;
+      std::reverse(periods.begin(), periods.end());
+      std::reverse(slowest_steps.begin(), slowest_steps.end());
     }
-    const double n = static_cast<double>(samples.jobs.size());
+    ReplayResult stitched;
+    stitched.shape = shape;
+    stitched.peak_in_flight = o.replay.peak_in_flight;
+    int64_t at = 0;
+    for (ReplayedStep& st : slowest_steps) {
+      if (st.stages.empty()) continue;
+      shift_step(st, at - st.start_ns);
+      at = st.end_ns + std::max<int64_t>(0, m.step_gap_ns);
+      stitched.steps.push_back(std::move(st));
+    }
+    if (!stitched.steps.empty()) {
+      o.replay = std::move(stitched);
+    } else {
+      o.replay = replay_prepared(prepared, costs, std::max(2, steps));  // as without measured steps
+    }
+    o.step_periods_ns = std::move(periods);
+    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
     o.busy_ns = span_sum / n;
     o.period_ns = o.busy_ns + static_cast<double>(m.step_gap_ns);
     o.bubble_ratio = room > 0 ? idle / room : 0;
   }
+  set_period_range(o);
   if (o.period_ns > 0) {
     o.micro_batches_per_second = 1e9 / o.period_ns * shape.micro_batches * std::max(1, m.replicas);
     o.time_per_micro_batch_ns = o.period_ns / shape.micro_batches;
@@ -379,6 +567,242 @@ double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* pe
   return a / b - 1;
 }
 
+namespace {
+
+// The host gaps (CostModel::host_gap_ns): per track of the run, each pair of
+// consecutive forward/backward jobs (and the last of them and the optimizer)
+// in one step, where the second's input was there by the first's end: its
+// producers on other stages (the dependency edges, which are sorted by
+// consumer) ended, plus the fitted link, no later than that. The pair's gap
+// (0 where they overlap) is a sample of its stage and the second's kind.
+void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Run& run,
+                   CostModel& m) {
+  const int32_t P = m.stages;
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
+  std::vector<std::array<std::vector<int64_t>, kPlanRoles + 1>> samples(P);
+  auto link = [&](int32_t from, int32_t to) {
+    auto it = m.link_ns.find({from, to});
+    return it != m.link_ns.end() ? it->second : m.median_link_ns;
+  };
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const int32_t s = pipeline_stage(t.rank, P);
+    auto e = std::lower_bound(deps.edges.begin(), deps.edges.end(), ti,
+                              [](const Dependency& d, uint32_t track) { return d.consumer.track < track; });
+    int64_t prev_end = 0;
+    int32_t prev_step = std::numeric_limits<int32_t>::min();
+    bool have_prev = false;
+    for (uint32_t k = 0; k < t.jobs.size(); ++k) {
+      const Job& j = t.jobs[k];
+      int64_t ready = std::numeric_limits<int64_t>::min();
+      for (; e != deps.edges.end() && e->consumer.track == ti && e->consumer.job <= k; ++e) {
+        if (e->consumer.job != k) continue;
+        const Track& pt = tl.tracks[e->producer.track];
+        const int32_t from = pipeline_stage(pt.rank, P);
+        const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link(from, s));
+        ready = std::max(ready, arrive);
+      }
+      const int role = roles[j.type];
+      const bool optimizer = role == static_cast<int>(kPlanRoles);
+      if (role < 0) {  // lr, communication, pieces: no pair across them
+        have_prev = false;
+        continue;
+      }
+      if (have_prev && j.step == prev_step && ready <= prev_end) {
+        samples[s][static_cast<size_t>(role)].push_back(std::max<int64_t>(0, j.start_ns - prev_end));
+      }
+      have_prev = !optimizer;
+      prev_end = j.end_ns;
+      prev_step = j.step;
+    }
+  }
+  m.host_gap_ns.assign(P, {});
+  for (int32_t s = 0; s < P; ++s) {
+    for (size_t r = 0; r <= kPlanRoles; ++r) {
+      m.host_gap_samples += samples[s][r].size();
+      m.host_gap_ns[s][r] = samples[s][r].empty() ? -1 : median_rounded(std::move(samples[s][r]));
+    }
+  }
+}
+
+}  // namespace
+
+bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
+  if (!a.error.empty() || !b.error.empty() || a.period_ns <= 0 || b.period_ns <= 0) return false;
+  const bool per_mb = a.shape.micro_batches != b.shape.micro_batches;
+  const double da = per_mb ? std::max(1, a.shape.micro_batches) : 1.0;
+  const double db = per_mb ? std::max(1, b.shape.micro_batches) : 1.0;
+  return a.period_lo_ns / da <= b.period_hi_ns / db && b.period_lo_ns / db <= a.period_hi_ns / da;
+}
+
+std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
+                                         const CostModel& m, double model_error, std::string* refusal) {
+  std::vector<std::string> w;
+  if (stats.run >= tl.runs.size()) return w;
+  const Run& run = tl.runs[stats.run];
+  if (tl.runs.size() > 1) {
+    const std::string steps = run.steps.empty()
+                                  ? std::string("no steps")
+                                  : fmt::format("steps {}-{}", run.steps.front().number, run.steps.back().number);
+    w.push_back(fmt::format("the logs hold {} runs; the model is run {} ({}{}, {} rank(s)); --run N models another",
+                            tl.runs.size(), stats.run + 1, stats.run + 1 == tl.runs.size() ? "the last, " : "", steps,
+                            run.tracks.size()));
+  }
+  // Overlapping jobs: the replay runs one job at a time per stage.
+  uint64_t jobs = 0, overlapping = 0;
+  for (uint32_t ti : run.tracks) {
+    jobs += tl.tracks[ti].jobs.size();
+    overlapping += tl.tracks[ti].overlapping_jobs;
+  }
+  if (overlapping > 0 && jobs > 0) {
+    w.push_back(fmt::format(
+        "{} of {} jobs ({:.1f}%) overlap another job on their rank: the model runs one job at a time per stage, so "
+        "the overlapped time is charged twice and the replay runs long",
+        overlapping, jobs, 100.0 * static_cast<double>(overlapping) / static_cast<double>(jobs)));
+  }
+  // The resolution against the typical job (the median over the fitted kinds).
+  std::vector<int64_t> medians;
+  for (const auto& stage : m.jobs) {
+    for (const auto& chunk : stage) {
+      for (const DurationFit& f : chunk) {
+        if (f.count > 0) medians.push_back(f.median_ns);
+      }
+    }
+  }
+  const int64_t typical = medians.empty() ? 0 : median_rounded(medians);
+  if (tl.resolution_ns > 1 && typical > 0 && tl.resolution_ns * 10 > typical) {
+    w.push_back(fmt::format(
+        "the input's times are whole {}, coarser than a tenth of the typical job ({}): job costs are off by up to "
+        "the resolution each and links below it read as 0, so predictions of schedules with more or shorter jobs "
+        "are unreliable",
+        us_text(static_cast<double>(tl.resolution_ns)), us_text(static_cast<double>(typical))));
+  }
+  if (stats.step_period.count == 0) {
+    w.push_back(
+        "the run has one step: there is no period; every \"period\" here is a step's busy span (first job start "
+        "to last job end), with nothing between steps");
+  }
+  if (std::isfinite(model_error) && std::abs(model_error) > 0.02) {
+    w.push_back(fmt::format(
+        "the model's error is {:+.1f}% (the measured plan replayed against the measured period), above 2%: the "
+        "run is not what the model describes, and every range here is widened by it",
+        model_error * 100));
+  }
+  // A schedule that changes inside the run: per rank, the steps whose jobs
+  // (type, micro-batch, in order) are not the rank's most common step.
+  uint32_t off_steps = 0, rank_steps = 0;
+  int32_t worst_rank = -1;
+  double worst_share = 0;
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    // Each step's jobs as one 64-bit FNV-1a hash of (type, micro-batch) in
+    // order: the steps are compared without keeping their jobs (the jobs of
+    // a track are in start order, and a step's jobs are contiguous).
+    std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
+    for (const Job& j : t.jobs) {
+      if (plan.classes[j.type].piece) continue;
+      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
+      uint64_t& h = steps.back().second;
+      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
+        h = (h ^ x) * 1099511628211ULL;
+      }
+    }
+    std::map<uint64_t, uint32_t> count;
+    uint32_t most = 0;
+    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
+    const uint32_t n = static_cast<uint32_t>(steps.size());
+    off_steps += n - most;
+    rank_steps += n;
+    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
+    if (share > worst_share) worst_share = share, worst_rank = t.rank;
+  }
+  if (off_steps > 0) {
+    std::string text = fmt::format(
+        "{} of {} rank-steps do not run their rank's usual jobs in its usual order (rank {}: {:.0f}% of its steps): "
+        "the schedule or M changes inside the run, or steps lose jobs; the model is fitted over all of them",
+        off_steps, rank_steps, worst_rank, worst_share * 100);
+    w.push_back(std::move(text));
+  }
+  // The run against the plan the model replays: per rank and step, its
+  // forwards and backwards (a backward_b as a backward, backward_w left out,
+  // so that a split is no difference) against the plan's. Steps that differ
+  // are a run of another schedule or M than the one recognised (a log whose
+  // runs changed schedule), or steps that lost jobs.
+  std::string why;
+  const PlanShape shape = measured_shape(m, &why);
+  if (why.empty() && refusal && refusal->empty()) {
+    const std::vector<int8_t> roles = roles_by_type(tl, plan);
+    auto coarse = [](PlanJob j) {
+      if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
+      return j;
+    };
+    std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
+    for (int32_t st = 0; st < shape.stages; ++st) {
+      for (const PlanJob& j : stage_plan(shape, st)) {
+        if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
+      }
+    }
+    uint32_t off = 0, total = 0;
+    std::string example;
+    for (uint32_t ti : run.tracks) {
+      const Track& t = tl.tracks[ti];
+      const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
+      std::vector<PlanJob> got;
+      bool comparable = true;
+      auto close_step = [&](int32_t step) {
+        if (got.empty()) return;
+        ++total;
+        // A step with fewer jobs lost some (a bad line, a cut log): said
+        // above; one with as many or more runs another plan.
+        if (got != want && got.size() >= want.size()) {
+          ++off;
+          if (example.empty()) {
+            size_t i = 0;
+            while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+            auto text = [&](const std::vector<PlanJob>& v) {
+              return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
+                                  : std::string("the step's end");
+            };
+            example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
+                                  text(want));
+          }
+        }
+        got.clear();
+      };
+      int32_t step = std::numeric_limits<int32_t>::min();
+      for (const Job& j : t.jobs) {
+        const int role = roles[j.type];
+        if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
+        if (j.micro_batch < 0) {
+          comparable = false;  // no micro-batch ids: nothing to compare
+          break;
+        }
+        if (j.step != step) close_step(step), step = j.step;
+        got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
+      }
+      if (!comparable) {
+        got.clear();
+        continue;
+      }
+      close_step(step);
+    }
+    if (off > 0 && total > 0) {
+      const double share = static_cast<double>(off) / total;
+      if (share > 0.25) {
+        *refusal = fmt::format(
+            "{:.0f}% of the modelled run's rank-steps do not run the {} plan the model replays ({}): the run is not "
+            "the schedule recognised (another run's?), so no prediction from it means anything",
+            share * 100, shape_label(shape), example);
+        *refusal += " (--steps or --run can select a part that does)";
+      } else {
+        w.push_back(fmt::format("{} of {} rank-steps do not run the {} plan the model replays ({})", off, total,
+                                shape_label(shape), example));
+      }
+    }
+  }
+  return w;
+}
+
 CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats) {
   CostModel m;
   const int32_t P = std::max(1, plan.schedule.pp_degree);
@@ -407,10 +831,12 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     const Track& t = tl.tracks[ti];
     const int32_t s = pipeline_stage(t.rank, P);
     std::vector<int64_t> opt;
-    std::map<int32_t, int64_t> other;  // step -> timed other work
+    // (step, timed other work): a track's jobs are in start order, so a
+    // step's jobs follow each other; merged by step below in case they do not.
+    std::vector<std::pair<int32_t, int64_t>> other;
     for (const Job& j : t.jobs) {
       const int64_t d = j.end_ns - j.start_ns;
-      other.try_emplace(j.step, 0);
+      if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
       if (optimizer_type[j.type]) {
         opt.push_back(d);
         continue;
@@ -421,7 +847,7 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       }
       if (other_type[j.type]) {
         if (d > 0) {
-          other[j.step] += d;
+          other.back().second += d;
           ++m.other_jobs;
         }
         continue;
@@ -437,7 +863,14 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       m.optimizer_by_rank.emplace_back(t.rank, med);
       opt_rank_medians[s].push_back(med);
     }
-    for (auto& [step, ns] : other) other_per_step[s].push_back(ns);
+    std::sort(other.begin(), other.end());
+    for (size_t i = 0; i < other.size();) {
+      int64_t ns = 0;
+      size_t k = i;
+      for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
+      other_per_step[s].push_back(ns);
+      i = k;
+    }
   }
   size_t chunks = static_cast<size_t>(m.chunks);
   for (const auto& [s, d] : dur) chunks = std::max(chunks, d.size());
@@ -466,7 +899,11 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   if (b_sum > 0) m.w_share = w_sum / b_sum;
 
   // Links: per (from, to, step) the smallest lag where the consumer waited.
-  std::map<std::tuple<int32_t, int32_t, int32_t>, int64_t> smallest;
+  // A track's dependencies follow each other (consumer order), so most share
+  // the previous one's key: its entry is kept rather than looked up again.
+  using LinkKey = std::tuple<int32_t, int32_t, int32_t>;
+  std::map<LinkKey, int64_t> smallest;
+  auto last = smallest.end();
   for (const Dependency& e : deps.edges) {
     const Track& ct = tl.tracks[e.consumer.track];
     const Track& pt = tl.tracks[e.producer.track];
@@ -478,8 +915,10 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     const int64_t before =
         e.consumer.job > 0 ? ct.jobs[e.consumer.job - 1].end_ns : std::numeric_limits<int64_t>::min();
     if (p.end_ns < before || c.start_ns < p.end_ns) continue;  // not waiting on it, or contradicted
-    auto [it, fresh] = smallest.try_emplace({from, to, c.step}, c.start_ns - p.end_ns);
-    if (!fresh) it->second = std::min(it->second, c.start_ns - p.end_ns);
+    const LinkKey key{from, to, c.step};
+    const int64_t lag = c.start_ns - p.end_ns;
+    if (last == smallest.end() || last->first != key) last = smallest.try_emplace(key, lag).first;
+    last->second = std::min(last->second, lag);
   }
   std::map<std::pair<int32_t, int32_t>, std::vector<int64_t>> per_pair;
   for (const auto& [key, lag] : smallest) per_pair[{std::get<0>(key), std::get<1>(key)}].push_back(lag);
@@ -490,6 +929,8 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     fitted.push_back(l);
   }
   m.median_link_ns = fitted.empty() ? 0 : median_rounded(fitted);
+
+  fit_host_gaps(tl, plan, deps, run, m);
 
   std::vector<int64_t> gaps;
   for (size_t k = 0; k + 1 < run.steps.size(); ++k) {
@@ -551,8 +992,16 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
     if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
     return *sampled;
   };
+  StepChoice candidates;
   if (why.empty()) {
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples_for(ms));
+    const JitterSamples& samples = samples_for(ms);
+    r.replayed =
+        replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples, nullptr, &candidates);
+    if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
+      const auto& st = tl.runs[stats.run].steps;
+      const size_t first = (st.size() > samples.jobs.size() ? st.size() - samples.jobs.size() : 0) + candidates.first;
+      r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
+    }
   } else {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
@@ -578,13 +1027,34 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
         r.predicted.push_back(std::move(o));
         continue;
       }
-      r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s)));
+      // The measured plan unchanged is the replay itself: shared, not redone.
+      const bool same = s == ms && ch.stage_scale.empty() && !ch.balance && ch.link_scale == 1 && ch.w_share < 0;
+      if (same && why.empty()) {
+        r.predicted.push_back(r.replayed);
+      } else {
+        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s),
+                                             why.empty() && !candidates.replicas.empty() ? &candidates : nullptr));
+      }
     }
+  }
+  // The model's own error widens every range; what does not hold is said,
+  // and where nothing can be predicted, every target says why.
+  const double model_error = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
+                                 ? r.replayed.period_ns / r.measured.period_ns - 1
+                                 : std::numeric_limits<double>::quiet_NaN();
+  r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal);
+  widen_by_model_error(r.replayed, model_error);
+  for (WhatifOutcome& o : r.predicted) {
+    widen_by_model_error(o, model_error);
+    if (!r.refusal.empty() && o.error.empty()) o.error = r.refusal;
   }
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
     if (a.error.empty() != b.error.empty()) return a.error.empty();
     return a.error.empty() && a.micro_batches_per_second > b.micro_batches_per_second;
   });
+  for (size_t i = 1; i < r.predicted.size(); ++i) {
+    if (within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
+  }
 
   // What the figures rest on, for the user.
   auto& as = r.assumptions;
@@ -598,8 +1068,29 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
       us_text(static_cast<double>(m.median_link_ns)));
   if (ch.link_scale != 1) links += fmt::format(", scaled by {:g}", ch.link_scale);
   as.push_back(links + "; a pair never measured takes the median");
+  as.push_back(fmt::format("modelled: run {} of {} ({} step(s))", stats.run + 1, tl.runs.size(), m.steps));
+  if (tl.resolution_ns > 1) {
+    as.push_back(fmt::format("the input's times are whole {}: every fitted time is good to about that",
+                             us_text(static_cast<double>(tl.resolution_ns))));
+  }
+  as.push_back(m.steps > 1 ? fmt::format("between steps: {} (median of the measured gaps)",
+                                         us_text(static_cast<double>(m.step_gap_ns)))
+                           : std::string("between steps: none measured (one step), 0 charged"));
   as.push_back(
-      fmt::format("between steps: {} (median of the measured gaps)", us_text(static_cast<double>(m.step_gap_ns))));
+      "ranges: the mean period less and plus twice its standard error over the replayed steps and the model's own "
+      "error; targets whose ranges overlap are within each other's noise");
+  {
+    std::vector<int64_t> gaps;
+    for (const auto& stage : m.host_gap_ns) {
+      for (int64_t g : stage) {
+        if (g >= 0) gaps.push_back(g);
+      }
+    }
+    as.push_back(fmt::format(
+        "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
+        "was already there, charged before each job and optimizer ({} pair(s); median {})",
+        m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
+  }
   bool wants_split = false;
   bool wants_other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
@@ -618,6 +1109,14 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (wants_other_v) {
     as.push_back(fmt::format("a chunk costs its stage's time / V (the run has V={})", m.chunks));
   }
+  for (const WhatifOutcome& o : r.predicted) {
+    if (o.shape.schedule == ScheduleKind::kZBVPP && o.shape.micro_batches > o.shape.stages) {
+      as.push_back(fmt::format(
+          "{}: Paddle's ZB-VPP asserts M <= P (pipeline_zero_bubble.py), so Paddle would refuse this shape; the "
+          "prediction is the plan its schedule creator builds without that assertion",
+          o.label));
+    }
+  }
   if (ch.balance) as.push_back("balanced: every stage at the median stage's costs");
   for (auto [stage, factor] : ch.stage_scale) {
     as.push_back(fmt::format("stage {}: every job's cost x {:g}", stage, factor));
@@ -628,8 +1127,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (sampled && !sampled->empty()) {
     as.push_back(fmt::format(
         "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
-        "deviations from their costs; a step lasts as long as its slowest replica",
-        sampled->jobs.size(), sampled->replicas));
+        "deviations from their costs; a step lasts as long as its slowest replica (steps replayed from the last "
+        "back until the mean period's range is within 0.5%, at least 4; a target replays the same steps, and only "
+        "the replicas within 3% of a step's slowest under the measured plan)",
+        r.replayed.step_periods_ns.empty() ? sampled->jobs.size() : r.replayed.step_periods_ns.size(),
+        sampled->replicas));
   }
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
@@ -638,7 +1140,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
 }
 
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                              const Stats& stats, size_t limit) {
+                                              const Stats& stats, size_t limit, std::vector<std::string>* warnings) {
   std::vector<WhatifSuggestion> out;
   {
     // A measured shape no plan can replay gets no suggestion: said before the
@@ -659,8 +1161,16 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   const WhatifChanges none;
   const double w = effective_w(m, none);
   const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
-  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples);
+  StepChoice candidates;
+  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples, nullptr, &candidates);
   if (!base.error.empty() || base.period_ns <= 0) return out;
+  const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
+                                 ? base.period_ns / stats.step_period.mean_ns - 1
+                                 : std::numeric_limits<double>::quiet_NaN();
+  std::string refusal;
+  std::vector<std::string> said = whatif_warnings(tl, plan, stats, m, model_error, &refusal);
+  if (warnings) *warnings = said;
+  if (!refusal.empty()) return out;
   auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
     int32_t peak = 0;
     for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
@@ -674,13 +1184,33 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.period_gain = -relative_time(o, base, &s.per_micro_batch);
     s.peak_memory = memory(o);
     s.measured_peak_memory = base_memory;
-    if (s.period_gain < 0.005) return;
+    // The gain's range: both plans replay the same measured steps, so the
+    // per-step gains pair up; twice their standard error, and the model's
+    // own error, on either side.
+    double half = std::isfinite(model_error) ? std::abs(model_error) : 0;
+    const size_t n = std::min(o.step_periods_ns.size(), base.step_periods_ns.size());
+    if (n >= 2) {
+      const double scale =
+          s.per_micro_batch ? static_cast<double>(base.shape.micro_batches) / std::max(1, o.shape.micro_batches) : 1.0;
+      std::vector<double> g(n);
+      double mean = 0, sq = 0;
+      for (size_t k = 0; k < n; ++k) mean += g[k] = 1 - o.step_periods_ns[k] * scale / base.step_periods_ns[k];
+      mean /= static_cast<double>(n);
+      for (double x : g) sq += (x - mean) * (x - mean);
+      half += 2 * std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
+    }
+    s.gain_lo = s.period_gain - half;
+    s.gain_hi = s.period_gain + half;
+    if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
     std::string mem = "same peak memory";
     if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
       mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
     }
-    s.text = fmt::format("{}: -{:.0f}% {}, {}", change, s.period_gain * 100,
-                         s.per_micro_batch ? "time per micro-batch" : "period", mem);
+    s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
+                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100, mem);
+    if (o.shape.schedule == ScheduleKind::kZBVPP && o.shape.micro_batches > o.shape.stages) {
+      s.text += " (Paddle's ZB-VPP asserts M <= P)";
+    }
     out.push_back(std::move(s));
   };
   for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
@@ -691,11 +1221,11 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.chunks = target_chunks(m, k, 0);
     std::string change(schedule_name(k));
     if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    add(change, replay_outcome(m, s, none, w, 2, samples));
+    add(change, replay_outcome(m, s, none, w, 2, samples, &candidates));
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples));
+  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, &candidates));
   // The straggler: the stage busiest per rank-step.
   int32_t slowest = -1;
   double most = 0;
@@ -707,10 +1237,22 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   WhatifChanges balance;
   balance.balance = true;
   add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-      replay_outcome(m, ms, balance, w, 2, samples));
+      replay_outcome(m, ms, balance, w, 2, samples, &candidates));
   std::stable_sort(out.begin(), out.end(),
                    [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
   if (out.size() > limit) out.resize(limit);
+  // Balancing a stage stats finds no straggler on rests on that stage being
+  // busiest by noise alone: said, beside the suggestion.
+  const bool balancing = std::any_of(out.begin(), out.end(),
+                                     [](const WhatifSuggestion& s) { return s.change.rfind("balancing", 0) == 0; });
+  const bool straggler = std::any_of(stats.stragglers.begin(), stats.stragglers.end(),
+                                     [&](const Straggler& g) { return g.stage == slowest; });
+  if (balancing && !straggler && warnings) {
+    warnings->push_back(fmt::format(
+        "balancing stage {} rests on it being the busiest stage, but stats finds no straggler on it: the difference "
+        "may be the run's noise",
+        slowest));
+  }
   return out;
 }
 

@@ -20,7 +20,11 @@
 //  - the optimizer: per rank the median of its optimizer jobs, per stage the
 //    median over its ranks; other timed jobs of a step (lr, communication
 //    jobs with a length) are added to the stage's optimizer;
-//  - the gap between steps: the median of next step's start - step's end.
+//  - the gap between steps: the median of next step's start - step's end;
+//  - the host gap: per stage and job kind (the optimizer one of them), the
+//    median time from a job's end to the next job's start on its rank where
+//    the next job's input was already there: time no job covers, which a
+//    schedule of more jobs pays more often.
 // The replay: each of the measured steps (the last 32) on each data-parallel
 // replica on its own, every job charged its cost times the ratio its
 // measured counterpart (same rank, step, chunk, role, micro-batch modulo M)
@@ -87,6 +91,14 @@ struct CostModel {
   uint64_t other_jobs = 0;        // how many such jobs
   uint64_t pieces = 0;            // pieces of overlapped jobs, not modelled
   int64_t step_gap_ns = 0;        // median of next start - end; 0 with one step
+  // The host gap: [stage][PlanRole, or kPlanRoles for the optimizer] the
+  // median time from a job's end to the next job's start on the same rank
+  // and step, where the next job's input was already there (its producers'
+  // ends plus their links no later than the previous job's end): the
+  // framework's own work between jobs (transport, logging, launches), which
+  // no job's time covers. -1 where the run shows no such pair.
+  std::vector<std::array<int64_t, kPlanRoles + 1>> host_gap_ns;
+  uint64_t host_gap_samples = 0;  // the pairs those medians are over
   double w_share = -1;            // backward_w / (backward_b + backward_w), -1 when not measured
 };
 
@@ -117,7 +129,19 @@ struct WhatifOutcome {
   double time_per_micro_batch_ns = 0;   // period / M: how targets of different M compare
   std::vector<int32_t> peak_in_flight;  // by stage
   std::string error;                    // a target with no plan (check_plan_shape) or a replay that failed
-  ReplayResult replay;                  // predicted and replayed only
+  // Predicted and replayed only: one step per measured step replayed (the
+  // slowest replica's, one after the other with the gap between steps), so
+  // its mean period is period_ns; without measured steps, `steps` steps of
+  // the fitted costs.
+  ReplayResult replay;
+  // How sure the period is (predicted and replayed): the mean period, widened
+  // by twice its standard error over the replayed steps (the per-step
+  // replays' spread) and by the model's own error (|replayed / measured - 1|,
+  // when known) on both sides. lo == hi == period_ns with one replayed step
+  // and no model error.
+  double period_lo_ns = 0;
+  double period_hi_ns = 0;
+  std::vector<double> step_periods_ns;  // the per-step replays (span + gap), in step order
 };
 
 struct WhatifReport {
@@ -129,12 +153,42 @@ struct WhatifReport {
   // work), the failed ones last.
   std::vector<WhatifOutcome> predicted;
   std::vector<std::string> assumptions;
+  // Where the model does not hold for this run (whatif_warnings): overlapping
+  // jobs, a coarse time resolution, one step, several runs, a large model
+  // error, a schedule that changes inside the run. Each a sentence.
+  std::vector<std::string> warnings;
+  // Set when no prediction from this run can mean anything (every target then
+  // carries it as its error): the reason.
+  std::string refusal;
+  // Predicted targets (by index into `predicted`) whose period ranges overlap
+  // the best-ranked one's: within each other's noise, not a win.
+  std::vector<size_t> within_noise_of_best;
+  // The number of the first measured step replayed: a predicted replay's
+  // step k stands for the measured step first_replayed_step + k.
+  int32_t first_replayed_step = 0;
 };
 
 // How `o` compares with `base`: o / base - 1 of the period, or of the time
 // per micro-batch where the two have different M (then *per_micro_batch is
 // set); 0 when either has no figures.
 double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* per_micro_batch = nullptr);
+
+// Whether two outcomes' period ranges overlap, compared as relative_time
+// compares them (per micro-batch where M differs): neither is surely faster.
+bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b);
+
+// What the model cannot see in the measured run, as sentences for the user:
+// overlapping jobs (the replay runs one job at a time per stage), a time
+// resolution coarser than a tenth of the median job, one step (no period),
+// several runs (which one is modelled), a model error above 2%
+// (`model_error`, replayed / measured - 1; NaN when not known), and ranks
+// whose steps do not follow one plan (a schedule that changes inside the
+// run), and rank-steps that run another plan than the measured one replayed
+// (the schedule recognised is not this run's). `refusal` gets the reason
+// when the prediction cannot mean anything: over a quarter of the rank-steps
+// run another plan (steps that only lost jobs do not count).
+std::vector<std::string> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
+                                         const CostModel& model, double model_error, std::string* refusal);
 
 // Fits the model and replays the measured plan and every target (each
 // schedule x each M); `steps` steps are replayed (2 or more give a period).
@@ -150,9 +204,12 @@ std::vector<int32_t> measured_peak_in_flight(const Timeline& timeline, const Pip
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
 // 2M at the measured schedule, every stage balanced; those with a gain
 // (relative_time against the measured plan replayed: 2M's gain is in time
-// per micro-batch), best first, at most `limit`. Empty when the measured plan cannot be
-// replayed.
+// per micro-batch) whose range (WhatifSuggestion::gain_lo) is above 0, best
+// first, at most `limit`. Empty when the measured plan cannot be replayed or
+// whatif_warnings refuses the run. `warnings` gets whatif_warnings' sentences
+// and one for a balancing suggestion on a stage with no straggler.
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& timeline, const PipelinePlan& plan,
-                                              const Dependencies& deps, const Stats& stats, size_t limit = 3);
+                                              const Dependencies& deps, const Stats& stats, size_t limit = 3,
+                                              std::vector<std::string>* warnings = nullptr);
 
 }  // namespace ppt

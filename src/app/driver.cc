@@ -144,7 +144,8 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
     r.stats->source = r.source;
     timer.lap("stats");
     if (req.suggest) {
-      r.stats->suggestions = suggest_changes(tl, r.pipeline, r.dependencies, *r.stats);
+      r.stats->suggestions =
+          suggest_changes(tl, r.pipeline, r.dependencies, *r.stats, 3, &r.stats->suggestion_warnings);
       timer.lap("whatif");
     }
   }

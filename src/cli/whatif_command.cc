@@ -9,6 +9,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/whatif.h"
+#include "app/picture.h"
 #include "cli/finite_range.h"
 #include "commands.h"
 #include "output/outputs.h"
@@ -112,8 +113,12 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   }
   WhatifReport report = timed(
       run, "whatif", [&] { return run_whatif(*run.timeline, run.pipeline, run.dependencies, *run.stats, changes); });
-  for (const WhatifOutcome& p : report.predicted) {
-    if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+  if (!report.refusal.empty()) {
+    say.warning("no prediction: " + report.refusal);
+  } else {
+    for (const WhatifOutcome& p : report.predicted) {
+      if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+    }
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
   std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
@@ -137,12 +142,29 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     }
     // The prediction goes through the passes and writers as a measured run does.
     DriverResult predicted;
-    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns);
+    // One predicted step per measured step replayed, numbered as those are.
+    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns, report.first_replayed_step);
     predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
+    predicted.timeline->prediction = fmt::format("predicted ({})", best->label);
     DriverRequest passes;
     passes.threads = o.run.threads;
     passes.stats = draws(outputs);
-    if (page) passes.picture = PictureRequest{};
+    if (page && run.picture && run.stats) {
+      // Both sides of the page draw the same steps: the ones the measured
+      // picture chose, within the steps the prediction replays (it has no
+      // others), else the last of those.
+      const int32_t first = report.first_replayed_step;
+      const int32_t last = first + static_cast<int32_t>(best->replay.steps.size()) - 1;
+      StepRange same{last, last};
+      if (const PictureRun* drawn = run.picture->find(run.stats->run)) {
+        const int32_t a = std::max(drawn->first_step, first), b = std::min(drawn->last_step, last);
+        if (a <= b) same = StepRange{a, b};
+      }
+      PictureRequest both;
+      both.steps = same;
+      run.picture = select_picture(*run.timeline, both);
+      passes.picture = both;
+    }
     run_passes(passes, predicted);
     // The .html page compares the two, as diff's page does: the deltas, then
     // the measured timeline above the predicted one on one time scale. The

@@ -126,6 +126,10 @@ struct Timeline {
   // left out are counted here, so written + left out + rejected = seen.
   std::string selection;
   uint64_t unselected_jobs = 0;
+  // "" for a measured run; "predicted (ZBH1 M=8)" for a timeline whatif
+  // predicted, which every output of it says (process names, the trace's
+  // metadata, picture titles) so it is never taken for a measurement.
+  std::string prediction;
 
   // The run's rank count: world_ranks, or more if a rank is numbered beyond it.
   int32_t rank_count() const {

@@ -35,9 +35,11 @@ void one_f_one_b(const PlanShape& s, int32_t warmup, std::vector<PlanJob>& out) 
   while (b < s.micro_batches) out.push_back(job(PlanRole::kBackward, b++));
 }
 
-// VPP (pipeline_vpp.py, _create_job_list): the k-th forward runs chunk
-// (k mod P*V) / P, the k-th backward the chunks in reverse; micro-batch ids
-// count per chunk. Warm-up: every job when M == P, else
+// VPP (pipeline_vpp.py, _create_job_list and its _get_virtual_pp_rank, read
+// at Paddle commit 0ab6998c): the k-th forward runs chunk (k mod P*V) / P
+// while k <= (M div P) * P*V, past that (M not a multiple of P, r = M mod P)
+// chunk (k mod P*V) / r; the k-th backward the chunks in reverse; micro-batch
+// ids count per chunk. Warm-up: every job when M == P, else
 // min(2(P-s-1) + (V-1)P, M*V); then (forward, backward) pairs; then the
 // remaining backwards. With split_backward and M == P the backwards are
 // backward_b, and every backward_w follows, chunks V-1 down to 0.
@@ -46,12 +48,14 @@ void vpp(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
   const int32_t warmup = s.micro_batches == p ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
   const bool split = s.split_backward && s.micro_batches == p;
   std::vector<int32_t> next_f(v, 0), next_b(v, 0);
+  const int32_t remainder = s.micro_batches % p, whole = (s.micro_batches / p) * p * v;
+  auto chunk = [&](int32_t k) { return (k % (p * v)) / (k <= whole ? p : remainder); };
   auto forward = [&](int32_t k) {
-    const int32_t c = (k % (p * v)) / p;
+    const int32_t c = chunk(k);
     out.push_back(job(PlanRole::kForward, next_f[c]++, c));
   };
   auto backward = [&](int32_t k) {
-    const int32_t c = v - 1 - (k % (p * v)) / p;
+    const int32_t c = v - 1 - chunk(k);
     out.push_back(job(split ? PlanRole::kBackwardB : PlanRole::kBackward, next_b[c]++, c));
   };
   for (int32_t k = 0; k < warmup; ++k) forward(k);
@@ -431,7 +435,7 @@ std::string check_plan_shape(const PlanShape& s) {
       if (m < 2 * p - 1) return fmt::format("Eager1F1B needs M >= 2P-1: M={}, P={}", m, p);
       break;
     case ScheduleKind::kVPP:
-      if (m % p != 0) return fmt::format("VPP needs M a multiple of P: M={}, P={}", m, p);
+      if (m < p) return fmt::format("VPP needs M >= P: M={}, P={}", m, p);
       break;
     case ScheduleKind::kZBVPP:
       if (v < 2) return fmt::format("ZBVPP needs at least 2 chunks: V={}", v);

@@ -32,14 +32,6 @@ const char* slot_name(Slot s) {
   return s == kSlotForward ? "forward" : s == kSlotBackward ? "backward (or backward_b)" : "backward_w";
 }
 
-struct Need {
-  Slot slot;
-  int32_t vstage;
-  int32_t micro_batch;
-  int32_t from_stage;  // the producer's stage
-  bool local;          // on the job's own stage: no link lag
-};
-
 }  // namespace
 
 ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps) {
@@ -52,14 +44,10 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
   return replay_plans(shape, pipeline_plan(shape), costs, steps);
 }
 
-ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
-                          const ReplayCosts& costs, int32_t steps) {
-  ReplayResult r;
+PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans) {
+  PreparedReplay r;
   r.shape = shape;
-  if (!costs.duration_ns) {
-    r.error = "no job durations given";
-    return r;
-  }
+  r.plans = &plans;
   const int32_t p = shape.stages, m = shape.micro_batches;
   if (p < 1 || m < 1 || shape.chunks < 1) {
     r.error = fmt::format("no pipeline to replay: P={} M={} V={}", p, m, shape.chunks);
@@ -102,25 +90,52 @@ ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<
   // (dependencies.h) across virtual stages, and on its own stage a
   // backward_w's backward_b and the last virtual stage's forward before its
   // backward.
-  std::vector<std::vector<std::optional<Need>>> needs(p);
+  std::vector<std::vector<std::optional<ReplayNeed>>>& needs = r.needs;
+  needs.resize(p);
   for (int32_t s = 0; s < p; ++s) {
     for (const PlanJob& j : plans[s]) {
       const int32_t v = plan_virtual_stage(shape, s, j.chunk);
-      std::optional<Need> need;
+      std::optional<ReplayNeed> need;
       if (j.role == PlanRole::kBackwardW) {
-        need = Need{kSlotBackward, v, j.micro_batch, s, true};
+        need = ReplayNeed{kSlotBackward, v, j.micro_batch, s, true};
       } else {
         const DependencyKind kind = j.role == PlanRole::kForward ? DependencyKind::kForward : DependencyKind::kBackward;
         const int32_t from = producer_virtual_stage(kind, v, vstages);
         if (from >= 0) {
-          need = Need{slot_of(j.role), from, j.micro_batch, virtual_stage_place(shape.schedule, p, from).stage, false};
+          need = ReplayNeed{slot_of(j.role), from, j.micro_batch, virtual_stage_place(shape.schedule, p, from).stage,
+                            false};
         } else if (kind == DependencyKind::kBackward) {
-          need = Need{kSlotForward, v, j.micro_batch, s, true};
+          need = ReplayNeed{kSlotForward, v, j.micro_batch, s, true};
         }
       }
       needs[s].push_back(need);
     }
   }
+  return r;
+}
+
+ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
+                          const ReplayCosts& costs, int32_t steps) {
+  return replay_prepared(prepare_replay(shape, plans), costs, steps);
+}
+
+ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& costs, int32_t steps) {
+  ReplayResult r;
+  r.shape = prepared.shape;
+  if (!costs.duration_ns) {
+    r.error = "no job durations given";
+    return r;
+  }
+  if (!prepared.error.empty()) {
+    r.error = prepared.error;
+    return r;
+  }
+  const PlanShape& shape = prepared.shape;
+  const std::vector<std::vector<PlanJob>>& plans = *prepared.plans;
+  const std::vector<std::vector<std::optional<ReplayNeed>>>& needs = prepared.needs;
+  const int32_t p = shape.stages, m = shape.micro_batches;
+  const int32_t vstages = p * shape.chunks;
+  r.peak_in_flight = prepared.peak_in_flight;
   auto index = [&](Slot slot, int32_t v, int32_t mb) { return (static_cast<size_t>(slot) * vstages + v) * m + mb; };
   std::vector<int64_t> done(static_cast<size_t>(3) * vstages * m);
   // The stages waiting on a slot, or -1: at most two (a backward's slot feeds
@@ -146,10 +161,11 @@ ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<
       ready.pop_front();
       while (next[s] < plans[s].size()) {
         const PlanJob& j = plans[s][next[s]];
-        const std::optional<Need>& need = needs[s][next[s]];
+        const std::optional<ReplayNeed>& need = needs[s][next[s]];
         int64_t start = free_at[s];
+        if (next[s] > 0 && costs.host_gap_ns) start += std::max<int64_t>(0, costs.host_gap_ns(s, j));
         if (need) {
-          const size_t k = index(need->slot, need->vstage, need->micro_batch);
+          const size_t k = index(static_cast<Slot>(need->slot), need->vstage, need->micro_batch);
           if (done[k] == kNotYet) {
             waiter[k][waiter[k][0] < 0 ? 0 : 1] = s;
             break;
@@ -170,22 +186,31 @@ ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<
         ++next[s];
       }
     }
+    // A deadlock: every stage still waiting, each for a job behind another
+    // stage's wait; all of them are named, as they wait on each other.
+    std::string stuck;
     for (int32_t s = 0; s < p; ++s) {
       if (next[s] >= plans[s].size()) continue;
       const PlanJob& j = plans[s][next[s]];
-      const Need& need = *needs[s][next[s]];
+      const ReplayNeed& need = *needs[s][next[s]];
       const StageChunk at = need.local ? StageChunk{s, j.chunk} : virtual_stage_place(shape.schedule, p, need.vstage);
-      r.error = fmt::format(
-          "deadlock in step {}: stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage "
-          "{} chunk {}, which never runs",
-          step, s, next[s] + 1, plan_job_type(shape, j), j.micro_batch, slot_name(need.slot), need.micro_batch,
-          at.stage, at.chunk);
+      stuck += fmt::format(
+          "{}stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage {} "
+          "chunk {}",
+          stuck.empty() ? "" : "; ", s, next[s] + 1, plan_job_type(shape, j), j.micro_batch,
+          slot_name(static_cast<Slot>(need.slot)), need.micro_batch, at.stage, at.chunk);
+    }
+    if (!stuck.empty()) {
+      r.error = fmt::format("deadlock in step {}: {}; none of these ever runs", step, stuck);
       return r;
     }
     rs.end_ns = step_start;
     for (int32_t s = 0; s < p; ++s) {
       const int64_t len = static_cast<size_t>(s) < costs.optimizer_ns.size() ? costs.optimizer_ns[s] : 0;
-      rs.optimizer[s] = {free_at[s], free_at[s] + std::max<int64_t>(0, len)};
+      const int64_t gap = !plans[s].empty() && static_cast<size_t>(s) < costs.optimizer_gap_ns.size()
+                              ? std::max<int64_t>(0, costs.optimizer_gap_ns[s])
+                              : 0;
+      rs.optimizer[s] = {free_at[s] + gap, free_at[s] + gap + std::max<int64_t>(0, len)};
       rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
     }
     step_start = rs.end_ns + std::max<int64_t>(0, costs.step_gap_ns);

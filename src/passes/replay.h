@@ -2,7 +2,7 @@
 // stage would start and end.
 //
 // Every stage runs its plan's jobs in order; a job starts when its stage is
-// free and its input has arrived: the producer's end (the dependency rule,
+// free (its previous job's end plus the host gap, ReplayCosts) and its input has arrived: the producer's end (the dependency rule,
 // dependencies.h, producer_virtual_stage) plus the link's lag. A backward_w
 // waits for its backward_b, the last virtual stage's backward for its forward
 // (both on the same stage, earlier in a valid plan). Each stage ends its step
@@ -33,6 +33,10 @@ struct ReplayCosts {
   std::function<int64_t(int32_t from_stage, int32_t to_stage, PlanRole consumer_role)> link_ns;
   std::vector<int64_t> optimizer_ns;  // per stage; empty or short: 0
   int64_t step_gap_ns = 0;            // from a step's last end to the next step's start
+  // The host gap: the least time from the stage's previous job's end (in the
+  // step) to this job's start, the framework's own work between jobs; empty: 0.
+  std::function<int64_t(int32_t stage, const PlanJob& job)> host_gap_ns;
+  std::vector<int64_t> optimizer_gap_ns;  // per stage: from its last job's end to its optimizer; empty or short: 0
 };
 
 struct ReplayedJob {
@@ -68,6 +72,31 @@ ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32
 // anything else is an error, as is a deadlock.
 ReplayResult replay_plans(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans,
                           const ReplayCosts& costs, int32_t steps = 1);
+
+// What a job waits for before it starts (replay.cc): the slot, virtual stage
+// and micro-batch of the job it needs, that job's stage, and whether it is
+// on the job's own stage (no link lag).
+struct ReplayNeed {
+  int32_t slot;
+  int32_t vstage;
+  int32_t micro_batch;
+  int32_t from_stage;
+  bool local;
+};
+
+// A plan checked and its waits found once, for replaying it many times
+// with other costs (whatif replays each measured step on each replica):
+// replay_prepared(prepare_replay(shape, plans), costs, steps) is
+// replay_plans(shape, plans, costs, steps). `plans` must outlive it.
+struct PreparedReplay {
+  PlanShape shape;
+  const std::vector<std::vector<PlanJob>>* plans = nullptr;
+  std::string error;  // the plan's own error (a refused shape, a job outside it or twice), or ""
+  std::vector<int32_t> peak_in_flight;
+  std::vector<std::vector<std::optional<ReplayNeed>>> needs;  // [stage][job]
+};
+PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans);
+ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& costs, int32_t steps = 1);
 
 // A stage's busy time in a step: the sum of its jobs' lengths, optimizer included.
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage);

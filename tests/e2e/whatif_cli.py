@@ -140,7 +140,7 @@ def outputs_and_errors(binary, tmp):
                        "8,16")
     check(rc == 0, f"whatif exits 0 (got {rc}: {err.strip()[:300]})")
     for word in ("measured", "replayed", "predicted #1", "predicted #6", "assumptions:", "model error",
-                 "0.5, not measured"):
+                 "period ms (mean)", "busy ms (mean)", "0.5, not measured"):
         check(word in out, f"the table has {word!r} ({out[:600]})")
 
     check("ranked by throughput" in out and "per mb" in out and "time per micro-batch" in out,
@@ -176,13 +176,23 @@ def outputs_and_errors(binary, tmp):
         errors = schema_errors(one, "whatif.v1.json")
         check(not errors, f"the one-target JSON follows the schema ({errors})")
 
-    # A shape Paddle refuses is an entry with its error, ranked last, and a warning.
-    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "vpp,1f1b", "--micro-batches", "6",
+    # A shape Paddle refuses is an entry with its error, ranked last, and a
+    # warning; so is one of Paddle's VPP plans that deadlocks (P=4 M=13 V=3).
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "vpp,1f1b", "--micro-batches", "3",
                        "--json")
     d = json.loads(out) if rc == 0 else {}
-    check(rc == 0 and d["predicted"][-1]["error"] and d["predicted"][0]["schedule"] == "1f1b",
-          f"VPP with M=6 on 4 stages has an error and goes last (rc {rc}: {err.strip()[:200]})")
-    check("warning" in err and "VPP" in err, f"and a warning says so ({err.strip()[:200]})")
+    check(rc == 0 and all(p["error"] and "M >= P" in p["error"] for p in d["predicted"]),
+          f"M=3 on 4 stages: both refused, saying why (rc {rc}: {err.strip()[:200]})")
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "vpp,1f1b", "--chunks", "3",
+                       "--micro-batches", "13", "--json")
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and "deadlock" in (d["predicted"][-1]["error"] or "") and d["predicted"][0]["schedule"] == "1f1b",
+          f"VPP M=13 V=3 on 4 stages deadlocks, and goes last (rc {rc}: {err.strip()[:200]})")
+    check("warning" in err and "VPP" in err and "deadlock" in err, f"and a warning says so ({err.strip()[:300]})")
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "vpp", "--micro-batches", "6", "--json")
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and d["predicted"][0]["error"] is None,
+          f"VPP M=6 on 4 stages is Paddle's plan with M not a multiple of P: predicted ({err.strip()[:200]})")
 
     # -o: the best target's timeline, drawn and written as a measured run is.
     trace, page = os.path.join(tmp, "predicted.json"), os.path.join(tmp, "predicted.html")
@@ -209,9 +219,46 @@ def outputs_and_errors(binary, tmp):
             ticks = [(float(x), int(v)) for x, v in re.findall(r'<text x="([\d.]+)"[^>]*>(\d+) ms</text>', svg)]
             return (re.search(r'width="(\d+)"', svg).group(1), ticks[1][1] - ticks[0][1],
                     round(ticks[1][0] - ticks[0][0], 1)) if len(ticks) > 1 else None
-        scales = [scale(svg) for svg in re.findall(r"<svg.*?</svg>", html, re.S)]
+        svgs = re.findall(r"<svg.*?</svg>", html, re.S)
+        drawn = [re.findall(r'data-first-step="(\d+)" data-last-step="(\d+)"', svg) for svg in svgs]
+        check(len(drawn) == 2 and drawn[0] and drawn[0] == drawn[1],
+              f"both sides draw the same steps: the predicted step k stands for the measured step k ({drawn})")
+        scales = [scale(svg) for svg in svgs]
         check(len(scales) == 2 and scales[0] is not None and scales[0] == scales[1],
               f"both timelines are drawn on one time scale: width, ms and pixels between ticks ({scales})")
+    # Every predicted output says it is a prediction, and of which target:
+    # the trace's process names and metadata, the picture's title.
+    pftrace, svg = os.path.join(tmp, "predicted.pftrace"), os.path.join(tmp, "predicted.svg")
+    rc, out, err = run(binary, "whatif", "--log_dir", logs, "--schedule", "zbh1", "-o", trace, "-o", pftrace,
+                       "-o", svg)
+    check(rc == 0, f"-o writes .json, .pftrace and .svg (rc {rc}: {err[:300]})")
+    said = "predicted (ZBH1 M=8)"
+    if os.path.exists(trace):
+        t = ppt_test.read_json(trace)
+        names = [e["args"]["name"] for e in t.get("traceEvents", [])
+                 if e.get("ph") == "M" and e.get("name") == "process_name"]
+        check(names and all(n.startswith(said) for n in names),
+              f"the predicted trace's processes say {said!r} ({names})")
+        check(t.get("metadata", {}).get("prediction") == said,
+              f"the predicted trace's metadata says {said!r} ({t.get('metadata')})")
+    if os.path.exists(pftrace):
+        with open(pftrace, "rb") as f:
+            data = f.read()
+        check(said.encode() in data and b"pipeline" not in data,
+              f"the predicted .pftrace's root track is {said!r}, not 'pipeline'")
+    if os.path.exists(svg):
+        with open(svg, encoding="utf-8") as f:
+            picture = f.read()
+        titles = re.findall(r"<title>([^<]*)</title>\n<style>", picture)
+        heading = re.findall(r'<text class="title"[^>]*>([^<]*)</text>', picture)
+        check(titles and titles[0].startswith(said) and heading and heading[0].startswith(said),
+              f"the predicted picture's title says {said!r} ({titles[:1]}, {heading[:1]})")
+    rc, out, err = run(binary, "--log_dir", logs, "-o", trace)
+    t = ppt_test.read_json(trace) if rc == 0 else {}
+    check(rc == 0 and "prediction" not in t.get("metadata", {}) and
+          all("predicted" not in str(e.get("args", {}).get("name")) for e in t.get("traceEvents", [])
+              if e.get("ph") == "M"), "a measured run's trace says nothing of a prediction")
+
     rc, out, _ = run(binary, "stats", trace.replace(".json", ".missing"))
     check(rc == 2, "a missing input is a usage error")
 
@@ -250,6 +297,52 @@ def outputs_and_errors(binary, tmp):
     check(rc == 2 and "--log_dir" in err, "no input: exit 2")
 
 
+def warnings(binary, tmp):
+    """Where the model does not hold, whatif and stats say so (the top-level
+    `warnings`), and every prediction has a range."""
+    testdata = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "testdata")
+    logs = os.path.join(tmp, "warn-plain")
+    ppt_test.gen_logs(logs, COSTS + ["--schedule", "1f1b", "--micro-batches", "8", "--seed", "4"])
+    doc = whatif_json(binary, logs, "--schedule", "1f1b,zbh1,fthenb")
+    check(doc["warnings"] == [] and doc["refusal"] is None,
+          f"a generated run the model describes: no warning ({doc['warnings']})")
+    for p in doc["predicted"] + [doc["replayed"]]:
+        lo, hi = p["period_range_us"]
+        check(lo < p["period_us"] < hi, f"{p['label']}: a range around the period ({lo} {p['period_us']} {hi})")
+    check(doc["measured"]["period_range_us"] is None, "the measured run has no range")
+    noise = [p["label"] for p in doc["predicted"] if p["within_noise_of_best"]]
+    check("FThenB M=8" not in noise, f"FThenB, 10% slower than ZBH1, is not within its noise ({noise})")
+
+    # Several runs: which one is modelled.
+    rerun = os.path.join(tmp, "warn-rerun")
+    ppt_test.gen_logs(rerun, COSTS + ["--schedule", "1f1b", "--micro-batches", "8", "--seed", "4", "--rerun"])
+    w = whatif_json(binary, rerun)["warnings"]
+    check(any("the logs hold 2 runs; the model is run 2 (the last" in x for x in w),
+          f"a log of two runs: the warning says run 2 is modelled ({w})")
+    w = whatif_json(binary, rerun, "--run", "1")["warnings"]
+    check(not any("logs hold" in x for x in w), f"--run 1 keeps one run: nothing to say ({w})")
+
+    # One step: no period.
+    one = os.path.join(tmp, "warn-one")
+    ppt_test.gen_logs(one, ["--stages", "4", "--steps", "1", "--schedule", "1f1b", "--micro-batches", "8"])
+    rc, out, err = run(binary, "whatif", "--log_dir", one, "--schedule", "zbh1")
+    check(rc == 0 and "warnings (where the model does not hold):" in out and "one step: there is no period" in out
+          and "between steps: none measured" in out, f"one step: the table says there is no period ({out[-900:]})")
+
+    # Whole milliseconds (dygraph profiles) against 4 ms forwards: the resolution.
+    dy = os.path.join(testdata, "cases", "dygraph-stats-json", "logs")
+    doc = whatif_json(binary, dy, "--schedule", "zbh1")
+    check(any("whole 1000.0 us, coarser than a tenth of the typical job" in x for x in doc["warnings"]),
+          f"whole-millisecond records: the resolution is a warning ({doc['warnings']})")
+    check(any("whole 1000.0 us" in a for a in doc["assumptions"]), "and the assumptions name it")
+    rc, out, err = run(binary, "stats", "--log_dir", dy, "--json")
+    s = json.loads(out) if rc == 0 else {}
+    check(any("coarser than a tenth" in x for x in s.get("suggestion_warnings", [])),
+          f"stats --json: the suggestions carry the same warning ({s.get('suggestion_warnings')})")
+    rc, out, err = run(binary, "stats", "--log_dir", dy)
+    check("caveat" in out and "coarser than a tenth" in out, f"stats: a caveat line ({out[:1500]})")
+
+
 def main():
     ap = arg_parser(__doc__)
     ap.add_argument("--table", action="store_true", help="print only the accuracy table")
@@ -261,6 +354,7 @@ def main():
             return 0
         check_accuracy(rows)
         outputs_and_errors(a.binary, tmp)
+        warnings(a.binary, tmp)
     return checks.exit_code("whatif CLI")
 
 

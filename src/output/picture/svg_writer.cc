@@ -726,6 +726,7 @@ void SvgWriter::write_run(size_t index, const PictureRun& r, double y) {
 // second computation: the step's when one step is drawn, the run's otherwise.
 std::string SvgWriter::title_text(size_t ranks) const {
   std::vector<std::string> parts;
+  if (!tl_.prediction.empty()) parts.push_back(tl_.prediction);  // never taken for a measurement
   const Stats* st = opt_.stats;
   if (st && st->schedule.kind != ScheduleKind::kUnknown) {
     const ScheduleInfo& s = st->schedule;

@@ -197,12 +197,14 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   for (const WhatifSuggestion& w : st.suggestions) {
     suggestions.push_back({{"change", w.change},
                            {"period_gain", round6(w.period_gain)},
+                           {"gain_range", {round6(w.gain_lo), round6(w.gain_hi)}},
                            {"gain_of", w.per_micro_batch ? "time_per_micro_batch" : "period"},
                            {"peak_memory", round3(w.peak_memory)},
                            {"measured_peak_memory", round3(w.measured_peak_memory)},
                            {"text", w.text}});
   }
   doc["suggestions"] = std::move(suggestions);
+  if (!st.suggestion_warnings.empty()) doc["suggestion_warnings"] = st.suggestion_warnings;
   return dumped(doc, 1) + "\n";
 }
 

@@ -267,6 +267,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
     p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
   }
+  for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
 
   fill_steps(st, style, worst, p);
   fill_ranks(st, style, p);

@@ -34,7 +34,13 @@ json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
     j["bubble_ratio"] = round6(o.bubble_ratio);
     j["micro_batches_per_second"] = round3(o.micro_batches_per_second);
     j["time_per_micro_batch_us"] = round3(o.time_per_micro_batch_ns / 1e3);
+    if (base) {
+      j["period_range_us"] = {round3(std::max(0.0, o.period_lo_ns) / 1e3), round3(o.period_hi_ns / 1e3)};
+    } else {
+      j["period_range_us"] = nullptr;
+    }
   } else {
+    j["period_range_us"] = nullptr;
     j["period_us"] = nullptr;
     j["busy_us"] = nullptr;
     j["bubble_ratio"] = nullptr;
@@ -48,6 +54,7 @@ json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
     j["vs_measured_pct"] = round3(relative_time(o, *base, &per_mb) * 100);
     j["vs_measured_of"] = per_mb ? "time_per_micro_batch" : "period";
   }
+  j["within_noise_of_best"] = false;
   j["peak_in_flight"] = o.peak_in_flight;
   j["error"] = o.error.empty() ? json(nullptr) : json(o.error);
   return j;
@@ -81,6 +88,13 @@ json model_json(const CostModel& m) {
     }
     json st = {{"stage", s}, {"jobs", std::move(jobs)}, {"optimizer", fit_json(m.optimizer[s])}};
     st["other_us"] = round3(static_cast<double>(m.other_ns[s]) / 1e3);
+    json gaps = json::object();
+    for (size_t r = 0; r <= kPlanRoles; ++r) {
+      const int64_t g = s < static_cast<int32_t>(m.host_gap_ns.size()) ? m.host_gap_ns[s][r] : -1;
+      gaps[r < kPlanRoles ? role_key(r) : "optimizer"] =
+          g >= 0 ? json(round3(static_cast<double>(g) / 1e3)) : json(nullptr);
+    }
+    st["host_gap_us"] = std::move(gaps);
     stages.push_back(std::move(st));
   }
   json links = json::array();
@@ -118,7 +132,10 @@ std::string format_whatif_json(const WhatifReport& r) {
   doc["replayed"] = outcome_json(r.replayed, &r.measured);
   json predicted = json::array();
   for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured));
+  for (size_t i : r.within_noise_of_best) predicted[i]["within_noise_of_best"] = true;
   doc["predicted"] = std::move(predicted);
+  doc["warnings"] = r.warnings;
+  doc["refusal"] = r.refusal.empty() ? json(nullptr) : json(r.refusal);
   doc["model_error_pct"] = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                ? json(round3((r.replayed.period_ns / r.measured.period_ns - 1) * 100))
                                : json(nullptr);
@@ -136,13 +153,13 @@ std::string format_whatif_text(const WhatifReport& r) {
   for (size_t i = 0; i < r.predicted.size(); ++i) {
     rows.push_back({r.predicted.size() > 1 ? fmt::format("predicted #{}", i + 1) : "predicted", &r.predicted[i]});
   }
-  std::vector<std::vector<std::string>> cells = {
-      {"", "schedule", "period ms", "vs measured", "busy ms", "bubble", "micro-batches/s", "peak in flight"}};
+  std::vector<std::vector<std::string>> cells = {{"", "schedule", "period ms (mean)", "range ms", "vs measured",
+                                                  "busy ms (mean)", "bubble", "micro-batches/s", "peak in flight"}};
   bool any_per_mb = false;
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
     if (!o.error.empty()) {
-      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", terminal_text(o.error)});
+      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", "-", terminal_text(o.error)});
       continue;
     }
     std::string delta = "";
@@ -152,7 +169,12 @@ std::string format_whatif_text(const WhatifReport& r) {
       delta = fmt::format("{:+.1f}%{}", d * 100, per_mb ? " per mb" : "");
       any_per_mb = any_per_mb || per_mb;
     }
-    cells.push_back({row.kind, terminal_text(o.label), ms_text(o.period_ns), delta, ms_text(o.busy_ns),
+    std::string range = row.o == &r.measured ? "" : ms_text(o.period_lo_ns) + "-" + ms_text(o.period_hi_ns);
+    std::string kind = row.kind;
+    for (size_t i : r.within_noise_of_best) {
+      if (row.o == &r.predicted[i]) kind += " ~#1";
+    }
+    cells.push_back({kind, terminal_text(o.label), ms_text(o.period_ns), range, delta, ms_text(o.busy_ns),
                      fmt::format("{:.1f}%", o.bubble_ratio * 100), fmt::format("{:.1f}", o.micro_batches_per_second),
                      peak_text(o.peak_in_flight)});
   }
@@ -179,9 +201,17 @@ std::string format_whatif_text(const WhatifReport& r) {
         "(period / M), as a step of more micro-batches does more work\n",
         r.measured.shape.micro_batches);
   }
+  if (!r.within_noise_of_best.empty()) {
+    out += "\n~#1: within #1's noise (the two ranges overlap): not a surer win than #1, nor #1 than it\n";
+  }
   if (r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0) {
     out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n",
                        (r.replayed.period_ns / r.measured.period_ns - 1) * 100);
+  }
+  if (!r.refusal.empty()) out += "\nno prediction: " + terminal_text(r.refusal) + "\n";
+  if (!r.warnings.empty()) {
+    out += "\nwarnings (where the model does not hold):\n";
+    for (const std::string& w : r.warnings) out += "  - " + terminal_text(w) + "\n";
   }
   out += "\nassumptions:\n";
   for (const std::string& a : r.assumptions) out += "  - " + terminal_text(a) + "\n";

@@ -410,6 +410,11 @@ void JsonTraceWriter::write() {
   }
   buf_ += ",\"jobs\":";
   append_int(buf_, static_cast<int64_t>(tl_.job_count()));
+  if (!tl_.prediction.empty()) {
+    buf_ += ",\"prediction\":\"";
+    append_json_escaped(buf_, tl_.prediction);
+    buf_ += '"';
+  }
   if (!tl_.partial.empty()) {
     buf_ += ",\"partial\":\"";
     append_json_escaped(buf_, tl_.partial);

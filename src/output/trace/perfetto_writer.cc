@@ -448,7 +448,7 @@ void PerfettoTraceWriter::descriptor(proto::Writer& w, uint64_t uuid, const std:
 
 void PerfettoTraceWriter::write_tree(proto::Writer& w, const Run& run) const {
   std::string root = multi_machine_ ? (tl_.runs.size() > 1 ? fmt::format("run {}/{}", run.index + 1, tl_.runs.size())
-                                                           : std::string("pipeline"))
+                                                           : naming_.pipeline_name())
                                     : naming_.process_name(run.index, 0);
   size_t p = w.open_nested(f::kTracePacket);
   w.varint(f::kTrustedSequenceId, kDescriptorSequence);

@@ -21,14 +21,16 @@ std::string TraceNaming::process_name(uint32_t run, int32_t machine) const {
   if (multi_machine_ && machine >= 0 && static_cast<size_t>(machine) < tl_.machines.size()) {
     name = tl_.machines[machine].empty() ? fmt::format("machine{}", machine) : tl_.machines[machine];
   } else {
-    name = "pipeline";
+    name = pipeline_name();
   }
+  if (multi_machine_ && !tl_.prediction.empty()) name = fmt::format("{}: {}", tl_.prediction, name);
   if (runs_ > 1) name = fmt::format("run {}/{}: {}", run + 1, runs_, name);
   return name;
 }
 
 std::string TraceNaming::steps_process_name(uint32_t run) const {
-  return runs_ > 1 ? fmt::format("run {}/{}: steps", run + 1, runs_) : std::string("steps");
+  std::string name = tl_.prediction.empty() ? std::string("steps") : fmt::format("{}: steps", tl_.prediction);
+  return runs_ > 1 ? fmt::format("run {}/{}: {}", run + 1, runs_, name) : name;
 }
 
 std::string TraceNaming::thread_name(const Track& t, uint32_t lane) const {

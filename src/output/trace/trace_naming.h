@@ -33,6 +33,9 @@ class TraceNaming {
     return static_cast<uint32_t>(t.rank) * lane_stride_ + lane;
   }
 
+  // "pipeline", or the timeline's prediction ("predicted (ZBH1 M=8)").
+  std::string pipeline_name() const { return tl_.prediction.empty() ? std::string("pipeline") : tl_.prediction; }
+  // A predicted timeline's process names start with its prediction.
   std::string process_name(uint32_t run, int32_t machine) const;
   std::string steps_process_name(uint32_t run) const;
   std::string thread_name(const Track& t, uint32_t lane) const;

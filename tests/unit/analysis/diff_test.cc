@@ -83,6 +83,23 @@ TEST_CASE("one rank 20% slower is named, makes the run slower and trips the gate
   CHECK_THAT(format_diff_markdown(d), Catch::Contains("| rank |") && Catch::Contains("slower"));
 }
 
+TEST_CASE("an optimizer with micro-batch 0 and one with none are the same job, not a change of schedule", "[diff]") {
+  testing::TempDir dir;
+  Stats a = stats_of(testing::generate_log_dir(dir, "a", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2"));
+  Stats b = a;
+  size_t renamed = 0;
+  for (RankStats& r : b.ranks) {
+    for (std::string& item : r.job_order) {
+      if (item.rfind("optimizer:", 0) == 0) item = "optimizer", ++renamed;
+    }
+  }
+  REQUIRE(renamed == 4);
+  CHECK(diff_stats(a, b).schedule_changes.empty());
+  // A real change is still one.
+  b.ranks[1].job_order[0] = "backward:0";
+  CHECK(diff_stats(a, b).schedule_changes.size() == 1);
+}
+
 TEST_CASE("a change of schedule is shown at the first position where a rank's job order differs", "[diff]") {
   testing::TempDir dir;
   Stats a = stats_of(testing::generate_log_dir(dir, "a", "--schedule 1f1b --stages 4 --micro-batches 8 --steps 2"));

@@ -101,6 +101,137 @@ TEST_CASE("replaying the measured plan of a hand-timed run gives its period exac
   CHECK(r.predicted[0].period_ns == Approx(r.replayed.period_ns));
 }
 
+// hand_run with host time between jobs whose input was there: 5 us before
+// stage 0's second forward, 4 us before each of stage 1's backwards and 2 us
+// before each optimizer; the waiting jobs (stage 1's second forward, stage
+// 0's backwards) start at their producer's end plus the 3 us link.
+std::vector<HandJob> hand_run_with_host_gaps() {
+  std::vector<HandJob> one = {
+      {0, "forward", 0, 0, 10},    {0, "forward", 1, 15, 25},     {0, "backward", 0, 65, 85},
+      {0, "backward", 1, 89, 109}, {0, "optimizer", 0, 111, 116}, {1, "forward", 0, 13, 23},
+      {1, "forward", 1, 28, 38},   {1, "backward", 0, 42, 62},    {1, "backward", 1, 66, 86},
+      {1, "optimizer", 0, 88, 94},
+  };
+  return repeated_steps(one, 3, 200);
+}
+
+TEST_CASE("the host gap between jobs whose input was there is fitted and replayed", "[whatif]") {
+  testing::TempDir dir;
+  Measured m(testing::load_hand_run(dir, "run", hand_run_with_host_gaps()));
+  REQUIRE(m.plan.schedule.kind == ScheduleKind::kFThenB);
+  CostModel model = fit_cost_model(m.timeline, m.plan, m.deps, m.stats);
+  REQUIRE(model.host_gap_ns.size() == 2);
+  const size_t f = static_cast<size_t>(PlanRole::kForward), b = static_cast<size_t>(PlanRole::kBackward);
+  CHECK(model.host_gap_ns[0][f] == 5 * kUs);
+  CHECK(model.host_gap_ns[1][b] == 4 * kUs);
+  CHECK(model.host_gap_ns[0][kPlanRoles] == 2 * kUs);
+  CHECK(model.host_gap_ns[1][kPlanRoles] == 2 * kUs);
+  // Every pair where the next job waited is left out: no sample of them.
+  CHECK(model.host_gap_ns[0][b] == -1);
+  CHECK(model.host_gap_ns[1][f] == -1);
+  WhatifReport r = m.whatif();
+  REQUIRE(r.replayed.error.empty());
+  CHECK(r.replayed.busy_ns == Approx(116.0 * kUs));
+  CHECK(r.replayed.period_ns == Approx(r.measured.period_ns));
+  // No jitter and no model error: the range is the period itself.
+  CHECK(r.replayed.period_lo_ns == Approx(r.replayed.period_ns));
+  CHECK(r.replayed.period_hi_ns == Approx(r.replayed.period_ns));
+}
+
+// Warnings: any sentence of `r` containing `word`.
+bool says(const std::vector<std::string>& lines, const std::string& word) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(word) != std::string::npos; });
+}
+
+TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
+  testing::TempDir dir;
+  SECTION("a run that follows its plan and has several steps: no warning") {
+    Measured m(testing::load_hand_run(dir, "run", hand_run()));
+    WhatifReport r = m.whatif();
+    CHECK(r.warnings.empty());
+    CHECK(r.refusal.empty());
+    CHECK(says(r.assumptions, "modelled: run 1 of 1"));
+  }
+  SECTION("one step: no period, and nothing between steps") {
+    std::vector<HandJob> one = hand_run();
+    one.resize(10);
+    Measured m(testing::load_hand_run(dir, "run", one));
+    WhatifReport r = m.whatif();
+    CHECK(says(r.warnings, "one step: there is no period"));
+    CHECK(says(r.assumptions, "between steps: none measured"));
+    CHECK_FALSE(says(r.assumptions, "median of the measured gaps"));
+  }
+  SECTION("overlapping jobs") {
+    std::vector<HandJob> jobs = hand_run();
+    // Stage 0's second backward starts 6 us before its first one ends, in every step.
+    for (HandJob& j : jobs) {
+      if (j.rank == 0 && j.type == "backward" && j.mb == 1) j.start_us -= 6;
+    }
+    Measured m(testing::load_hand_run(dir, "run", jobs));
+    WhatifReport r = m.whatif();
+    CHECK(says(r.warnings, "3 of 30 jobs (10.0%) overlap another job"));
+  }
+  SECTION("a model error above 2%") {
+    Measured m(testing::load_hand_run(dir, "run", hand_run()));
+    CostModel model = fit_cost_model(m.timeline, m.plan, m.deps, m.stats);
+    std::string refusal;
+    CHECK(whatif_warnings(m.timeline, m.plan, m.stats, model, 0.019, &refusal).empty());
+    CHECK(says(whatif_warnings(m.timeline, m.plan, m.stats, model, -0.031, &refusal), "error is -3.1%"));
+    CHECK(refusal.empty());
+  }
+  SECTION("a run of another plan than the one recognised (another run's schedule): refused") {
+    Measured m(testing::load_hand_run(dir, "run", hand_run()));
+    REQUIRE(m.whatif().refusal.empty());
+    // As if the schedule had been read from another run: 1F1B, whose stage 1
+    // runs forward 0, backward 0, forward 1 where this FThenB run has both forwards first.
+    m.plan.schedule.kind = ScheduleKind::k1F1B;
+    WhatifReport r = m.whatif();
+    CHECK_THAT(r.refusal, Catch::Contains("50% of the modelled run's rank-steps do not run the 1F1B M=2 plan") &&
+                              Catch::Contains("rank 1 step 0, job 2: forward:1 where the plan has backward:0"));
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.error == r.refusal);
+    // Steps that only lost jobs are no other plan: not refused.
+    std::vector<HandJob> lost = hand_run();
+    lost.erase(lost.begin() + 2);  // step 0's first backward on stage 0
+    Measured short_step(testing::load_hand_run(dir, "lost", lost));
+    CHECK(short_step.whatif().refusal.empty());
+  }
+  SECTION("a schedule that changes inside the run: refused") {
+    // Two steps FThenB, then two in which stage 0 runs its backwards the other way round.
+    std::vector<HandJob> jobs = repeated_steps(hand_run(), 1, 0);
+    jobs.resize(20);
+    std::vector<HandJob> swapped = {
+        {0, "forward", 0, 400, 410},   {0, "forward", 1, 410, 420},   {0, "backward", 1, 456, 476},
+        {0, "backward", 0, 476, 496},  {0, "optimizer", 0, 496, 501}, {1, "forward", 0, 413, 423},
+        {1, "forward", 1, 423, 433},   {1, "backward", 1, 433, 453},  {1, "backward", 0, 453, 473},
+        {1, "optimizer", 0, 473, 479},
+    };
+    for (HandJob j : repeated_steps(swapped, 2, 200)) jobs.push_back(j);
+    Measured m(testing::load_hand_run(dir, "run", jobs));
+    WhatifReport r = m.whatif();
+    CHECK(says(r.warnings, "do not run their rank's usual jobs"));
+    CHECK_FALSE(r.refusal.empty());
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.error == r.refusal);
+  }
+}
+
+TEST_CASE("ranges: two outcomes are within each other's noise where their ranges overlap", "[whatif]") {
+  WhatifOutcome a, b;
+  a.shape.micro_batches = b.shape.micro_batches = 8;
+  a.period_ns = 100, a.period_lo_ns = 95, a.period_hi_ns = 105;
+  b.period_ns = 108, b.period_lo_ns = 104, b.period_hi_ns = 112;
+  CHECK(within_noise(a, b));
+  CHECK(within_noise(b, a));
+  b.period_lo_ns = 106;
+  CHECK_FALSE(within_noise(a, b));
+  // Another M compares per micro-batch: 2x the period for 2x the micro-batches is the same.
+  b.shape.micro_batches = 16;
+  b.period_ns = 200, b.period_lo_ns = 198, b.period_hi_ns = 202;
+  CHECK(within_noise(a, b));
+  b.error = "refused";
+  CHECK_FALSE(within_noise(a, b));
+}
+
 TEST_CASE("the changes act on the costs: link scale, stage scale, balance", "[whatif]") {
   testing::TempDir dir;
   Measured m(testing::load_hand_run(dir, "run", hand_run()));
@@ -240,6 +371,42 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     CHECK(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "balancing stage 2"; }));
     for (size_t i = 1; i < s.size(); ++i) CHECK(s[i - 1].period_gain >= s[i].period_gain);
     for (const WhatifSuggestion& w : s) CHECK(w.period_gain > 0);
+  }
+  SECTION("balancing a stage stats finds no straggler on: suggested with a caveat") {
+    // Stage 2 is 6% slower: under the 10% straggler margin, but the busiest stage.
+    auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.06 --seed 3");
+    REQUIRE(m->stats.stragglers.empty());
+    std::vector<std::string> warnings;
+    std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10, &warnings);
+    REQUIRE(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "balancing stage 2"; }));
+    CHECK(says(warnings, "balancing stage 2 rests on it being the busiest stage, but stats finds no straggler"));
+    // With the straggler found (50% slower), no caveat.
+    auto slow = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
+    warnings.clear();
+    suggest_changes(slow->timeline, slow->plan, slow->deps, slow->stats, 10, &warnings);
+    CHECK_FALSE(says(warnings, "rests on it"));
+  }
+  SECTION("jitter: each prediction has a range around it, and a suggestion's range is above 0") {
+    auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 8 --jitter 0.1 --seed 3");
+    WhatifChanges all;
+    all.schedules = {ScheduleKind::k1F1B, ScheduleKind::kZBH1, ScheduleKind::kEager1F1B};
+    WhatifReport r = m->whatif(all);
+    for (const WhatifOutcome& o : r.predicted) {
+      REQUIRE(o.error.empty());
+      // The steps the range needs, at least 4 of the 8; the same ones for every target.
+      CHECK(o.step_periods_ns.size() >= 4);
+      CHECK(o.step_periods_ns.size() <= 8);
+      CHECK(o.step_periods_ns.size() == r.replayed.step_periods_ns.size());
+      CHECK(o.replay.steps.size() == o.step_periods_ns.size());
+      CHECK(o.period_lo_ns < o.period_ns);
+      CHECK(o.period_hi_ns > o.period_ns);
+    }
+    std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
+    for (const WhatifSuggestion& w : s) {
+      CHECK(w.gain_lo > 0);
+      CHECK(w.gain_lo < w.period_gain);
+      CHECK(w.gain_hi > w.period_gain);
+    }
   }
 }
 

@@ -4,7 +4,9 @@
 #include "passes/plan.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
@@ -42,6 +44,13 @@ std::vector<PlanShape> buildable_shapes() {
     }
   }
   return out;
+}
+
+ReplayCosts equal_costs_for_plan_test() {
+  ReplayCosts costs;
+  costs.duration_ns = [](int32_t, const PlanJob&) -> int64_t { return 10; };
+  costs.link_ns = [](int32_t, int32_t, PlanRole) -> int64_t { return 1; };
+  return costs;
 }
 
 int32_t warmup_forwards(const std::vector<PlanJob>& plan) {
@@ -233,15 +242,42 @@ TEST_CASE("ZB-VPP plans are V-shaped: the last stage runs chunk 1 of a micro-bat
   CHECK_THAT(check_plan_shape({ScheduleKind::kZBVPP, 4, 8, 1}), Catch::Contains("2 chunks"));
 }
 
+TEST_CASE("VPP with M not a multiple of P is Paddle's plan, job by job, and three of them deadlock", "[plan]") {
+  // Paddle's own lists (testdata/paddle/vpp-m-not-multiple-of-p.json names
+  // the commit): 20 shapes, every stage.
+  std::ifstream in(std::string(PPT_SOURCE_DIR) + "/testdata/paddle/vpp-m-not-multiple-of-p.json");
+  REQUIRE(in);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::set<std::tuple<int32_t, int32_t, int32_t>> shapes, deadlocked;
+  for (const nlohmann::json& e : doc.at("plans")) {
+    const PlanShape s{ScheduleKind::kVPP, e.at("P").get<int32_t>(), e.at("M").get<int32_t>(), e.at("V").get<int32_t>()};
+    const int32_t stage = e.at("stage").get<int32_t>();
+    INFO("P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks << " stage " << stage);
+    REQUIRE(check_plan_shape(s).empty());
+    CHECK(plan_text(s, stage_plan(s, stage)) == e.at("jobs").get<std::string>());
+    shapes.emplace(s.stages, s.micro_batches, s.chunks);
+  }
+  CHECK(shapes.size() == 20);
+  for (auto [p, m, v] : shapes) {
+    ReplayResult r = replay_plan({ScheduleKind::kVPP, p, m, v}, equal_costs_for_plan_test(), 1);
+    if (!r.error.empty()) {
+      CHECK_THAT(r.error, Catch::Contains("deadlock in step 0: stage") && Catch::Contains("; stage"));
+      deadlocked.emplace(p, m, v);
+    }
+  }
+  CHECK(deadlocked == std::set<std::tuple<int32_t, int32_t, int32_t>>{{4, 13, 3}, {8, 13, 2}, {8, 13, 3}});
+}
+
 TEST_CASE("shapes Paddle refuses get no plan, and say why", "[plan]") {
-  CHECK_THAT(check_plan_shape({ScheduleKind::kVPP, 4, 6, 2}), Catch::Contains("M a multiple of P"));
+  CHECK_THAT(check_plan_shape({ScheduleKind::kVPP, 4, 3, 2}), Catch::Contains("VPP needs M >= P"));
+  CHECK(check_plan_shape({ScheduleKind::kVPP, 4, 6, 2}).empty());
   CHECK_THAT(check_plan_shape({ScheduleKind::k1F1B, 4, 3, 1}), Catch::Contains("M >= P"));
   CHECK_THAT(check_plan_shape({ScheduleKind::kZBH1, 4, 3, 1}), Catch::Contains("M >= P"));
   CHECK_THAT(check_plan_shape({ScheduleKind::kEager1F1B, 4, 6, 1}), Catch::Contains("M >= 2P-1"));
   CHECK_THAT(check_plan_shape({ScheduleKind::k1F1B, 4, 8, 2}), Catch::Contains("one chunk"));
   CHECK_THAT(check_plan_shape({ScheduleKind::kUnknown, 4, 8, 1}), Catch::Contains("no plan"));
   CHECK_THAT(check_plan_shape({ScheduleKind::k1F1B, 0, 8, 1}), Catch::Contains("one stage"));
-  CHECK(stage_plan({ScheduleKind::kVPP, 4, 6, 2}, 0).empty());
+  CHECK(stage_plan({ScheduleKind::kVPP, 4, 3, 2}, 0).empty());
   CHECK(check_plan_shape({ScheduleKind::kEager1F1B, 4, 7, 1}).empty());
   CHECK(stage_plan({ScheduleKind::k1F1B, 4, 8, 1}, 4).empty());
 }
@@ -256,6 +292,12 @@ TEST_CASE("every plan runs to completion under the dependency rule", "[plan][rep
     };
     costs.link_ns = [](int32_t from, int32_t to, PlanRole) -> int64_t { return from == to ? 0 : 2; };
     ReplayResult r = replay_plan(s, costs, 2);
+    // Paddle builds VPP with M not a multiple of P, and some of those plans
+    // deadlock (the test below names Paddle's); every other plan completes.
+    if (s.schedule == ScheduleKind::kVPP && s.micro_batches % s.stages != 0 && !r.error.empty()) {
+      CHECK_THAT(r.error, Catch::Contains("deadlock"));
+      continue;
+    }
     REQUIRE(r.error.empty());
     REQUIRE(r.steps.size() == 2);
     for (int32_t stage = 0; stage < s.stages; ++stage)
@@ -275,6 +317,7 @@ TEST_CASE("a Timeline made from each plan is recognised as its own schedule, wit
       return j.role == PlanRole::kBackward ? 2000 : 1000;
     };
     ReplayResult r = replay_plan(s, costs, 2);
+    if (s.schedule == ScheduleKind::kVPP && s.micro_batches % s.stages != 0 && !r.error.empty()) continue;  // above
     REQUIRE(r.error.empty());
     Timeline tl = replay_timeline(r);
     PipelinePlan plan = decide_pipeline(tl, 0, 1);

@@ -103,12 +103,59 @@ TEST_CASE("a plan that waits for a job that never comes is a deadlock, named", "
   CHECK(r.steps.empty());
   CHECK_THAT(r.error, Catch::Contains("deadlock") && Catch::Contains("stage 0") &&
                           Catch::Contains("backward micro-batch 0") && Catch::Contains("on stage 1"));
+  // Both waits are named: they wait on each other.
+  CHECK_THAT(r.error, Catch::Contains("stage 0 waits at its job 2") && Catch::Contains("; stage 1 waits at its job 1"));
   // A job twice, or outside the shape, is refused before replaying.
   plans[1][1] = {PlanRole::kForward, 0, 1};
   CHECK_THAT(replay_plans(s, plans, equal_costs()).error, Catch::Contains("twice"));
   plans[1][1] = {PlanRole::kForward, 1, 0};
   CHECK_THAT(replay_plans(s, plans, equal_costs()).error, Catch::Contains("outside"));
-  CHECK_THAT(replay_plan({ScheduleKind::kVPP, 4, 6, 2}, equal_costs()).error, Catch::Contains("multiple of P"));
+  CHECK_THAT(replay_plan({ScheduleKind::kVPP, 4, 3, 2}, equal_costs()).error, Catch::Contains("M >= P"));
+}
+
+TEST_CASE("a plan prepared once replays as replay_plans does under every cost given", "[replay]") {
+  const PlanShape shape{ScheduleKind::kZBH1, 4, 8, 1};
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  const PreparedReplay prepared = prepare_replay(shape, plans);
+  REQUIRE(prepared.error.empty());
+  auto same = [](const ReplayResult& a, const ReplayResult& b) {
+    REQUIRE(a.error == b.error);
+    REQUIRE(a.steps.size() == b.steps.size());
+    CHECK(a.peak_in_flight == b.peak_in_flight);
+    for (size_t k = 0; k < a.steps.size(); ++k) {
+      CHECK(a.steps[k].start_ns == b.steps[k].start_ns);
+      CHECK(a.steps[k].end_ns == b.steps[k].end_ns);
+      REQUIRE(a.steps[k].stages.size() == b.steps[k].stages.size());
+      for (size_t s = 0; s < a.steps[k].stages.size(); ++s) {
+        REQUIRE(a.steps[k].stages[s].size() == b.steps[k].stages[s].size());
+        for (size_t j = 0; j < a.steps[k].stages[s].size(); ++j) {
+          CHECK(a.steps[k].stages[s][j].start_ns == b.steps[k].stages[s][j].start_ns);
+          CHECK(a.steps[k].stages[s][j].end_ns == b.steps[k].stages[s][j].end_ns);
+        }
+      }
+    }
+  };
+  // Costs that differ by stage, role and micro-batch, with links and gaps.
+  for (int64_t scale : {1, 3, 7}) {
+    ReplayCosts c;
+    c.duration_ns = [scale](int32_t stage, const PlanJob& j) -> int64_t {
+      return scale * (10 + stage) + static_cast<int64_t>(j.role) * 5 + j.micro_batch % 3;
+    };
+    c.link_ns = [scale](int32_t from, int32_t to, PlanRole) -> int64_t { return from != to ? scale : 0; };
+    c.host_gap_ns = [](int32_t stage, const PlanJob&) -> int64_t { return stage; };
+    c.optimizer_ns = {4, 5, 6, 7};
+    c.step_gap_ns = 50;
+    const ReplayResult fresh = replay_plans(shape, plans, c, 2);
+    REQUIRE(fresh.error.empty());
+    same(replay_prepared(prepared, c, 2), fresh);
+  }
+  // A plan's own error and a missing cost are said as replay_plans says them.
+  std::vector<std::vector<PlanJob>> twice = plans;
+  twice[1][1] = twice[1][0];
+  const PreparedReplay bad = prepare_replay(shape, twice);
+  CHECK_THAT(bad.error, Catch::Contains("twice"));
+  same(replay_prepared(bad, equal_costs()), replay_plans(shape, twice, equal_costs()));
+  CHECK(replay_prepared(prepared, ReplayCosts{}).error == replay_plans(shape, plans, ReplayCosts{}).error);
 }
 
 TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble and schedule", "[replay][stats]") {
@@ -163,7 +210,7 @@ TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble a
     CHECK(st.steps[0].bubble_ratio == Approx(replay_bubble_ratio(r.steps[0])));
     CHECK(static_cast<double>(st.step_period.median_ns) == Approx(replay_period_ns(r)));
   }
-  CHECK(replay_timeline(replay_plan({ScheduleKind::kVPP, 4, 6, 2}, equal_costs())).tracks.empty());
+  CHECK(replay_timeline(replay_plan({ScheduleKind::kVPP, 4, 3, 2}, equal_costs())).tracks.empty());
 }
 
 TEST_CASE("the ideal bubble is the recognised schedule's plan replayed with equal stage costs", "[replay][schedule]") {
