@@ -200,8 +200,9 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
   // whole backward's, else the median over the stages that showed it, else 0.
   t.host_gap.assign(P, {});
   for (int32_t s = 0; s < P; ++s) {
+    const auto measured = s < m.stages ? m.host_gap_ns.find(s) : m.host_gap_ns.end();
     for (size_t r = 0; r <= kPlanRoles; ++r) {
-      t.host_gap[s][r] = s < m.stages && s < static_cast<int32_t>(m.host_gap_ns.size()) ? m.host_gap_ns[s][r] : -1;
+      t.host_gap[s][r] = measured != m.host_gap_ns.end() ? measured->second[r] : -1;
     }
     const int64_t b = t.host_gap[s][kB];
     if (t.host_gap[s][kBb] < 0) t.host_gap[s][kBb] = b;
@@ -579,7 +580,9 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
                    CostModel& m) {
   const int32_t P = m.stages;
   const std::vector<int8_t> roles = roles_by_type(tl, plan);
-  std::vector<std::array<std::vector<int64_t>, kPlanRoles + 1>> samples(P);
+  // By stage, for the stages with samples only: P may be a run's whole rank
+  // count when few of its logs are loaded (docs/hardening.md).
+  std::map<int32_t, std::array<std::vector<int64_t>, kPlanRoles + 1>> samples;
   auto link = [&](int32_t from, int32_t to) {
     auto it = m.link_ns.find({from, to});
     return it != m.link_ns.end() ? it->second : m.median_link_ns;
@@ -616,11 +619,12 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
       prev_step = j.step;
     }
   }
-  m.host_gap_ns.assign(P, {});
-  for (int32_t s = 0; s < P; ++s) {
+  m.host_gap_ns.clear();
+  for (auto& [s, kinds] : samples) {
+    auto& gaps = m.host_gap_ns[s];
     for (size_t r = 0; r <= kPlanRoles; ++r) {
-      m.host_gap_samples += samples[s][r].size();
-      m.host_gap_ns[s][r] = samples[s][r].empty() ? -1 : median_rounded(std::move(samples[s][r]));
+      m.host_gap_samples += kinds[r].size();
+      gaps[r] = kinds[r].empty() ? -1 : median_rounded(std::move(kinds[r]));
     }
   }
 }
@@ -1081,8 +1085,8 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
       "error; targets whose ranges overlap are within each other's noise");
   {
     std::vector<int64_t> gaps;
-    for (const auto& stage : m.host_gap_ns) {
-      for (int64_t g : stage) {
+    for (const auto& [stage, kinds] : m.host_gap_ns) {
+      for (int64_t g : kinds) {
         if (g >= 0) gaps.push_back(g);
       }
     }

@@ -96,8 +96,10 @@ struct CostModel {
   // and step, where the next job's input was already there (its producers'
   // ends plus their links no later than the previous job's end): the
   // framework's own work between jobs (transport, logging, launches), which
-  // no job's time covers. -1 where the run shows no such pair.
-  std::vector<std::array<int64_t, kPlanRoles + 1>> host_gap_ns;
+  // no job's time covers. -1 where the run shows no such pair; a stage that
+  // shows none at all has no entry (memory follows the stages measured, not
+  // P, as for link_ns).
+  std::map<int32_t, std::array<int64_t, kPlanRoles + 1>> host_gap_ns;
   uint64_t host_gap_samples = 0;  // the pairs those medians are over
   double w_share = -1;            // backward_w / (backward_b + backward_w), -1 when not measured
 };

@@ -89,8 +89,9 @@ json model_json(const CostModel& m) {
     json st = {{"stage", s}, {"jobs", std::move(jobs)}, {"optimizer", fit_json(m.optimizer[s])}};
     st["other_us"] = round3(static_cast<double>(m.other_ns[s]) / 1e3);
     json gaps = json::object();
+    const auto stage_gaps = m.host_gap_ns.find(s);
     for (size_t r = 0; r <= kPlanRoles; ++r) {
-      const int64_t g = s < static_cast<int32_t>(m.host_gap_ns.size()) ? m.host_gap_ns[s][r] : -1;
+      const int64_t g = stage_gaps != m.host_gap_ns.end() ? stage_gaps->second[r] : -1;
       gaps[r < kPlanRoles ? role_key(r) : "optimizer"] =
           g >= 0 ? json(round3(static_cast<double>(g) / 1e3)) : json(nullptr);
     }
