@@ -901,6 +901,7 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     // (step, timed other work): a track's jobs are in start order, so a
     // step's jobs follow each other; merged by step below in case they do not.
     std::vector<std::pair<int32_t, int64_t>> other;
+    std::vector<std::array<std::vector<int64_t>, kPlanRoles>>* stage_dur = nullptr;
     for (const Job& j : t.jobs) {
       const int64_t d = j.end_ns - j.start_ns;
       if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
@@ -922,8 +923,10 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       int role = role_of(plan.classes[j.type]);
       if (role < 0) continue;
       size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-      if (dur[s].size() <= c) dur[s].resize(c + 1);
-      dur[s][c][static_cast<size_t>(role)].push_back(d);
+      if (!stage_dur)
+        stage_dur = &dur[s];  // the track's stage, looked up once (a stage without such jobs gets no entry)
+      if (stage_dur->size() <= c) stage_dur->resize(c + 1);
+      (*stage_dur)[c][static_cast<size_t>(role)].push_back(d);
     }
     if (!opt.empty()) {
       int64_t med = median_rounded(opt);
