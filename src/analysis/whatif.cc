@@ -267,6 +267,49 @@ struct JitterSamples {
     }
     return 1;
   }
+  // ratio()'s search for one plan job, made once for all the replicas and
+  // steps a target replays (the per-replica replays spent most of their
+  // time finding the same indices again): for each role it reads, in its
+  // order, the indices of replica 0's measured jobs (a replica's are
+  // replica 0's plus replica_offset()). An empty list: ratio() is 1.
+  struct Lookup {
+    std::vector<std::vector<uint32_t>> roles;
+  };
+  size_t replica_offset(int32_t replica) const { return index(replica, 0, 0, 0, 0); }
+  Lookup lookup(int32_t stage, const PlanShape& shape, const PlanJob& job) const {
+    Lookup l;
+    if (micro_batches <= 0 || stage >= stages) return l;
+    const int32_t mb = job.micro_batch % micro_batches;
+    const size_t role = static_cast<size_t>(job.role);
+    const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
+                                        : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
+                                        : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
+                                                      : std::array<size_t, 3>{kBw, kB, kB};
+    for (size_t k = 0; k < roles.size(); ++k) {
+      if (k > 0 && roles[k] == roles[k - 1]) continue;  // the same indices: no more found than before
+      std::vector<uint32_t>& at = l.roles.emplace_back();
+      for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
+        if (shape.chunks == chunks && c != static_cast<size_t>(job.chunk)) continue;
+        at.push_back(static_cast<uint32_t>(index(0, stage, c, roles[k], mb)));
+      }
+    }
+    return l;
+  }
+  // ratio(step, replica, ...) for the job `l` was made for.
+  double ratio(size_t step, int32_t replica, const Lookup& l, bool jitter_only) const {
+    const size_t base = replica_offset(replica);
+    const float* v = jobs[step].data() + base;
+    for (const std::vector<uint32_t>& at : l.roles) {
+      double sum = 0;
+      int n = 0;
+      for (uint32_t i : at) {
+        const float x = v[i];
+        if (x >= 0) sum += jitter_only ? x / rank_factor[(base + i) / micro_batches] : x, ++n;
+      }
+      if (n > 0) return sum / n;
+    }
+    return 1;
+  }
 };
 
 JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run_index) {
@@ -433,36 +476,60 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     std::vector<double> periods;
     double span_sum = 0, idle = 0, room = 0, sum = 0, sq = 0;
     if (found) found->replicas.assign(total, {});
+    // Each replica's replay of a step needs only its length and the stages'
+    // busy times: the plan's one order of waits (flatten_replay) is walked
+    // with the replica's durations, and the slowest replica's step alone is
+    // replayed in full for the prediction written out. The same figures as
+    // a full replay of every replica, a fraction of the time.
+    const FlatReplay flat = flatten_replay(prepared, costs);
+    std::vector<double> flat_base(flat.items.size());  // costs.duration_ns's figure per item
+    std::vector<JitterSamples::Lookup> lookups(flat.items.size());
+    for (size_t i = 0; i < flat.items.size(); ++i) {
+      const FlatReplay::Item& it = flat.items[i];
+      const PlanJob& job = plans[it.stage][it.index];
+      const auto& chunks = t.jobs[it.stage];
+      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+      flat_base[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+      lookups[i] = samples.lookup(it.stage, shape, job);
+    }
+    std::vector<int64_t> durations(flat.items.size()), stage_busy, free_at, ends;
+    auto replica_costs = [&](size_t k, int32_t rep) {
+      ReplayCosts one = costs;
+      one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
+        // costs.duration_ns's figure, read here without its call.
+        const auto& chunks = t.jobs[stage];
+        const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+        const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+        return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
+      };
+      for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
+        const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
+        if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
+      }
+      return one;
+    };
     auto replay_step = [&](size_t k) {
       int64_t span = -1;
+      int32_t slowest_rep = -1;
       std::vector<int64_t> busy;
       ReplayedStep slowest;
       const std::vector<int32_t>& reps =
           only && !ch.balance && k < only->replicas.size() && !only->replicas[k].empty() ? only->replicas[k] : all;
       spans.assign(all.size(), -1);
-      ReplayCosts one = costs;  // each replica sets its durations and optimizers
       for (int32_t rep : reps) {
-        one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
-          // costs.duration_ns's figure, read here without its call.
-          const auto& chunks = t.jobs[stage];
-          const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
-          const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-          return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
-        };
-        one.optimizer_ns = t.optimizer;
-        for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
-          const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
-          if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
+        if (!flat.error.empty()) continue;  // not after the check above, which walked the same waits
+        for (size_t i = 0; i < flat.items.size(); ++i) {
+          durations[i] = std::llround(flat_base[i] * samples.ratio(k, rep, lookups[i], ch.balance));
         }
-        ReplayResult rr = replay_prepared(prepared, one, 1);
-        if (!rr.error.empty() || rr.steps.empty()) continue;
-        for (int32_t st = 0; st < shape.stages; ++st) busy.push_back(replay_busy_ns(rr.steps[0], st));
-        const int64_t len = rr.steps[0].end_ns - rr.steps[0].start_ns;
+        const ReplayCosts one = replica_costs(k, rep);
+        const int64_t len = replay_flat_step(flat, durations, one.optimizer_ns, stage_busy, free_at, ends);
+        busy.insert(busy.end(), stage_busy.begin(), stage_busy.end());
         spans[static_cast<size_t>(rep)] = len;
-        if (len > span) {
-          span = len;
-          slowest = std::move(rr.steps[0]);
-        }
+        if (len > span) span = len, slowest_rep = rep;
+      }
+      if (slowest_rep >= 0) {
+        ReplayResult rr = replay_prepared(prepared, replica_costs(k, slowest_rep), 1);
+        if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
       }
       if (span < 0) span = 0;
       if (found) {
@@ -838,6 +905,7 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     // (step, timed other work): a track's jobs are in start order, so a
     // step's jobs follow each other; merged by step below in case they do not.
     std::vector<std::pair<int32_t, int64_t>> other;
+    std::vector<std::array<std::vector<int64_t>, kPlanRoles>>* stage_dur = nullptr;
     for (const Job& j : t.jobs) {
       const int64_t d = j.end_ns - j.start_ns;
       if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
@@ -859,8 +927,10 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       int role = role_of(plan.classes[j.type]);
       if (role < 0) continue;
       size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-      if (dur[s].size() <= c) dur[s].resize(c + 1);
-      dur[s][c][static_cast<size_t>(role)].push_back(d);
+      if (!stage_dur)
+        stage_dur = &dur[s];  // the track's stage, looked up once (a stage without such jobs gets no entry)
+      if (stage_dur->size() <= c) stage_dur->resize(c + 1);
+      (*stage_dur)[c][static_cast<size_t>(role)].push_back(d);
     }
     if (!opt.empty()) {
       int64_t med = median_rounded(opt);

@@ -219,6 +219,96 @@ ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& 
   return r;
 }
 
+FlatReplay flatten_replay(const PreparedReplay& prepared, const ReplayCosts& costs) {
+  FlatReplay flat;
+  if (!prepared.error.empty()) {
+    flat.error = prepared.error;
+    return flat;
+  }
+  const PlanShape& shape = prepared.shape;
+  const std::vector<std::vector<PlanJob>>& plans = *prepared.plans;
+  const std::vector<std::vector<std::optional<ReplayNeed>>>& needs = prepared.needs;
+  const int32_t p = shape.stages, m = shape.micro_batches;
+  const int32_t vstages = p * shape.chunks;
+  auto index = [&](Slot slot, int32_t v, int32_t mb) { return (static_cast<size_t>(slot) * vstages + v) * m + mb; };
+  // replay_prepared's walk, once, with the item that produced each slot in
+  // place of its time.
+  std::vector<int32_t> made(static_cast<size_t>(3) * vstages * m, -1);
+  std::vector<std::array<int32_t, 2>> waiter(made.size(), std::array<int32_t, 2>{-1, -1});
+  std::vector<size_t> next(p, 0);
+  std::deque<int32_t> ready;
+  size_t total = 0;
+  for (int32_t s = 0; s < p; ++s) ready.push_back(s), total += plans[s].size();
+  flat.items.reserve(total);
+  while (!ready.empty()) {
+    const int32_t s = ready.front();
+    ready.pop_front();
+    while (next[s] < plans[s].size()) {
+      const PlanJob& j = plans[s][next[s]];
+      const std::optional<ReplayNeed>& need = needs[s][next[s]];
+      FlatReplay::Item it;
+      it.stage = s;
+      it.index = static_cast<uint32_t>(next[s]);
+      if (next[s] > 0 && costs.host_gap_ns) it.gap_ns = std::max<int64_t>(0, costs.host_gap_ns(s, j));
+      if (need) {
+        const size_t k = index(static_cast<Slot>(need->slot), need->vstage, need->micro_batch);
+        if (made[k] < 0) {
+          waiter[k][waiter[k][0] < 0 ? 0 : 1] = s;
+          break;
+        }
+        it.need = made[k];
+        if (!need->local && costs.link_ns) it.lag_ns = costs.link_ns(need->from_stage, s, j.role);
+      }
+      const size_t mine = index(slot_of(j.role), plan_virtual_stage(shape, s, j.chunk), j.micro_batch);
+      made[mine] = static_cast<int32_t>(flat.items.size());
+      flat.items.push_back(it);
+      for (int32_t& w : waiter[mine]) {
+        if (w >= 0) ready.push_back(w);
+        w = -1;
+      }
+      ++next[s];
+    }
+  }
+  if (flat.items.size() != total) {
+    flat.items.clear();
+    flat.error = "deadlock";
+    return flat;
+  }
+  flat.optimizer_gap_ns.assign(p, 0);
+  for (int32_t s = 0; s < p; ++s) {
+    if (!plans[s].empty() && static_cast<size_t>(s) < costs.optimizer_gap_ns.size()) {
+      flat.optimizer_gap_ns[s] = std::max<int64_t>(0, costs.optimizer_gap_ns[s]);
+    }
+  }
+  return flat;
+}
+
+int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& durations,
+                         const std::vector<int64_t>& optimizer_ns, std::vector<int64_t>& busy,
+                         std::vector<int64_t>& free_at, std::vector<int64_t>& ends) {
+  const size_t p = flat.optimizer_gap_ns.size();
+  busy.assign(p, 0);
+  free_at.assign(p, 0);
+  ends.resize(flat.items.size());
+  for (size_t i = 0; i < flat.items.size(); ++i) {
+    const FlatReplay::Item& it = flat.items[i];
+    int64_t start = free_at[it.stage] + it.gap_ns;
+    if (it.need >= 0) start = std::max(start, ends[it.need] + it.lag_ns);
+    const int64_t end = start + std::max<int64_t>(0, durations[i]);
+    ends[i] = end;
+    free_at[it.stage] = end;
+    busy[it.stage] += end - start;
+  }
+  int64_t step_end = 0;
+  for (size_t s = 0; s < p; ++s) {
+    const int64_t len = s < optimizer_ns.size() ? std::max<int64_t>(0, optimizer_ns[s]) : 0;
+    const int64_t start = free_at[s] + flat.optimizer_gap_ns[s];
+    busy[s] += (start + len) - start;
+    step_end = std::max(step_end, start + len);
+  }
+  return step_end;
+}
+
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage) {
   if (stage < 0 || static_cast<size_t>(stage) >= step.stages.size()) return 0;
   int64_t busy = 0;

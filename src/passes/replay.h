@@ -98,6 +98,38 @@ struct PreparedReplay {
 PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans);
 ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& costs, int32_t steps = 1);
 
+// One step of a prepared plan flattened, for replaying it many times where
+// only the job durations and the optimizers change (whatif replays each
+// measured step on each replica: thousands of one-step replays at 1024
+// ranks): the step's jobs in one order in which each comes after the job it
+// waits for and after its stage's previous job, each with its wait, host gap
+// and link lag looked up once. replay_flat_step then walks that order
+// without the ready queue, the cost callbacks or the jobs' records.
+struct FlatReplay {
+  struct Item {
+    int32_t stage = 0;
+    uint32_t index = 0;  // the job's place in its stage's plan
+    int32_t need = -1;   // the item it waits for, or -1
+    int64_t gap_ns = 0;  // the host gap before it: 0 for its stage's first job
+    int64_t lag_ns = 0;  // added to the needed item's end: the link's lag across stages, else 0
+  };
+  std::vector<Item> items;
+  std::vector<int64_t> optimizer_gap_ns;  // by stage: 0 for a stage with no jobs
+  std::string error;                      // the plan's own error, a missing duration or a deadlock: nothing to replay
+};
+// The jobs' durations and the optimizers' lengths in `costs` are not read
+// (replay_flat_step takes them); its links, host gaps and optimizer gaps are.
+FlatReplay flatten_replay(const PreparedReplay& prepared, const ReplayCosts& costs);
+
+// One step of `flat` from 0 with durations[i] the length of flat.items[i]
+// (< 0: 0) and optimizer_ns by stage (empty or short: 0): returns the step's
+// end, which is replay_prepared's end_ns - start_ns for one step under the
+// same costs, and sets busy[stage] (resized to the stages) to what
+// replay_busy_ns says of that step. `free_at` and `ends` are scratch.
+int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& durations,
+                         const std::vector<int64_t>& optimizer_ns, std::vector<int64_t>& busy,
+                         std::vector<int64_t>& free_at, std::vector<int64_t>& ends);
+
 // A stage's busy time in a step: the sum of its jobs' lengths, optimizer included.
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage);
 

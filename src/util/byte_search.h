@@ -5,6 +5,7 @@
 // the needle; elsewhere they fall back to portable code.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,11 +20,20 @@ namespace ppt {
 inline size_t count_newlines(const char* p, const char* end) {
   size_t n = 0;
 #if defined(__SSE2__)
+  // Counted in 16 byte lanes (a match is -1, subtracted) for up to 255
+  // blocks, then summed by one psadbw: no popcount per block, which without
+  // -mpopcnt (the build targets every x86-64) is a call into libgcc, 5% of a
+  // stats run's time.
   const __m128i nl = _mm_set1_epi8('\n');
+  const __m128i zero = _mm_setzero_si128();
   while (end - p >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    n += static_cast<size_t>(__builtin_popcount(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)))));
-    p += 16;
+    const size_t blocks = std::min<size_t>(255, static_cast<size_t>(end - p) / 16);
+    __m128i lanes = zero;
+    for (size_t b = 0; b < blocks; ++b, p += 16) {
+      lanes = _mm_sub_epi8(lanes, _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), nl));
+    }
+    const __m128i sums = _mm_sad_epu8(lanes, zero);  // two 64-bit halves, each at most 8 x 255
+    n += static_cast<size_t>(_mm_cvtsi128_si32(sums)) + static_cast<size_t>(_mm_extract_epi16(sums, 4));
   }
 #endif
   for (; p < end; ++p) n += (*p == '\n');

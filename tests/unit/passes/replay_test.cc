@@ -158,6 +158,63 @@ TEST_CASE("a plan prepared once replays as replay_plans does under every cost gi
   CHECK(replay_prepared(prepared, ReplayCosts{}).error == replay_plans(shape, plans, ReplayCosts{}).error);
 }
 
+TEST_CASE("a flattened plan replays one step to replay_prepared's length and busy times", "[replay]") {
+  for (const PlanShape& shape :
+       {PlanShape{ScheduleKind::k1F1B, 4, 8, 1}, PlanShape{ScheduleKind::kZBH1, 4, 8, 1},
+        PlanShape{ScheduleKind::kVPP, 4, 8, 2}, PlanShape{ScheduleKind::kZBVPP, 4, 4, 2},
+        PlanShape{ScheduleKind::kFThenB, 3, 5, 1}, PlanShape{ScheduleKind::kEager1F1B, 3, 6, 1}}) {
+    INFO(schedule_name(shape.schedule));
+    const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+    const PreparedReplay prepared = prepare_replay(shape, plans);
+    REQUIRE(prepared.error.empty());
+    for (int64_t scale : {1, 3, 7}) {
+      ReplayCosts c;
+      // Lengths that differ by stage, role, chunk and micro-batch (one of
+      // them negative, charged as 0), links, host gaps and optimizer gaps.
+      c.duration_ns = [scale](int32_t stage, const PlanJob& j) -> int64_t {
+        if (stage == 1 && j.micro_batch == 2 && j.role == PlanRole::kForward) return -5;
+        return scale * (10 + stage) + static_cast<int64_t>(j.role) * 5 + j.chunk * 3 + (j.micro_batch * scale) % 7;
+      };
+      c.link_ns = [scale](int32_t from, int32_t to, PlanRole) -> int64_t {
+        return from != to ? scale * (1 + from) : 0;
+      };
+      c.host_gap_ns = [scale](int32_t stage, const PlanJob& j) -> int64_t {
+        return j.role == PlanRole::kForward ? stage * scale : -1;
+      };
+      c.optimizer_ns = {4 * scale, 5, 6};  // short: the last stage's is 0
+      c.optimizer_gap_ns = {2, 0, scale, 1};
+      const ReplayResult full = replay_prepared(prepared, c, 1);
+      REQUIRE(full.error.empty());
+      const FlatReplay flat = flatten_replay(prepared, c);
+      REQUIRE(flat.error.empty());
+      std::vector<int64_t> durations;
+      for (const FlatReplay::Item& it : flat.items)
+        durations.push_back(c.duration_ns(it.stage, plans[it.stage][it.index]));
+      std::vector<int64_t> busy, free_at, ends;
+      const int64_t len = replay_flat_step(flat, durations, c.optimizer_ns, busy, free_at, ends);
+      CHECK(len == full.steps[0].end_ns - full.steps[0].start_ns);
+      REQUIRE(busy.size() == static_cast<size_t>(shape.stages));
+      for (int32_t s = 0; s < shape.stages; ++s) CHECK(busy[s] == replay_busy_ns(full.steps[0], s));
+    }
+  }
+  // A plan that deadlocks, or is refused, has nothing to flatten.
+  const PlanShape s{ScheduleKind::kFThenB, 2, 2, 1};
+  std::vector<std::vector<PlanJob>> stuck = {
+      {{PlanRole::kForward, 0, 0},
+       {PlanRole::kBackward, 0, 0},
+       {PlanRole::kForward, 0, 1},
+       {PlanRole::kBackward, 0, 1}},
+      {{PlanRole::kBackward, 0, 1},
+       {PlanRole::kForward, 0, 0},
+       {PlanRole::kForward, 0, 1},
+       {PlanRole::kBackward, 0, 0}},
+  };
+  CHECK_FALSE(flatten_replay(prepare_replay(s, stuck), equal_costs()).error.empty());
+  CHECK(flatten_replay(prepare_replay(s, stuck), equal_costs()).items.empty());
+  stuck[1][0] = {PlanRole::kForward, 0, 0};
+  CHECK_THAT(flatten_replay(prepare_replay(s, stuck), equal_costs()).error, Catch::Contains("twice"));
+}
+
 TEST_CASE("a replay read as a Timeline gives the stats the replay's own bubble and schedule", "[replay][stats]") {
   struct Case {
     PlanShape shape;

@@ -62,4 +62,13 @@ TEST_CASE("count_newlines counts what std::count counts", "[byte_search]") {
       REQUIRE(ppt::count_newlines(text.data() + from, text.data() + size) == want);
     }
   }
+  // Newlines only, past the 255 blocks a byte lane counts before it is
+  // summed (a 256th would wrap it to 0), and noisy text as long.
+  for (size_t size : {size_t{255 * 16}, size_t{255 * 16 + 1}, size_t{256 * 16}, size_t{3 * 255 * 16 + 7}}) {
+    const std::string all(size, '\n');
+    REQUIRE(ppt::count_newlines(all.data(), all.data() + size) == size);
+    std::string text = noisy_text(rng, size);
+    REQUIRE(ppt::count_newlines(text.data(), text.data() + size) ==
+            static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
+  }
 }
