@@ -31,10 +31,12 @@ packages=(cmake ninja-build g++ pkg-config python3
           libre2-dev libcli11-dev nlohmann-json3-dev libfmt-dev catch2
           libgoogle-glog-dev zlib1g-dev protobuf-compiler libarchive-dev
           python3-jsonschema librsvg2-dev libcairo2-dev fonts-dejavu-core
-          cmark-gfm openssl man-db dpkg-dev file clang-format-14)
+          cmark-gfm openssl man-db dpkg-dev file clang-format-14
+          zip zstd)
 # openssl: the build hashes the report script for its CSP; man-db, dpkg-dev
 # and file: the install test (man -l, cpack's DEB through dpkg-shlibdeps);
-# clang-format-14: the format check (scripts/check_format.sh).
+# clang-format-14: the format check (scripts/check_format.sh); zip and zstd:
+# the archive tests make their archives with the real tools.
 # node runs the trace consumers (tests/consumers); Debian's nodejs lacks npm.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

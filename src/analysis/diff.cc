@@ -91,6 +91,7 @@ std::vector<TypeDelta> type_deltas(const std::vector<TypeDurations>& a, const st
 
 Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
   Diff d;
+  d.b_label = opt.b_label;
   d.a_source = a.source;
   d.b_source = b.source;
   d.a_schedule = schedule_label(a.schedule);
@@ -128,9 +129,9 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
   d.metric = opt.metric;
   const bool periods = d.period.a_steps > 0 && d.period.b_steps > 0;
   if (d.metric != GateMetric::kBusy && !periods) {
-    const char* who = d.period.a_steps == 0 && d.period.b_steps == 0 ? "neither run has"
-                      : d.period.a_steps == 0                        ? "A has"
-                                                                     : "B has";
+    const std::string who = d.period.a_steps == 0 && d.period.b_steps == 0 ? "neither run has"
+                            : d.period.a_steps == 0                        ? "A has"
+                                                                           : d.b_label + " has";
     std::string reason = fmt::format(
         "{} a step period (a run of one step, or a stats JSON written before "
         "periods were measured)",
@@ -210,7 +211,7 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
   if (t.a_steps == 0 || t.b_steps == 0) d.notes.push_back("a run has no complete step; step times cannot be compared");
   if (a.schedule.kind != b.schedule.kind || a.schedule.pp_degree != b.schedule.pp_degree ||
       a.schedule.micro_batches != b.schedule.micro_batches || a.schedule.chunks != b.schedule.chunks) {
-    d.notes.push_back(fmt::format("the schedules differ: A is {}, B is {}", d.a_schedule, d.b_schedule));
+    d.notes.push_back(fmt::format("the schedules differ: A is {}, {} is {}", d.a_schedule, d.b_label, d.b_schedule));
   }
 
   // Ranks.
@@ -270,7 +271,7 @@ Diff diff_stats(const Stats& a, const Stats& b, const DiffOptions& opt) {
     return s;
   };
   if (!only_a.empty()) d.notes.push_back(fmt::format("ranks only in A: {}", list(only_a)));
-  if (!only_b.empty()) d.notes.push_back(fmt::format("ranks only in B: {}", list(only_b)));
+  if (!only_b.empty()) d.notes.push_back(fmt::format("ranks only in {}: {}", d.b_label, list(only_b)));
 
   std::vector<std::pair<double, int32_t>> changed;  // (|busy delta|, rank)
   for (const RankDelta& rd : d.ranks) {

@@ -44,6 +44,7 @@ struct DiffOptions {
   double fail_if_slower_pct = -1;  // < 0: no gate
   GateMetric metric = GateMetric::kPeriod;
   bool metric_chosen = false;  // the user named it (--gate): no fallback
+  std::string b_label = "B";   // what the judged run is called (Diff::b_label)
 };
 
 enum class Verdict { kSame, kSlower, kFaster };

@@ -1116,6 +1116,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   const double model_error = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                  ? r.replayed.period_ns / r.measured.period_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
+  r.model_error = model_error;
   r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal);
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {

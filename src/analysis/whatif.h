@@ -46,6 +46,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -168,6 +169,9 @@ struct WhatifReport {
   // The number of the first measured step replayed: a predicted replay's
   // step k stands for the measured step first_replayed_step + k.
   int32_t first_replayed_step = 0;
+  // The model's own error: the replayed period / the measured one - 1; NaN
+  // where either has no period. It widens every range (see above).
+  double model_error = std::numeric_limits<double>::quiet_NaN();
 };
 
 // How `o` compares with `base`: o / base - 1 of the period, or of the time

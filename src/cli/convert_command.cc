@@ -31,12 +31,8 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
 
 int run_convert(const ConvertOptions& o) {
   Reporter say("", o.run.quiet);
-  if (o.input.empty()) {
-    say.error("give --log_dir DIR or log files (see --help)");
-    return kExitUsage;
-  }
-  Selection selection;
-  if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
+  DriverRequest request;
+  if (std::string error = decide_run("", o.input, o.run, o.selection, &request); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
@@ -63,11 +59,9 @@ int run_convert(const ConvertOptions& o) {
     outputs.push_back({(dir / "pipeline_profile_perfetto.json").string(), OutputFormat::kPerfettoJson});
   }
 
-  DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
   request.suggest = request.stats;       // and what would help, as report's page says
-  request.selection = selection;
   if (draws(outputs)) request.picture = PictureRequest{};
   DriverResult result = run_driver(request);
   if (int code = say.load(result, true); code != kExitOk) return code;

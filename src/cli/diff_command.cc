@@ -127,8 +127,8 @@ int run_diff(const DiffCommandOptions& o) {
   dopt.metric_chosen = o.gate_given;
   std::vector<Diff> diffs;
   for (size_t i = 1; i < sides.size(); ++i) {
+    dopt.b_label = std::string(1, char('A' + std::min<size_t>(i, 25)));  // B, C, D...: the load's labels
     diffs.push_back(diff_stats(sides[0].stats, sides[i].stats, dopt));
-    diffs.back().b_label = std::string(1, char('A' + std::min<size_t>(i, 25)));  // B, C, D...: the load's labels
     if (!diffs.back().gate_error.empty()) {
       say.error(fmt::format("{}{}", o.runs.size() > 2 ? fmt::format("{}: ", o.runs[i]) : "", diffs.back().gate_error));
       return kExitUsage;

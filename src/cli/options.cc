@@ -1,4 +1,7 @@
 #include "options.h"
+
+#include <fmt/format.h>
+
 #include "cli/finite_range.h"
 
 namespace ppt::cli {
@@ -131,6 +134,19 @@ DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run) 
   r.align_clocks = run.align_clocks != "off";
   r.strict = run.strict;
   return r;
+}
+
+std::string missing_input_error(std::string_view command, const InputOptions& input) {
+  if (!input.empty()) return "";
+  if (command.empty()) return "give --log_dir DIR or log files (see --help)";
+  return fmt::format("give --log_dir DIR or log files (see pp-timeline {} --help)", command);
+}
+
+std::string decide_run(std::string_view command, const InputOptions& input, const RunOptions& run,
+                       const SelectionOptions& selection, DriverRequest* out) {
+  if (std::string error = missing_input_error(command, input); !error.empty()) return error;
+  *out = driver_request(input.request(), run);
+  return parse_selection(selection, &out->selection);
 }
 
 }  // namespace ppt::cli

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/driver.h"
@@ -73,5 +74,16 @@ void add_run_options(CLI::App& app, RunOptions& run);
 
 // The driver's request for these options (without outputs or stats).
 DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run);
+
+// "give --log_dir DIR or log files (see pp-timeline <command> --help)" when
+// `input` names no logs, else "". `command` is "" for the conversion.
+std::string missing_input_error(std::string_view command, const InputOptions& input);
+
+// A run as every command that reads one decides it, once: the input (or
+// missing_input_error), the passes of `run` and the selection, into the
+// driver's request (`*out`, without outputs, stats or picture, which are the
+// command's own). The usage error to print, else "".
+std::string decide_run(std::string_view command, const InputOptions& input, const RunOptions& run,
+                       const SelectionOptions& selection, DriverRequest* out);
 
 }  // namespace ppt::cli

@@ -21,17 +21,13 @@ struct ReportCommandOptions {
 
 int run_report(const ReportCommandOptions& o) {
   Reporter say("report", o.run.quiet);
-  if (o.input.empty()) {
-    say.error("give --log_dir DIR or log files (see pp-timeline report --help)");
+  DriverRequest request;
+  if (std::string error = decide_run("report", o.input, o.run, o.selection, &request); !error.empty()) {
+    say.error(error);
     return kExitUsage;
   }
   WriteOptions wopt;
   wopt.threads = o.run.threads;
-  Selection selection;
-  if (std::string error = parse_selection(o.selection, &selection); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
   std::vector<OutputSpec> outputs;
   if (std::string error = resolve_outputs(OutputCommand::kReport, o.outputs, OutputFormat::kHtmlReport, &outputs);
       !error.empty()) {
@@ -39,11 +35,9 @@ int run_report(const ReportCommandOptions& o) {
     return kExitUsage;
   }
   // Drawn as `convert` draws an .html output: the same driver, the same page.
-  DriverRequest request = driver_request(o.input.request(), o.run);
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
   request.suggest = true;
-  request.selection = selection;
   request.picture = PictureRequest{};
   request.picture->max_jobs = o.max_jobs;
   DriverResult result = run_driver(request);

@@ -28,18 +28,14 @@ struct StatsCommandOptions {
 
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
-  if (o.input.empty()) {
-    say.error("give --log_dir DIR or log files (see pp-timeline stats --help)");
+  DriverRequest request;
+  if (std::string error = decide_run("stats", o.input, o.run, o.selection, &request); !error.empty()) {
+    say.error(error);
     return kExitUsage;
   }
   std::vector<OutputSpec> outputs;
   if (std::string error = resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, &outputs);
       !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  DriverRequest request = driver_request(o.input.request(), o.run);
-  if (std::string error = parse_selection(o.selection, &request.selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }

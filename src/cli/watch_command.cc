@@ -202,9 +202,7 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
   LayoutRequest& input = plan.input;
   input = o.input.request();
   if (std::string error = resolve_positional_dir(input); !error.empty()) return error;
-  if (input.log_dir.empty() && input.files.empty()) {
-    return "give --log_dir DIR or log files (see pp-timeline watch --help)";
-  }
+  if (input.log_dir.empty() && input.files.empty()) return missing_input_error("watch", {});
   for (const std::string& f : input.files) {
     if (is_stdin_path(f)) return "watch follows files; standard input cannot be followed (give the log files)";
   }

@@ -76,8 +76,9 @@ std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
 
 int run_whatif_command(const WhatifCommandOptions& o) {
   Reporter say("whatif", o.run.quiet);
-  if (o.input.empty()) {
-    say.error("give --log_dir DIR or log files (see pp-timeline whatif --help)");
+  DriverRequest request;
+  if (std::string error = decide_run("whatif", o.input, o.run, o.selection, &request); !error.empty()) {
+    say.error(error);
     return kExitUsage;
   }
   WhatifChanges changes;
@@ -88,11 +89,6 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   std::vector<OutputSpec> outputs;
   if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, &outputs);
       !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  DriverRequest request = driver_request(o.input.request(), o.run);
-  if (std::string error = parse_selection(o.selection, &request.selection); !error.empty()) {
     say.error(error);
     return kExitUsage;
   }

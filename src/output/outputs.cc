@@ -15,7 +15,10 @@
 #include "output/trace/perfetto_writer.h"
 
 namespace ppt {
+namespace {
 
+// The rows of `command`'s table (a longer extension before its tail:
+// .json.gz before .json).
 std::vector<OutputExtension> output_extensions(OutputCommand command) {
   using F = OutputFormat;
   switch (command) {
@@ -58,6 +61,7 @@ std::vector<OutputExtension> output_extensions(OutputCommand command) {
   return {};
 }
 
+// "convert", "stats", ... as in messages.
 std::string_view command_name(OutputCommand command) {
   switch (command) {
     case OutputCommand::kConvert: return "convert";
@@ -68,8 +72,6 @@ std::string_view command_name(OutputCommand command) {
   }
   return "";
 }
-
-namespace {
 
 bool names_a_directory(const std::string& path) {
   if (path.ends_with('/')) return true;

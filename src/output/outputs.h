@@ -72,12 +72,6 @@ struct OutputExtension {
   std::string_view what;  // for messages: "Chrome trace JSON"
 };
 
-// The rows of `command`'s table (a longer extension before its tail:
-// .json.gz before .json).
-std::vector<OutputExtension> output_extensions(OutputCommand command);
-// "convert", "stats", ... as in messages.
-std::string_view command_name(OutputCommand command);
-
 // The spec for one -o PATH of `command`: by extension, in any case (.JSON
 // is .json); "-" and /dev/stdout
 // are standard output in `stdout_format`. Nullopt and a message (usage, exit

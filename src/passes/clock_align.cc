@@ -206,8 +206,6 @@ void recompute_bounds(Timeline& tl, Run& run) {
   finalize_step_spans(tl, run);  // as number_steps() ends: disjoint, in order
 }
 
-}  // namespace
-
 ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& deps) {
   ClockAlignment out;
   // Crossing dependencies by run.
@@ -398,6 +396,8 @@ void apply_clock_offsets(Timeline& tl, const ClockAlignment& alignment, Dependen
   }
   check_dependencies(tl, deps);
 }
+
+}  // namespace
 
 ClockAlignment align_clocks(Timeline& tl, Dependencies& deps) {
   ClockAlignment a = estimate_clock_offsets(tl, deps);

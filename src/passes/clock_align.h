@@ -69,14 +69,9 @@ struct ClockAlignment {
   }
 };
 
-// Estimates the offsets from the timeline's current times (pure).
-ClockAlignment estimate_clock_offsets(const Timeline& timeline, const Dependencies& deps);
-
-// Shifts the tracks by the estimated offsets (see above), rechecks `deps` and
-// records each shifted machine as a kClockOffset diagnostic.
-void apply_clock_offsets(Timeline& timeline, const ClockAlignment& alignment, Dependencies& deps);
-
-// estimate + apply.
+// Estimates the offsets from the timeline's current times, then shifts the
+// tracks by them (see above), rechecks `deps` and records each shifted
+// machine as a kClockOffset diagnostic.
 ClockAlignment align_clocks(Timeline& timeline, Dependencies& deps);
 
 // For the summary line: "clocks aligned: machine1 -4.003 ms, machine2

@@ -274,7 +274,10 @@ std::string order_item_text(const Timeline& tl, const OrderItem& item) {
   return fmt::format("{}:{}", type, item.micro_batch);
 }
 
-int32_t stated_pp_degree(const Timeline& tl, int32_t world) {
+// P from the stages the input states (Track::stage, dynamic-graph records):
+// the number of stages, when every loaded rank with jobs has one, P divides
+// `world` and each rank's stage is rank mod P; else 0.
+static int32_t stated_pp_degree(const Timeline& tl, int32_t world) {
   int32_t max_stage = -1;
   for (const Track& t : tl.tracks) {
     if (t.jobs.empty()) continue;

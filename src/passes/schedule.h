@@ -110,11 +110,6 @@ struct PipelineShape {
   std::string source;     // "--pp-degree", "job order", "start times", "all ranks", "no pipeline"
 };
 
-// P from the stages the input states (Track::stage, dynamic-graph records):
-// the number of stages, when every loaded rank with jobs has one, P divides
-// `world` and each rank's stage is rank mod P; else 0.
-int32_t stated_pp_degree(const Timeline& timeline, int32_t world);
-
 // P from `pp_degree_option` when > 0 (the caller checked it with
 // check_pp_degree), else inferred as the header says.
 PipelineShape infer_pipeline_shape(const Timeline& timeline, const std::vector<RankOrder>& orders,

@@ -76,8 +76,7 @@ bool lower_is(const std::string& s, size_t i, std::string_view word) {
   return true;
 }
 
-}  // namespace
-
+// `s` as Markdown inline text, appended to `out`.
 void append_markdown_text(std::string& out, std::string_view s) {
   std::string plain = terminal_text(s);
   // The text may start a line (a list item's text, a paragraph): what is
@@ -110,6 +109,8 @@ void append_markdown_text(std::string& out, std::string_view s) {
     if (c == '@') out += "\u2060";
   }
 }
+
+}  // namespace
 
 std::string markdown_text(std::string_view s) {
   std::string out;

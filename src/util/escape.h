@@ -45,7 +45,6 @@ bool is_escaped_code_point(char32_t cp);
 // `s` as Markdown inline text (above): safe anywhere inline text may go,
 // including a GFM table cell and a heading.
 std::string markdown_text(std::string_view s);
-void append_markdown_text(std::string& out, std::string_view s);
 
 // `s` as a Markdown code span for a GFM table cell: the terminal text in a
 // run of backticks longer than any inside it, "|" as "\|" (which GFM takes

@@ -11,7 +11,7 @@ Checks:
   - the same logs without skew: output byte-identical with --align-clocks off;
   - --align-clocks off on skewed logs: times as logged, contradictions counted;
   - --no-flows: no flow events; with flows: one s/f pair per dependency;
-  - .pftrace decodes with protoc (when given) and has as many slices as jobs,
+  - .pftrace decodes with protoc and has as many slices as jobs,
     and, replayed as trace_processor links flow ids, one arrow per dependency
     with fewer flow ids than two per dependency (chains share one);
   - usage errors: --pp-degree that does not divide the ranks, a bad
@@ -41,8 +41,9 @@ def run(binary, args):
 
 def main():
     ap = arg_parser(__doc__)
-    ap.add_argument("--protoc", default="", help="decode the .pftrace with this protoc (default: not decoded)")
+    ap.add_argument("--protoc", default="", help="decode the .pftrace with this protoc (default: the one on PATH)")
     a = ap.parse_args()
+    protoc = ppt_test.find_protoc(a.protoc)
     binary = a.binary
     with temp_dir("ppt-flows-clocks-") as work:
         common = ["--stages", "6", "--machines", "3", "--schedule", "1f1b", "--micro-batches", "8", "--steps", "3"]
@@ -68,19 +69,18 @@ def main():
         flows = [e for e in doc["traceEvents"] if e.get("ph") in ("s", "f")]
         check(len(flows) == 2 * doc["metadata"].get("flows", -1), "skewed: one s/f pair per dependency")
         check(len(flows) > 0, "skewed: flows drawn")
-        if a.protoc:
-            text = decode_pftrace(pf, a.protoc)
-            begins = text.count("type: 1\n")
-            steps = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "step")
-            check(begins == doc["metadata"]["jobs"] + steps,
-                  "pftrace: %d slices for %d jobs and %d steps" % (begins, doc["metadata"]["jobs"], steps))
-            arrows = []
-            pftrace_slices(text, arrows)
-            check(len(arrows) == len(set(arrows)) == doc["metadata"]["flows"],
-                  "pftrace: %d arrows in Perfetto's reading for %d dependencies" % (len(arrows), doc["metadata"]["flows"]))
-            # A micro-batch's chain through the stages shares one flow id.
-            check(text.count("flow_ids:") < len(flows),
-                  "pftrace: %d flow ids carried, not fewer than two per dependency" % text.count("flow_ids:"))
+        text = decode_pftrace(pf, protoc)
+        begins = text.count("type: 1\n")
+        steps = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "step")
+        check(begins == doc["metadata"]["jobs"] + steps,
+              "pftrace: %d slices for %d jobs and %d steps" % (begins, doc["metadata"]["jobs"], steps))
+        arrows = []
+        pftrace_slices(text, arrows)
+        check(len(arrows) == len(set(arrows)) == doc["metadata"]["flows"],
+              "pftrace: %d arrows in Perfetto's reading for %d dependencies" % (len(arrows), doc["metadata"]["flows"]))
+        # A micro-batch's chain through the stages shares one flow id.
+        check(text.count("flow_ids:") < len(flows),
+              "pftrace: %d flow ids carried, not fewer than two per dependency" % text.count("flow_ids:"))
 
         # Skewed, alignment off: times as logged, contradictions counted.
         js_off = os.path.join(work, "off.json")

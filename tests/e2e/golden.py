@@ -10,6 +10,9 @@ A case is a folder testdata/cases/<name>/ with
              that write beside their input; the copies are not compared
   stdin      (optional) given to the command as its standard input (read
              with `-`); without it the command reads an empty input
+  capture_stdout  (optional, empty) the command's standard output is
+             compared too, as expected/stdout.txt (whatif's and diff's
+             tables, which go there)
   expected/  exit_code, stderr.txt and every file the command wrote to {out}
 
 Volatile text is normalised before comparing: the output folder's path
@@ -48,6 +51,8 @@ def run_case(binary, case, approve):
             "exit_code": (str(p.returncode) + "\n").encode(),
             "stderr.txt": p.stderr.replace(out.encode(), b"{out}"),
         }
+        if os.path.exists(os.path.join(case_dir, "capture_stdout")):
+            actual["stdout.txt"] = p.stdout.replace(out.encode(), b"{out}")
         for base, _, names in os.walk(out):
             for n in names:
                 rel = os.path.relpath(os.path.join(base, n), out)

@@ -272,10 +272,7 @@ def check_b(binary, work, logs, protoc):
             continue
         sub("b/%s: Chrome JSON tracks nest" % name, json_nesting, chrome)
         sub("b/%s: Perfetto JSON tracks nest" % name, json_nesting, perfetto)
-        if protoc:
-            sub("b/%s: .pftrace tracks nest, the JSON's slices" % name, pftrace_problems, pf, chrome, protoc)
-    if not protoc:
-        print("note: protoc not found: the .pftrace checks of b are skipped (Debian: protobuf-compiler)")
+        sub("b/%s: .pftrace tracks nest, the JSON's slices" % name, pftrace_problems, pf, chrome, protoc)
     for a, b in DIFF_PAIRS:
         out = os.path.join(work, "b_diff_%s_%s.json" % (a, b))
         p = run(binary, ["diff", logs[a], logs[b], "--trace", out, "-q"])

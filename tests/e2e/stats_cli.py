@@ -16,10 +16,7 @@ import os
 import re
 import sys
 
-try:
-    import jsonschema
-except ImportError:  # Debian: python3-jsonschema (scripts/setup.sh installs it)
-    jsonschema = None
+import jsonschema  # Debian: python3-jsonschema (scripts/setup.sh installs it)
 
 import ppt_test
 from ppt_test import Checks, arg_parser, temp_dir
@@ -206,9 +203,6 @@ def gate_and_selection(binary, tmp):
 
 def validate_outputs(binary, tmp, cut, rerun):
     """Every stats and diff JSON against its schema; drift must be caught."""
-    if jsonschema is None:
-        print("SKIP schema validation: python3-jsonschema is not installed")
-        return
     vpp, dp = os.path.join(tmp, "vpp"), os.path.join(tmp, "dp")
     ppt_test.gen_logs(vpp, ["--schedule", "vpp", "--stages", "4", "--micro-batches", "8", "--chunks", "2",
                             "--steps", "3", "--seed", "3"])

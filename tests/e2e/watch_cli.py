@@ -173,7 +173,7 @@ def live_case(binary, protoc, tmp, gen_args=RUN, runs=2):
     check(len({s["run"] for s in want}) == runs, "the finished logs hold %d runs" % runs)
     same_steps(read_jsonl(jsonl), want, "live watch")
     check(os.path.exists(trace), "SIGINT left no .pftrace")
-    if protoc and os.path.exists(trace):
+    if os.path.exists(trace):
         ref = os.path.join(tmp, "ref.pftrace")
         p = ppt_test.run(binary, ["--log_dir", src, "-o", ref, "-q"])
         check(p.returncode == 0, "convert: " + p.stderr)

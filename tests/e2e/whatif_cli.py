@@ -17,10 +17,7 @@ import re
 import os
 import sys
 
-try:
-    import jsonschema
-except ImportError:  # Debian: python3-jsonschema (scripts/setup.sh installs it)
-    jsonschema = None
+import jsonschema  # Debian: python3-jsonschema (scripts/setup.sh installs it)
 
 import ppt_test
 from ppt_test import Checks, arg_parser, temp_dir
@@ -167,14 +164,13 @@ def outputs_and_errors(binary, tmp):
           f"the measured run: 1F1B, P-s micro-batches in flight ({doc['measured']})")
     fthenb = [p for p in doc["predicted"] if p["schedule"] == "fthenb" and p["micro_batches"] == 16]
     check(fthenb and fthenb[0]["peak_in_flight"] == [16] * 4, "FThenB holds every micro-batch on every stage")
-    if jsonschema:
-        errors = schema_errors(doc, "whatif.v1.json")
-        check(not errors, f"whatif --json follows docs/schemas/whatif.v1.json ({errors})")
-        one = whatif_json(binary, logs)
-        check(isinstance(one["predicted"], list) and len(one["predicted"]) == 1,
-              "one target: predicted is still an array")
-        errors = schema_errors(one, "whatif.v1.json")
-        check(not errors, f"the one-target JSON follows the schema ({errors})")
+    errors = schema_errors(doc, "whatif.v1.json")
+    check(not errors, f"whatif --json follows docs/schemas/whatif.v1.json ({errors})")
+    one = whatif_json(binary, logs)
+    check(isinstance(one["predicted"], list) and len(one["predicted"]) == 1,
+          "one target: predicted is still an array")
+    errors = schema_errors(one, "whatif.v1.json")
+    check(not errors, f"the one-target JSON follows the schema ({errors})")
 
     # A shape Paddle refuses is an entry with its error, ranked last, and a
     # warning; so is one of Paddle's VPP plans that deadlocks (P=4 M=13 V=3).
@@ -275,9 +271,8 @@ def outputs_and_errors(binary, tmp):
     check(sug and all(x["period_gain"] > 0 for x in sug) and
           [x["period_gain"] for x in sug] == sorted((x["period_gain"] for x in sug), reverse=True),
           f"stats --json: suggestions with a gain, best first ({sug})")
-    if jsonschema:
-        errors = schema_errors(s, "stats.v2.json")
-        check(not errors, f"stats --json with suggestions follows stats.v2.json ({errors})")
+    errors = schema_errors(s, "stats.v2.json")
+    check(not errors, f"stats --json with suggestions follows stats.v2.json ({errors})")
 
     # Usage errors: one line, exit 2.
     for args, what in [

@@ -308,7 +308,6 @@ void fill_steps(const Stats& st, const TextStyle& style, const StepStats* worst,
 // The ranks' table, per step: the largest bubbles first when they are more
 // than the style's rows.
 void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p) {
-  const ScheduleInfo& s = st.schedule;
   p.ranks.header = {"rank", "stage", "steps", "busy ms", "idle ms", "bubble", "warm-up ms", "gaps ms", "cool-down ms"};
   p.ranks.left = 0;
   std::vector<const RankStats*> rs;
@@ -525,42 +524,14 @@ struct DiffParts {
 
 constexpr size_t kDiffStepRows = 50;
 
-DiffParts build_diff_parts_b(const Diff& d, bool color);
-
-// `text` with the word "B" (the judged run) as `label`: a lone capital B
-// between spaces, brackets, quotes or the ends, so that a path holding a B
-// is left alone.
-std::string relabel(std::string text, const std::string& label) {
-  if (label == "B") return text;
-  auto boundary = [](char c) { return c == ' ' || c == '(' || c == ')' || c == '\'' || c == ':' || c == ','; };
-  for (size_t at = text.find('B'); at != std::string::npos; at = text.find('B', at + 1)) {
-    bool before = at == 0 || boundary(text[at - 1]);
-    bool after = at + 1 == text.size() || boundary(text[at + 1]);
-    if (before && after) {
-      text.replace(at, 1, label);
-      at += label.size() - 1;
-    }
-  }
-  return text;
-}
-
+// The judged run is called d.b_label ("B", or "C", "D"... for the later runs
+// of a diff) in every sentence, heading and column.
 DiffParts build_diff_parts(const Diff& d, bool color) {
-  DiffParts p = build_diff_parts_b(d, color);
-  p.b = d.b_label;
-  if (d.b_label == "B") return p;
-  for (auto& [label, text] : p.summary) text = relabel(text, d.b_label);
-  for (Table* t : {&p.steps, &p.ranks, &p.types, &p.changes, &p.stragglers}) {
-    for (std::string& h : t->header) h = relabel(h, d.b_label);
-  }
-  p.title = fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, d.b_label, d.b_source,
-                        d.b_schedule);
-  return p;
-}
-
-DiffParts build_diff_parts_b(const Diff& d, bool color) {
   DiffParts p;
+  const std::string& B = d.b_label;
+  p.b = B;
   p.title =
-      fmt::format("pp-timeline diff: A = {} ({}), B = {} ({})", d.a_source, d.a_schedule, d.b_source, d.b_schedule);
+      fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, B, d.b_source, d.b_schedule);
   const StepTimeDelta& t = d.step_time;
   Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
   std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
@@ -569,40 +540,40 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
   const StepTimeDelta& per = d.period;
   if (per.a_steps > 0 || per.b_steps > 0) {
-    p.summary.emplace_back(
-        "period", fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(per.a_ns),
-                              per.a_steps, ms_unit(per.a_median_ns), ms_unit(per.b_ns), per.b_steps,
-                              ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
+    p.summary.emplace_back("period",
+                           fmt::format("A mean {} ({} steps, median {}), {} mean {} ({} steps, median {}): {}",
+                                       ms_unit(per.a_ns), per.a_steps, ms_unit(per.a_median_ns), B, ms_unit(per.b_ns),
+                                       per.b_steps, ms_unit(per.b_median_ns), signed_pct(per.delta_pct)));
   }
   p.summary.emplace_back(
-      "busy span",
-      fmt::format("A mean {} ({} steps, median {}), B mean {} ({} steps, median {}): {}", ms_unit(t.a_ns), t.a_steps,
-                  ms_unit(t.a_median_ns), ms_unit(t.b_ns), t.b_steps, ms_unit(t.b_median_ns), signed_pct(t.delta_pct)));
+      "busy span", fmt::format("A mean {} ({} steps, median {}), {} mean {} ({} steps, median {}): {}", ms_unit(t.a_ns),
+                               t.a_steps, ms_unit(t.a_median_ns), B, ms_unit(t.b_ns), t.b_steps, ms_unit(t.b_median_ns),
+                               signed_pct(t.delta_pct)));
   const ThroughputDelta& tp = d.throughput;
   if (tp.a.steps_per_second > 0 || tp.b.steps_per_second > 0) {
-    std::string text = fmt::format("A {:.3f}, B {:.3f} steps/s ({})", tp.a.steps_per_second, tp.b.steps_per_second,
+    std::string text = fmt::format("A {:.3f}, {} {:.3f} steps/s ({})", tp.a.steps_per_second, B, tp.b.steps_per_second,
                                    signed_pct(tp.delta_pct));
     if (tp.a.samples_per_second > 0 && tp.b.samples_per_second > 0) {
-      text += fmt::format("; A {:.2f}, B {:.2f} samples/s", tp.a.samples_per_second, tp.b.samples_per_second);
+      text += fmt::format("; A {:.2f}, {} {:.2f} samples/s", tp.a.samples_per_second, B, tp.b.samples_per_second);
     } else if (tp.a.micro_batches_per_second > 0 && tp.b.micro_batches_per_second > 0) {
-      text += fmt::format("; A {:.2f}, B {:.2f} micro-batches/s", tp.a.micro_batches_per_second,
+      text += fmt::format("; A {:.2f}, {} {:.2f} micro-batches/s", tp.a.micro_batches_per_second, B,
                           tp.b.micro_batches_per_second);
     }
     p.summary.emplace_back("throughput", text);
   }
   if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
     // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
-    p.summary.emplace_back("bubble", fmt::format("A {} ± {}, B {} ± {} ({}; a change within the bounds may be none)",
-                                                 percent(d.bubble_a), percent(d.bubble_a_error), percent(d.bubble_b),
+    p.summary.emplace_back("bubble", fmt::format("A {} ± {}, {} {} ± {} ({}; a change within the bounds may be none)",
+                                                 percent(d.bubble_a), percent(d.bubble_a_error), B, percent(d.bubble_b),
                                                  percent(d.bubble_b_error), points(d.bubble_b - d.bubble_a)));
   } else {
-    p.summary.emplace_back("bubble", fmt::format("A {}, B {} ({})", percent(d.bubble_a), percent(d.bubble_b),
+    p.summary.emplace_back("bubble", fmt::format("A {}, {} {} ({})", percent(d.bubble_a), B, percent(d.bubble_b),
                                                  points(d.bubble_b - d.bubble_a)));
   }
   if (d.fail_if_slower_pct >= 0) {
     p.summary.emplace_back(
-        "gate", d.gate_failed ? paint(fmt::format("FAILED: B is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
-                                                  d.slower_pct, metric_change(d), d.fail_if_slower_pct),
+        "gate", d.gate_failed ? paint(fmt::format("FAILED: {} is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
+                                                  B, d.slower_pct, metric_change(d), d.fail_if_slower_pct),
                                       Tone::kBad, color)
                               : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
                                             d.fail_if_slower_pct));
@@ -627,7 +598,7 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
   for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
 
   double noise = d.noise_pct;
-  p.steps.header = {"step", "period A ms", "period B ms", "period", "span A ms", "span B ms", "span"};
+  p.steps.header = {"step", "period A ms", "period " + B + " ms", "period", "span A ms", "span " + B + " ms", "span"};
   p.steps.left = 0;
   for (const StepDelta& sd : d.steps) {
     if (p.steps.rows.size() == kDiffStepRows) {
@@ -647,8 +618,9 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
                  {sd.in_b ? ms(sd.span_b_ns) : "-"},
                  {sd.in_a && sd.in_b ? signed_pct(sd.span_delta_pct) : "-", delta_tone(sd.span_delta_pct, noise)}});
   }
-  p.ranks.header = {"rank",      "stage", "busy A ms", "busy B ms", "busy",  "idle A ms",
-                    "idle B ms", "idle",  "bubble A",  "bubble B",  "bubble"};
+  p.ranks.header = {
+      "rank",     "stage",       "busy A ms", "busy " + B + " ms", "busy", "idle A ms", "idle " + B + " ms", "idle",
+      "bubble A", "bubble " + B, "bubble"};
   p.ranks.left = 0;
   for (const RankDelta& r : d.ranks) {
     p.ranks.add({{std::to_string(r.rank)},
@@ -663,7 +635,8 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
                  {percent(r.bubble_b)},
                  {points(r.bubble_delta), idle_tone(r.bubble_delta * 100, r.busy_delta_pct, noise)}});
   }
-  p.types.header = {"type", "count A", "count B", "mean A ms", "mean B ms", "mean", "p95 A ms", "p95 B ms"};
+  p.types.header = {"type", "count A",  "count " + B,      "mean A ms", "mean " + B + " ms",
+                    "mean", "p95 A ms", "p95 " + B + " ms"};
   for (const TypeDelta& td : d.types) {
     p.types.add({{td.type},
                  {with_commas(td.count_a)},
@@ -674,7 +647,7 @@ DiffParts build_diff_parts_b(const Diff& d, bool color) {
                  {td.count_a ? ms(td.p95_a_ns) : "-"},
                  {td.count_b ? ms(td.p95_b_ns) : "-"}});
   }
-  p.changes.header = {"rank", "position", "A", "B", "jobs A", "jobs B"};
+  p.changes.header = {"rank", "position", "A", B, "jobs A", "jobs " + B};
   p.changes.left = 0;
   for (const ScheduleChange& c : d.schedule_changes) {
     p.changes.add({{std::to_string(c.rank)},
@@ -705,19 +678,19 @@ std::string format_diff_text(const Diff& d, const TextStyle& style) {
   std::string out = bold(p.title, color) + "\n\n";
   for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
   auto section = [&](const std::string& given_title, const Table& t, const std::string& none) {
-    const std::string title = relabel(given_title, p.b);
+    const std::string& title = given_title;
     if (t.rows.empty()) {
       out += "\n" + bold(title, color) + "  " + terminal_text(none) + "\n";
       return;
     }
     out += "\n" + bold(title, color) + "\n" + render_text(t, color);
   };
-  section("steps (B against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none");
-  section("ranks, per step (B against A)", p.ranks, "none");
+  section("steps (" + p.b + " against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none");
+  section("ranks, per step (" + p.b + " against A)", p.ranks, "none");
   section("job types", p.types, "none");
-  section("schedule changes (first position where B's job order differs from A's)", p.changes,
+  section("schedule changes (first position where " + p.b + "'s job order differs from A's)", p.changes,
           "none: every rank runs the same job order");
-  section("new stragglers in B", p.stragglers, "none");
+  section("new stragglers in " + p.b, p.stragglers, "none");
   return out;
 }
 
@@ -726,7 +699,7 @@ std::string format_diff_markdown(const Diff& d) {
   std::string out = "### " + md_escape(p.title) + "\n\n";
   for (const auto& [label, text] : p.summary) out += "- **" + label + "**: " + md_escape(text) + "\n";
   auto section = [&](const std::string& given_title, const Table& t, const std::string& none, bool fold) {
-    const std::string title = relabel(given_title, p.b);
+    const std::string& title = given_title;
     if (t.rows.empty()) {
       out += "\n**" + md_escape(title) + "**: " + md_escape(none) + "\n";
       return;
@@ -737,12 +710,12 @@ std::string format_diff_markdown(const Diff& d) {
       out += "\n**" + md_escape(title) + "**\n\n" + render_markdown(t);
     }
   };
-  section("Steps (B against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none",
+  section("Steps (" + p.b + " against A" + (p.steps_note.empty() ? ")" : "; " + p.steps_note + ")"), p.steps, "none",
           p.steps.rows.size() > 10);
-  section("Ranks, per step (B against A)", p.ranks, "none", p.ranks.rows.size() > 16);
+  section("Ranks, per step (" + p.b + " against A)", p.ranks, "none", p.ranks.rows.size() > 16);
   section("Job types", p.types, "none", false);
   section("Schedule changes", p.changes, "none: every rank runs the same job order", p.changes.rows.size() > 16);
-  section("New stragglers in B", p.stragglers, "none", false);
+  section("New stragglers in " + p.b, p.stragglers, "none", false);
   return out;
 }
 
@@ -847,12 +820,12 @@ std::string format_diff_html(const Diff& d) {
   out += legend({{"good", "better for the run: less time, or a rank waiting less for the others"},
                  {"bad", "worse for the run: more time, or a rank waiting more for the others"},
                  {"", "within the noise, or a rank's idle time moving against its own busy time"}});
-  out += html_section(relabel("Steps (B against A)", p.b), p.steps_note, p.steps, p.steps.rows.size() > 20);
-  out += html_section(relabel("Ranks, per step (B against A)", p.b), "", p.ranks, p.ranks.rows.size() > 32);
+  out += html_section("Steps (" + p.b + " against A)", p.steps_note, p.steps, p.steps.rows.size() > 20);
+  out += html_section("Ranks, per step (" + p.b + " against A)", "", p.ranks, p.ranks.rows.size() > 32);
   out += html_section("Job types", "", p.types, false);
   out += html_section("Schedule changes", "", p.changes, p.changes.rows.size() > 32,
                       "none: every rank runs the same job order");
-  out += html_section(relabel("New stragglers in B", p.b), "", p.stragglers, false);
+  out += html_section("New stragglers in " + p.b, "", p.stragglers, false);
   return out + "</section>\n";
 }
 

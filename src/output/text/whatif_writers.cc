@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "output/text/stats_json.h"
@@ -137,9 +138,7 @@ std::string format_whatif_json(const WhatifReport& r) {
   doc["predicted"] = std::move(predicted);
   doc["warnings"] = r.warnings;
   doc["refusal"] = r.refusal.empty() ? json(nullptr) : json(r.refusal);
-  doc["model_error_pct"] = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
-                               ? json(round3((r.replayed.period_ns / r.measured.period_ns - 1) * 100))
-                               : json(nullptr);
+  doc["model_error_pct"] = std::isfinite(r.model_error) ? json(round3(r.model_error * 100)) : json(nullptr);
   doc["assumptions"] = r.assumptions;
   doc["model"] = model_json(r.model);
   return doc.dump(2) + "\n";
@@ -205,9 +204,8 @@ std::string format_whatif_text(const WhatifReport& r) {
   if (!r.within_noise_of_best.empty()) {
     out += "\n~#1: within #1's noise (the two ranges overlap): not a surer win than #1, nor #1 than it\n";
   }
-  if (r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0) {
-    out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n",
-                       (r.replayed.period_ns / r.measured.period_ns - 1) * 100);
+  if (std::isfinite(r.model_error)) {
+    out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n", r.model_error * 100);
   }
   if (!r.refusal.empty()) out += "\nno prediction: " + terminal_text(r.refusal) + "\n";
   if (!r.warnings.empty()) {

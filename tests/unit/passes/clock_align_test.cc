@@ -63,8 +63,7 @@ void check_spans(const Timeline& tl) {
 TEST_CASE("Machines whose clocks are skewed by known amounts are aligned to well under a millisecond",
           "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
-    return;
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
   }
   struct Case {
     const char* args;
@@ -113,8 +112,7 @@ TEST_CASE("Machines whose clocks are skewed by known amounts are aligned to well
 
 TEST_CASE("Logs without skew come out of the alignment untouched", "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   for (const char* args : {"--stages 6 --machines 3 --schedule 1f1b", "--stages 4 --dp 2 --machines 4 --schedule vpp",
                            "--stages 4 --machines 2 --schedule zbvpp --rerun"}) {
@@ -141,8 +139,7 @@ TEST_CASE("Logs without skew come out of the alignment untouched", "[clock_align
 
 TEST_CASE("Each run of a log directory reused without --log_overwrite is aligned on its own", "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   auto g = generate_logs("--stages 4 --machines 2 --micro-batches 8 --steps 2 --rerun --skew 1:6");
   Timeline& tl = g->timeline;
@@ -227,8 +224,7 @@ void check_steps_against_truth(const Timeline& tl, const nlohmann::json& truth) 
 TEST_CASE("Machines whose clocks are seconds apart share runs and steps and are aligned to within 0.5 ms",
           "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   // Offsets in ms, handed out to the machines in turn (machine 0 too).
   const char* offsets[] = {"10000", "-10000", "500", "-3000", "5000"};
@@ -275,8 +271,7 @@ TEST_CASE("Machines whose clocks are seconds apart share runs and steps and are 
 
 TEST_CASE("A run longer than the offset between machines has its steps matched by structure", "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   // 30 steps of about 35 ms: machine 1's steps overlap machine 0's steps
   // 14 later, so matching by time alone pairs the wrong steps.
@@ -295,8 +290,7 @@ TEST_CASE("A run longer than the offset between machines has its steps matched b
 TEST_CASE("Runs appended to a log directory are told apart and aligned when machines are seconds apart",
           "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   auto g = generate_logs("--stages 4 --machines 2 --micro-batches 8 --steps 2 --rerun --skew 1:-5000");
   Timeline& tl = g->timeline;
@@ -311,8 +305,7 @@ TEST_CASE("Runs appended to a log directory are told apart and aligned when mach
 
 TEST_CASE("Clocks that are all off by the same seconds, or one machine alone, are left as logged", "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   for (const char* args : {"--stages 6 --machines 3 --schedule 1f1b --skew 0:5000 --skew 1:5000 --skew 2:5000",
                            "--stages 4 --machines 1 --schedule vpp --skew 0:-10000",
@@ -393,8 +386,7 @@ TEST_CASE("Step matching across machines copes with times at both ends of the ra
 TEST_CASE("After alignment every step span starts after the previous one ended when a rank lacks a step",
           "[clock_align]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
-    return;
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
   }
   for (const char* args :
        {"--stages 4 --machines 2 --skew 1:4 --missing-step 2:1",

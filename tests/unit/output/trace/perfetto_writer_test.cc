@@ -379,12 +379,10 @@ std::string write_json(const Timeline& tl, const Dependencies* deps) {
 
 TEST_CASE("The .pftrace decodes with protoc into the model's tracks, slices and flows", "[perfetto]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
-    return;
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
   }
   if (protoc_path().empty()) {
-    WARN("protoc not found at configure time (Debian: protobuf-compiler): .pftrace decoding skipped");
-    return;
+    FAIL("protoc not found at configure time (Debian: protobuf-compiler, which scripts/setup.sh installs)");
   }
   for (const char* args : {"--stages 4 --machines 2 --schedule 1f1b --skew 1:3",
                            "--stages 2 --dp 2 --schedule vpp --chunks 2 --overlap 1:0 --rerun"}) {
@@ -498,8 +496,7 @@ TEST_CASE("The .pftrace decodes with protoc into the model's tracks, slices and 
 
 TEST_CASE("The .pftrace is at most a third of the Chrome JSON's size", "[perfetto]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped");
-    return;
+    FAIL("python3 not found (scripts/setup.sh installs it)");
   }
   // As converted by default (flow arrows on), small sets included; without
   // arrows the per-sequence headers weigh more on a few hundred jobs, so
@@ -578,8 +575,7 @@ TEST_CASE("The .pftrace writer streams: no write holds much more than its 1 MB b
 TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the threads, and the trace decodes whole",
           "[perfetto]") {
   if (!ppt::testing::have_python()) {
-    WARN("python3 not found: skipped (gen_logs.py makes the logs)");
-    return;
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
   }
   // 2 ranks x (64 forwards + 64 backwards + 1 optimizer) x 34 steps: 4,386
   // jobs a rank, past the writer's 4,096 jobs a piece, with an overlap (two
@@ -604,8 +600,7 @@ TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the thr
   CHECK(write(5) == one);
 
   if (protoc_path().empty()) {
-    WARN("protoc not found at configure time (Debian: protobuf-compiler): .pftrace decoding skipped");
-    return;
+    FAIL("protoc not found at configure time (Debian: protobuf-compiler, which scripts/setup.sh installs)");
   }
   std::optional<TextNode> trace = decode(one);
   REQUIRE(trace);
@@ -632,8 +627,7 @@ TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the thr
 TEST_CASE("An event earlier than its sequence's last one keeps its exact time (absolute on the trace clock)",
           "[perfetto]") {
   if (protoc_path().empty()) {
-    WARN("protoc not found at configure time (Debian: protobuf-compiler): .pftrace decoding skipped");
-    return;
+    FAIL("protoc not found at configure time (Debian: protobuf-compiler, which scripts/setup.sh installs)");
   }
   // The builder never puts overlapping jobs on one lane; a timeline made by
   // hand can. Deltas are unsigned, so the writer must fall back to absolute
