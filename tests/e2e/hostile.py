@@ -774,8 +774,9 @@ def run_accounting(binary, name, timeout):
         check(0 <= p.returncode < 128, "exit status %d\n%s" % (p.returncode, err))
         inputs = input_files(case_dir, args, stdin_path)
         expected = count_marker_lines(inputs, {}) if inputs is not None else None
-        # stats and diff print the summary only beside input problems.
-        required = p.returncode == 0 and args[0] not in ("stats", "diff")
+        # stats, diff, report and whatif print the summary only beside input
+        # problems (the conversion and batch always).
+        required = p.returncode == 0 and args[0] not in ("stats", "diff", "report", "whatif")
         seen = check_summary(err, expected, required=required)
         left = [f for f in os.listdir(out) if ".tmp." in f]
         check(not left, "temporary files left: %s" % left)
