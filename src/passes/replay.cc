@@ -8,7 +8,11 @@
 #include <limits>
 
 #include "passes/dependencies.h"
+#include "util/checked.h"
 
+// Every sum of times here saturates (util/checked.h): a job of 5e18 ns is a
+// time the reader accepts, and two of them in a row pass 2^63 (hostile case
+// huge_job_durations, whose suggestions replay them).
 namespace ppt {
 namespace {
 
@@ -163,7 +167,7 @@ ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& 
         const PlanJob& j = plans[s][next[s]];
         const std::optional<ReplayNeed>& need = needs[s][next[s]];
         int64_t start = free_at[s];
-        if (next[s] > 0 && costs.host_gap_ns) start += std::max<int64_t>(0, costs.host_gap_ns(s, j));
+        if (next[s] > 0 && costs.host_gap_ns) accumulate_ns(start, std::max<int64_t>(0, costs.host_gap_ns(s, j)));
         if (need) {
           const size_t k = index(static_cast<Slot>(need->slot), need->vstage, need->micro_batch);
           if (done[k] == kNotYet) {
@@ -171,10 +175,10 @@ ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& 
             break;
           }
           int64_t arrive = done[k];
-          if (!need->local && costs.link_ns) arrive += costs.link_ns(need->from_stage, s, j.role);
+          if (!need->local && costs.link_ns) accumulate_ns(arrive, costs.link_ns(need->from_stage, s, j.role));
           start = std::max(start, arrive);
         }
-        const int64_t end = start + std::max<int64_t>(0, costs.duration_ns(s, j));
+        const int64_t end = add_ns(start, std::max<int64_t>(0, costs.duration_ns(s, j)));
         rs.stages[s].push_back({j, start, end});
         free_at[s] = end;
         const size_t mine = index(slot_of(j.role), plan_virtual_stage(shape, s, j.chunk), j.micro_batch);
@@ -210,10 +214,11 @@ ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& 
       const int64_t gap = !plans[s].empty() && static_cast<size_t>(s) < costs.optimizer_gap_ns.size()
                               ? std::max<int64_t>(0, costs.optimizer_gap_ns[s])
                               : 0;
-      rs.optimizer[s] = {free_at[s] + gap, free_at[s] + gap + std::max<int64_t>(0, len)};
+      const int64_t at = add_ns(free_at[s], gap);
+      rs.optimizer[s] = {at, add_ns(at, std::max<int64_t>(0, len))};
       rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
     }
-    step_start = rs.end_ns + std::max<int64_t>(0, costs.step_gap_ns);
+    step_start = add_ns(rs.end_ns, std::max<int64_t>(0, costs.step_gap_ns));
     r.steps.push_back(std::move(rs));
   }
   return r;
@@ -292,19 +297,20 @@ int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& dur
   ends.resize(flat.items.size());
   for (size_t i = 0; i < flat.items.size(); ++i) {
     const FlatReplay::Item& it = flat.items[i];
-    int64_t start = free_at[it.stage] + it.gap_ns;
-    if (it.need >= 0) start = std::max(start, ends[it.need] + it.lag_ns);
-    const int64_t end = start + std::max<int64_t>(0, durations[i]);
+    int64_t start = add_ns(free_at[it.stage], it.gap_ns);
+    if (it.need >= 0) start = std::max(start, add_ns(ends[it.need], it.lag_ns));
+    const int64_t end = add_ns(start, std::max<int64_t>(0, durations[i]));
     ends[i] = end;
     free_at[it.stage] = end;
-    busy[it.stage] += end - start;
+    accumulate_ns(busy[it.stage], end - start);
   }
   int64_t step_end = 0;
   for (size_t s = 0; s < p; ++s) {
     const int64_t len = s < optimizer_ns.size() ? std::max<int64_t>(0, optimizer_ns[s]) : 0;
-    const int64_t start = free_at[s] + flat.optimizer_gap_ns[s];
-    busy[s] += (start + len) - start;
-    step_end = std::max(step_end, start + len);
+    const int64_t start = add_ns(free_at[s], flat.optimizer_gap_ns[s]);
+    const int64_t end = add_ns(start, len);
+    accumulate_ns(busy[s], end - start);
+    step_end = std::max(step_end, end);
   }
   return step_end;
 }
@@ -312,9 +318,9 @@ int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& dur
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage) {
   if (stage < 0 || static_cast<size_t>(stage) >= step.stages.size()) return 0;
   int64_t busy = 0;
-  for (const ReplayedJob& j : step.stages[stage]) busy += j.end_ns - j.start_ns;
+  for (const ReplayedJob& j : step.stages[stage]) accumulate_ns(busy, j.end_ns - j.start_ns);
   if (static_cast<size_t>(stage) < step.optimizer.size()) {
-    busy += step.optimizer[stage].second - step.optimizer[stage].first;
+    accumulate_ns(busy, step.optimizer[stage].second - step.optimizer[stage].first);
   }
   return busy;
 }
@@ -364,8 +370,8 @@ Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t 
   };
   Run run;
   run.index = 0;
-  run.first_ns = origin_ns + result.steps.front().start_ns;
-  run.last_ns = origin_ns + result.steps.back().end_ns;
+  run.first_ns = add_ns(origin_ns, result.steps.front().start_ns);
+  run.last_ns = add_ns(origin_ns, result.steps.back().end_ns);
   for (int32_t s = 0; s < p; ++s) {
     SourceFile f;
     f.path = fmt::format("replay/stage{}", s);
@@ -384,8 +390,8 @@ Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t 
       const int32_t number = first_step + static_cast<int32_t>(k);
       for (const ReplayedJob& rj : step.stages[s]) {
         Job j;
-        j.start_ns = origin_ns + rj.start_ns;
-        j.end_ns = origin_ns + rj.end_ns;
+        j.start_ns = add_ns(origin_ns, rj.start_ns);
+        j.end_ns = add_ns(origin_ns, rj.end_ns);
         j.job_id = job_id++;
         j.micro_batch = rj.job.micro_batch;
         j.type = type_of(plan_job_type(shape, rj.job));
@@ -394,8 +400,8 @@ Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t 
         t.jobs.push_back(j);
       }
       Job opt;
-      opt.start_ns = origin_ns + step.optimizer[s].first;
-      opt.end_ns = origin_ns + step.optimizer[s].second;
+      opt.start_ns = add_ns(origin_ns, step.optimizer[s].first);
+      opt.end_ns = add_ns(origin_ns, step.optimizer[s].second);
       opt.job_id = job_id++;
       opt.micro_batch = -1;  // the optimizer belongs to no micro-batch
       opt.type = type_of("optimizer");
@@ -410,8 +416,8 @@ Timeline replay_timeline(const ReplayResult& result, int64_t origin_ns, int32_t 
   for (size_t k = 0; k < result.steps.size(); ++k) {
     StepSpan span;
     span.number = first_step + static_cast<int32_t>(k);
-    span.start_ns = origin_ns + result.steps[k].start_ns;
-    span.end_ns = origin_ns + result.steps[k].end_ns;
+    span.start_ns = add_ns(origin_ns, result.steps[k].start_ns);
+    span.end_ns = add_ns(origin_ns, result.steps[k].end_ns);
     span.ranks = static_cast<uint32_t>(p);
     run.steps.push_back(span);
   }
