@@ -209,15 +209,22 @@ TEST_CASE("The checks themselves catch a broken order and a broken dependency") 
 
 namespace {
 
-// The median duration, in microseconds, of rank `rank`'s jobs of `type`.
-double median_us(const LoadedRun& run, int rank, const std::string& type) {
+// The durations, in microseconds, of rank `rank`'s jobs of `type`, sorted.
+std::vector<double> sorted_us(const LoadedRun& run, int rank, const std::string& type) {
   std::vector<double> d;
   for (const DemoJob& j : run.ranks.at(rank)) {
     if (j.type == type) d.push_back(static_cast<double>(j.end_ns - j.start_ns) / 1e3);
   }
-  if (d.empty()) return 0;
   std::sort(d.begin(), d.end());
-  return d[d.size() / 2];
+  return d;
+}
+
+// The shortest: a job's work takes at least its time, and a busy machine only
+// adds to it (the process is preempted), so only a lower bound is asserted of
+// every job, and an upper bound of the shortest of several.
+double min_us(const LoadedRun& run, int rank, const std::string& type) {
+  const std::vector<double> d = sorted_us(run, rank, type);
+  return d.empty() ? 0 : d.front();
 }
 
 }  // namespace
@@ -226,7 +233,7 @@ TEST_CASE("The work of --work_us is a stage's: a VPP chunk job does 1/V of it") 
   // 20 ms a forward per stage: V=2 chunks of 10 ms each, not 20 ms each.
   TempDir dir;
   const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "VPP", "--chunks", "2",
-                                "--micro-batches", "2", "--steps", "1", "--work_us", "20000", "--device", "cpu"});
+                                "--micro-batches", "2", "--steps", "3", "--work_us", "20000", "--device", "cpu"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const LoadedRun loaded = load(dir.path());
@@ -234,9 +241,8 @@ TEST_CASE("The work of --work_us is a stage's: a VPP chunk job does 1/V of it") 
   for (int r = 0; r < 2; ++r) {
     for (const char* type : {"forward0", "forward1"}) {
       INFO("rank " << r << " " << type);
-      const double us = median_us(loaded, r, type);
-      CHECK(us >= 10000 * 0.99);  // jobs last at least their work
-      CHECK(us < 15000);          // and not a whole stage's
+      CHECK(min_us(loaded, r, type) >= 10000 * 0.99);  // jobs last at least their work
+      CHECK(min_us(loaded, r, type) < 15000);          // and not a whole stage's (the shortest of three)
     }
   }
 }
@@ -244,15 +250,18 @@ TEST_CASE("The work of --work_us is a stage's: a VPP chunk job does 1/V of it") 
 TEST_CASE("A stage scaled by --stage-scale is a real straggler: its every job is that much longer") {
   TempDir dir;
   const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "1f1b", "--micro-batches", "2",
-                                "--steps", "1", "--work_us", "4000", "--device", "cpu", "--stage-scale", "1:3"});
+                                "--steps", "3", "--work_us", "4000", "--device", "cpu", "--stage-scale", "1:3"});
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
   const LoadedRun loaded = load(dir.path());
   REQUIRE(loaded.error == "");
-  CHECK(median_us(loaded, 0, "forward") >= 4000 * 0.99);
-  CHECK(median_us(loaded, 0, "forward") < 8000);
-  CHECK(median_us(loaded, 1, "forward") >= 12000 * 0.99);
-  CHECK(median_us(loaded, 1, "backward") >= 24000 * 0.99);
+  // Stage 0 is not scaled: the shortest of its six forwards is under twice
+  // its work (the median was asserted, and a loaded machine stretched it to
+  // 11.7 ms under a sanitizer).
+  CHECK(min_us(loaded, 0, "forward") >= 4000 * 0.99);
+  CHECK(min_us(loaded, 0, "forward") < 8000);
+  CHECK(min_us(loaded, 1, "forward") >= 12000 * 0.99);
+  CHECK(min_us(loaded, 1, "backward") >= 24000 * 0.99);
   // A stage the run does not have, a bad factor: usage errors.
   for (const char* bad : {"2:1.5", "1:-1", "1:x", "1", "1:2000"}) {
     INFO(bad);
