@@ -121,7 +121,7 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
   }
 
   // passes
-  r.pipeline = decide_pipeline(tl, req.pp_degree, req.threads);
+  r.pipeline = decide_pipeline(tl, req.pp_degree, req.threads, req.pipeline_of_last_run);
   timer.lap("pipeline");
   r.dependencies = find_dependencies(tl, r.pipeline, req.threads);
   timer.lap("dependencies");

@@ -56,6 +56,9 @@ struct DriverRequest {
   // With `stats`: the what-if suggestions (analysis/whatif.h, suggest_changes)
   // go into Stats::suggestions (stats and the report page ask for them).
   bool suggest = false;
+  // P and the schedule from the last run's job orders (false: every run's,
+  // pooled; watch's windows, where the last run may have just begun).
+  bool pipeline_of_last_run = true;
   // Set when the command draws (.svg, .png, .html): the picture phase runs,
   // its steps are `selection.steps`.
   std::optional<PictureRequest> picture;

@@ -167,6 +167,7 @@ std::optional<DriverResult> Watcher::analyze(bool whole, bool with_stats, const 
   if (r.timeline->job_count() == 0) return std::nullopt;
   if (!whole) renumber(*r.timeline);
   DriverRequest request = options_.passes;
+  request.pipeline_of_last_run = false;
   request.stats = with_stats;
   request.selection = selection;
   run_passes(request, r);

@@ -30,6 +30,11 @@ struct PipelinePlan {
 // `pp_degree_option` > 0 is the user's P (checked with check_pp_degree(),
 // pipeline_stage.h); 0 infers it. `threads` for the rank orders (0: one per
 // core); the result does not depend on it.
-PipelinePlan decide_pipeline(const Timeline& timeline, int32_t pp_degree_option, unsigned threads = 0);
+// `last_run_only`: the job orders of the last run only (the run stats,
+// whatif and batch measure), else of every run pooled (watch, whose window
+// may hold the first jobs of a run just started beside the steps it reports:
+// a few jobs of a new run are no order to infer P from).
+PipelinePlan decide_pipeline(const Timeline& timeline, int32_t pp_degree_option, unsigned threads = 0,
+                             bool last_run_only = true);
 
 }  // namespace ppt
