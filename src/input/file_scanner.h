@@ -58,6 +58,8 @@ struct FileScan {
   // record with another stage or category, times are whole milliseconds.
   bool dygraph = false;
   int32_t stage = -1;  // dygraph: the first record's tid - 1; -1 unknown
+  // The file's `[Pipeline details]` samples, in file order (steps unset).
+  std::vector<MemorySample> memory;
 };
 
 struct ScanOptions {

@@ -54,6 +54,32 @@ struct Job {
   uint32_t lane = 0;         // 0 is the rank's own track; >0 an overlap lane
 };
 
+// Where a dynamic-graph `[Pipeline details]` line (input/pipeline_details.h)
+// was taken: around the whole step, or before / after one forward or backward
+// step of one micro-batch (and chunk).
+enum class MemoryPoint : uint8_t {
+  kStartPipeline,   // Start_forward_backward_pipeline
+  kBeforeForward,   // Before_forward_step_chunk_<c>_step_<s>
+  kAfterForward,    // After_forward_step_...
+  kBeforeBackward,  // Before_backward_step_...
+  kAfterBackward,   // After_backward_step_...
+  kEndPipeline,     // End_forward_backward_pipeline
+};
+
+// The device memory one `[Pipeline details]` line reports, taken after a
+// device synchronize. Sizes are the line's GiB (two decimals) in bytes:
+// round(GiB * 2^30), so a sample is exact to Timeline::memory_resolution_bytes.
+struct MemorySample {
+  int64_t ts_ns = 0;  // the line's stamp, as the job times (logged + the track's clock offset)
+  int64_t allocated_bytes = 0;
+  int64_t reserved_bytes = 0;
+  uint32_t line = 0;         // 1-based line in the source file
+  int32_t micro_batch = -1;  // the micro-batch of a Before/After sample; -1 for Start/End
+  int32_t chunk = -1;        // the VPP chunk (virtual stage on this rank); -1 without VPP
+  int32_t step = -1;         // step number, as Job::step; -1 before the steps pass
+  MemoryPoint point = MemoryPoint::kBeforeForward;
+};
+
 // One rank's jobs in one run.
 struct Track {
   uint32_t file = 0;  // index into Timeline::files
@@ -67,6 +93,9 @@ struct Track {
   int32_t stage = -1;             // pipeline stage the input states (dygraph records' tid - 1), -1 unknown
   int64_t resolution_ns = 1;      // the input's time resolution: 1 ns, or 1 ms for dygraph records
   std::vector<Job> jobs;
+  // The rank's memory samples in this run, sorted by (ts_ns, line); empty
+  // when the log has no `[Pipeline details]` lines.
+  std::vector<MemorySample> memory;
 };
 
 struct StepSpan {
@@ -102,6 +131,11 @@ struct InputCounts {
   // records (B and E); profiler_lines counts the jobs they describe (pairs,
   // unmatched halves and bad lines), so written + rejected = profiler_lines.
   uint64_t profile_records = 0;
+  // `[Pipeline details]` lines (input/pipeline_details.h). A Before/After
+  // pair is one job seen (in profiler_lines) unless the file's job lines
+  // already hold that step's jobs; every line with sizes is a memory sample.
+  uint64_t details_lines = 0;
+  uint64_t memory_samples = 0;
 };
 
 struct Timeline {
@@ -121,6 +155,9 @@ struct Timeline {
   // The coarsest time resolution of the input: 1 (ns) for launch logs, 1 ms
   // when dynamic-graph profile records are read (their ts is whole ms).
   int64_t resolution_ns = 1;
+  // The resolution of the memory samples: 0.01 GiB in bytes when any
+  // `[Pipeline details]` line was read, 0 when the run has no memory samples.
+  int64_t memory_resolution_bytes = 0;
   // What a selection (app/selection.h: --run, --steps, --skip-warmup) kept,
   // "" when it kept everything: "run 2 of 2, steps 1-2 of 0-2". The jobs it
   // left out are counted here, so written + left out + rejected = seen.
