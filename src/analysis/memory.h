@@ -41,4 +41,11 @@ struct MemoryStats {
   bool present() const { return resolution_bytes > 0 && !stages.empty(); }
 };
 
+struct Timeline;
+
+// The memory of run `run` of `timeline` (its samples' steps set by the steps
+// pass), each rank the stage pipeline_stage(rank, pp_degree)
+// (passes/pipeline_stage.h). An empty MemoryStats when the run has no samples.
+MemoryStats measure_memory(const Timeline& timeline, uint32_t run, int32_t pp_degree);
+
 }  // namespace ppt
