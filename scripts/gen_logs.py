@@ -78,6 +78,41 @@ logger (`INFO:root:...`) at every iteration 0 .. X+S: before the window, before
 each logged step's job lines, and once more at iteration X+S, which exits
 before running. --rerun-same-pid gives the rerun the first run's thread id. Jobs dropped by --missing-step are not in the truth.
 
+--details only|mixed writes the dynamic-graph pipeline's `[Pipeline details]`
+lines (FLAGS_profile_pipeline_details_steps) with a memory model, for the
+schedules whose jobs are whole forwards and backwards (fthenb, 1f1b,
+eager1f1b, vpp). Per step and rank: `Start_forward_backward_pipeline` 0.2 ms
+before the first job, `Before_forward_step_chunk_<c>_step_<s>` at each job's
+start and `After_...` at its end (the backward ones alike), and
+`End_forward_backward_pipeline` 0.3 ms after the last backward (before the
+optimizer, which prints no details line). Stamps are Python's asctime,
+`[YYYY-MM-DD HH:MM:SS,mmm]`, the time truncated to the millisecond, printed as
+UTC (gmtime). `chunk_None` and step_<mb> without vpp; with vpp chunk_<c> and
+step_<k>, k the virtual micro-step (the k-th forward, or backward, of the
+stage's step), as Paddle's interleaved class passes it. --details-step-none
+prints step_None (older Paddle). `only`: the details lines are the file's only
+job information (no job line; the optimizer is not logged); `mixed`: the job
+lines are printed as usual, after the step's details lines.
+The memory model (sizes are whole hundredths of a GiB, so the printed two
+decimals are exact): stage s holds static = --mem-static-gib + 0.07*s GiB
+(weights, gradients, optimizer state) at all times; each forward's activation,
+--mem-act-gib per micro-batch (1/V of it per chunk with vpp, rounded down to
+0.01 GiB), is allocated by the forward (After_forward includes it) and freed by
+the backward of the same micro-batch and chunk (After_backward excludes it).
+Under a split backward (ZB) the activation would be held until backward_w; the
+schedules printed here have none. Reserved memory is the allocator's cache:
+the allocated size rounded up to a multiple of 2 GiB, never shrinking within
+a run. Sizes are printed `%.2f` GiB, as Paddle does.
+With --details the truth gains "memory": {"resolution_bytes": 10737418,
+"stages": [{"stage", "static_bytes", "activation_bytes_per_micro_batch" (one
+forward job's: per chunk with vpp), "chunks", "peak_allocated_bytes",
+"peak_reserved_bytes", "peak_in_flight" (most forward activations held at
+once: forwards minus backwards done), "peak_step" (the first step that
+reaches the peak)}]}, every byte count round(GiB * 2^30) of a printed value;
+and with `only` its "jobs" are the details jobs: type forward/backward (or
+forward<c>/backward<c>), mb, job_id = mb, start_ns/end_ns the Before/After
+stamps (whole ms), line the Before line; no optimizer job.
+
 --self-test generates a few small sets for every schedule and checks the files
 against the truth, the plans' shapes, the dependencies, the barrier and the
 determinism.
@@ -96,6 +131,10 @@ import time
 
 SCHEDULES = ("fthenb", "1f1b", "eager1f1b", "vpp", "zbh1", "zbvpp", "pir1f1b", "overlap", "default")
 CHUNKED = ("vpp", "zbvpp")
+DETAILS_SCHEDULES = ("fthenb", "1f1b", "eager1f1b", "vpp")
+GIB = 1 << 30
+# round(0.01 GiB in bytes): the resolution of the details lines' sizes.
+DETAILS_RESOLUTION_BYTES = (GIB + 50) // 100
 
 # Job kinds inside the simulator. A plan item is (kind, chunk, mb, piece):
 # piece is -1 for a whole job, else the index of an overlap piece.
@@ -883,6 +922,91 @@ def step_label(cfg, n):
     return (cfg.start_step if cfg.start_step is not None else 0) + n
 
 
+def cg_bytes(cg):
+    """Hundredths of a GiB -> bytes, round(GiB * 2^30) (never a tie)."""
+    return (cg * GIB + 50) // 100
+
+
+def details_stamp(ns):
+    """Python logging's asctime of a time in ns: truncated to the ms, as UTC."""
+    ms = ns // NS_PER_MS
+    return "[%s,%03d]" % (time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000)), ms % 1000)
+
+
+def details_line(ns, msg, alloc_cg, reserved_cg, lineno):
+    return "%s [    INFO] pipeline_parallel.py:%d - [Pipeline details] %s: memory_allocated_size=%d.%02d, " \
+           "memory_reserved_size=%d.%02d" % (details_stamp(ns), lineno, msg, alloc_cg // 100, alloc_cg % 100,
+                                             reserved_cg // 100, reserved_cg % 100)
+
+
+class MemoryModel:
+    """One rank's memory, in hundredths of a GiB, and its truth."""
+
+    def __init__(self, cfg, stage):
+        self.static = int(round(cfg.mem_static_gib * 100)) + 7 * stage
+        self.act = int(round(cfg.mem_act_gib * 100)) // (cfg.chunks if cfg.schedule == "vpp" else 1)
+        self.alloc = self.static
+        self.reserved = 0
+        self.held = 0
+        self.peak = -1
+        self.peak_reserved = 0
+        self.peak_held = 0
+        self.peak_step = -1
+        self.reserve()
+
+    def reserve(self):
+        two = 200  # the cache grows by 2 GiB blocks
+        self.reserved = max(self.reserved, (self.alloc + two - 1) // two * two)
+
+    def sample(self, step):
+        if self.alloc > self.peak:
+            self.peak, self.peak_step = self.alloc, step
+        self.peak_reserved = max(self.peak_reserved, self.reserved)
+        self.peak_held = max(self.peak_held, self.held)
+        return self.alloc, self.reserved
+
+    def change(self, forward):
+        self.held += 1 if forward else -1
+        self.alloc += self.act if forward else -self.act
+        self.reserve()
+
+    def truth(self, stage, chunks):
+        return {"stage": stage, "static_bytes": cg_bytes(self.static), "activation_bytes_per_micro_batch":
+                cg_bytes(self.act), "chunks": chunks, "peak_allocated_bytes": cg_bytes(self.peak),
+                "peak_reserved_bytes": cg_bytes(self.peak_reserved), "peak_in_flight": self.peak_held,
+                "peak_step": self.peak_step}
+
+
+def render_details(cfg, mem, js, label, lines, details_jobs, run):
+    """Appends one step's `[Pipeline details]` lines (jobs in plan order)."""
+    timed = [j for j in js if j[2] and (parse_type(j[0]) or (None,))[0] in (F, B)]
+    if not timed:
+        return
+    counts = {F: 0, B: 0}
+    first = min(j[2] for j in timed)
+    last = max(j[3] for j in timed)
+    a, r = mem.sample(label)
+    lines.append(details_line(first - 200 * NS_PER_US, "Start_forward_backward_pipeline", a, r, 1020))
+    for ty, m, s, e in timed:
+        kind, c, _ = parse_type(ty)
+        word = "forward" if kind == F else "backward"
+        chunk = str(c) if cfg.schedule == "vpp" else "None"
+        step_id = counts[kind] if cfg.schedule == "vpp" else m
+        counts[kind] += 1
+        step = "None" if cfg.details_step_none else str(step_id)
+        msg = "%s_step_chunk_%s_step_%s" % (word, chunk, step)
+        a, r = mem.sample(label)
+        lines.append(details_line(s, "Before_" + msg, a, r, 1187 if kind == F else 1262))
+        before_line = len(lines)
+        mem.change(kind == F)
+        a, r = mem.sample(label)
+        lines.append(details_line(e, "After_" + msg, a, r, 1232 if kind == F else 1334))
+        ms = NS_PER_MS
+        details_jobs.append((run, label, ty, m, m, s // ms * ms, e // ms * ms, before_line))
+    a, r = mem.sample(label)
+    lines.append(details_line(last + 300 * NS_PER_US, "End_forward_backward_pipeline", a, r, 1161))
+
+
 _G = {}
 
 
@@ -897,6 +1021,8 @@ def render_rank(rank):
     step_bounds = _G["step_bounds"]
     lines = []
     job_lines = []
+    details_jobs = []
+    mem = MemoryModel(cfg, r % cfg.stages) if cfg.details else None
     no_mb = cfg.no_mb
     id_mode = cfg.job_id
     base_tid = pr.tid
@@ -907,6 +1033,9 @@ def render_rank(rank):
         # restarted container gave the trainer the same PID (--rerun-same-pid).
         pr.tid = base_tid + (0 if cfg.rerun_same_pid else run * 1009)
         tid = pr.tid
+        if mem is not None:
+            mem.reserved = 0  # a new process's allocator
+            mem.reserve()
         run_start = step_bounds[run][0][0] + skew
         pr.startup(run_start - 5 * NS_PER_S, lines)
         every = cfg.start_step is not None and cfg.marker == "every-iteration"
@@ -935,7 +1064,9 @@ def render_rank(rank):
             real = sim[r][run][n]
             last_end = max(e for _, _, _, e in real) if real else t1 - skew
             tprint = last_end + skew + 150 * NS_PER_US
-            if js is not None:
+            if js is not None and mem is not None:
+                render_details(cfg, mem, js, label, lines, details_jobs, run)
+            if js is not None and cfg.details != "only":
                 counters = {}
                 for idx, (ty, m, s, e) in enumerate(js):
                     if id_mode == "index":
@@ -967,7 +1098,10 @@ def render_rank(rank):
     with open(path, "wb") as f:
         f.write(data)
     nzero = sum(1 for j in job_lines if j[5] == 0 and j[6] == 0)
-    return rank, len(data), len(job_lines), nzero, (job_lines if cfg.truth else None)
+    if cfg.details == "only":
+        job_lines = details_jobs
+    memory = mem.truth(r % cfg.stages, cfg.chunks if cfg.schedule == "vpp" else 1) if mem is not None else None
+    return rank, len(data), len(job_lines), nzero, (job_lines if cfg.truth else None), memory
 
 
 def generate(cfg):
@@ -1001,6 +1135,8 @@ def generate(cfg):
     total_bytes = sum(x[1] for x in results)
     total_jobs = sum(x[2] for x in results)
     zero = sum(x[3] for x in results)
+    if cfg.details == "only":
+        zero = 0
     if cfg.truth:
         ranks_json = []
         for r, k, loc, rel in layout:
@@ -1008,15 +1144,20 @@ def generate(cfg):
                                "stage": r % cfg.stages, "replica": r // cfg.stages,
                                "skew_ns": cfg.skew.get(k, 0)})
         parts = []
-        for r, _, _, _, jl in results:
+        for r, _, _, _, jl, _ in results:
             for run, step, ty, m, jid, s, e, line in jl:
                 parts.append('{"rank":%d,"run":%d,"step":%d,"type":%s,"mb":%d,"job_id":%d,'
                              '"start_ns":%d,"end_ns":%d,"line":%d}' % (
                                  r, run, step, json.dumps(ty), m, jid, s, e, line))
         config = {k: v for k, v in vars(cfg).items() if isinstance(v, (int, float, str, bool, type(None)))}
+        memory = ""
+        if cfg.details:
+            # Per stage: the first replica's rank (every replica runs the same model).
+            stages = [x[5] for x in results if x[0] < cfg.stages]
+            memory = '"memory":%s,\n' % json.dumps({"resolution_bytes": DETAILS_RESOLUTION_BYTES, "stages": stages})
         with open(cfg.truth, "w") as f:
-            f.write('{"config":%s,\n"ranks":%s,\n"zero_time_jobs":%d,\n"jobs":[\n' % (
-                json.dumps(config, sort_keys=True), json.dumps(ranks_json), zero))
+            f.write('{"config":%s,\n"ranks":%s,\n%s"zero_time_jobs":%d,\n"jobs":[\n' % (
+                json.dumps(config, sort_keys=True), json.dumps(ranks_json), memory, zero))
             f.write(",\n".join(parts))
             f.write("\n]}\n")
     return {"files": nranks, "bytes": total_bytes, "jobs": total_jobs, "zero_time_jobs": zero,
@@ -1112,6 +1253,13 @@ def make_parser():
     p.add_argument("--overlap", action="append", metavar="RANK:STEP[:RUN]",
                    help="make two consecutive jobs of that rank's step overlap (the first one's end moves to the "
                         "middle of the second)")
+    p.add_argument("--details", choices=("off", "only", "mixed"), default="off",
+                   help="write [Pipeline details] lines with memory: only them (no job line), or beside the job lines")
+    p.add_argument("--details-step-none", action="store_true", help="details lines say step_None (older Paddle)")
+    p.add_argument("--mem-static-gib", type=float, default=8.0,
+                   help="details: stage 0's static memory in GiB (stage s: + 0.07*s; default 8)")
+    p.add_argument("--mem-act-gib", type=float, default=1.5,
+                   help="details: activation memory of one micro-batch on a stage in GiB (1/V per chunk; default 1.5)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--epoch-ms", type=int, default=1697793307000, help="start time, ms since the epoch")
     p.add_argument("--fwd-ms", type=float, default=1.0, help="base forward duration in ms (default 1)")
@@ -1172,6 +1320,15 @@ def config_from_args(a):
     cfg.truth = a.truth
     cfg.jobs = a.jobs
     cfg.job_src = "standalone_executor.cc:217"
+    cfg.details = None if a.details == "off" else a.details
+    cfg.details_step_none = a.details_step_none
+    cfg.mem_static_gib = a.mem_static_gib
+    cfg.mem_act_gib = a.mem_act_gib
+    if cfg.details and cfg.schedule not in DETAILS_SCHEDULES:
+        raise SystemExit("gen_logs.py: --details needs a schedule of whole forwards and backwards: "
+                         + ", ".join(DETAILS_SCHEDULES))
+    if cfg.details and (a.mem_static_gib < 0 or a.mem_act_gib < 0):
+        raise SystemExit("gen_logs.py: --mem-static-gib and --mem-act-gib must be >= 0")
     try:
         build_plans(cfg.schedule, cfg.stages, cfg.micro_batches, cfg.chunks, cfg.lr)
     except PlanError as e:

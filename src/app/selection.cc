@@ -133,6 +133,7 @@ std::string apply_selection(Timeline& tl, const Selection& sel) {
       Track t = std::move(tl.tracks[ti]);
       const size_t before = t.jobs.size();
       std::erase_if(t.jobs, [&](const Job& j) { return !kept[r].count(j.step); });
+      std::erase_if(t.memory, [&](const MemorySample& m) { return !kept[r].count(m.step); });
       left_out += before - t.jobs.size();
       if (t.jobs.empty()) continue;
       uint32_t lanes = 1, overlapping = 0;

@@ -143,6 +143,9 @@ void Watcher::renumber(Timeline& tl) const {
     for (Job& j : tl.tracks[k].jobs) {
       if (j.step >= 0) j.step += shift;
     }
+    for (MemorySample& m : tl.tracks[k].memory) {
+      if (m.step >= 0) m.step += shift;
+    }
   }
 }
 

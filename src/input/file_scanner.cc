@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "input/gzip_reader.h"
+#include "input/pipeline_details.h"
 #include "input/text_encoding.h"
 #include "pp_timeline/log_line.h"
 #include "util/byte_search.h"
@@ -29,7 +30,16 @@ constexpr std::string_view kCandidate = "Profiler ";
 constexpr size_t kCandidateProbe = 3;  // 'f': rarer than 'P' in ordinary logs
 constexpr std::string_view kStartup = log_line::kProcessStartMarker;
 constexpr size_t kStartupProbe = 7;  // 'N' of "NOTE"
-static_assert(kCandidate[0] == kStartup[0], "find_either_literal needs one first byte");
+// A `[Pipeline details]` line (pipeline_details.h), found by its text from
+// the 'P' on, so that the three literals share their first byte.
+constexpr std::string_view kDetails = kDetailsLiteral.substr(1);
+constexpr size_t kDetailsProbe = 16;  // ']'
+static_assert(kCandidate[0] == kStartup[0] && kCandidate[0] == kDetails[0], "find_any_of_three needs one first byte");
+
+bool is_candidate(std::string_view line) {
+  return line.find(kCandidate) != std::string_view::npos || line.find(kStartup) != std::string_view::npos ||
+         line.find(kDetails) != std::string_view::npos;
+}
 // A line is taken apart at most this many times (a cut line, then the next
 // line's text); what is left after that is parsed as one piece.
 constexpr int kMaxPiecesPerLine = 8;
@@ -51,6 +61,10 @@ class Scanner {
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   void handle_result(const LineResult& r, std::string_view line, uint64_t line_no);
   void note_process_start(uint64_t line_no);
+  void handle_details(std::string_view line, uint64_t line_no);
+  void close_open_before();
+  void details_rejected(IssueKind kind, uint64_t line_no, const std::string& why, std::string_view text);
+  void finish_details();
   uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
   uint32_t earlier_copy(const Job& job);
 
@@ -77,6 +91,26 @@ class Scanner {
   int64_t max_start_ = INT64_MIN;
   bool dedup_active_ = false;
   std::unordered_map<std::tuple<int64_t, int64_t, int32_t, int32_t, uint32_t>, uint32_t, JobKeyHash> seen_jobs_;
+
+  // `[Pipeline details]` jobs, kept aside until the end: they are the file's
+  // jobs only when it has no job line. Their `type` indexes details_types_;
+  // the job index of each marker and start-up line in this list is kept too.
+  struct OpenBefore {
+    bool open = false;
+    DetailsLine d;
+    uint64_t line = 0;
+    int32_t micro_batch = -1;
+    std::string text;
+  };
+  OpenBefore before_;
+  std::vector<Job> details_jobs_;
+  std::vector<std::string> details_types_;
+  std::vector<uint32_t> marker_details_index_;
+  std::vector<uint32_t> start_details_index_;
+  // Forward and backward steps begun since the step's Start line, by
+  // (chunk, forward).
+  std::unordered_map<int64_t, int32_t> step_counts_;
+  uint64_t details_rejected_ = 0;  // unmatched halves and bad lines: jobs seen, not drawn
 };
 
 // The line of an earlier job of this file that `job` repeats exactly, or 0.
@@ -190,7 +224,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
     if (eof) {
       if (tail > 0) {
         std::string_view line(base + start, tail);
-        if (line.find(kCandidate) != std::string_view::npos || line.find(kStartup) != std::string_view::npos) {
+        if (is_candidate(line)) {
           handle_physical_line(line, lines_ + 1, true);
         }
         ++lines_;
@@ -205,7 +239,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
       const char* cr = static_cast<const char*>(memrchr(base + start, '\r', tail));
       if (cr) {
         std::string_view done(base + start, static_cast<size_t>(cr + 1 - (base + start)));
-        if (done.find(kCandidate) != std::string_view::npos || done.find(kStartup) != std::string_view::npos) {
+        if (is_candidate(done)) {
           handle_physical_line(done, lines_ + 1, false);
         }
         keep(cr + 1, static_cast<size_t>(base + have - (cr + 1)));
@@ -221,6 +255,7 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
   }
   out_.counts.lines = lines_;
   out_.counts.files = 1;
+  finish_details();
   if (out_.readable && out_.counts.profiler_lines == 0 && out_.markers.empty()) {
     out_.diagnostics.add(IssueKind::kNoProfilerLines, file_index_, 0,
                          "no 'Profiler Info: Job' line in " + std::to_string(lines_) + " lines");
@@ -232,7 +267,8 @@ void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
 // bulk between them.
 void Scanner::process_lines(const char* p, const char* end) {
   while (p < end) {
-    const char* hit = find_either_literal(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe);
+    const char* hit =
+        find_any_of_three(p, end, kCandidate, kCandidateProbe, kStartup, kStartupProbe, kDetails, kDetailsProbe);
     if (!hit) {
       lines_ += count_newlines(p, end);
       return;
@@ -270,6 +306,9 @@ uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::stri
 }
 
 void Scanner::note_process_start(uint64_t line_no) {
+  close_open_before();  // the process that began it has ended
+  step_counts_.clear();
+  start_details_index_.push_back(static_cast<uint32_t>(details_jobs_.size()));
   ProcessStartAt p;
   p.job_index = static_cast<uint32_t>(out_.jobs.size());
   p.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
@@ -292,7 +331,7 @@ void Scanner::handle_physical_line(std::string_view line, uint64_t line_no, bool
     cr = line.size() > 1 ? line.substr(0, line.size() - 1).find('\r') : std::string_view::npos;
     bool last = cr == std::string_view::npos;
     std::string_view segment = last ? line : line.substr(0, cr);
-    if (segment.find(kCandidate) != std::string_view::npos || segment.find(kStartup) != std::string_view::npos) {
+    if (is_candidate(segment)) {
       handle_line(segment, line_no, last && last_unterminated);
     }
     if (last) return;
@@ -305,6 +344,11 @@ void Scanner::handle_physical_line(std::string_view line, uint64_t line_no, bool
 // where the parser found the other line's start, and each piece is handled in
 // order, so the next process's start-up line or job is not lost.
 void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unterminated) {
+  if (line.find(kDetailsLiteral) != std::string_view::npos && line.find(kCandidate) == std::string_view::npos) {
+    if (line.find(kStartup) != std::string_view::npos) note_process_start(line_no);
+    handle_details(line, line_no);
+    return;
+  }
   for (int piece = 1;; ++piece) {
     LineResult r = parser_.parse(line, last_unterminated, piece < kMaxPiecesPerLine);
     std::string_view text = r.rest == std::string_view::npos ? line : line.substr(0, r.rest);
@@ -319,12 +363,119 @@ void Scanner::handle_line(std::string_view line, uint64_t line_no, bool last_unt
   }
 }
 
+// A job half that is not drawn: one job seen, rejected.
+void Scanner::details_rejected(IssueKind kind, uint64_t line_no, const std::string& why, std::string_view text) {
+  ++details_rejected_;
+  out_.diagnostics.add(kind, file_index_, line_no, why, text);
+}
+
+void Scanner::close_open_before() {
+  if (!before_.open) return;
+  before_.open = false;
+  details_rejected(IssueKind::kUnmatchedDetailsBefore, before_.line,
+                   std::string(memory_point_name(before_.d.point)) + " without its After_ line", before_.text);
+}
+
+// One `[Pipeline details]` line: a memory sample, and half of a job.
+//
+// Micro-batches: without chunks (1F1B, FThenB) Paddle passes the micro-batch
+// as step_<s>. The interleaved class passes the virtual micro-step and maps
+// it to a chunk (_get_virtual_pp_rank); each chunk takes the micro-batches in
+// order (its input and output lists are first in, first out), so the
+// micro-batch of a chunk's k-th forward (or backward) since the step's Start
+// line is k. That count is also the micro-batch where step_<s> is None.
+void Scanner::handle_details(std::string_view line, uint64_t line_no) {
+  ++out_.counts.details_lines;
+  DetailsLine d;
+  std::string why;
+  if (!parse_details_line(line, &d, &why)) {
+    details_rejected(IssueKind::kBadDetailsLine, line_no, why, line);
+    return;
+  }
+  MemorySample sample;
+  sample.ts_ns = d.ts_ns;
+  sample.allocated_bytes = d.allocated_bytes;
+  sample.reserved_bytes = d.reserved_bytes;
+  sample.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  sample.chunk = d.chunk;
+  sample.point = d.point;
+  if (!is_step_point(d.point)) {
+    close_open_before();
+    if (d.point == MemoryPoint::kStartPipeline) step_counts_.clear();
+  } else if (is_before_point(d.point)) {
+    close_open_before();
+    int32_t& count = step_counts_[int64_t{d.chunk} * 2 + (is_forward_point(d.point) ? 1 : 0)];
+    sample.micro_batch = d.chunk < 0 && d.step_id >= 0 ? d.step_id : count;
+    ++count;
+    before_ = OpenBefore{true, d, line_no, sample.micro_batch, std::string(line)};
+  } else {
+    bool pairs = before_.open && is_forward_point(before_.d.point) == is_forward_point(d.point) &&
+                 before_.d.chunk == d.chunk && before_.d.step_id == d.step_id;
+    if (!pairs) {
+      sample.micro_batch = d.chunk < 0 ? d.step_id : -1;
+      details_rejected(IssueKind::kUnmatchedDetailsAfter, line_no,
+                       std::string(memory_point_name(d.point)) + " without a Before_ line of the same step", line);
+    } else if (d.ts_ns < before_.d.ts_ns) {
+      before_.open = false;
+      sample.micro_batch = before_.micro_batch;
+      details_rejected(IssueKind::kEndBeforeStart, line_no,
+                       "the After_ stamp is before its Before_ stamp at line " + std::to_string(before_.line), line);
+    } else {
+      before_.open = false;
+      sample.micro_batch = before_.micro_batch;
+      std::string type = is_forward_point(d.point) ? "forward" : "backward";
+      if (d.chunk >= 0) type += std::to_string(d.chunk);
+      auto it = std::find(details_types_.begin(), details_types_.end(), type);
+      if (it == details_types_.end()) it = details_types_.insert(it, type);
+      Job job;
+      job.start_ns = before_.d.ts_ns;
+      job.end_ns = d.ts_ns;
+      job.job_id = before_.micro_batch;
+      job.micro_batch = before_.micro_batch;
+      job.type = static_cast<uint32_t>(it - details_types_.begin());
+      job.line = static_cast<uint32_t>(std::min<uint64_t>(before_.line, UINT32_MAX));
+      details_jobs_.push_back(job);
+    }
+  }
+  out_.memory.push_back(sample);
+  ++out_.counts.memory_samples;
+}
+
+// At the end of the file: the details jobs become the file's jobs when it
+// has no job line; otherwise the job lines are the jobs and the details lines
+// give memory only (each job would be counted twice).
+void Scanner::finish_details() {
+  close_open_before();
+  const bool job_lines = out_.counts.profiler_lines > 0;
+  out_.counts.profiler_lines += details_rejected_;
+  if (details_jobs_.empty()) return;
+  if (job_lines) {
+    out_.diagnostics.add(IssueKind::kDetailsMemoryOnly, file_index_, details_jobs_.front().line,
+                         std::to_string(details_jobs_.size()) +
+                             " forward/backward steps in [Pipeline details] lines beside the file's job lines: "
+                             "memory samples only, not drawn again");
+    details_jobs_.clear();
+    return;
+  }
+  std::vector<uint32_t> type_of;
+  for (const std::string& t : details_types_) type_of.push_back(intern_type(t, 0, t));
+  for (Job& j : details_jobs_) j.type = type_of[j.type];
+  out_.jobs = std::move(details_jobs_);
+  details_jobs_.clear();
+  for (size_t i = 0; i < out_.markers.size(); ++i) out_.markers[i].job_index = marker_details_index_[i];
+  for (size_t i = 0; i < out_.process_starts.size(); ++i) out_.process_starts[i].job_index = start_details_index_[i];
+  out_.counts.profiler_lines += out_.jobs.size();
+  out_.counts.jobs += out_.jobs.size();
+  out_.details_jobs = true;
+}
+
 void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t line_no) {
   switch (r.kind) {
     case LineKind::kOther:
       if (r.has_issue) out_.diagnostics.add(r.issue, file_index_, line_no, r.detail, line);
       return;
     case LineKind::kScheduleMarker: {
+      marker_details_index_.push_back(static_cast<uint32_t>(details_jobs_.size()));
       MarkerAt m;
       m.job_index = static_cast<uint32_t>(out_.jobs.size());
       m.line = static_cast<uint32_t>(line_no);

@@ -1,9 +1,12 @@
 // Reads one launch log (plain or gzip) and turns its profiler lines into jobs.
+// Its `[Pipeline details]` lines (input/pipeline_details.h) become memory
+// samples, and jobs when the file has no job line (Before/After pairs of one
+// forward or backward step).
 //
 // Reading streams through a fixed buffer, so memory does not grow with the
 // file; the buffer is scanned for the literals "Profiler " (job lines and the
-// schedule marker) and "Please NOTE: device: " (a process's start-up line) in
-// one pass, and only those lines go further. Line numbers are exact (every
+// schedule marker), "Please NOTE: device: " (a process's start-up line) and
+// "Pipeline details] " in one pass, and only those lines go further. Line numbers are exact (every
 // '\n' is counted). A line that holds the start of another (a job line cut
 // short, then the next line's text) is taken apart where the parser says.
 //
@@ -60,6 +63,9 @@ struct FileScan {
   int32_t stage = -1;  // dygraph: the first record's tid - 1; -1 unknown
   // The file's `[Pipeline details]` samples, in file order (steps unset).
   std::vector<MemorySample> memory;
+  // The jobs are made of `[Pipeline details]` Before/After pairs (the file
+  // has no job line): their times are whole milliseconds.
+  bool details_jobs = false;
 };
 
 struct ScanOptions {

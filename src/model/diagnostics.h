@@ -128,7 +128,22 @@ enum class Severity { kInfo, kWarning, kError };
     "so give --pp-degree, or read one replica's files")                                                               \
   X(kTrailingData, "trailing_data", kWarning, false,                                                                  \
     "a .gz log holds bytes after its gzip data that are not gzip (lines appended to the file "                        \
-    "after it was compressed): they are read as plain text, where gunzip would drop them")
+    "after it was compressed): they are read as plain text, where gunzip would drop them")                            \
+  /* Dynamic-graph `[Pipeline details]` lines (pipeline_details.h); the first three reject a job. */                  \
+  X(kBadDetailsLine, "bad_details_line", kError, true,                                                                \
+    "a line holds '[Pipeline details] ' but is not one of the dynamic-graph pipeline's details lines "                \
+    "([YYYY-MM-DD HH:MM:SS,mmm] stamp, Before_/After_forward_step_chunk_<c>_step_<s> or the backward "                \
+    "ones, or Start_/End_forward_backward_pipeline, then ': memory_allocated_size=<GiB>, "                            \
+    "memory_reserved_size=<GiB>'): cut short or garbled; the job it belongs to is not drawn")                         \
+  X(kUnmatchedDetailsBefore, "unmatched_details_before", kError, true,                                                \
+    "a [Pipeline details] Before_ line has no After_ line of the same step after it (the process "                    \
+    "died inside the step, or the log was cut); the job is not drawn, its memory sample is kept")                     \
+  X(kUnmatchedDetailsAfter, "unmatched_details_after", kError, true,                                                  \
+    "a [Pipeline details] After_ line has no Before_ line of the same step before it (its Before_ was "               \
+    "cut off or garbled); the job is not drawn, its memory sample is kept")                                           \
+  X(kDetailsMemoryOnly, "details_memory_only", kInfo, false,                                                          \
+    "a log holds both job lines ('Profiler Info: Job') and [Pipeline details] lines: the job lines "                  \
+    "are drawn, and the details lines give memory samples only, so that no job is counted twice")
 
 enum class IssueKind : uint8_t {
 #define PPT_ISSUE_KIND_ENUM(kind, name, severity, rejects_job, explanation) kind,

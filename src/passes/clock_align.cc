@@ -369,6 +369,7 @@ void apply_clock_offsets(Timeline& tl, const ClockAlignment& alignment, Dependen
         j.start_ns += m.offset_ns;
         j.end_ns += m.offset_ns;
       }
+      for (MemorySample& s : t.memory) s.ts_ns += m.offset_ns;
       t.clock_offset_ns += m.offset_ns;
     }
     touched[m.run] = true;

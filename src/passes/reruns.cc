@@ -22,7 +22,10 @@ const char* run_start_reason(RunStart why) {
 std::vector<RunSlice> split_runs(FileScan& scan) {
   std::vector<RunSlice> runs;
   std::vector<Job>& jobs = scan.jobs;
-  StepSplitter splitter(scan.types, scan.dygraph);
+  // Dynamic-graph records and `[Pipeline details]` jobs: every stage's step
+  // begins with the forward of micro-batch 0 (of chunk 0), right after the
+  // step's Start_forward_backward_pipeline line.
+  StepSplitter splitter(scan.types, scan.dygraph || scan.details_jobs);
   size_t next_marker = 0;
   size_t next_start = 0;
   size_t next_thread = 0;

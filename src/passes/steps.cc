@@ -420,9 +420,33 @@ void number_steps(Timeline& timeline, Run& run) {
       }
     }
   }
+  for (uint32_t track : run.tracks) assign_memory_steps(timeline.tracks[track]);
   // Spans from the jobs; clusters that ended up empty (only possible after
   // the order fix-up) are dropped.
   finalize_step_spans(timeline, run);
+}
+
+void assign_memory_steps(Track& track) {
+  if (track.memory.empty()) return;
+  std::vector<std::pair<uint32_t, int32_t>> by_line;  // (line, step) of every job
+  by_line.reserve(track.jobs.size());
+  for (const Job& j : track.jobs) by_line.emplace_back(j.line, j.step);
+  std::sort(by_line.begin(), by_line.end());
+  for (MemorySample& m : track.memory) {
+    m.step = -1;
+    if (by_line.empty()) continue;
+    bool looks_ahead = m.point == MemoryPoint::kStartPipeline || m.point == MemoryPoint::kBeforeForward ||
+                       m.point == MemoryPoint::kBeforeBackward;
+    auto at_or_after = std::lower_bound(by_line.begin(), by_line.end(), std::make_pair(m.line, INT32_MIN));
+    auto at_or_before = std::upper_bound(by_line.begin(), by_line.end(), std::make_pair(m.line, INT32_MAX));
+    bool has_after = at_or_after != by_line.end();
+    bool has_before = at_or_before != by_line.begin();
+    if ((looks_ahead && has_after) || !has_before) {
+      m.step = at_or_after->second;
+    } else {
+      m.step = std::prev(at_or_before)->second;
+    }
+  }
 }
 
 }  // namespace ppt

@@ -64,6 +64,12 @@ class StepSplitter {
 // computes the run's step spans.
 void number_steps(Timeline& timeline, Run& run);
 
+// Gives each of the track's memory samples the step of its job (by line: a
+// Start or Before sample the step of the first job at or after its line, an
+// After or End sample that of the last job at or before it; the other side
+// when there is none). number_steps calls it once the jobs have their numbers.
+void assign_memory_steps(Track& track);
+
 // Recomputes the spans of `run.steps` (their numbers, sorted, as number_steps
 // set them) from the jobs of the run's tracks in their current times: each
 // step the earliest start to the latest end of its jobs and the count of

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "input/dygraph_profile.h"
+#include "input/pipeline_details.h"
 #include "passes/lanes.h"
 #include "passes/reruns.h"
 #include "passes/steps.h"
@@ -112,6 +113,30 @@ Groups group_runs(const std::vector<FileRuns>& files, const std::vector<SourceFi
   return zipped;
 }
 
+// Each run's memory samples, by slice: a sample belongs to the run whose
+// lines it falls in, a later run beginning at its first job's line or at the
+// line that showed it (a start-up line), whichever comes first. Sorted by
+// (ts_ns, line), as Track::memory promises.
+std::vector<std::vector<MemorySample>> split_memory(const FileScan& scan, const std::vector<RunSlice>& slices) {
+  std::vector<std::vector<MemorySample>> out(slices.size());
+  if (slices.empty()) return out;
+  std::vector<uint32_t> begins(slices.size(), 0);
+  for (size_t k = 1; k < slices.size(); ++k) {
+    uint32_t first_line = scan.jobs[slices[k].begin].line;
+    begins[k] = slices[k].why_line > 0 ? std::min(slices[k].why_line, first_line) : first_line;
+  }
+  for (const MemorySample& m : scan.memory) {
+    size_t k = static_cast<size_t>(std::upper_bound(begins.begin() + 1, begins.end(), m.line) - begins.begin()) - 1;
+    out[k].push_back(m);
+  }
+  for (auto& v : out) {
+    std::sort(v.begin(), v.end(), [](const MemorySample& a, const MemorySample& b) {
+      return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.line < b.line;
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 void reject_companion(FileScan& scan, uint32_t file_index, const std::string& path) {
@@ -154,7 +179,10 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
     tl.counts.profiler_lines += s.counts.profiler_lines;
     tl.counts.jobs += s.counts.jobs;
     tl.counts.profile_records += s.counts.profile_records;
+    tl.counts.details_lines += s.counts.details_lines;
+    tl.counts.memory_samples += s.counts.memory_samples;
     if (s.dygraph) tl.resolution_ns = std::max(tl.resolution_ns, kDygraphResolutionNs);
+    if (s.details_jobs) tl.resolution_ns = std::max(tl.resolution_ns, kDetailsResolutionNs);
     tl.diagnostics.merge(s.diagnostics);
     if (runs_of[f].slices.size() > 1) {
       // Where each later run begins, and the evidence (the first three).
@@ -173,6 +201,14 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
       if (inserted) tl.types.push_back(t);
       type_map[f].push_back(it->second);
     }
+  }
+
+  // Memory samples, split as the jobs are.
+  std::vector<std::vector<std::vector<MemorySample>>> memory_of(scans.size());
+  for (uint32_t f = 0; f < scans.size(); ++f) {
+    if (scans[f].memory.empty()) continue;
+    memory_of[f] = split_memory(scans[f], runs_of[f].slices);
+    tl.memory_resolution_bytes = kDetailsResolutionBytes;
   }
 
   // Global runs, ordered by time; tracks ordered by (run, rank).
@@ -199,7 +235,8 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
       t.machine = tl.files[f].machine;
       t.local_index = tl.files[f].local_index;
       t.stage = scans[f].stage;
-      t.resolution_ns = scans[f].dygraph ? kDygraphResolutionNs : 1;
+      t.resolution_ns = scans[f].dygraph ? kDygraphResolutionNs : scans[f].details_jobs ? kDetailsResolutionNs : 1;
+      if (!memory_of[f].empty()) t.memory = std::move(memory_of[f][s]);
       std::vector<Job>& src = scans[f].jobs;
       if (slice.begin == 0 && slice.end == src.size()) {
         t.jobs = std::move(src);  // the common case: one run per file, no copy

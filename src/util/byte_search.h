@@ -87,4 +87,52 @@ inline const char* find_either_literal(const char* p, const char* end, std::stri
   return nullptr;
 }
 
+// The same for three needles, all beginning with the same byte (the scanner's
+// job, start-up and `[Pipeline details]` literals): a candidate must match the
+// first byte and any needle's probe byte before the full comparison.
+inline const char* find_any_of_three(const char* p, const char* end, std::string_view a, size_t probe_a,
+                                     std::string_view b, size_t probe_b, std::string_view c, size_t probe_c) {
+  const size_t longest = std::max(a.size(), std::max(b.size(), c.size()));
+  auto match_at = [&](const char* q) {
+    size_t left = static_cast<size_t>(end - q);
+    return (left >= a.size() && memcmp(q, a.data(), a.size()) == 0) ||
+           (left >= b.size() && memcmp(q, b.data(), b.size()) == 0) ||
+           (left >= c.size() && memcmp(q, c.data(), c.size()) == 0);
+  };
+#if defined(__SSE2__)
+  if (static_cast<size_t>(end - p) >= longest + 16) {
+    const __m128i first = _mm_set1_epi8(a[0]);
+    const __m128i pa = _mm_set1_epi8(a[probe_a]);
+    const __m128i pb = _mm_set1_epi8(b[probe_b]);
+    const __m128i pc = _mm_set1_epi8(c[probe_c]);
+    const char* last_start = end - longest;  // every load below stays inside [p, end)
+    while (last_start - p >= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + probe_a));
+      __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + probe_b));
+      __m128i vc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + probe_c));
+      __m128i any = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(va, pa), _mm_cmpeq_epi8(vb, pb)), _mm_cmpeq_epi8(vc, pc));
+      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(v, first), any)));
+      while (mask != 0) {
+        int bit = __builtin_ctz(mask);
+        if (match_at(p + bit)) return p + bit;
+        mask &= mask - 1;
+      }
+      p += 16;
+    }
+  }
+#else
+  (void)probe_a;
+  (void)probe_b;
+  (void)probe_c;
+  (void)longest;
+#endif
+  for (; p < end; ++p) {
+    p = static_cast<const char*>(memchr(p, a[0], static_cast<size_t>(end - p)));
+    if (p == nullptr) return nullptr;
+    if (match_at(p)) return p;
+  }
+  return nullptr;
+}
+
 }  // namespace ppt

@@ -305,6 +305,51 @@ def count_profile_jobs(data):
     return n + len(open_names)
 
 
+DETAILS = b"[Pipeline details] "
+DETAILS_RE = re.compile(
+    rb"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\].*?\[Pipeline details\] "
+    rb"(?:(Start|End)_forward_backward_pipeline|(Before|After)_(forward|backward)_step_chunk_(None|\d{1,9})"
+    rb"_step_(None|\d{1,9})): memory_allocated_size=\d{1,9}(?:\.\d{1,9})?, "
+    rb"memory_reserved_size=\d{1,9}(?:\.\d{1,9})?[ \r]*$")
+STARTUP = b"Please NOTE: device: "
+
+
+def count_details_jobs(lines, with_job_lines):
+    """The jobs a launch log's `[Pipeline details]` lines describe, counted
+    apart from the reader: a Before and the next After of its step are one
+    (not counted when the file has job lines: those are the jobs), a half
+    left unpaired is one, a line holding the literal that is not a details
+    line is one."""
+    n = pairs = 0
+    open_key = None
+    for line in lines:
+        if STARTUP in line and DETAILS not in line:
+            n += open_key is not None
+            open_key = None
+            continue
+        if DETAILS not in line or MARKER in line:
+            continue
+        m = DETAILS_RE.search(line)
+        if not m:
+            n += 1
+            continue
+        if m.group(1):  # Start / End
+            n += open_key is not None
+            open_key = None
+            continue
+        key = (m.group(3), m.group(4), m.group(5))
+        if m.group(2) == b"Before":
+            n += open_key is not None
+            open_key = key
+        elif open_key == key:
+            pairs += 1
+            open_key = None
+        else:
+            n += 1
+    n += open_key is not None
+    return n + (0 if with_job_lines else pairs)
+
+
 def count_marker_lines(paths, prefixes):
     """Job lines in the regular files among `paths` (each cut to
     prefixes[path] bytes when given): the lines with the job marker, a line
@@ -331,7 +376,11 @@ def count_marker_lines(paths, prefixes):
             continue
         data = as_utf8(data)
         # A lone '\r' ends a line as '\n' does (file_scanner.cc).
-        n += sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in re.split(b"\r(?!\n)|\n", data))
+        lines = re.split(b"\r(?!\n)|\n", data)
+        markers = sum(min(line.count(MARKER), MAX_PIECES_PER_LINE) for line in lines)
+        n += markers
+        if DETAILS in data:
+            n += count_details_jobs(lines, markers > 0)
     return n
 
 

@@ -70,6 +70,12 @@ std::string format_summary(const Timeline& tl) {
   if (c.profile_records > 0) {
     s += fmt::format("; {} (a B and an E per job)", counted(c.profile_records, "dynamic-graph profile record"));
   }
+  // `[Pipeline details]` lines: jobs (pairs) when the logs have no job line,
+  // and memory samples.
+  if (c.details_lines > 0) {
+    s += fmt::format("; {} ({})", counted(c.details_lines, "[Pipeline details] line"),
+                     counted(c.memory_samples, "memory sample"));
+  }
   size_t steps = 0;
   for (const Run& r : tl.runs) steps += r.steps.size();
   s += fmt::format("; {}, {}", counted(tl.rank_files(), "rank"), counted(steps, "step"));

@@ -131,3 +131,26 @@ TEST_CASE("step ranges are read as A:B with both ends included", "[selection]") 
 }
 
 }  // namespace ppt
+
+namespace ppt {
+namespace {
+
+TEST_CASE("a step range keeps the memory samples of those steps only", "[selection][details]") {
+  auto g = testing::generate_logs("--details only --schedule 1f1b --stages 2 --micro-batches 4 --steps 4 --fwd-ms 3");
+  Timeline& tl = g->timeline;
+  size_t before = 0;
+  for (const Track& t : tl.tracks) before += t.memory.size();
+  REQUIRE(before > 0);
+  Selection sel;
+  sel.steps = StepRange{1, 2};
+  CHECK(apply_selection(tl, sel) == "");
+  size_t after = 0;
+  for (const Track& t : tl.tracks) {
+    for (const MemorySample& m : t.memory) CHECK((m.step == 1 || m.step == 2));
+    after += t.memory.size();
+  }
+  CHECK(after == before / 2);
+}
+
+}  // namespace
+}  // namespace ppt

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -175,4 +176,69 @@ TEST_CASE("the problems so far count every rejected job line, also after the win
   REQUIRE(seen.size() == 12);
   CHECK(seen.front().problems == 0);  // step 0 was reported before the bad line came
   CHECK(seen.back().problems == 1);   // step 11: the line is long out of the window
+}
+
+namespace {
+
+// Rank r's `[Pipeline details]` lines of step k (F0 F1 B0 B1, 2 ms each).
+std::string details_step(int rank, int step) {
+  std::string out;
+  int64_t ms = 1697793307000 + step * 100 + rank;
+  auto line = [&](const std::string& msg) {
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &tm);
+    out += fmt::format(
+        "[{},{:03d}] [    INFO] pipeline_parallel.py:1187 - [Pipeline details] {}: "
+        "memory_allocated_size=8.00, memory_reserved_size=10.00\n",
+        stamp, ms % 1000, msg);
+  };
+  line("Start_forward_backward_pipeline");
+  for (const char* dir : {"forward", "backward"}) {
+    for (int mb = 0; mb < 2; ++mb) {
+      ms += 1;
+      line(fmt::format("Before_{}_step_chunk_None_step_{}", dir, mb));
+      ms += 2;
+      line(fmt::format("After_{}_step_chunk_None_step_{}", dir, mb));
+    }
+  }
+  ms += 1;
+  line("End_forward_backward_pipeline");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a cut window numbers the memory samples as the run numbers its steps", "[watch][details]") {
+  WatchOptions o;
+  o.keep_steps = 3;
+  Watcher w(o);
+  w.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  const int kSteps = 12;
+  for (int k = 0; k < kSteps; ++k) {
+    for (int r = 0; r < 2; ++r) w.add_lines("logs/workerlog." + std::to_string(r), details_step(r, k), t0);
+    w.update(t0, k + 1 == kSteps);
+  }
+  std::optional<DriverResult> window = w.window();
+  REQUIRE(window);
+  const Timeline& tl = *window->timeline;
+  CHECK(tl.resolution_ns == 1'000'000);
+  REQUIRE(!tl.runs.empty());
+  REQUIRE(tl.runs[0].steps.back().number == kSteps - 1);
+  size_t samples = 0;
+  for (const Track& t : tl.tracks) {
+    for (const MemorySample& m : t.memory) {
+      bool in_window = false;
+      for (const StepSpan& s : tl.runs[0].steps) in_window = in_window || s.number == m.step;
+      CHECK(in_window);
+      for (const Job& j : t.jobs) {
+        if (j.line == m.line) CHECK(j.step == m.step);
+      }
+      ++samples;
+    }
+  }
+  CHECK(samples >= 2u * 10 * 3);
 }

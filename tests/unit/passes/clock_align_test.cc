@@ -438,3 +438,29 @@ TEST_CASE("After alignment every step span starts after the previous one ended w
     }
   }
 }
+
+TEST_CASE("Memory samples move with their machine's clock offset", "[clock_align][details]") {
+  if (!ppt::testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  auto g = generate_logs(
+      "--details only --schedule 1f1b --stages 4 --machines 2 --micro-batches 8 --steps 2 --fwd-ms 5 --skew 1:9");
+  Timeline& tl = g->timeline;
+  Dependencies deps = find_dependencies(tl, decide_pipeline(tl, 0, 1), 1);
+  REQUIRE(deps.contradicted > 0);
+  align_clocks(tl, deps);
+  REQUIRE(offset_of(tl, 1) != 0);
+  size_t checked = 0;
+  for (const Track& t : tl.tracks) {
+    REQUIRE(!t.memory.empty());
+    for (const Job& j : t.jobs) {
+      for (const MemorySample& m : t.memory) {
+        // A job's Before sample is at its line and its start, in shown times.
+        if (m.line != j.line) continue;
+        CHECK(m.ts_ns == j.start_ns);
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == tl.job_count());
+}

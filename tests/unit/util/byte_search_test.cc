@@ -13,16 +13,17 @@ namespace {
 
 constexpr std::string_view kProfiler = "Profiler ";
 constexpr std::string_view kStartup = "Please NOTE: device: ";
+constexpr std::string_view kDetails = "Pipeline details] ";
 
 // Text made of the needles' own bytes, so that first-byte and probe-byte
 // candidates are everywhere, with whole needles planted at random places.
 std::string noisy_text(std::mt19937& rng, size_t size) {
-  const std::string alphabet = "PlearofiNOTE: dvc\n";
+  const std::string alphabet = "PlearofiNOTE: dvc]t\n";
   std::uniform_int_distribution<size_t> pick(0, alphabet.size() - 1);
   std::string s(size, ' ');
   for (char& c : s) c = alphabet[pick(rng)];
   std::uniform_int_distribution<int> plant(0, 3);
-  for (std::string_view needle : {kProfiler, kStartup}) {
+  for (std::string_view needle : {kProfiler, kStartup, kDetails}) {
     if (plant(rng) == 0 && size >= needle.size()) {
       std::uniform_int_distribution<size_t> at(0, size - needle.size());
       s.replace(at(rng), needle.size(), needle);
@@ -48,6 +49,22 @@ TEST_CASE("find_either_literal finds the earlier of two needles, at every offset
       for (size_t from = 0; from <= size; from += 5) {
         const char* got = ppt::find_either_literal(text.data() + from, text.data() + size, kProfiler, 3, kStartup, 7);
         REQUIRE(got == expected_either(v, from));
+      }
+    }
+  }
+}
+
+TEST_CASE("find_any_of_three finds the earliest of three needles, at every offset and buffer end", "[byte_search]") {
+  std::mt19937 rng(17);
+  for (size_t size = 0; size < 200; ++size) {
+    for (int rep = 0; rep < 20; ++rep) {
+      std::string text = noisy_text(rng, size);
+      std::string_view v(text);
+      for (size_t from = 0; from <= size; from += 5) {
+        const char* got =
+            ppt::find_any_of_three(text.data() + from, text.data() + size, kProfiler, 3, kStartup, 7, kDetails, 16);
+        size_t first = std::min({v.find(kProfiler, from), v.find(kStartup, from), v.find(kDetails, from)});
+        REQUIRE(got == (first == std::string_view::npos ? nullptr : text.data() + first));
       }
     }
   }
