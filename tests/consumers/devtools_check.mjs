@@ -6,6 +6,9 @@
 //    the same name, ts and dur (microseconds, compared exactly);
 //  - no entry that the trace does not hold (no unfinished slice);
 //  - slices that touch also touch in doubles, as viewers compute ends;
+//  - every counter (C) event has a name, a finite ts and only finite numbers
+//    in its args (memory counters: one arg, "GiB"), and each counter's
+//    events are in time order; the engine reads them without a complaint;
 //  - every flow (s/f pair) binds: each end lies in exactly one slice of its
 //    thread, closed intervals in doubles, as catapult and Perfetto bind it (an
 //    end at a boundary of two touching slices would bind the wrong one), and
@@ -110,8 +113,10 @@ async function check(path) {
   }
   checkTouching(path, expected);
   const flows = checkFlows(path, events, expected);
+  const counters = checkCounters(path, events);
   console.log(`${path}: ${matched} of ${slices} slices found exactly; ${flows} flows bind inside their slices` +
-              ` (the DevTools engine bound ${parsed.data.Flows.flows.length})`);
+              ` (the DevTools engine bound ${parsed.data.Flows.flows.length})` +
+              (counters > 0 ? `; ${counters} counter events` : ''));
 }
 
 // Slices of one thread that touch in the trace's ns must touch as a viewer
@@ -131,6 +136,25 @@ function checkTouching(path, slicesByThread) {
       }
     }
   }
+}
+
+function checkCounters(path, events) {
+  const last = new Map();  // pid/name -> ts
+  let n = 0;
+  for (const e of events) {
+    if (e.ph !== 'C') continue;
+    ++n;
+    const values = e.args ? Object.values(e.args) : [];
+    if (typeof e.name !== 'string' || !Number.isFinite(e.ts) || values.length === 0 ||
+        values.some(v => typeof v !== 'number' || !Number.isFinite(v))) {
+      problems.push(`${path}: counter event ${JSON.stringify(e)} lacks a name, a finite ts or numeric args`);
+      continue;
+    }
+    const k = `${e.pid}/${e.name}`;
+    if (last.has(k) && e.ts < last.get(k)) problems.push(`${path}: counter ${k} goes back in time at ${e.ts}`);
+    last.set(k, e.ts);
+  }
+  return n;
 }
 
 function checkFlows(path, events, slicesByThread) {

@@ -40,7 +40,8 @@ import tarfile
 import time
 
 from ppt_test import (Checks, Failure, arg_parser, decode_pftrace, find_protoc, gen_logs, json_slices,
-                      nesting_problems, pftrace_slices, read_json, run, snapshot, temp_dir, us_to_ns)
+                      nesting_problems, pftrace_origin, pftrace_slices, read_json, run, snapshot, temp_dir,
+                      us_to_ns)
 
 # name: generator arguments. Every set is a log directory.
 SETS = {
@@ -242,7 +243,13 @@ def json_nesting(path):
 
 
 def pftrace_problems(path, chrome_json, protoc):
-    slices, _ = pftrace_slices(decode_pftrace(path, protoc))
+    text = decode_pftrace(path, protoc)
+    slices, _ = pftrace_slices(text)
+    # Both on the JSON's zero: the .pftrace's may be earlier (a memory sample
+    # before the first job; trace times cannot be negative).
+    doc = read_json(chrome_json, exact=True)
+    shift = pftrace_origin(text) - int(doc["metadata"]["time_origin_epoch_ns"])
+    slices = {k: [(a + shift, b + shift, n) for a, b, n in v] for k, v in slices.items()}
     problems = []
     for uuid, s in sorted(slices.items()):
         problems += ["track %s: %s" % (uuid, p) for p in nesting_problems(s)]
@@ -250,7 +257,7 @@ def pftrace_problems(path, chrome_json, protoc):
     # the JSON's tid): a viewer pairs each end with the latest begin, so
     # slices that do not nest come out with other spans than the JSON's.
     want = {}
-    for (pid, tid), s in json_slices(read_json(chrome_json, exact=True)).items():
+    for (pid, tid), s in json_slices(doc).items():
         want.setdefault(str(tid), []).extend((a, b, n) for a, b, n, _ in s)
     got = {k: sorted(v) for k, v in slices.items()}
     want = {k: sorted(v) for k, v in want.items()}

@@ -13,6 +13,7 @@ The scripts beside this one (and tests/browser, tests/consumers) import it:
                                       tests/proto/perfetto_trace_subset.proto
   parse_text_proto(), pftrace_slices()  protoc's text output as nested dicts; the
                                       slices of each track, as a viewer pairs them
+  pftrace_origin()                    the epoch ns of a .pftrace's time zero
   json_slices(), nesting_problems()   the slices of each (pid, tid) of a JSON trace;
                                       where slices on one track partially overlap
   snapshot(root)                      every entry under a folder, files hashed
@@ -334,6 +335,17 @@ class _SeqClock:
         i = bisect.bisect_right([s[0] for s in self.snapshots], ns)
         base, boot = self.snapshots[max(i - 1, 0)]
         return boot + ns - base
+
+
+def pftrace_origin(text):
+    """The epoch nanoseconds of a decoded .pftrace's time zero: REALTIME minus
+    BOOTTIME (the trace clock) in the trace's own clock snapshot."""
+    for p in parse_text_proto(text).get("packet", []):
+        cs = _one(p, "clock_snapshot")
+        if cs and _one(cs, "primary_trace_clock") is not None:
+            at = {_one(c, "clock_id"): int(_one(c, "timestamp")) for c in cs.get("clocks", [])}
+            return at["1"] - at["6"]
+    raise Failure("no trace clock snapshot")
 
 
 def pftrace_slices(text, arrows=None):

@@ -36,6 +36,11 @@ constexpr double kStepLabelH = 14;
 constexpr double kRunGap = 22;
 constexpr double kRunHead = 18;  // the run's heading, above its axis
 constexpr double kThinPx = 2;    // narrower jobs get no hairline (it would hide them)
+constexpr double kMemGap = 2;    // between a rank's lanes and its memory strip
+constexpr double kMemH = 16;     // the memory strip
+constexpr double kMemFontPx = 9;
+constexpr const char* kMemAllocatedFill = "#8fb3e0";
+constexpr const char* kMemReservedStroke = "#b03a2e";
 
 void append_num(std::string& out, double v) {
   if (std::fabs(v) < 0.0005) v = 0;  // no "-0"
@@ -150,6 +155,12 @@ class SvgWriter {
   void write_rows(const RunFrame& f, double y);
   void write_group_heading(const RowGroup& g);
   void write_row(const RunFrame& f, const Row& row);
+  // Memory (Track::memory): the strip under a rank's lanes, its label, the
+  // legend's key.
+  bool draws_memory() const { return memory_max_ > 0; }
+  double strip_h() const { return draws_memory() ? kMemGap + kMemH : 0; }
+  void write_memory_label(const RunFrame& f, const Track& t, double row_h);
+  void write_memory_strip(const RunFrame& f, const Track& t, double row_h);
   void write_job(const Job& j, const Row& row, double x, double w, double y);
   void append_job_label(std::string& labels, const Job& j, double x, double w, double y) const;
   void write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h);
@@ -179,7 +190,34 @@ class SvgWriter {
   std::vector<std::string> type_label_color_;
   std::vector<TypeParts> type_parts_;
   std::vector<std::vector<RowGroup>> run_rows_;  // by selection index
+  // The highest reserved sample over the drawn runs' tracks, by run: each
+  // run's strips share its scale. Empty (and memory_max_ 0) without samples.
+  std::map<uint32_t, int64_t> run_memory_max_;
+  int64_t memory_max_ = 0;
 };
+
+// The samples a run's picture draws of a track: [first, last), where first
+// is the last sample before the drawn range's start (its value holds into
+// it; a step's Start sample precedes its first job), and `end` the sample whose time ends the last value drawn: the
+// next one after the range, else the last drawn itself.
+struct SampleRange {
+  size_t first = 0, last = 0, end = 0;
+};
+SampleRange drawn_samples(const Track& t, const PictureRun& r) {
+  const std::vector<MemorySample>& m = t.memory;
+  const int64_t until = std::min(r.end_ns, r.until_ns);
+  auto after = [&](int64_t ns) {
+    return static_cast<size_t>(
+        std::upper_bound(m.begin(), m.end(), ns, [](int64_t v, const MemorySample& s) { return v < s.ts_ns; }) -
+        m.begin());
+  };
+  SampleRange out;
+  const size_t at_start = after(r.start_ns - 1);  // the first at or after the start
+  out.first = at_start > 0 ? at_start - 1 : 0;
+  out.last = std::max(out.first, after(until));
+  out.end = out.last < m.size() ? out.last : (out.last > 0 ? out.last - 1 : 0);
+  return out;
+}
 
 std::vector<RowGroup> SvgWriter::layout_rows(const Run& run) const {
   std::vector<Row> rows;
@@ -239,6 +277,7 @@ std::vector<RowGroup> SvgWriter::layout_rows(const Run& run) const {
       const Track& t = tl_.tracks[r.track];
       r.y = y;
       y += t.lanes * (kLaneH + kLaneGap) - kLaneGap + kRowGap;
+      if (draws_memory()) y += strip_h();
     }
     y += kGroupGap - kRowGap;
   }
@@ -250,6 +289,7 @@ double SvgWriter::run_height(const std::vector<RowGroup>& groups) const {
   if (!groups.empty()) {
     const Row& last = groups.back().rows.back();
     h = last.y + tl_.tracks[last.track].lanes * (kLaneH + kLaneGap) - kLaneGap;
+    if (draws_memory()) h += strip_h();
   }
   return run_head_ + kAxisH + kStepLabelH + h;
 }
@@ -295,6 +335,41 @@ double SvgWriter::write_legend(double y, double width, const std::vector<uint32_
     buf_ += text;
     buf_ += "</text></g>\n";
     x += w;
+  }
+  if (draws_memory()) {
+    // The memory strips' key: the allocated area, the reserved line.
+    for (int reserved = 0; reserved < 2; ++reserved) {
+      const std::string_view text = reserved ? "memory reserved" : "memory allocated";
+      double w = 14 + kCharW * static_cast<double>(text.size()) + 16;
+      place(w);
+      buf_ +=
+          reserved ? "<g class=\"legend-memory-reserved\"><line x1=\"" : "<g class=\"legend-memory-allocated\"><rect ";
+      if (reserved) {
+        append_num(buf_, x);
+        buf_ += "\" x2=\"";
+        append_num(buf_, x + 10);
+        buf_ += "\" y1=\"";
+        append_num(buf_, y - 4);
+        buf_ += "\" y2=\"";
+        append_num(buf_, y - 4);
+        buf_ += "\" stroke=\"";
+        buf_ += kMemReservedStroke;
+        buf_ += "\" stroke-width=\"1.5\"/>";
+      } else {
+        append_box(buf_, x, y - 9, 10, 10);
+        buf_ += " fill=\"";
+        buf_ += kMemAllocatedFill;
+        buf_ += "\"/>";
+      }
+      buf_ += "<text x=\"";
+      append_num(buf_, x + 14);
+      buf_ += "\" y=\"";
+      append_num(buf_, y);
+      buf_ += "\">";
+      buf_ += text;
+      buf_ += "</text></g>\n";
+      x += w;
+    }
   }
   // The key to the blocks' labels, only where a block carries one (or may,
   // once the page is zoomed).
@@ -618,6 +693,7 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
   buf_ += "\" text-anchor=\"end\">";
   append_xml_escaped(buf_, row.label);
   buf_ += "</text>\n";
+  if (draws_memory()) write_memory_label(f, t, row_h);
   open_plot(nullptr);
   buf_ += "<rect class=\"row-bg\" ";
   append_box(buf_, 0, 0, plot_w_, row_h);
@@ -639,7 +715,142 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
     buf_ += labels;
     buf_ += "</g>\n";
   }
+  if (draws_memory()) write_memory_strip(f, t, row_h);
   buf_ += "</g></g>\n</g>\n";
+}
+
+// Where a sample was taken, for a tooltip: "after forward, micro-batch 3, chunk 1".
+std::string sample_place(const MemorySample& s) {
+  static constexpr const char* kPoint[] = {"start of the step", "before forward", "after forward",
+                                           "before backward",   "after backward", "end of the step"};
+  std::string text = kPoint[static_cast<size_t>(s.point) % 6];
+  if (s.micro_batch >= 0) text += fmt::format(", micro-batch {}", s.micro_batch);
+  if (s.chunk >= 0) text += fmt::format(", chunk {}", s.chunk);
+  return text;
+}
+
+// The highest allocated sample of the drawn ones (the first such), or null.
+const MemorySample* peak_sample(const Track& t, const SampleRange& r) {
+  const MemorySample* peak = nullptr;
+  for (size_t i = r.first; i < r.last; ++i) {
+    if (!peak || t.memory[i].allocated_bytes > peak->allocated_bytes) peak = &t.memory[i];
+  }
+  return peak;
+}
+
+// "peak 12.34 GiB" in the label column, beside the rank's memory strip.
+void SvgWriter::write_memory_label(const RunFrame& f, const Track& t, double row_h) {
+  const MemorySample* peak = peak_sample(t, drawn_samples(t, *f.picture));
+  if (!peak) return;
+  buf_ += "<text class=\"memory-label\" x=\"";
+  append_num(buf_, label_w_ - 6);
+  buf_ += "\" y=\"";
+  append_num(buf_, row_h + kMemGap + kMemH / 2 + 3);
+  buf_ += "\" text-anchor=\"end\" font-size=\"";
+  append_num(buf_, kMemFontPx);
+  buf_ += "\" fill=\"#555\">peak ";
+  append_gib(buf_, peak->allocated_bytes);
+  buf_ += " GiB</text>\n";
+}
+
+// Under the rank's lanes, inside its plot layer: allocated memory as a filled
+// step area, reserved as a step line, on the run's scale (0 at the bottom,
+// the run's highest reserved at the top), and a mark at the peak allocated.
+// Each value holds until the next sample.
+void SvgWriter::write_memory_strip(const RunFrame& f, const Track& t, double row_h) {
+  const SampleRange r = drawn_samples(t, *f.picture);
+  if (r.first >= r.last) return;
+  const std::vector<MemorySample>& m = t.memory;
+  const double top = static_cast<double>(std::max<int64_t>(1, run_memory_max_[f.picture->run]));
+  auto y_of = [&](int64_t bytes) { return kMemH - kMemH * std::clamp(static_cast<double>(bytes) / top, 0.0, 1.0); };
+  const int64_t end_ns = r.end >= r.last ? m[r.end].ts_ns : std::max(m[r.last - 1].ts_ns, f.picture->end_ns);
+  std::string area = "M", line = "M";
+  double last_area = -1, last_line = -1;
+  for (size_t i = r.first; i < r.last; ++i) {
+    const double x = f.x_of(m[i].ts_ns);
+    const double ya = y_of(m[i].allocated_bytes), yr = y_of(m[i].reserved_bytes);
+    if (i == r.first) {
+      append_num(area, x);
+      area += ",";
+      append_num(area, kMemH);
+      area += "V";
+      append_num(area, ya);
+      append_num(line, x);
+      line += ",";
+      append_num(line, yr);
+    } else {
+      area += "H";
+      append_num(area, x);
+      if (ya != last_area) {
+        area += "V";
+        append_num(area, ya);
+      }
+      line += "H";
+      append_num(line, x);
+      if (yr != last_line) {
+        line += "V";
+        append_num(line, yr);
+      }
+    }
+    last_area = ya;
+    last_line = yr;
+  }
+  area += "H";
+  append_num(area, f.x_of(end_ns));
+  area += "V";
+  append_num(area, kMemH);
+  area += "Z";
+  line += "H";
+  append_num(line, f.x_of(end_ns));
+  const MemorySample* peak = peak_sample(t, r);
+  int64_t peak_reserved = 0;
+  for (size_t i = r.first; i < r.last; ++i) peak_reserved = std::max(peak_reserved, m[i].reserved_bytes);
+
+  buf_ += "<g class=\"memory\" data-peak-allocated-bytes=\"";
+  append_int(buf_, peak->allocated_bytes);
+  buf_ += "\" data-peak-reserved-bytes=\"";
+  append_int(buf_, peak_reserved);
+  buf_ += "\" data-peak-step=\"";
+  append_int(buf_, peak->step);
+  buf_ += "\" data-scale-bytes=\"";
+  append_int(buf_, run_memory_max_[f.picture->run]);
+  buf_ += "\" data-samples=\"";
+  append_int(buf_, static_cast<int64_t>(r.last - r.first));
+  buf_ += "\" transform=\"translate(0,";
+  append_num(buf_, row_h + kMemGap);
+  buf_ += ")\">\n<rect class=\"memory-bg\" ";
+  append_box(buf_, 0, 0, plot_w_, kMemH);
+  buf_ += " fill=\"#f5f5f5\"/>\n<path class=\"memory-allocated\" d=\"";
+  buf_ += area;
+  buf_ += "\" fill=\"";
+  buf_ += kMemAllocatedFill;
+  buf_ += "\"/>\n<path class=\"memory-reserved\" d=\"";
+  buf_ += line;
+  buf_ += "\" fill=\"none\" stroke=\"";
+  buf_ += kMemReservedStroke;
+  buf_ += "\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n<line class=\"memory-peak\" x1=\"";
+  const double px = f.x_of(peak->ts_ns);
+  append_num(buf_, px);
+  buf_ += "\" x2=\"";
+  append_num(buf_, px);
+  buf_ += "\" y1=\"0\" y2=\"";
+  append_num(buf_, kMemH);
+  buf_ += "\" stroke=\"#222\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n";
+  {  // a tooltip, in the report too (its cards are the jobs')
+    // A predicted timeline's strip says so, as its title does.
+    std::string title = tl_.prediction.empty() ? std::string() : tl_.prediction + ": ";
+    title += fmt::format("{} memory: peak allocated ", naming_.thread_name(t, 0));
+    append_gib(title, peak->allocated_bytes);
+    title += fmt::format(" GiB (step {}, {}), peak reserved ", peak->step, sample_place(*peak));
+    append_gib(title, peak_reserved);
+    title += " GiB; the strip's top is ";
+    append_gib(title, run_memory_max_[f.picture->run]);
+    title += " GiB, the run's highest reserved";
+    buf_ += "<title>";
+    append_xml_escaped(buf_, title);
+    buf_ += "</title>\n";
+  }
+  buf_ += "</g>\n";
 }
 
 // The plot's layer of a run (the rows' jobs, the step lines, the critical
@@ -915,6 +1126,16 @@ void SvgWriter::write() {
     staged_ = opt_.stats->schedule.pp_degree > 1;
   }
   clip_ = "url(#" + id("clip") + ")";
+  for (const PictureRun& r : sel_.runs) {
+    for (uint32_t ti : tl_.runs[r.run].tracks) {
+      const Track& t = tl_.tracks[ti];
+      const SampleRange drawn = drawn_samples(t, r);
+      if (drawn.first >= drawn.last) continue;
+      int64_t& top = run_memory_max_[r.run];
+      for (const MemorySample& m : t.memory) top = std::max(top, m.reserved_bytes);
+      memory_max_ = std::max(memory_max_, top);
+    }
+  }
   for (const PictureRun& r : sel_.runs) run_rows_.push_back(layout_rows(tl_.runs[r.run]));
   run_head_ = sel_.runs.size() > 1 ? kRunHead : 0;
   size_t longest = 4;
@@ -924,6 +1145,8 @@ void SvgWriter::write() {
     }
   }
   label_w_ = std::clamp(kCharW * static_cast<double>(longest) + 14, 60.0, 360.0);
+  // "peak 123.45 GiB" in the smaller font of the memory labels.
+  if (draws_memory()) label_w_ = std::max(label_w_, kCharW * kMemFontPx / 11 * 15 + 14);
   plot_w_ = std::max(100.0, opt_.width > 0 ? opt_.width - label_w_ - kRight : opt_.plot_width);
   double width = label_w_ + plot_w_ + kRight;
   prepare_types();

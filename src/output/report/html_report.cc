@@ -8,6 +8,7 @@
 #include "output/report/report_assets.h"
 #include "output/text/stats_writers.h"
 #include "output/text/summary.h"
+#include "output/trace/chrome_json_writer.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -114,6 +115,28 @@ void append_figure(std::string& out, const char* id, const char* name, const std
   out += "</div></div>";
 }
 
+// The highest allocated memory sample of the timeline (Track::memory), and
+// the highest reserved; nothing without samples.
+void append_memory_figure(std::string& out, const Timeline& tl) {
+  const Track* where = nullptr;
+  const MemorySample* peak = nullptr;
+  int64_t reserved = 0;
+  for (const Track& t : tl.tracks) {
+    for (const MemorySample& m : t.memory) {
+      if (!peak || m.allocated_bytes > peak->allocated_bytes) peak = &m, where = &t;
+      reserved = std::max(reserved, m.reserved_bytes);
+    }
+  }
+  if (!peak) return;
+  std::string value, sub;
+  append_gib(value, peak->allocated_bytes);
+  value += " GiB";
+  sub = fmt::format("allocated, rank {} step {} &#183; reserved ", where->rank, peak->step);
+  append_gib(sub, reserved);
+  sub += " GiB";
+  append_figure(out, "memory", "peak memory", value, sub);
+}
+
 // The summary card: what a reader wants before scrolling (docs/report.md).
 void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
   out += "<section id=\"overview\" class=\"overview\" aria-label=\"summary\">";
@@ -169,6 +192,7 @@ void append_overview(std::string& out, const Timeline& tl, const Stats* st) {
                     fmt::format("no rank {:.0f}% slower", st->straggler_margin * 100));
     }
   }
+  append_memory_figure(out, tl);
   ProblemCounts pc = count_problems(tl);
   bool listed = !format_diagnostics(tl).empty();
   std::string value = std::to_string(pc.problems);

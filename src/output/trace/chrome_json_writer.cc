@@ -280,6 +280,50 @@ void TraceEventWriter::jobs(const Track& t, uint32_t pid, const TraceNaming& nam
   }
 }
 
+void append_gib(std::string& out, int64_t bytes) {
+  // round(|bytes| * 10^4 / 2^30), half up, exact in 128 bits.
+  const bool negative = bytes < 0;
+  const unsigned __int128 magnitude = negative ? 0 - static_cast<uint64_t>(bytes) : static_cast<uint64_t>(bytes);
+  const uint64_t q = static_cast<uint64_t>((magnitude * 10000 + (uint64_t{1} << 29)) >> 30);
+  if (negative && q != 0) out.push_back('-');
+  append_int(out, static_cast<int64_t>(q / 10000));
+  uint64_t frac = q % 10000;
+  if (frac == 0) return;
+  char f[5] = {'.', static_cast<char>('0' + frac / 1000), static_cast<char>('0' + frac / 100 % 10),
+               static_cast<char>('0' + frac / 10 % 10), static_cast<char>('0' + frac % 10)};
+  int len = 5;
+  while (f[len - 1] == '0') --len;
+  out.append(f, len);
+}
+
+bool has_memory_samples(const Timeline& timeline) {
+  for (const Track& t : timeline.tracks) {
+    if (!t.memory.empty()) return true;
+  }
+  return false;
+}
+
+void TraceEventWriter::memory(const Track& t, uint32_t pid, const TraceNaming& naming) {
+  if (t.memory.empty()) return;
+  std::string name;
+  append_json_escaped(name, naming.thread_name(t, 0));
+  const std::string ids = ",\"ph\":\"C\",\"pid\":" + std::to_string(pid) + ",\"ts\":";
+  for (const MemorySample& s : t.memory) {
+    for (int reserved = 0; reserved < 2; ++reserved) {
+      begin_event();
+      buf_ += "{\"name\":\"";
+      buf_ += name;
+      buf_ += reserved ? " memory reserved\"" : " memory allocated\"";
+      buf_ += ids;
+      append_trace_us(buf_, s.ts_ns - origin_);
+      buf_ += ",\"args\":{\"GiB\":";
+      append_gib(buf_, reserved ? s.reserved_bytes : s.allocated_bytes);
+      buf_ += "}}";
+    }
+    maybe_flush();
+  }
+}
+
 namespace {
 
 class JsonTraceWriter {
@@ -391,6 +435,7 @@ void JsonTraceWriter::write() {
     for (uint32_t ti : run.tracks) {
       const Track& t = tl_.tracks[ti];
       events_.jobs(t, naming_.track_pid(t), naming_);
+      events_.memory(t, naming_.track_pid(t), naming_);
     }
   }
   if (opt_.dependencies) write_flows();
@@ -410,6 +455,16 @@ void JsonTraceWriter::write() {
   }
   buf_ += ",\"jobs\":";
   append_int(buf_, static_cast<int64_t>(tl_.job_count()));
+  if (has_memory_samples(tl_)) {
+    size_t samples = 0;
+    for (const Track& t : tl_.tracks) samples += t.memory.size();
+    buf_ += ",\"memory_samples\":";
+    append_int(buf_, static_cast<int64_t>(samples));
+    if (tl_.memory_resolution_bytes > 0) {
+      buf_ += ",\"memory_resolution_bytes\":";
+      append_int(buf_, tl_.memory_resolution_bytes);
+    }
+  }
   if (!tl_.prediction.empty()) {
     buf_ += ",\"prediction\":\"";
     append_json_escaped(buf_, tl_.prediction);

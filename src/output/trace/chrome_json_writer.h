@@ -30,6 +30,13 @@
 // "<kind> (contradicted by the times)", and "<kind> (contradicted by the
 // times, drawn consumer to producer)" when the consumer started first.
 //
+// Memory (Track::memory, the `[Pipeline details]` samples): per rank, two
+// counters on the rank's process, "GPU:3 memory allocated" and "GPU:3 memory
+// reserved", one C event per sample with one arg, "GiB" (Perfetto makes a
+// track "<name> <arg>" of each arg of a C event, and catapult stacks the args
+// of one counter; two counters of one arg each read right in both). The
+// metadata then says `memory_samples` and `memory_resolution_bytes`.
+//
 // A track whose clock was shifted (Track::clock_offset_ns) gives each job
 // `logged_start_ms` / `logged_end_ms` args: the times as logged, in the log's
 // own text form.
@@ -77,6 +84,11 @@ class TraceEventWriter {
   void sort_index(const char* what, uint32_t pid, int64_t tid, int64_t value);       // process_, thread_sort_index
   void steps(const Run& run, uint32_t pid, uint32_t tid);
   void jobs(const Track& track, uint32_t pid, const TraceNaming& naming);
+  // The track's memory samples (Track::memory) as two counters on its
+  // process, "<thread name> memory allocated" and "... memory reserved", each
+  // a C event per sample with one arg, "GiB" (memory_counter_name()); nothing
+  // when the track has no samples.
+  void memory(const Track& track, uint32_t pid, const TraceNaming& naming);
 
   // For the caller's own events: the separator before each, the buffer.
   void begin_event();
@@ -106,6 +118,13 @@ struct JsonWriteOptions {
 };
 
 void write_chrome_json(const Timeline& timeline, const JsonWriteOptions& options, ByteSink& out);
+
+// Appends bytes / 2^30 with at most four decimals, trailing zeros dropped: a
+// sample logged as 12.34 GiB (round(12.34 * 2^30) bytes) prints "12.34".
+void append_gib(std::string& out, int64_t bytes);
+
+// Whether any track of the timeline has memory samples.
+bool has_memory_samples(const Timeline& timeline);
 
 // Appends `s` as the inside of a JSON string (no quotes); invalid UTF-8 bytes
 // become U+FFFD, control characters \u escapes.

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "output/trace/chrome_json_writer.h"
 #include "output/trace/proto_wire.h"
 #include "output/trace/trace_naming.h"
 #include "passes/dependencies.h"
@@ -53,12 +54,16 @@ constexpr uint32_t kChildOrdering = 11;
 constexpr uint32_t kSiblingOrderRank = 12;
 constexpr uint32_t kDescription = 14;
 constexpr uint32_t kSiblingMergeBehavior = 15;
+constexpr uint32_t kCounter = 8;
+// CounterDescriptor
+constexpr uint32_t kCounterUnit = 3;
 // TrackEvent
 constexpr uint32_t kCategoryIids = 3;
 constexpr uint32_t kDebugAnnotations = 4;
 constexpr uint32_t kType = 9;
 constexpr uint32_t kNameIid = 10;
 constexpr uint32_t kFlowIds = 47;  // repeated fixed64
+constexpr uint32_t kCounterValue = 30;
 // DebugAnnotation
 constexpr uint32_t kAnnotationNameIid = 1;
 constexpr uint32_t kIntValue = 4;
@@ -75,6 +80,8 @@ constexpr uint32_t kEntryName = 2;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 constexpr uint64_t kTypeSliceBegin = 1;
 constexpr uint64_t kTypeSliceEnd = 2;
+constexpr uint64_t kTypeCounter = 4;
+constexpr uint64_t kUnitSizeBytes = 3;  // CounterDescriptor.Unit UNIT_SIZE_BYTES
 constexpr uint64_t kChildOrderingExplicit = 3;
 constexpr uint64_t kSiblingMergeNone = 2;
 constexpr uint64_t kClockRealtime = 1;
@@ -106,9 +113,9 @@ constexpr const char* kAnnotationText[] = {
 // of one track's jobs. Pieces are encoded in parallel into their own buffers
 // and written in order, so the bytes do not depend on the thread count.
 struct Piece {
-  enum Kind : uint8_t { kSteps, kJobs } kind = kJobs;
-  uint32_t index = 0;  // run (kSteps) or track (kJobs)
-  uint32_t begin = 0;  // jobs [begin, end) of the track
+  enum Kind : uint8_t { kSteps, kJobs, kMemory } kind = kJobs;
+  uint32_t index = 0;  // run (kSteps) or track (kJobs, kMemory)
+  uint32_t begin = 0;  // jobs (kMemory: memory samples) [begin, end) of the track
   uint32_t end = 0;
 };
 
@@ -147,9 +154,18 @@ class PerfettoTraceWriter {
   PerfettoTraceWriter(const Timeline& tl, const PerfettoWriteOptions& options, ByteSink& out)
       : tl_(tl), opt_(options), out_(out), naming_(tl) {
     origin_ = options.absolute ? 0 : tl.origin_ns;
+    memory_ = has_memory_samples(tl);
+    // A memory sample may precede every job (Start_forward_backward_pipeline
+    // comes before the first forward): the trace's zero is then the
+    // earliest sample, as trace times cannot be negative.
+    for (const Track& t : tl.tracks) {
+      if (!options.absolute && !t.memory.empty()) origin_ = std::min(origin_, t.memory.front().ts_ns);
+    }
     multi_machine_ = tl.machines.size() > 1 || (!tl.machines.empty() && !tl.machines[0].empty());
     uint32_t runs = static_cast<uint32_t>(std::max<size_t>(1, tl.runs.size()));
     parent_base_ = naming_.steps_tid(runs - 1) + 1;
+    const int32_t machines = static_cast<int32_t>(std::max<size_t>(1, tl.machines.size()));
+    memory_base_ = parent_base_ + naming_.machine_pid(runs - 1, machines - 1) + 1;
     // Tracks are written run by run, each run's tracks in its order (as
     // find_dependencies() walks them, so the edges are sorted by consumer in
     // this order too).
@@ -171,11 +187,23 @@ class PerfettoTraceWriter {
   // Jobs per piece: about 350 KB of packets, so that a long track is split
   // and the pieces in flight stay small.
   static constexpr uint32_t kPieceJobs = 4096;
+  // Memory samples per piece: two packets each, as a job.
+  static constexpr uint32_t kPieceSamples = 4096;
 
   uint64_t ts(int64_t ns) const { return ns > origin_ ? static_cast<uint64_t>(ns - origin_) : 0; }
   uint64_t root_uuid(uint32_t run) const { return parent_base_ + naming_.steps_pid(run); }
   uint64_t machine_uuid(uint32_t run, int32_t machine) const {
     return parent_base_ + naming_.machine_pid(run, machine);
+  }
+  // A rank's memory counter tracks (0: allocated, 1: reserved), after every
+  // other track's uuid.
+  uint64_t counter_uuid(uint32_t track, int which) const { return memory_base_ + 2 * uint64_t{track} + which; }
+  // A lane's place among its siblings: 1 + thread_sort_index; with memory
+  // counters, three places each, so that a rank's two counters come right
+  // after its last lane (and a trace without memory keeps its numbers).
+  int32_t lane_order(const Track& t, uint32_t lane) const {
+    const int32_t index = static_cast<int32_t>(naming_.thread_sort_index(t, lane));
+    return memory_ ? 1 + 3 * index : 1 + index;
   }
   uint64_t order_of(JobRef r) const { return (uint64_t{visit_[r.track]} << 32) | r.job; }
 
@@ -231,6 +259,7 @@ class PerfettoTraceWriter {
   }
   void write_steps(proto::Writer& w, const Run& run) const;
   void write_jobs(proto::Writer& w, const Piece& piece) const;
+  void write_memory(proto::Writer& w, const Piece& piece) const;
   void encode(std::string& buffer, const Piece& piece, size_t* bytes) const;
 
   const Timeline& tl_;
@@ -239,7 +268,9 @@ class PerfettoTraceWriter {
   TraceNaming naming_;
   int64_t origin_ = 0;
   bool multi_machine_ = false;
+  bool memory_ = false;  // some track has memory samples
   uint64_t parent_base_ = 1;
+  uint64_t memory_base_ = 1;
   std::vector<uint32_t> visit_;           // track -> position in the writing order
   std::vector<uint32_t> by_producer_;     // edge indices by (producer track, job)
   std::vector<uint32_t> producer_start_;  // by track in writing order: its first entry in by_producer_
@@ -601,8 +632,8 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
         if (t.clock_offset_ns != 0) {
           description += fmt::format("; clock shifted by {:+.3f} ms", static_cast<double>(t.clock_offset_ns) / 1e6);
         }
-        descriptor(w, uuid, naming_.thread_name(t, lane), parent,
-                   1 + static_cast<int32_t>(naming_.thread_sort_index(t, lane)), false, lane == 0 ? description : "");
+        descriptor(w, uuid, naming_.thread_name(t, lane), parent, lane_order(t, lane), false,
+                   lane == 0 ? description : "");
       });
     }
   }
@@ -678,10 +709,63 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
   }
 }
 
+// A rank's memory samples: two counter tracks (allocated, reserved; unit
+// bytes) after its last lane, each on a sequence of its own whose default
+// track it is, so that an event is its type, value and delta timestamp.
+void PerfettoTraceWriter::write_memory(proto::Writer& w, const Piece& piece) const {
+  const Track& t = tl_.tracks[piece.index];
+  static constexpr const char* kWhat[2] = {"allocated", "reserved"};
+  const uint64_t parent = multi_machine_ ? machine_uuid(t.run, t.machine) : root_uuid(t.run);
+  for (int which = 0; which < 2; ++which) {
+    const uint64_t uuid = counter_uuid(piece.index, which);
+    const uint32_t seq_id = static_cast<uint32_t>(1 + uuid);
+    if (piece.begin == 0) {
+      size_t p = w.open_nested(f::kTracePacket);
+      w.varint(f::kTrustedSequenceId, seq_id);
+      w.varint(f::kSequenceFlags, kSeqIncrementalStateCleared);
+      w.boolean(f::kFirstPacketOnSequence, true);
+      size_t d = w.open_nested(f::kPacketDefaults);
+      w.varint(f::kTimestampClockId, kClockIncremental);
+      size_t te = w.open_nested(f::kTrackEventDefaults);
+      w.varint(f::kDefaultTrackUuid, uuid);
+      w.close_nested(te);
+      w.close_nested(d);
+      size_t td = w.open_nested(f::kTrackDescriptor);
+      w.varint(f::kUuid, uuid);
+      w.string(f::kName, fmt::format("{} memory {}", naming_.thread_name(t, 0), kWhat[which]));
+      w.varint(f::kParentUuid, parent);
+      w.int64(f::kSiblingOrderRank, lane_order(t, t.lanes - 1) + 1 + which);
+      w.string(f::kDescription, fmt::format("device memory {} (the log's [Pipeline details] lines), {}", kWhat[which],
+                                            tl_.files[t.file].path));
+      w.varint(f::kSiblingMergeBehavior, kSiblingMergeNone);
+      size_t c = w.open_nested(f::kCounter);
+      w.varint(f::kCounterUnit, kUnitSizeBytes);
+      w.close_nested(c);
+      w.close_nested(td);
+      w.close_nested(p);
+    }
+    LaneClock clock;
+    for (uint32_t i = piece.begin; i < piece.end; ++i) {
+      const MemorySample& s = t.memory[i];
+      base_clock(w, seq_id, clock, ts(s.ts_ns));
+      size_t p = w.open_nested(f::kTracePacket);
+      stamp(w, clock, ts(s.ts_ns));
+      w.varint(f::kTrustedSequenceId, seq_id);
+      size_t e = w.open_nested(f::kTrackEvent);
+      w.varint(f::kType, kTypeCounter);
+      w.int64(f::kCounterValue, which == 0 ? s.allocated_bytes : s.reserved_bytes);
+      w.close_nested(e);
+      w.close_nested(p);
+    }
+  }
+}
+
 void PerfettoTraceWriter::encode(std::string& buffer, const Piece& piece, size_t* bytes) const {
   proto::Writer w(buffer);
   if (piece.kind == Piece::kSteps) {
     write_steps(w, tl_.runs[piece.index]);
+  } else if (piece.kind == Piece::kMemory) {
+    write_memory(w, piece);
   } else {
     write_jobs(w, piece);
   }
@@ -708,6 +792,10 @@ void PerfettoTraceWriter::write() {
         pieces.push_back({Piece::kJobs, ti, b, e});
         b = e;
       } while (b < n);
+      const uint32_t samples = static_cast<uint32_t>(tl_.tracks[ti].memory.size());
+      for (uint32_t m = 0; m < samples; m += kPieceSamples) {
+        pieces.push_back({Piece::kMemory, ti, m, std::min(samples, m + kPieceSamples)});
+      }
     }
   }
   // A window of pieces is encoded in parallel while the window before it is

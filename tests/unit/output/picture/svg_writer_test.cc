@@ -16,6 +16,7 @@
 #include "output/picture/palette.h"
 #include "output/picture/svg_writer.h"
 #include "passes/timeline_builder.h"
+#include "support/memory_samples.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -675,4 +676,62 @@ TEST_CASE("a width sets the whole picture's width", "[svg]") {
   double plot_x = std::stod(attrs(svg, "<g class=\"run\"", "data-plot-x").front());
   double plot_w = std::stod(attrs(svg, "<g class=\"run\"", "data-plot-w").front());
   CHECK(plot_x + plot_w + 16 == Approx(800));
+}
+
+TEST_CASE("a rank with memory samples gets a strip under its row: allocated area, reserved line, peak",
+          "[svg][memory]") {
+  Timeline plain = pipeline(2, 2);
+  const std::string before = svg_of(plain);
+  CHECK(before.find("class=\"memory") == std::string::npos);
+  CHECK(before.find("legend-memory") == std::string::npos);
+
+  Timeline tl = plain;
+  ppt::testing::add_memory_samples(tl, 0.25, 20'000);
+  // Without samples the picture is as it was; with them each rank has a strip.
+  CHECK(svg_of(plain) == before);
+  std::string svg = svg_of(tl);
+  CHECK(count(svg, "<g class=\"memory\"") == 2);
+  CHECK(count(svg, "<path class=\"memory-allocated\"") == 2);
+  CHECK(count(svg, "<path class=\"memory-reserved\"") == 2);
+  CHECK(count(svg, "<line class=\"memory-peak\"") == 2);
+  CHECK(count(svg, "class=\"legend-memory-allocated\"") == 1);
+  CHECK(count(svg, "class=\"legend-memory-reserved\"") == 1);
+  // The peaks: rank r holds 2 + r GiB and two micro-batches of 0.25 GiB at
+  // its peak; reserved is 0.5 GiB above; every strip is scaled to the run's
+  // highest reserved (rank 1's 3.5 + 0.5 GiB).
+  auto gib = [](double g) { return std::to_string(std::llround(g * 1073741824.0)); };
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-peak-allocated-bytes") == std::vector<std::string>{gib(2.5), gib(3.5)});
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-peak-reserved-bytes") == std::vector<std::string>{gib(3.0), gib(4.0)});
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-scale-bytes") == std::vector<std::string>{gib(4.0), gib(4.0)});
+  std::vector<std::string> labels;
+  std::regex label_re("<text class=\"memory-label\"[^>]*>([^<]*)</text>");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), label_re), e; it != e; ++it) labels.push_back((*it)[1]);
+  CHECK(labels == std::vector<std::string>{"peak 2.5 GiB", "peak 3.5 GiB"});
+  // Two steps of a Start sample and 4 Before/After pairs each.
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-samples") == std::vector<std::string>{"18", "18"});
+  // The strip takes room under the row: the picture is taller by two strips.
+  auto height = [](const std::string& s) { return std::stod(attrs(s, "<svg ", "height").front()); };
+  CHECK(height(svg) == Approx(height(before) + 2 * 18));
+  // Each area starts at its Start sample, before the run's first job: off
+  // the plot's left edge, drawn under the clip.
+  std::vector<std::string> areas = attrs(svg, "<path class=\"memory-allocated\"", "d");
+  REQUIRE(areas.size() == 2);
+  CHECK(areas[0].rfind("M-", 0) == 0);
+  CHECK(areas[1].rfind("M-", 0) == 0);
+  CHECK(areas[0].back() == 'Z');
+  std::string why;
+  CHECK(well_formed(svg, &why));
+  INFO(why);
+}
+
+TEST_CASE("a memory strip is drawn for the drawn steps only, with the value held into them", "[svg][memory]") {
+  Timeline tl = pipeline(1, 3);
+  ppt::testing::add_memory_samples(tl, 0.5, 10'000);
+  PictureRequest req;
+  req.steps = StepRange{1, 1};
+  std::string svg = svg_of(tl, {}, req);
+  // Step 1's Start sample (before its first job, its value held into the
+  // drawn range) and its 4 Before and 4 After samples; none of steps 0 and 2.
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-samples") == std::vector<std::string>{"9"});
+  CHECK(attrs(svg, "<g class=\"memory\"", "data-peak-step") == std::vector<std::string>{"1"});
 }

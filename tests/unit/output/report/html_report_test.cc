@@ -13,6 +13,7 @@
 #include "app/picture.h"
 #include "output/report/html_report.h"
 #include "passes/timeline_builder.h"
+#include "support/memory_samples.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -329,4 +330,25 @@ TEST_CASE("the diff page names base and new and has a place for the per-step tab
   REQUIRE(steps != std::string::npos);
   CHECK(deltas < steps);
   CHECK(steps < pictures);
+}
+
+TEST_CASE("with memory samples the card names the peak and the picture draws each rank's strip", "[html][memory]") {
+  Timeline tl = pipeline(2, 2);
+  std::string plain = report_of(tl);
+  CHECK(plain.find("data-figure=\"memory\"") == std::string::npos);
+  CHECK(plain.find("<g class=\"memory\"") == std::string::npos);
+
+  testing::add_memory_samples(tl, 0.25, 20'000);
+  std::string page = report_of(tl);
+  std::string card = between(page, "<section id=\"overview\"", "</section>");
+  std::string memory = between(card, "data-figure=\"memory\"", "</div></div>");
+  // Rank 1 holds 3 GiB and two micro-batches of 0.25 GiB at its peak, in step 0;
+  // its reserved is 0.5 GiB above.
+  CHECK(memory.find(">3.5 GiB<") != std::string::npos);
+  CHECK(memory.find("rank 1 step 0") != std::string::npos);
+  CHECK(memory.find("reserved 4 GiB") != std::string::npos);
+  std::string picture = between(page, "<section id=\"timeline\"", "</section>");
+  CHECK(count(picture, "<g class=\"memory\"") == 2);
+  // The strip's tooltip is the page's only hint at its values: kept embedded.
+  CHECK(count(picture, "memory: peak allocated") == 2);
 }

@@ -14,6 +14,7 @@
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
 #include "passes/timeline_builder.h"
+#include "support/memory_samples.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -371,4 +372,76 @@ TEST_CASE("Jobs of a shifted machine keep their logged times in their args", "[f
   nlohmann::json doc = nlohmann::json::parse(write(tl, &deps));
   REQUIRE(doc["metadata"].contains("clock_offsets"));
   CHECK(doc["metadata"]["clock_offsets"][0]["machine"] == "machine1");
+}
+
+TEST_CASE("GiB are printed with at most four decimals, a logged size exactly as logged", "[json][memory]") {
+  struct Row {
+    int64_t bytes;
+    const char* text;
+  };
+  const Row rows[] = {{0, "0"},
+                      {1073741824, "1"},
+                      {std::llround(12.34 * 1073741824.0), "12.34"},
+                      {std::llround(0.01 * 1073741824.0), "0.01"},
+                      {std::llround(79.99 * 1073741824.0), "79.99"},
+                      {1073741824 + 53688, "1.0001"},  // just over 0.00005 GiB (53687.09 bytes): up
+                      {1073741824 + 53687, "1"},       // just under: down
+                      {-std::llround(1.5 * 1073741824.0), "-1.5"}};
+  for (const Row& r : rows) {
+    std::string s;
+    append_gib(s, r.bytes);
+    CHECK(s == r.text);
+  }
+}
+
+TEST_CASE("Memory samples are two counters per rank on its process, only when there are samples", "[json][memory]") {
+  Timeline tl = two_rank_timeline();
+  for (JsonFlavor flavor : {JsonFlavor::kChrome, JsonFlavor::kPerfetto}) {
+    JsonWriteOptions opt;
+    opt.flavor = flavor;
+    StringSink plain;
+    write_chrome_json(tl, opt, plain);
+    CHECK(plain.data.find("\"ph\":\"C\"") == std::string::npos);
+    CHECK(plain.data.find("memory_") == std::string::npos);
+
+    Timeline with = tl;
+    ppt::testing::add_memory_samples(with, 0.25, 5000);
+    StringSink sink;
+    write_chrome_json(with, opt, sink);
+    nlohmann::json doc = nlohmann::json::parse(sink.data);
+    TraceNaming naming(with);
+    std::map<std::string, std::vector<std::pair<double, double>>> counters;  // name -> (ts, GiB)
+    std::map<std::string, int> pids;
+    for (const auto& e : doc["traceEvents"]) {
+      if (e["ph"] != "C") continue;
+      REQUIRE(e["args"].size() == 1);
+      counters[e["name"]].push_back({e["ts"].get<double>(), e["args"]["GiB"].get<double>()});
+      pids[e["name"]] = e["pid"].get<int>();
+    }
+    size_t samples = 0;
+    for (const Track& t : with.tracks) {
+      samples += t.memory.size();
+      for (int reserved = 0; reserved < 2; ++reserved) {
+        const std::string name = naming.thread_name(t, 0) + (reserved ? " memory reserved" : " memory allocated");
+        REQUIRE(counters.count(name));
+        CHECK(pids[name] == static_cast<int>(naming.track_pid(t)));
+        const auto& got = counters[name];
+        REQUIRE(got.size() == t.memory.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+          const MemorySample& s = t.memory[i];
+          // Times on the jobs' scale (a Start sample precedes the origin: negative).
+          CHECK(std::llround(got[i].first * 1000) == s.ts_ns - with.origin_ns);
+          const int64_t want = reserved ? s.reserved_bytes : s.allocated_bytes;
+          CHECK(std::llround(got[i].second * 100) == std::llround(static_cast<double>(want) / 1073741824.0 * 100));
+        }
+      }
+    }
+    CHECK(counters.size() == 2 * with.tracks.size());
+    CHECK(doc["metadata"]["memory_samples"].get<size_t>() == samples);
+    CHECK(doc["metadata"]["memory_resolution_bytes"] == 10737418);
+    // The jobs are as without samples.
+    size_t x = 0;
+    for (const auto& e : doc["traceEvents"]) x += e["ph"] == "X" ? 1 : 0;
+    CHECK(x == 9);
+  }
 }

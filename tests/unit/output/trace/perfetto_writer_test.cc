@@ -15,6 +15,7 @@
 #include "passes/clock_align.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
+#include "support/memory_samples.h"
 #include "support/test_support.h"
 
 using namespace ppt;
@@ -159,6 +160,8 @@ struct Decoded {
   std::vector<Slice> slices;                   // sorted
   const TextNode* clock_snapshot = nullptr;
   size_t delta_events = 0;  // events timed on an incremental sequence clock
+  // Counter tracks' values, (trace time, value) in order, by track uuid.
+  std::map<uint64_t, std::vector<std::pair<int64_t, int64_t>>> counters;
 };
 
 // A sequence-scoped clock (ids 64-127) as trace_processor keeps it
@@ -275,7 +278,10 @@ Decoded replay(const TextNode& trace) {
     } else {
       REQUIRE((clock_id == 0 || clock_id == 6));  // BOOTTIME, the trace clock
     }
-    if (te->num("type") == 1) {
+    if (te->num("type") == 4) {
+      REQUIRE(te->get("counter_value") != "");
+      d.counters[track].push_back({ts, te->num("counter_value")});
+    } else if (te->num("type") == 1) {
       Slice s;
       s.track = track;
       s.start = ts;
@@ -667,4 +673,97 @@ TEST_CASE("An event earlier than its sequence's last one keeps its exact time (a
     CHECK(got == want);
     CHECK(d.delta_events < 2 * times.size());  // some went back in time
   }
+}
+
+TEST_CASE("Memory samples are two counter tracks per rank, in bytes, after the rank's lanes", "[perfetto][memory]") {
+  if (!ppt::testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  if (protoc_path().empty()) {
+    FAIL("protoc not found at configure time (Debian: protobuf-compiler, which scripts/setup.sh installs)");
+  }
+  auto g = generate_logs("--stages 4 --machines 2 --micro-batches 4 --steps 2 --schedule 1f1b --overlap 1:0");
+  Timeline& tl = g->timeline;
+  const std::string without = write_pftrace(tl, nullptr);
+  ppt::testing::add_memory_samples(tl);
+  TraceNaming naming(tl);
+
+  // Without samples: no counter track, and the lanes keep their order.
+  std::optional<TextNode> plain = decode(without);
+  REQUIRE(plain);
+  Decoded p = replay(*plain);
+  CHECK(p.counters.empty());
+  for (const auto& [uuid, td] : p.tracks) CHECK(td->child("counter") == nullptr);
+
+  const std::string with = write_pftrace(tl, nullptr);
+  std::optional<TextNode> trace = decode(with);
+  REQUIRE(trace);
+  Decoded d = replay(*trace);
+  // The Start samples precede every job: the trace's zero is the earliest sample.
+  int64_t origin = tl.origin_ns;
+  size_t samples = 0;
+  for (const Track& t : tl.tracks) {
+    origin = std::min(origin, t.memory.front().ts_ns);
+    samples += t.memory.size();
+  }
+  REQUIRE(origin < tl.origin_ns);
+  REQUIRE(d.clock_snapshot);
+  auto clocks = d.clock_snapshot->all_children("clocks");
+  REQUIRE(clocks.size() == 2);
+  CHECK(clocks[1]->num("timestamp") - clocks[0]->num("timestamp") == origin);
+
+  // The jobs are where they were, rebased on the new zero.
+  std::multiset<std::pair<uint64_t, int64_t>> want_starts, got_starts;
+  for (const Track& t : tl.tracks) {
+    for (const Job& j : t.jobs) want_starts.insert({naming.track_tid(t, j.lane), j.start_ns - origin});
+  }
+  for (const Slice& s : d.slices) {
+    if (s.category != "step") got_starts.insert({s.track, s.start});
+  }
+  CHECK(got_starts == want_starts);
+
+  std::set<uint64_t> counter_tracks;
+  for (const auto& [uuid, td] : d.tracks) {
+    if (td->child("counter")) counter_tracks.insert(uuid);
+  }
+  CHECK(counter_tracks.size() == 2 * tl.tracks.size());
+  size_t values = 0;
+  for (const Track& t : tl.tracks) {
+    const TextNode* lane = d.tracks.at(naming.track_tid(t, t.lanes - 1));
+    const TextNode* first_lane = d.tracks.at(naming.track_tid(t, 0));
+    // Lanes have three places each, so a rank's counters fit after its last lane.
+    CHECK(first_lane->num("sibling_order_rank") == 1 + 3 * static_cast<int64_t>(naming.thread_sort_index(t, 0)));
+    std::vector<const TextNode*> mine;
+    for (uint64_t uuid : counter_tracks) {
+      const TextNode* td = d.tracks.at(uuid);
+      if (td->get("name").rfind(naming.thread_name(t, 0) + " memory ", 0) == 0 &&
+          td->num("parent_uuid") == lane->num("parent_uuid")) {
+        mine.push_back(td);
+      }
+    }
+    REQUIRE(mine.size() == 2);
+    std::sort(mine.begin(), mine.end(), [](const TextNode* a, const TextNode* b) {
+      return a->num("sibling_order_rank") < b->num("sibling_order_rank");
+    });
+    CHECK(mine[0]->get("name") == naming.thread_name(t, 0) + " memory allocated");
+    CHECK(mine[1]->get("name") == naming.thread_name(t, 0) + " memory reserved");
+    for (int which = 0; which < 2; ++which) {
+      CHECK(mine[which]->num("sibling_order_rank") == lane->num("sibling_order_rank") + 1 + which);
+      CHECK(mine[which]->child("counter")->num("unit") == 3);  // UNIT_SIZE_BYTES
+      const auto& got = d.counters[static_cast<uint64_t>(mine[which]->num("uuid"))];
+      REQUIRE(got.size() == t.memory.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        const MemorySample& s = t.memory[i];
+        CHECK(got[i].first == s.ts_ns - origin);
+        CHECK(got[i].second == (which == 0 ? s.allocated_bytes : s.reserved_bytes));
+      }
+      values += got.size();
+    }
+  }
+  CHECK(values == 2 * samples);
+  // Every event, counters too, is timed by a delta on its sequence's clock.
+  CHECK(d.delta_events == d.slices.size() * 2 + values);
+  // Compact: a sample's two values take a few bytes each on top of the trace without them.
+  CHECK(with.size() > without.size());
+  CHECK(with.size() - without.size() < samples * 2 * 24 + tl.tracks.size() * 2 * 200);
 }
