@@ -190,6 +190,16 @@ TEST_CASE("pp-demo --act-mb --pipeline-details logs Paddle's details lines, size
     // It was real: the rank's resident memory reached at least what it held.
     CHECK(log.resident_peak >= log.peak_allocated);
   }
+  // The converter reads the logs, job lines and details lines together, as
+  // the schedule's jobs, each once.
+  const LoadedRun loaded = load(dir.path());
+  REQUIRE(loaded.error == "");
+  CHECK(loaded.rejected_lines == 0);
+  const auto order = check_order(shape, steps, loaded);
+  std::string problems;
+  for (const auto& o : order) problems += o + "\n";
+  INFO(problems);
+  CHECK(order.empty());
 }
 
 TEST_CASE("pp-demo refuses a negative or non-finite --act-mb") {
