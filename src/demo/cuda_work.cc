@@ -95,6 +95,11 @@ class CudaWork final : public Work {
     return true;
   }
 
+  bool synchronize(std::string* error) override {
+    const cudaError_t e = cudaStreamSynchronize(stream_);
+    return e == cudaSuccess || fail(error, "cudaStreamSynchronize", e);
+  }
+
  private:
   static bool fail(std::string* error, const char* what, cudaError_t e) {
     *error = failure(what, e);

@@ -26,6 +26,14 @@ struct DemoConfig {
   // Each stage's work multiplied by its factor (--stage-scale STAGE:FACTOR): a
   // real straggler. Empty or 1: as --work_us says.
   std::vector<double> stage_scale;
+  // Memory each rank really holds (activations.h, details_log.h): MiB of
+  // activations per micro-batch forward on a stage (a VPP chunk holds 1/V),
+  // freed by its backward (by backward_w when the backward is split), and a
+  // static part held for the whole run. 0: none.
+  double act_mb = 0;
+  double static_mb = 0;
+  // Each rank logs Paddle's dynamic-graph `[Pipeline details]` lines.
+  bool pipeline_details = false;
   DeviceChoice device = DeviceChoice::kAuto;
   size_t payload_bytes = 4096;
   int timeout_s = 60;

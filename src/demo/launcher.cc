@@ -36,6 +36,7 @@ std::string validate(const DemoConfig& c) {
            std::to_string(c.machines) + ")";
   }
   if (c.work_us < 0) return "--work_us must not be negative";
+  if (!(c.act_mb >= 0) || !(c.static_mb >= 0)) return "--act-mb and --static-mb must not be negative";
   if (c.timeout_s < 1) return "--timeout_s must be at least 1";
   if (std::string stuck = check_runs_to_completion(c.shape); !stuck.empty()) {
     return "the schedule cannot run: " + stuck;

@@ -3,6 +3,7 @@
 //
 //   pp-demo --log_dir DIR --ranks P --schedule {FThenB,1F1B,Eager1F1B,VPP,ZBH1}
 //           --micro-batches M --steps S [--chunks V] [--machines K] [--stage-scale S:F]
+//           [--act-mb MB] [--static-mb MB] [--pipeline-details]
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -73,6 +74,24 @@ int main(int argc, char** argv) {
         return parse_stage_scale(s, &stage, &factor) ? std::string()
                                                      : "give STAGE:FACTOR, a factor from 0 to 1000, e.g. 2:1.5";
       });
+  app.add_option("--act-mb,--act_mb", c.act_mb,
+                 "MiB of activations each stage allocates and writes (every page) at a micro-batch's forward and "
+                 "frees at its backward (to the rank's cache, which later forwards reuse, as a caching device "
+                 "allocator does); with the split backward (zbh1) backward_b keeps them and backward_w frees them; "
+                 "under vpp each chunk's forward holds MB/V, so the same value is the same model")
+      ->capture_default_str()
+      ->check(ppt::cli::finite_range(0.0, 1e6));
+  app.add_option("--static-mb,--static_mb", c.static_mb,
+                 "MiB each rank allocates and writes before its first step and holds to the end (the model's "
+                 "state): the static part of its memory")
+      ->capture_default_str()
+      ->check(ppt::cli::finite_range(0.0, 1e6));
+  app.add_flag("--pipeline-details,--pipeline_details", c.pipeline_details,
+               "each rank logs Paddle's dynamic-graph [Pipeline details] lines (FLAGS_profile_pipeline_details_steps) "
+               "in every step: before and after every forward and backward (none for backward_b and backward_w), "
+               "around the step; allocated = the static part + the activations held, reserved = the blocks mapped "
+               "(held or cached), each rounded up to 2 MiB: their high-water mark; GiB with 2 decimals, stamps in "
+               "UTC");
   app.add_option("--device", device,
                  "where the work runs: auto (a CUDA device when present), "
                  "cpu or cuda")

@@ -1,7 +1,9 @@
 // One rank of the demo: its stage's job order, step after step, each job timed
 // by the shim, waiting for its input from the neighbour stage before it
 // begins and sending its output after it ends, so that the gaps in the
-// timeline are real waits.
+// timeline are real waits; with --act-mb its forwards hold activations that
+// its backwards free, and with --pipeline-details it logs Paddle's
+// `[Pipeline details]` lines around them (details_log.h).
 #include <glog/logging.h>
 #include <unistd.h>
 
@@ -12,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "activations.h"
 #include "demo.h"
+#include "details_log.h"
 #include "pp_timeline/shim.h"
 #include "transport.h"
 #include "work.h"
@@ -69,6 +73,87 @@ bool wait_for_start(const RankPlace& place) {
   return n == 0;  // the launcher closed its end: go
 }
 
+// One rank's steps: each job waits for its input, is timed by the shim, holds
+// or frees its activations, and sends its output.
+struct StepRunner {
+  const DemoConfig& c;
+  int stage;
+  const std::vector<JobSpec>& jobs;
+  const std::vector<std::string>& types;
+  Work& work;
+  shim::Profiler& profiler;
+  Mailbox& mailbox;
+  HeldMemory& memory;
+  JobMemory& job_memory;
+  std::vector<uint8_t> input, output;
+  std::string error;
+
+  bool failed(int step, size_t i) {
+    LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch " << jobs[i].micro_batch << ": "
+               << error;
+    return false;
+  }
+
+  bool shim_failed(const shim::Status& s) {
+    LOG(ERROR) << "pp-demo: " << s.message();
+    return false;
+  }
+
+  // The job's own time: allocation, work and freeing, between begin and end.
+  bool timed_job(int step, size_t i, bool want_output) {
+    const JobSpec& job = jobs[i];
+    if (shim::Status s = profiler.begin(types[i], job.micro_batch); !s.ok()) return shim_failed(s);
+    const bool ran = job_memory.begin_job(job, &error) &&
+                     work.run(work_of(c, job.kind, stage), input, want_output, &error) &&
+                     job_memory.end_job(job, &error);
+    if (shim::Status s = profiler.end(); !s.ok()) return shim_failed(s);
+    return ran || failed(step, i);
+  }
+
+  bool run_job(int step, size_t i) {
+    const JobSpec& job = jobs[i];
+    const PipelineShape& shape = c.shape;
+    input.clear();
+    if (auto from = input_from(shape, stage, job)) {
+      if (!mailbox.receive(*from, job.chunk, job.micro_batch, &input, &error)) return failed(step, i);
+    }
+    if (job.kind == JobKind::kOptimizer && !job_memory.end_step(&error)) return failed(step, i);
+    if (!job_memory.before_job(job, &error)) return failed(step, i);
+    const auto to = output_to(shape, stage, job);
+    if (!timed_job(step, i, to.has_value())) return false;
+    if (!job_memory.after_job(job, &error)) return failed(step, i);
+    if (to && (!work.finish(&output, &error) || !mailbox.send(*to, job.micro_batch, output, &error))) {
+      return failed(step, i);
+    }
+    return true;
+  }
+
+  bool run_step(int step) {
+    if (!job_memory.start_step(&error)) {
+      LOG(ERROR) << "pp-demo: step " << step << ": " << error;
+      return false;
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!run_job(step, i)) return false;
+    }
+    if (memory.activations_held() != 0) {
+      LOG(ERROR) << "pp-demo: step " << step << " ended with " << memory.activations_held()
+                 << " micro-batches' activations still held";
+      return false;
+    }
+    return true;
+  }
+};
+
+// What the rank held, beside what the process's resident memory reached.
+void log_memory(const DemoConfig& c, int rank, const HeldMemory& memory) {
+  if (c.act_mb <= 0 && c.static_mb <= 0) return;
+  const ResidentMemory resident = resident_memory();
+  LOG(INFO) << "pp-demo: rank " << rank << " memory: peak allocated " << memory.peak_allocated_bytes()
+            << " bytes, reserved " << memory.reserved_bytes() << " bytes, resident peak (VmHWM) " << resident.hwm_bytes
+            << " bytes";
+}
+
 }  // namespace
 
 int run_rank(const DemoConfig& c, const RankPlace& place) {
@@ -104,45 +189,21 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
   std::vector<std::string> types;
   for (const JobSpec& j : jobs) types.push_back(job_type(shape, j));
 
-  std::vector<uint8_t> input, output;
   std::string error;
+  HeldMemory memory;
+  if (!memory.hold_static(mib_to_bytes(c.static_mb), &error)) {
+    LOG(ERROR) << "pp-demo: --static-mb: " << error;
+    return 1;
+  }
+  JobMemory job_memory(shape, mib_to_bytes(c.act_mb), &memory, c.pipeline_details, stderr,
+                       [&work](std::string* e) { return work->synchronize(e); });
+  StepRunner runner{c, stage, jobs, types, *work, profiler, mailbox, memory, job_memory, {}, {}, {}};
   if (!wait_for_start(place)) {
     LOG(ERROR) << "pp-demo: the launcher went away before the start";
     return 1;
   }
   for (int step = 0; step < c.steps; ++step) {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      const JobSpec& job = jobs[i];
-      input.clear();
-      if (auto from = input_from(shape, stage, job)) {
-        if (!mailbox.receive(*from, job.chunk, job.micro_batch, &input, &error)) {
-          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch " << job.micro_batch << ": "
-                     << error;
-          return 1;
-        }
-      }
-      const auto to = output_to(shape, stage, job);
-      if (shim::Status s = profiler.begin(types[i], job.micro_batch); !s.ok()) {
-        LOG(ERROR) << "pp-demo: " << s.message();
-        return 1;
-      }
-      const bool ran = work->run(work_of(c, job.kind, stage), input, to.has_value(), &error);
-      if (shim::Status s = profiler.end(); !s.ok()) {
-        LOG(ERROR) << "pp-demo: " << s.message();
-        return 1;
-      }
-      if (!ran) {
-        LOG(ERROR) << "pp-demo: " << types[i] << ": " << error;
-        return 1;
-      }
-      if (to) {
-        if (!work->finish(&output, &error) || !mailbox.send(*to, job.micro_batch, output, &error)) {
-          LOG(ERROR) << "pp-demo: step " << step << ", " << types[i] << " micro-batch " << job.micro_batch << ": "
-                     << error;
-          return 1;
-        }
-      }
-    }
+    if (!runner.run_step(step)) return 1;
     if (shim::Status s = profiler.flush(step); !s.ok()) {
       LOG(ERROR) << "pp-demo: " << s.message();
       return 1;
@@ -152,6 +213,7 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
     LOG(ERROR) << "pp-demo: " << s.message();
     return 1;
   }
+  log_memory(c, place.rank, memory);
   LOG(INFO) << "pp-demo: rank " << place.rank << " done, " << profiler.stats().jobs_written << " jobs written";
   return 0;
 }

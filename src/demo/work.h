@@ -22,6 +22,9 @@ class Work {
   virtual bool run(double micro_seconds, const std::vector<uint8_t>& input, bool want_output, std::string* error) = 0;
   // Waits for the last run() with want_output and hands its output over.
   virtual bool finish(std::vector<uint8_t>* output, std::string* error) = 0;
+  // Waits until the work run so far is done (a device drained); CPU work is
+  // done when run() returns.
+  virtual bool synchronize(std::string* /*error*/) { return true; }
 };
 
 std::unique_ptr<Work> make_cpu_work(size_t payload_bytes);
