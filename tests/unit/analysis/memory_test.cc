@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "analysis/memory.h"
+#include "analysis/stats.h"
 #include "model/timeline.h"
+#include "support/test_support.h"
 
 namespace ppt {
 namespace {
@@ -295,6 +297,55 @@ TEST_CASE("no samples, another run, an unsaid resolution", "[memory]") {
   CHECK(m.resolution_bytes == 1);
   REQUIRE(m.stages.size() == 1);
   CHECK(m.stages[0].stage == 1);
+}
+
+TEST_CASE("stats measures the memory of the measured run with the plan's stages", "[memory][stats]") {
+  // Two stages x two replicas (rank = replica * 2 + stage), 1F1B with M = 2,
+  // two steps; every rank's samples beside its job lines.
+  using testing::HandJob;
+  std::vector<HandJob> one;
+  for (int32_t replica = 0; replica < 2; ++replica) {
+    const int32_t r0 = replica * 2, r1 = r0 + 1;
+    for (HandJob j : std::vector<HandJob>{{r0, "forward", 0, 0, 10},
+                                          {r0, "forward", 1, 10, 20},
+                                          {r0, "backward", 0, 40, 60},
+                                          {r0, "backward", 1, 70, 90},
+                                          {r1, "forward", 0, 12, 22},
+                                          {r1, "backward", 0, 22, 40},
+                                          {r1, "forward", 1, 40, 50},
+                                          {r1, "backward", 1, 50, 68}}) {
+      one.push_back(j);
+    }
+  }
+  testing::TempDir dir;
+  Timeline tl = testing::load_hand_run(dir, "run", testing::repeated_steps(one, 2, 200));
+  REQUIRE(tl.runs.size() == 1);
+  REQUIRE(tl.runs[0].steps.size() == 2);
+  tl.memory_resolution_bytes = kRes;
+  // Replica 1 holds more of everything: its ranks have the stages' peaks.
+  for (Track& t : tl.tracks) {
+    const int32_t stage = t.rank % 2, replica = t.rank / 2;
+    Device dev{t};
+    for (const StepSpan& span : tl.runs[0].steps) {
+      dev.step(span.number, (1000 + 10 * replica) * kRes, {(60 + 5 * replica) * kRes}, one_f_one_b(stage, 2, 2));
+    }
+  }
+  Stats st = testing::stats_of(tl, {}, 2);
+  REQUIRE(st.memory.present());
+  REQUIRE(st.memory.stages.size() == 2);
+  for (int32_t s = 0; s < 2; ++s) {
+    const StageMemory& m = st.memory.stages[static_cast<size_t>(s)];
+    CAPTURE(s);
+    CHECK(m.stage == s);
+    CHECK(m.ranks == 2);
+    CHECK(m.peak_rank == 2 + s);
+    CHECK(m.peak_step == tl.runs[0].steps[0].number);
+    CHECK(m.peak_in_flight == 2 - s);
+    CHECK(m.peak_allocated_bytes == 1010 * kRes + (2 - s) * 65 * kRes);
+    // The median of the two replicas' statics and activations.
+    CHECK(m.static_bytes == 1005 * kRes);
+    CHECK(m.activation_bytes_per_chunk[0] == (60 * kRes + 65 * kRes) / 2);
+  }
 }
 
 }  // namespace
