@@ -494,7 +494,7 @@ std::string memory_summary(const MemoryStats& mem) {
   for (const StageMemory& m : mem.stages) {
     if (m.peak_allocated_bytes > mem.device_memory_bytes) over.push_back(&m);
   }
-  text += fmt::format("; on a {} GiB device: ", gib(mem.device_memory_bytes));
+  text += fmt::format("; on a device of {} GiB: ", gib(mem.device_memory_bytes));
   if (over.empty()) {
     return text + fmt::format("every stage fits, the least headroom {} GiB (stage {})",
                               gib(mem.device_memory_bytes - top->peak_allocated_bytes), top->stage);

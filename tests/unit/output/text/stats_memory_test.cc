@@ -116,7 +116,7 @@ TEST_CASE("with a device size each stage says whether it fits and by how much", 
   CHECK(text.find("on " + gib(device) + " GiB") != std::string::npos);
   CHECK(text.find("does not fit (" + gib(big.peak_allocated_bytes - device) + " GiB over)") != std::string::npos);
   CHECK(text.find("fits (" + gib(device - small.peak_allocated_bytes) + " GiB free)") != std::string::npos);
-  CHECK(text.find(fmt::format("on a {} GiB device: stage 0 does not fit ({} GiB over)", gib(device),
+  CHECK(text.find(fmt::format("on a device of {} GiB: stage 0 does not fit ({} GiB over)", gib(device),
                               gib(big.peak_allocated_bytes - device))) != std::string::npos);
   const std::string html = format_stats_html(st);
   CHECK(html.find("<td class=\"text bad\">does not fit") != std::string::npos);
