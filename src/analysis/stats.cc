@@ -567,6 +567,7 @@ Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependen
   note_short_ranks(tl, measured, rank_index, st);
   measure_types(tl, durations, opt, st);
   summarize_steps(opt, st);
+  if (measured) st.memory = measure_memory(tl, st.run, p);
   return st;
 }
 

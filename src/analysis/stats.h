@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "analysis/critical_path.h"
+#include "analysis/memory.h"
 #include "model/timeline.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
@@ -197,6 +198,9 @@ struct Stats {
   // (analysis/whatif.h, whatif_warnings), and a balancing suggestion that
   // rests on a stage stats finds no straggler on.
   std::vector<std::string> suggestion_warnings;
+  // Each stage's device memory (analysis/memory.h), from the measured run's
+  // `[Pipeline details]` samples; not present() without them.
+  MemoryStats memory;
 };
 
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the

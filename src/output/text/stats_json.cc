@@ -92,6 +92,42 @@ json step_json(const StepStats& ss, int64_t origin) {
   return step;
 }
 
+// Byte counts are integers within the bound the schema gives them (a margin
+// below it as well), so that what stats writes reads back.
+constexpr int64_t kBytesLimit = 9'000'000'000'000'000'000;
+int64_t bytes(int64_t v) { return std::clamp(v, -kBytesLimit, kBytesLimit); }
+
+json memory_json(const MemoryStats& mem) {
+  json doc = {{"resolution_bytes", bytes(mem.resolution_bytes)}};
+  const bool device = mem.device_memory_bytes > 0;
+  if (device) doc["device_memory_bytes"] = bytes(mem.device_memory_bytes);
+  json stages = json::array();
+  for (const StageMemory& m : mem.stages) {
+    json per_chunk = json::array();
+    for (int64_t a : m.activation_bytes_per_chunk) per_chunk.push_back(bytes(a));
+    json stage = {{"stage", m.stage},
+                  {"ranks", m.ranks},
+                  {"peak_allocated_bytes", bytes(m.peak_allocated_bytes)},
+                  {"peak_reserved_bytes", bytes(m.peak_reserved_bytes)},
+                  {"static_bytes", bytes(m.static_bytes)},
+                  {"activation_bytes_per_micro_batch", bytes(m.activation_bytes_per_micro_batch)},
+                  {"activation_bytes_per_chunk", std::move(per_chunk)},
+                  {"peak_in_flight", m.peak_in_flight},
+                  {"peak_rank", m.peak_rank},
+                  {"peak_step", m.peak_step},
+                  {"peak_at", m.peak_at}};
+    if (device) {
+      // Both sizes are at least 0, so the difference does not overflow.
+      const int64_t margin = mem.device_memory_bytes - m.peak_allocated_bytes;
+      stage["fits"] = margin >= 0;
+      stage["margin_bytes"] = bytes(margin);
+    }
+    stages.push_back(std::move(stage));
+  }
+  doc["stages"] = std::move(stages);
+  return doc;
+}
+
 }  // namespace
 
 std::string format_step_json(const StepStats& step, int64_t time_origin_ns) {
@@ -205,6 +241,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   }
   doc["suggestions"] = std::move(suggestions);
   if (!st.suggestion_warnings.empty()) doc["suggestion_warnings"] = st.suggestion_warnings;
+  if (st.memory.present()) doc["memory"] = memory_json(st.memory);
   return dumped(doc, 1) + "\n";
 }
 
@@ -241,6 +278,30 @@ std::vector<TypeDurations> read_types(const json& arr) {
     out.push_back(std::move(d));
   }
   return out;
+}
+
+MemoryStats read_memory(const json& doc) {
+  MemoryStats mem;
+  get(doc, "resolution_bytes", mem.resolution_bytes);
+  get(doc, "device_memory_bytes", mem.device_memory_bytes);
+  if (auto it = doc.find("stages"); it != doc.end() && it->is_array()) {
+    for (const json& s : *it) {
+      StageMemory m;
+      get(s, "stage", m.stage);
+      get(s, "ranks", m.ranks);
+      get(s, "peak_allocated_bytes", m.peak_allocated_bytes);
+      get(s, "peak_reserved_bytes", m.peak_reserved_bytes);
+      get(s, "static_bytes", m.static_bytes);
+      get(s, "activation_bytes_per_micro_batch", m.activation_bytes_per_micro_batch);
+      get(s, "activation_bytes_per_chunk", m.activation_bytes_per_chunk);
+      get(s, "peak_in_flight", m.peak_in_flight);
+      get(s, "peak_rank", m.peak_rank);
+      get(s, "peak_step", m.peak_step);
+      get(s, "peak_at", m.peak_at);
+      mem.stages.push_back(std::move(m));
+    }
+  }
+  return mem;
 }
 
 }  // namespace
@@ -431,6 +492,7 @@ std::optional<Stats> parse_stats_json(std::string_view text, std::string* error,
     if (auto it = doc.find("throughput"); it != doc.end() && it->is_object())
       get(*it, "micro_batch_size", micro_batch_size);
     st.throughput = compute_throughput(st.step_period, st.schedule, micro_batch_size);
+    if (auto it = doc.find("memory"); it != doc.end() && it->is_object()) st.memory = read_memory(*it);
     return st;
   } catch (const json::exception& e) {
     *error = fmt::format("not a valid stats file: {}", e.what());

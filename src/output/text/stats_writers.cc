@@ -24,14 +24,17 @@ struct Cell {
   Tone tone = Tone::kPlain;
 };
 
-// A table rendered either aligned (terminal) or as Markdown. Columns after
-// the first `left` are right-aligned (numbers).
+// A table rendered either aligned (terminal) or as Markdown. The first
+// `left` columns and the last `left_tail` are text (left-aligned), the
+// others numbers (right-aligned).
 struct Table {
   std::vector<std::string> header;
   size_t left = 1;
+  size_t left_tail = 0;
   std::vector<std::vector<Cell>> rows;
 
   void add(std::vector<Cell> row) { rows.push_back(std::move(row)); }
+  bool text_column(size_t c) const { return c < left || c + left_tail >= header.size(); }
 };
 
 const char* ansi(Tone t) {
@@ -70,8 +73,8 @@ std::string render_text(const Table& raw, bool color) {
     for (size_t c = 0; c < w.size(); ++c) {
       const Cell empty;
       const Cell& cell = c < cells.size() ? cells[c] : empty;
-      std::string text = pad(cell.text, w[c], c >= t.left);
-      if (c + 1 == w.size() && c < t.left) text = cell.text;  // no trailing blanks
+      std::string text = pad(cell.text, w[c], !t.text_column(c));
+      if (c + 1 == w.size() && t.text_column(c)) text = cell.text;  // no trailing blanks
       l += c == 0 ? " " : "  ";
       if (color && header) {
         l += "\x1b[1m" + text + "\x1b[0m";
@@ -99,7 +102,7 @@ std::string render_markdown(const Table& t) {
   std::string out = "|";
   for (const std::string& h : t.header) out += " " + md_escape(h) + " |";
   out += "\n|";
-  for (size_t c = 0; c < t.header.size(); ++c) out += c >= t.left ? " ---: |" : " --- |";
+  for (size_t c = 0; c < t.header.size(); ++c) out += t.text_column(c) ? " --- |" : " ---: |";
   out += "\n";
   for (const auto& row : t.rows) {
     out += "|";
@@ -167,8 +170,8 @@ std::string order_label(const CriticalHop& h) {
 struct StatsParts {
   std::string title;
   std::vector<std::pair<std::string, std::string>> summary;  // label, text
-  Table steps, ranks, stages, types, stragglers, path;
-  std::string steps_note, ranks_note, stragglers_note, path_title, path_note;
+  Table steps, ranks, stages, types, stragglers, path, memory;
+  std::string steps_note, ranks_note, stragglers_note, path_title, path_note, memory_note;
   bool show_stages = false;
 };
 
@@ -190,6 +193,7 @@ void fill_steps(const Stats& st, const TextStyle& style, const StepStats* worst,
 void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p);
 void fill_stages_types_stragglers(const Stats& st, StatsParts& p);
 void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p);
+void fill_memory(const Stats& st, StatsParts& p);
 
 StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
   StatsParts p;
@@ -268,6 +272,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
     p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
   }
   for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
+  fill_memory(st, p);
 
   fill_steps(st, style, worst, p);
   fill_ranks(st, style, p);
@@ -451,6 +456,96 @@ void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p) 
   }
 }
 
+// ---------------------------------------------------------------- memory --
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib(int64_t bytes) { return fmt::format("{:.2f}", static_cast<double>(bytes) / kBytesPerGiB); }
+
+// "0.01 GiB", what one step of the samples is.
+std::string memory_resolution(int64_t bytes) {
+  double g = std::round(static_cast<double>(bytes) / kBytesPerGiB * 1e4) / 1e4;
+  return g > 0 ? fmt::format("{:g} GiB", g) : counted(static_cast<uint64_t>(std::max<int64_t>(bytes, 1)), "byte");
+}
+
+// "rank 3, step 1, after forward, micro-batch 3, chunk 1"
+std::string peak_where(const StageMemory& m) {
+  std::string where = fmt::format("rank {}", m.peak_rank);
+  if (m.peak_step >= 0) where += fmt::format(", step {}", m.peak_step);
+  return m.peak_at.empty() ? where : where + ", " + m.peak_at;
+}
+
+// What the device leaves a stage: "fits (3.21 GiB free)", "does not fit (1.20 GiB over)".
+Cell fit_cell(const StageMemory& m, int64_t device) {
+  const int64_t margin = device - m.peak_allocated_bytes;
+  if (margin >= 0) return {fmt::format("fits ({} GiB free)", gib(margin)), Tone::kGood};
+  return {fmt::format("does not fit ({} GiB over)", gib(-margin)), Tone::kBad};
+}
+
+// The summary's line: the highest peak and, with a device size, whether
+// every stage fits.
+std::string memory_summary(const MemoryStats& mem) {
+  const StageMemory* top = &mem.stages.front();
+  for (const StageMemory& m : mem.stages) top = m.peak_allocated_bytes > top->peak_allocated_bytes ? &m : top;
+  std::string text = fmt::format("peak {} GiB allocated on stage {} ({})", gib(top->peak_allocated_bytes), top->stage,
+                                 peak_where(*top));
+  if (mem.device_memory_bytes <= 0) return text;
+  std::vector<const StageMemory*> over;
+  for (const StageMemory& m : mem.stages) {
+    if (m.peak_allocated_bytes > mem.device_memory_bytes) over.push_back(&m);
+  }
+  text += fmt::format("; on a device of {} GiB: ", gib(mem.device_memory_bytes));
+  if (over.empty()) {
+    return text + fmt::format("every stage fits, the least headroom {} GiB (stage {})",
+                              gib(mem.device_memory_bytes - top->peak_allocated_bytes), top->stage);
+  }
+  std::string stages, excess;
+  for (const StageMemory* m : over) {
+    stages += fmt::format("{}{}", stages.empty() ? "" : ", ", m->stage);
+    excess += fmt::format("{}{}", excess.empty() ? "" : ", ", gib(m->peak_allocated_bytes - mem.device_memory_bytes));
+  }
+  return text + fmt::format("{} {} {} not fit ({} GiB over)", over.size() == 1 ? "stage" : "stages", stages,
+                            over.size() == 1 ? "does" : "do", excess);
+}
+
+// The stages' memory table, from the `[Pipeline details]` samples; nothing
+// without them.
+void fill_memory(const Stats& st, StatsParts& p) {
+  const MemoryStats& mem = st.memory;
+  if (!mem.present()) return;
+  p.summary.emplace_back("memory", memory_summary(mem));
+  bool chunks = std::any_of(mem.stages.begin(), mem.stages.end(),
+                            [](const StageMemory& m) { return m.activation_bytes_per_chunk.size() > 1; });
+  const bool device = mem.device_memory_bytes > 0;
+  p.memory.header = {"stage", "peak GiB", "in flight", "static GiB", "activation GiB"};
+  if (chunks) p.memory.header.push_back("per chunk GiB");
+  p.memory.header.push_back("reserved GiB");
+  if (device) p.memory.header.push_back(fmt::format("on {} GiB", gib(mem.device_memory_bytes)));
+  p.memory.header.push_back("where");
+  p.memory.left = 0;
+  p.memory.left_tail = device ? 2 : 1;
+  for (const StageMemory& m : mem.stages) {
+    std::vector<Cell> row = {{std::to_string(m.stage)},
+                             {gib(m.peak_allocated_bytes)},
+                             {std::to_string(m.peak_in_flight)},
+                             {gib(m.static_bytes)},
+                             {gib(m.activation_bytes_per_micro_batch)}};
+    if (chunks) {
+      std::string per;
+      for (int64_t a : m.activation_bytes_per_chunk) per += (per.empty() ? "" : " + ") + gib(a);
+      row.push_back({per});
+    }
+    row.push_back({gib(m.peak_reserved_bytes)});
+    if (device) row.push_back(fit_cell(m, mem.device_memory_bytes));
+    row.push_back({peak_where(m)});
+    p.memory.add(std::move(row));
+  }
+  p.memory_note = fmt::format(
+      "to {}, from the [Pipeline details] lines; in flight: micro-batch chunks forwarded and not yet backwarded at the "
+      "peak; static: before the step's first forward; activation: what one micro-batch holds",
+      memory_resolution(mem.resolution_bytes));
+}
+
 }  // namespace
 
 std::string format_stats_text(const Stats& st, const TextStyle& style) {
@@ -465,6 +560,7 @@ std::string format_stats_text(const Stats& st, const TextStyle& style) {
   section("steps", p.steps, p.steps_note);
   section("ranks, per step", p.ranks, p.ranks_note);
   if (p.show_stages) section("stages, per step and rank", p.stages, "");
+  if (!p.memory.rows.empty()) section("memory, per stage", p.memory, p.memory_note);
   section("job types", p.types, "");
   if (st.stragglers.empty()) {
     out += "\n" + bold("stragglers", color) + "  " + terminal_text(p.stragglers_note) + "\n";
@@ -497,6 +593,7 @@ std::string format_stats_markdown(const Stats& st) {
   section("Steps", p.steps, p.steps_note, p.steps.rows.size() > 10);
   section("Ranks, per step", p.ranks, p.ranks_note, p.ranks.rows.size() > 16);
   if (p.show_stages) section("Stages, per step and rank", p.stages, "", false);
+  if (!p.memory.rows.empty()) section("Memory, per stage", p.memory, p.memory_note, p.memory.rows.size() > 16);
   section("Job types", p.types, "", false);
   if (st.stragglers.empty()) {
     out += "\n**Stragglers**: " + md_escape(p.stragglers_note) + "\n";
@@ -739,7 +836,7 @@ const char* tone_class(Tone t) {
 std::string render_html(const Table& t) {
   std::string out = "<table>\n<thead><tr>";
   for (size_t c = 0; c < t.header.size(); ++c) {
-    out += c < t.left ? "<th class=\"text\">" : "<th>";
+    out += t.text_column(c) ? "<th class=\"text\">" : "<th>";
     out += xml_escaped(t.header[c]) + "</th>";
   }
   out += "</tr></thead>\n<tbody>\n";
@@ -748,7 +845,7 @@ std::string render_html(const Table& t) {
     for (size_t c = 0; c < t.header.size(); ++c) {
       const Cell empty;
       const Cell& cell = c < row.size() ? row[c] : empty;
-      std::string cls = c < t.left ? "text" : "";
+      std::string cls = t.text_column(c) ? "text" : "";
       if (cell.tone != Tone::kPlain) cls += std::string(cls.empty() ? "" : " ") + tone_class(cell.tone);
       out += cls.empty() ? "<td>" : "<td class=\"" + cls + "\">";
       out += xml_escaped(cell.text) + "</td>";
@@ -803,6 +900,9 @@ std::string format_stats_html(const Stats& st) {
   out += html_section("Steps", p.steps_note, p.steps, p.steps.rows.size() > 20);
   out += html_section("Ranks, per step", p.ranks_note, p.ranks, p.ranks.rows.size() > 32);
   if (p.show_stages) out += html_section("Stages, per step and rank", "", p.stages, false);
+  if (!p.memory.rows.empty()) {
+    out += html_section("Memory, per stage", p.memory_note, p.memory, p.memory.rows.size() > 32);
+  }
   out += html_section("Job types", "", p.types, false);
   out += html_section("Stragglers", st.stragglers.empty() ? "" : p.stragglers_note, p.stragglers, false,
                       p.stragglers_note);
