@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "analysis/critical_path.h"
+#include "analysis/memory.h"
 #include "model/timeline.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
@@ -161,7 +162,11 @@ struct WhatifSuggestion {
   bool per_micro_batch = false;     // the gain is in time per micro-batch (period / M): the change has another M
   double peak_memory = 0;           // the most micro-batch activations a stage holds (a chunk's count 1/V)
   double measured_peak_memory = 0;  // the same, for the measured plan replayed
-  std::string text;                 // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
+  // The predicted peak allocated bytes of the highest stage (the memory
+  // model, analysis/whatif.h predict_peak_memory); -1 when the run has no
+  // memory samples.
+  int64_t peak_memory_bytes = -1;
+  std::string text;  // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
 };
 
 struct Stats {
@@ -197,6 +202,9 @@ struct Stats {
   // (analysis/whatif.h, whatif_warnings), and a balancing suggestion that
   // rests on a stage stats finds no straggler on.
   std::vector<std::string> suggestion_warnings;
+  // The device memory of each stage (analysis/memory.h): empty when the run
+  // has no memory samples; device_memory_bytes is --device-memory's.
+  MemoryStats memory;
 };
 
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the
