@@ -104,7 +104,7 @@ void add_device_memory_option(CLI::App& app, int64_t& device_memory_bytes) {
             std::string why;
             return parse_byte_size(text, &bytes, &why) ? std::string() : why;
           },
-          "SIZE"));
+          ""));
 }
 
 void add_max_jobs_option(CLI::App& app, size_t& max_jobs) {
