@@ -249,7 +249,7 @@ std::string format_whatif_text(const WhatifReport& r) {
     out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n", r.model_error * 100);
   }
   if (std::isfinite(r.memory_model_error)) {
-    out += fmt::format("memory model error (replayed against measured peak, the worst stage, {}): {:+.2f}%\n",
+    out += fmt::format("memory model error (replayed against measured peak, worst on stage {}): {:+.2f}%\n",
                        r.memory_error_stage, r.memory_model_error * 100);
   }
   if (memory && r.device_memory_bytes > 0) {

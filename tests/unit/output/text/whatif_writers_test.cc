@@ -169,7 +169,7 @@ TEST_CASE("whatif's table: a peak memory column and the target that does not fit
   const size_t m16 = t.find("1F1B M=16");
   REQUIRE(m16 != std::string::npos);
   CHECK(t.substr(m16, t.find('\n', m16) - m16).find("fit") == std::string::npos);
-  CHECK(t.find("memory model error (replayed against measured peak, the worst stage, 0): +1.00%") != std::string::npos);
+  CHECK(t.find("memory model error (replayed against measured peak, worst on stage 0): +1.00%") != std::string::npos);
   CHECK(t.find("device memory 80.0 GiB") != std::string::npos);
   for (size_t at = 0, end; (end = t.find('\n', at)) != std::string::npos; at = end + 1) {
     CHECK((end == at || t[end - 1] != ' '));  // no trailing spaces where the last column is empty
