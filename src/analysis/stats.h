@@ -162,7 +162,11 @@ struct WhatifSuggestion {
   bool per_micro_batch = false;     // the gain is in time per micro-batch (period / M): the change has another M
   double peak_memory = 0;           // the most micro-batch activations a stage holds (a chunk's count 1/V)
   double measured_peak_memory = 0;  // the same, for the measured plan replayed
-  std::string text;                 // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
+  // The predicted peak allocated bytes of the highest stage (the memory
+  // model, analysis/whatif.h predict_peak_memory); -1 when the run has no
+  // memory samples.
+  int64_t peak_memory_bytes = -1;
+  std::string text;  // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
 };
 
 struct Stats {
@@ -199,7 +203,8 @@ struct Stats {
   // rests on a stage stats finds no straggler on.
   std::vector<std::string> suggestion_warnings;
   // Each stage's device memory (analysis/memory.h), from the measured run's
-  // `[Pipeline details]` samples; not present() without them.
+  // `[Pipeline details]` samples; not present() without them;
+  // device_memory_bytes is --device-memory's.
   MemoryStats memory;
 };
 

@@ -12,6 +12,8 @@
 
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
+#include "util/checked.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace {
@@ -1037,6 +1039,216 @@ std::vector<int32_t> measured_peak_in_flight(const Timeline& tl, const PipelineP
   return peak;
 }
 
+namespace {
+
+// The memory model's error (WhatifReport::memory_model_error) above which
+// whatif warns: the logged sizes are good to 0.01 GiB.
+constexpr double kMemoryErrorWarning = 0.03;
+
+// The measured memory of `stage`, or null when it has no samples.
+const StageMemory* stage_memory(const MemoryStats& mem, int32_t stage) {
+  for (const StageMemory& sm : mem.stages) {
+    if (sm.stage == stage) return &sm;
+  }
+  return nullptr;
+}
+
+// The activation one micro-batch of each of `chunks` chunks holds on the
+// stage: the measured chunk's where the measurement has that V, else the
+// stage's activation per micro-batch / V. Never negative: a forward that
+// left less allocated than before it holds nothing.
+std::vector<int64_t> chunk_activations(const StageMemory& sm, int32_t chunks) {
+  const size_t v = static_cast<size_t>(std::max(1, chunks));
+  std::vector<int64_t> out(v, 0);
+  if (sm.activation_bytes_per_chunk.size() == v) {
+    for (size_t c = 0; c < v; ++c) out[c] = std::max<int64_t>(0, sm.activation_bytes_per_chunk[c]);
+    return out;
+  }
+  int64_t total = sm.activation_bytes_per_micro_batch;
+  if (total == 0) {
+    for (int64_t a : sm.activation_bytes_per_chunk) total += a;
+  }
+  for (int64_t& a : out) a = std::max<int64_t>(0, std::llround(static_cast<double>(total) / static_cast<double>(v)));
+  return out;
+}
+
+// What a job does to the allocated bytes: a forward adds its chunk's
+// activation, a whole backward or a backward_w frees it, a backward_b keeps it.
+int64_t memory_delta(const PlanJob& job, const std::vector<int64_t>& activations) {
+  const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), activations.size() - 1);
+  switch (job.role) {
+    case PlanRole::kForward: return activations[c];
+    case PlanRole::kBackward:
+    case PlanRole::kBackwardW: return -activations[c];
+    case PlanRole::kBackwardB: return 0;
+  }
+  return 0;
+}
+
+// The measured peaks by stage of `stages` stages (-1 without samples).
+std::vector<int64_t> measured_peak_memory(const MemoryStats& mem, int32_t stages) {
+  std::vector<int64_t> out;
+  if (!mem.present()) return out;
+  out.assign(static_cast<size_t>(std::max(1, stages)), -1);
+  for (const StageMemory& sm : mem.stages) {
+    if (sm.stage >= 0 && sm.stage < static_cast<int32_t>(out.size())) out[sm.stage] = sm.peak_allocated_bytes;
+  }
+  return out;
+}
+
+// An outcome's fit on the device (WhatifOutcome::fits, margin_bytes).
+void set_fit(WhatifOutcome& o, int64_t device_bytes) {
+  const int64_t peak = highest_peak(o.peak_memory_bytes);
+  if (device_bytes <= 0 || peak < 0) return;
+  o.margin_bytes = device_bytes - peak;
+  o.fits = o.margin_bytes >= 0;
+}
+
+// The memory model's error: per stage the replayed peak / the measured peak
+// - 1; the one largest in size, and its stage.
+void set_memory_error(WhatifReport& r) {
+  const std::vector<int64_t>& meas = r.measured.peak_memory_bytes;
+  const std::vector<int64_t>& rep = r.replayed.peak_memory_bytes;
+  for (size_t s = 0; s < meas.size() && s < rep.size(); ++s) {
+    if (meas[s] <= 0 || rep[s] < 0) continue;
+    const double e = static_cast<double>(rep[s]) / static_cast<double>(meas[s]) - 1;
+    if (!std::isfinite(r.memory_model_error) || std::abs(e) > std::abs(r.memory_model_error)) {
+      r.memory_model_error = e;
+      r.memory_error_stage = static_cast<int32_t>(s);
+    }
+  }
+}
+
+// What the memory figures rest on, for the user: said once.
+void memory_assumptions(const WhatifReport& r, std::vector<std::string>& as) {
+  if (!r.memory.present()) {
+    as.push_back(
+        "memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
+        "FLAGS_profile_pipeline_details_steps): no peak memory is measured or predicted");
+    return;
+  }
+  as.push_back(
+      "memory: a stage's peak is its static part (allocated before the step's first forward, the median) plus the "
+      "activations it holds at once: a forward adds its micro-batch's activation (After_forward - Before_forward, "
+      "the median per chunk), its backward frees it; another M holds the same activation per micro-batch; what a "
+      "job allocates and frees within itself (workspaces, the first step's gradients) is not modelled");
+  bool split = false, other_v = false;
+  for (const WhatifOutcome& o : r.predicted) {
+    split = split || o.shape.schedule == ScheduleKind::kZBH1 || o.shape.schedule == ScheduleKind::kZBVPP ||
+            o.shape.split_backward;
+    other_v = other_v || o.shape.chunks != r.model.chunks;
+  }
+  if (split) {
+    as.push_back(
+        "memory: a split backward keeps the activation through its backward_b and frees it at its backward_w "
+        "(assumed: the samples do not say when a split backward frees it)");
+  }
+  if (other_v) {
+    as.push_back(
+        "memory: a chunk of another V holds the stage's activation per micro-batch / V (a VPP chunk holds "
+        "its own activations)");
+  }
+  if (r.device_memory_bytes > 0) {
+    as.push_back(fmt::format(
+        "device memory: {} (--device-memory): a target fits when every stage's predicted peak is at most that; "
+        "one that does not is ranked after those that do and never recommended",
+        format_gib(r.device_memory_bytes)));
+  }
+}
+
+// The memory figures of every outcome of `r` (WhatifOutcome::peak_memory_bytes,
+// fits), the model's memory error and, where it is large, a warning.
+void predict_memory(const MemoryStats& memory, WhatifReport& r) {
+  r.memory = memory;
+  r.device_memory_bytes = memory.device_memory_bytes;
+  if (!memory.present()) return;
+  r.measured.peak_memory_bytes = measured_peak_memory(memory, r.measured.shape.stages);
+  auto predict = [&](WhatifOutcome& o) {
+    if (o.error.empty()) o.peak_memory_bytes = predict_peak_memory(memory, o.shape);
+    set_fit(o, r.device_memory_bytes);
+  };
+  set_fit(r.measured, r.device_memory_bytes);
+  predict(r.replayed);
+  for (WhatifOutcome& o : r.predicted) predict(o);
+  set_memory_error(r);
+  if (std::isfinite(r.memory_model_error) && std::abs(r.memory_model_error) > kMemoryErrorWarning) {
+    r.warnings.push_back(fmt::format(
+        "the memory model's error is {:+.1f}% on stage {} (the measured plan replayed against the logged peak), "
+        "above {:.0f}%: the stage holds more (or less) than its static part and the activations in flight, and "
+        "every predicted peak is off by about as much",
+        r.memory_model_error * 100, r.memory_error_stage, kMemoryErrorWarning * 100));
+  }
+}
+
+}  // namespace
+
+int64_t highest_peak(const std::vector<int64_t>& peak_memory_bytes) {
+  int64_t peak = -1;
+  for (int64_t p : peak_memory_bytes) peak = std::max(peak, p);
+  return peak;
+}
+
+std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape) {
+  std::vector<int64_t> out;
+  if (!memory.present() || !check_plan_shape(shape).empty()) return out;
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  out.assign(static_cast<size_t>(shape.stages), -1);
+  for (int32_t s = 0; s < shape.stages && s < static_cast<int32_t>(plans.size()); ++s) {
+    const StageMemory* sm = stage_memory(memory, s);
+    if (!sm) continue;
+    const std::vector<int64_t> act = chunk_activations(*sm, shape.chunks);
+    int64_t held = sm->static_bytes, peak = held;
+    for (const PlanJob& j : plans[s]) peak = std::max(peak, held += memory_delta(j, act));
+    out[s] = peak;
+  }
+  return out;
+}
+
+void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const MemoryStats& memory,
+                          int32_t first_step) {
+  if (!memory.present() || !replay.error.empty()) return;
+  const PlanShape& shape = replay.shape;
+  const int64_t origin = predicted.runs.empty() || replay.steps.empty()
+                             ? 0
+                             : predicted.runs.front().first_ns - replay.steps.front().start_ns;
+  for (Track& t : predicted.tracks) {
+    const StageMemory* sm = stage_memory(memory, t.rank);
+    if (!sm || t.rank >= shape.stages) continue;
+    const std::vector<int64_t> act = chunk_activations(*sm, shape.chunks);
+    const int64_t headroom = std::max<int64_t>(0, sm->peak_reserved_bytes - sm->peak_allocated_bytes);
+    int64_t reserved = sm->static_bytes;
+    uint32_t line = 0;
+    auto sample = [&](int64_t ts, int64_t allocated, const PlanJob& j, int32_t step, MemoryPoint point) {
+      reserved = std::max(reserved, allocated);
+      MemorySample m;
+      m.ts_ns = ts;
+      m.allocated_bytes = allocated;
+      m.reserved_bytes = reserved + headroom;
+      m.line = ++line;
+      m.micro_batch = j.micro_batch;
+      m.chunk = shape.chunks > 1 ? j.chunk : -1;
+      m.step = step;
+      m.point = point;
+      t.memory.push_back(m);
+    };
+    for (size_t k = 0; k < replay.steps.size(); ++k) {
+      const ReplayedStep& step = replay.steps[k];
+      if (t.rank >= static_cast<int32_t>(step.stages.size())) continue;
+      const int32_t number = first_step + static_cast<int32_t>(k);
+      int64_t held = sm->static_bytes;
+      for (const ReplayedJob& rj : step.stages[t.rank]) {
+        const bool forward = rj.job.role == PlanRole::kForward;
+        sample(add_ns(origin, rj.start_ns), held, rj.job, number,
+               forward ? MemoryPoint::kBeforeForward : MemoryPoint::kBeforeBackward);
+        held += memory_delta(rj.job, act);
+        sample(add_ns(origin, rj.end_ns), held, rj.job, number,
+               forward ? MemoryPoint::kAfterForward : MemoryPoint::kAfterBackward);
+      }
+    }
+  }
+  predicted.memory_resolution_bytes = memory.resolution_bytes;
+}
+
 WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
                         const WhatifChanges& ch, int32_t steps) {
   WhatifReport r;
@@ -1123,12 +1335,15 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
     widen_by_model_error(o, model_error);
     if (!r.refusal.empty() && o.error.empty()) o.error = r.refusal;
   }
+  predict_memory(stats.memory, r);
+  // Those that fit first (all do without a device size), then by throughput.
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
     if (a.error.empty() != b.error.empty()) return a.error.empty();
+    if (a.fits != b.fits) return a.fits;
     return a.error.empty() && a.micro_batches_per_second > b.micro_batches_per_second;
   });
   for (size_t i = 1; i < r.predicted.size(); ++i) {
-    if (within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
+    if (r.predicted[i].fits && within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
   }
 
   // What the figures rest on, for the user.
@@ -1211,6 +1426,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
   }
+  memory_assumptions(r, as);
   return r;
 }
 
@@ -1252,6 +1468,9 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     return static_cast<double>(peak) / std::max(1, o.shape.chunks);
   };
   const double base_memory = memory(base);
+  // With memory samples, the memory model's peaks in bytes (highest stage).
+  const int64_t base_bytes = highest_peak(predict_peak_memory(stats.memory, base.shape));
+  const int64_t device = stats.memory.device_memory_bytes;
   auto add = [&](const std::string& change, const WhatifOutcome& o) {
     if (!o.error.empty() || o.period_ns <= 0) return;
     WhatifSuggestion s;
@@ -1259,6 +1478,8 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.period_gain = -relative_time(o, base, &s.per_micro_batch);
     s.peak_memory = memory(o);
     s.measured_peak_memory = base_memory;
+    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats.memory, o.shape));
+    if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
     // The gain's range: both plans replay the same measured steps, so the
     // per-step gains pair up; twice their standard error, and the model's
     // own error, on either side.
@@ -1278,7 +1499,12 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.gain_hi = s.period_gain + half;
     if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
     std::string mem = "same peak memory";
-    if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
+    if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
+      mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
+      if (s.peak_memory_bytes != base_bytes) {
+        mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
+      }
+    } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
       mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
     }
     s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,

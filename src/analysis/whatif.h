@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "analysis/memory.h"
 #include "analysis/stats.h"
 #include "model/timeline.h"
 #include "passes/dependencies.h"
@@ -145,6 +146,16 @@ struct WhatifOutcome {
   double period_lo_ns = 0;
   double period_hi_ns = 0;
   std::vector<double> step_periods_ns;  // the per-step replays (span + gap), in step order
+  // Memory (measured: the logged peaks; replayed and predicted: the memory
+  // model over the plan, predict_peak_memory): the peak allocated bytes by
+  // stage, -1 for a stage without memory samples; empty when the run has no
+  // memory samples (or the outcome has an error).
+  std::vector<int64_t> peak_memory_bytes;
+  // With a device size (WhatifReport::device_memory_bytes > 0) and a peak:
+  // whether the highest stage's peak fits, and the device size less that
+  // peak (negative when it does not fit).
+  bool fits = true;
+  int64_t margin_bytes = 0;
 };
 
 struct WhatifReport {
@@ -172,6 +183,15 @@ struct WhatifReport {
   // The model's own error: the replayed period / the measured one - 1; NaN
   // where either has no period. It widens every range (see above).
   double model_error = std::numeric_limits<double>::quiet_NaN();
+  // Memory: what the memory model was fitted from (Stats::memory; absent,
+  // and every peak_memory_bytes empty, when the run has no memory samples),
+  // the device size of --device-memory (0: not given), and the memory
+  // model's own error: the replayed peak / the measured peak - 1 of the
+  // stage where it is largest in size (NaN where not known), and that stage.
+  MemoryStats memory;
+  int64_t device_memory_bytes = 0;
+  double memory_model_error = std::numeric_limits<double>::quiet_NaN();
+  int32_t memory_error_stage = -1;
 };
 
 // How `o` compares with `base`: o / base - 1 of the period, or of the time
@@ -207,12 +227,38 @@ WhatifReport run_whatif(const Timeline& timeline, const PipelinePlan& plan, cons
 // ranks and steps.
 std::vector<int32_t> measured_peak_in_flight(const Timeline& timeline, const PipelinePlan& plan, uint32_t run);
 
+// The memory model: per stage, the measured static part plus the
+// activations the plan holds at once. Each stage's plan is walked in order:
+// a forward of (chunk, micro-batch) adds that chunk's activation, a whole
+// backward frees it, a backward_b keeps it and its backward_w frees it. A
+// chunk's activation is the measured chunk's where `shape` has the measured
+// V, else the stage's activation per micro-batch / V; another M holds the
+// same activation per micro-batch. By stage of `shape`: the peak allocated
+// bytes, -1 for a stage the measurement has no samples of; empty when
+// `memory` has none or the shape has no plan.
+std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape);
+
+// The allocated bytes a stage holds at the peak of `peak_memory_bytes`
+// (the highest entry; -1 when none is known).
+int64_t highest_peak(const std::vector<int64_t>& peak_memory_bytes);
+
+// Memory samples for the predicted timeline `predicted` (replay_timeline of
+// `replay`): on each stage's track, a Before and an After sample of each
+// forward and backward at its replayed start and end, with the allocated
+// bytes of the memory model (predict_peak_memory's walk) and as reserved
+// the running peak of allocated plus the measured stage's reserved above
+// allocated at its peak. Nothing when `memory` has no samples.
+void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const MemoryStats& memory,
+                          int32_t first_step);
+
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
 // 2M at the measured schedule, every stage balanced; those with a gain
 // (relative_time against the measured plan replayed: 2M's gain is in time
 // per micro-batch) whose range (WhatifSuggestion::gain_lo) is above 0, best
-// first, at most `limit`. Empty when the measured plan cannot be replayed or
-// whatif_warnings refuses the run. `warnings` gets whatif_warnings' sentences
+// first, at most `limit`; with memory samples (Stats::memory) and a device
+// size, a change whose predicted peak does not fit is never suggested. Empty
+// when the measured plan cannot be replayed or whatif_warnings refuses the
+// run. `warnings` gets whatif_warnings' sentences
 // and one for a balancing suggestion on a stage with no straggler.
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& timeline, const PipelinePlan& plan,
                                               const Dependencies& deps, const Stats& stats, size_t limit = 3,

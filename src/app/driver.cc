@@ -142,6 +142,7 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
   if (req.stats) {
     r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
     r.stats->source = r.source;
+    r.stats->memory.device_memory_bytes = req.device_memory_bytes;
     timer.lap("stats");
     if (req.suggest) {
       r.stats->suggestions =

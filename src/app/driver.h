@@ -56,6 +56,9 @@ struct DriverRequest {
   // With `stats`: the what-if suggestions (analysis/whatif.h, suggest_changes)
   // go into Stats::suggestions (stats and the report page ask for them).
   bool suggest = false;
+  // With `stats`: --device-memory's size in bytes (0: not given), set as
+  // Stats::memory.device_memory_bytes before the suggestions are made.
+  int64_t device_memory_bytes = 0;
   // P and the schedule from the last run's job orders (false: every run's,
   // pooled; watch's windows, where the last run may have just begun).
   bool pipeline_of_last_run = true;

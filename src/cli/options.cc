@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/finite_range.h"
+#include "util/text.h"
 
 namespace ppt::cli {
 
@@ -85,6 +86,25 @@ void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size) {
                  "samples per micro-batch (the logs do not say it; Paddle's trainers print it at start-up), for "
                  "samples per second beside steps and micro-batches per second")
       ->check(CLI::Range(1u, 100000000u));
+}
+
+void add_device_memory_option(CLI::App& app, int64_t& device_memory_bytes) {
+  app.add_option_function<std::string>(
+         "--device-memory",
+         [&device_memory_bytes](const std::string& text) {
+           std::string why;
+           parse_byte_size(text, &device_memory_bytes, &why);  // checked below, before this runs
+         },
+         "the device's memory, e.g. 80GiB, 81920MiB, 80GB (= 80e9 bytes) or whole bytes: each stage's peak "
+         "allocated memory, measured and predicted, is checked against it (needs the [Pipeline details] lines)")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            int64_t bytes = 0;
+            std::string why;
+            return parse_byte_size(text, &bytes, &why) ? std::string() : why;
+          },
+          ""));
 }
 
 void add_max_jobs_option(CLI::App& app, size_t& max_jobs) {

@@ -60,6 +60,10 @@ void add_quiet_option(CLI::App& app, bool& quiet);
 void add_timings_option(CLI::App& app, bool& timings);
 // --micro-batch-size: samples per micro-batch, for samples per second.
 void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size);
+// --device-memory SIZE (util/text.h parse_byte_size: 80GiB, 81920MiB, 80GB):
+// each stage's measured and predicted peak memory is compared to it; 0 when
+// not given.
+void add_device_memory_option(CLI::App& app, int64_t& device_memory_bytes);
 // --max-jobs: the cap on job rectangles of a picture or page.
 void add_max_jobs_option(CLI::App& app, size_t& max_jobs);
 // The report options of stats and diff: --straggler-margin, --json,

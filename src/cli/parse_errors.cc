@@ -150,6 +150,7 @@ Form form_of(const CLI::App& command, const CLI::Option& option, std::string_vie
     return {"a range of steps A:B (A to B included), A:, :B or A", "--steps 10:20"};
   }
   if (name == "--devices") return {"local indices separated by commas", "--devices 0,2,3"};
+  if (name == "--device-memory") return {"a size with its unit", "--device-memory 80GiB"};
   std::string type = option.get_type_name();
   if (size_t open = type.find('{'); open != std::string::npos) {
     std::string list = type.substr(open + 1, type.find('}', open) - open - 1);

@@ -19,6 +19,7 @@ struct StatsCommandOptions {
   RunOptions run;
   SelectionOptions selection;
   uint32_t micro_batch_size = 0;
+  int64_t device_memory_bytes = 0;
   double straggler_margin_pct = 10;
   bool json = false;
   bool markdown = false;
@@ -42,6 +43,7 @@ int run_stats(const StatsCommandOptions& o) {
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
   request.stats_options.micro_batch_size = o.micro_batch_size;
   request.suggest = true;
+  request.device_memory_bytes = o.device_memory_bytes;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   if (draws(outputs)) request.picture = PictureRequest{};
   // Files written are listed at the end, in the summary line, as convert does.
@@ -52,6 +54,11 @@ int run_stats(const StatsCommandOptions& o) {
     return code;
   }
   DriverResult& run = *input.run;
+  if (o.device_memory_bytes > 0 && !input.stats.memory.present()) {
+    say.note(
+        "--device-memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
+        "FLAGS_profile_pipeline_details_steps): no peak to check against it");
+  }
   const std::vector<std::string> inputs = input_paths(run.timeline->files);
   // One analysis, every output from it: the reports here, the page through
   // the writers phase (as report and convert write it).
@@ -120,6 +127,7 @@ void setup_stats(CLI::App& app, Runner& chosen) {
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   add_micro_batch_size_option(*sub, o->micro_batch_size);
+  add_device_memory_option(*sub, o->device_memory_bytes);
   add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
   sub->add_option("-o,--output", o->outputs,
                   "write the report here instead of standard output, in the format of the name's extension "

@@ -19,6 +19,7 @@
 #include "passes/schedule.h"
 #include "reporter.h"
 #include "util/escape.h"
+#include "util/text.h"
 
 namespace ppt::cli {
 namespace {
@@ -34,6 +35,7 @@ struct WhatifCommandOptions {
   bool balance = false;
   std::vector<std::string> stage_scale;
   double link_scale = 1;
+  int64_t device_memory_bytes = 0;
   bool json = false;
   std::vector<std::string> outputs;
 };
@@ -94,6 +96,7 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   }
   request.stats = true;
   request.stats_options.critical_paths = false;
+  request.device_memory_bytes = o.device_memory_bytes;
   for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   // The page shows the measured run above the prediction: both need pictures.
   const bool page = std::any_of(outputs.begin(), outputs.end(),
@@ -117,6 +120,11 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     }
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
+  if (o.device_memory_bytes > 0 && !report.memory.present()) {
+    say.note(
+        "--device-memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
+        "FLAGS_profile_pipeline_details_steps): no peak to check against it");
+  }
   std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
   if (std::string error = write_standard_output(text); !error.empty()) {
     say.error(error);
@@ -125,6 +133,8 @@ int run_whatif_command(const WhatifCommandOptions& o) {
 
   int code = kExitOk;
   if (!outputs.empty()) {
+    // The best-ranked target: one that fits where any does (the ranking
+    // puts those first).
     const WhatifOutcome* best = nullptr;
     for (const WhatifOutcome& p : report.predicted) {
       if (p.error.empty()) {
@@ -136,12 +146,17 @@ int run_whatif_command(const WhatifCommandOptions& o) {
       say.error("no target could be predicted: nothing to write");
       return kExitInput;
     }
+    if (!best->fits) {
+      say.warning(fmt::format("no target fits in {} of device memory: writing {}, which does not",
+                              format_gib(report.device_memory_bytes), best->label));
+    }
     // The prediction goes through the passes and writers as a measured run does.
     DriverResult predicted;
     // One predicted step per measured step replayed, numbered as those are.
     predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns, report.first_replayed_step);
     predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
     predicted.timeline->prediction = fmt::format("predicted ({})", best->label);
+    add_predicted_memory(*predicted.timeline, best->replay, report.memory, report.first_replayed_step);
     DriverRequest passes;
     passes.threads = o.run.threads;
     passes.stats = draws(outputs);
@@ -239,6 +254,7 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
                   "STAGE:FACTOR multiplies every job cost of that stage (0.8: 20% faster); may be repeated");
   sub->add_option("--link-scale", o->link_scale, "multiplies every stage-to-stage link lag")
       ->check(finite_range(0.0, 1000.0));
+  add_device_memory_option(*sub, o->device_memory_bytes);
   sub->add_flag("--json", o->json, "JSON (docs/schemas/whatif.v1.json) instead of the table");
   sub->add_option("-o,--output", o->outputs,
                   "write the best-ranked predicted timeline here, as convert writes a run (.json, .pftrace, .svg, "

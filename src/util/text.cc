@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <utility>
+
 namespace ppt {
 
 char32_t utf8_code_point(std::string_view s, size_t i, size_t n) {
@@ -62,6 +66,64 @@ std::string format_percent(double pct, PercentSign sign, int decimals, std::stri
   if (!zero && sign == PercentSign::kAlways && text.front() != '-') text.insert(0, 1, '+');
   text += unit;
   return text;
+}
+
+bool parse_byte_size(std::string_view text, int64_t* bytes, std::string* why) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {{"B", 1},        {"KB", 1e3},     {"MB", 1e6},
+                                                                   {"GB", 1e9},     {"TB", 1e12},    {"KiB", 0x1p10},
+                                                                   {"MiB", 0x1p20}, {"GiB", 0x1p30}, {"TiB", 0x1p40}};
+  constexpr double kMost = 0x1p60;
+  const char* units = "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)";
+  size_t n = 0;  // the number's end: digits and at most one '.'
+  bool dot = false, digits = false;
+  for (; n < text.size(); ++n) {
+    const char c = text[n];
+    if (c >= '0' && c <= '9') {
+      digits = true;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!digits) {
+    *why = "not a size";
+    return false;
+  }
+  std::string_view unit = text.substr(n);
+  if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  double scale = 0;
+  if (unit.empty()) {
+    if (dot) {
+      *why = fmt::format("a size without a unit is whole bytes; the units are {}", units);
+      return false;
+    }
+    scale = 1;
+  }
+  for (auto [name, factor] : kUnits) {
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (unit == name || unit == lower) scale = factor;
+  }
+  if (scale == 0) {
+    *why = fmt::format("unknown unit '{}'; the units are {}", unit, units);
+    return false;
+  }
+  const double value = std::strtod(std::string(text.substr(0, n)).c_str(), nullptr) * scale;
+  if (!(value >= 0.5)) {
+    *why = "the size must be above 0";
+    return false;
+  }
+  if (value > kMost) {
+    *why = "the size is above 2^60 bytes (1 EiB)";
+    return false;
+  }
+  *bytes = std::llround(value);
+  return true;
+}
+
+std::string format_gib(int64_t bytes, int decimals) {
+  return fmt::format("{:.{}f} GiB", static_cast<double>(bytes) / 0x1p30, decimals);
 }
 
 bool natural_less(const std::string& a, const std::string& b) {

@@ -85,6 +85,17 @@ enum class PercentSign { kNegativeOnly, kAlways };
 std::string format_percent(double pct, PercentSign sign = PercentSign::kNegativeOnly, int decimals = 1,
                            std::string_view unit = "%");
 
+// A size of memory as people write it: a number and a unit, B, KB, MB, GB,
+// TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), the unit's case
+// as written here or all lower case, at most one space between
+// ("80GiB", "81920MiB", "80GB" = 80e9, "79.5 GiB"), or whole bytes without a
+// unit ("85899345920"). The bytes, rounded, into *bytes; false with the
+// reason in *why when it is not one, is not above 0 or is above 2^60 bytes.
+bool parse_byte_size(std::string_view text, int64_t* bytes, std::string* why);
+
+// Bytes as GiB for people: "83.2 GiB" (`decimals` places).
+std::string format_gib(int64_t bytes, int decimals = 1);
+
 // ---------------------------------------------------------------------------
 // Names
 

@@ -111,6 +111,21 @@ def main():
             check(rc == 2 and "--stage-scale %s: %s" % (arg, want) in err,
                   "whatif --stage-scale %s: exit 2, %r (got %d: %r)" % (arg, want, rc, err))
 
+        # --device-memory SIZE on whatif and stats: a size with its unit
+        # (powers of 1024 with an i, of 1000 without) or whole bytes; any
+        # other form is a usage error that names the units
+        for command in ("whatif", "stats"):
+            for arg, want in (("80G", "unknown unit 'G'"), ("0GiB", "the size must be above 0"),
+                              ("1.5", "a size without a unit is whole bytes"), ("nan", "not a size")):
+                rc, _, err = run(binary, command, "--log_dir", a, "--device-memory", arg)
+                check(rc == 2 and "--device-memory %s: %s" % (arg, want) in err and "80GiB" in err,
+                      "%s --device-memory %s: exit 2, %r (got %d: %r)" % (command, arg, want, rc, err))
+            for arg in ("80GiB", "81920MiB", "80GB", "85899345920"):
+                rc, _, err = run(binary, command, "--log_dir", a, "--device-memory", arg)
+                check(rc == 0 and "no memory samples" in err,
+                      "%s --device-memory %s: read, and a note that there is nothing to check (got %d: %r)"
+                      % (command, arg, rc, err))
+
         # A schedule as the README spells it, and as Paddle does: one reading
         # for whatif and pp-demo; a slip is told the nearest name.
         for spelled in ("ZB-H1", "zbh1", "FThenB", "1F1B", "ZB-VPP"):

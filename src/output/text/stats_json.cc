@@ -237,6 +237,7 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
                            {"gain_of", w.per_micro_batch ? "time_per_micro_batch" : "period"},
                            {"peak_memory", round3(w.peak_memory)},
                            {"measured_peak_memory", round3(w.measured_peak_memory)},
+                           {"peak_memory_bytes", w.peak_memory_bytes >= 0 ? json(w.peak_memory_bytes) : json(nullptr)},
                            {"text", w.text}});
   }
   doc["suggestions"] = std::move(suggestions);

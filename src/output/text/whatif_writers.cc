@@ -8,6 +8,7 @@
 
 #include "output/text/stats_json.h"
 #include "util/escape.h"
+#include "util/text.h"
 
 namespace ppt {
 namespace {
@@ -22,8 +23,23 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// The memory keys of an outcome: its peaks by stage (null for a stage
+// without samples; null throughout when the run has none) and, with a
+// device size and a peak, whether it fits and by how much.
+void memory_json(const WhatifOutcome& o, int64_t device_bytes, json& j) {
+  j["peak_memory_bytes"] = nullptr;
+  if (!o.peak_memory_bytes.empty()) {
+    json peaks = json::array();
+    for (int64_t p : o.peak_memory_bytes) peaks.push_back(p >= 0 ? json(p) : json(nullptr));
+    j["peak_memory_bytes"] = std::move(peaks);
+  }
+  const bool checked = device_bytes > 0 && highest_peak(o.peak_memory_bytes) >= 0;
+  j["fits"] = checked ? json(o.fits) : json(nullptr);
+  j["margin_bytes"] = checked ? json(o.margin_bytes) : json(nullptr);
+}
+
 // `base` is the measured run: how o compares with it, or null for itself.
-json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
+json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base, int64_t device_bytes) {
   json j;
   j["label"] = o.label;
   j["schedule"] = lower(schedule_name(o.shape.schedule));
@@ -57,6 +73,7 @@ json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base) {
   }
   j["within_noise_of_best"] = false;
   j["peak_in_flight"] = o.peak_in_flight;
+  memory_json(o, device_bytes, j);
   j["error"] = o.error.empty() ? json(nullptr) : json(o.error);
   return j;
 }
@@ -119,6 +136,14 @@ json model_json(const CostModel& m) {
 
 std::string ms_text(double ns) { return fmt::format("{:.3f}", ns / 1e6); }
 
+// "does not fit: 83.2 GiB > 80.0 GiB" for an outcome whose peak is above
+// the device size, else "".
+std::string fit_text(const WhatifOutcome& o, int64_t device_bytes) {
+  const int64_t peak = highest_peak(o.peak_memory_bytes);
+  if (device_bytes <= 0 || peak < 0 || o.fits) return "";
+  return fmt::format("does not fit: {} > {}", format_gib(peak), format_gib(device_bytes));
+}
+
 std::string peak_text(const std::vector<int32_t>& peak) {
   std::string s;
   for (int32_t p : peak) s += (s.empty() ? "" : " ") + std::to_string(p);
@@ -130,15 +155,20 @@ std::string peak_text(const std::vector<int32_t>& peak) {
 std::string format_whatif_json(const WhatifReport& r) {
   json doc;
   doc["schema"] = "pp-timeline-whatif/1";
-  doc["measured"] = outcome_json(r.measured, nullptr);
-  doc["replayed"] = outcome_json(r.replayed, &r.measured);
+  const int64_t device = r.device_memory_bytes;
+  doc["measured"] = outcome_json(r.measured, nullptr, device);
+  doc["replayed"] = outcome_json(r.replayed, &r.measured, device);
   json predicted = json::array();
-  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured));
+  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured, device));
   for (size_t i : r.within_noise_of_best) predicted[i]["within_noise_of_best"] = true;
   doc["predicted"] = std::move(predicted);
   doc["warnings"] = r.warnings;
   doc["refusal"] = r.refusal.empty() ? json(nullptr) : json(r.refusal);
   doc["model_error_pct"] = std::isfinite(r.model_error) ? json(round3(r.model_error * 100)) : json(nullptr);
+  doc["memory_model_error_pct"] =
+      std::isfinite(r.memory_model_error) ? json(round3(r.memory_model_error * 100)) : json(nullptr);
+  doc["memory_error_stage"] = r.memory_error_stage >= 0 ? json(r.memory_error_stage) : json(nullptr);
+  doc["device_memory_bytes"] = device > 0 ? json(device) : json(nullptr);
   doc["assumptions"] = r.assumptions;
   doc["model"] = model_json(r.model);
   return doc.dump(2) + "\n";
@@ -153,13 +183,20 @@ std::string format_whatif_text(const WhatifReport& r) {
   for (size_t i = 0; i < r.predicted.size(); ++i) {
     rows.push_back({r.predicted.size() > 1 ? fmt::format("predicted #{}", i + 1) : "predicted", &r.predicted[i]});
   }
+  // The memory column where the run has memory samples; the last column
+  // says a target that does not fit (or an error).
+  const bool memory = r.memory.present();
   std::vector<std::vector<std::string>> cells = {{"", "schedule", "period ms (mean)", "range ms", "vs measured",
                                                   "busy ms (mean)", "bubble", "micro-batches/s", "peak in flight"}};
+  if (memory) cells[0].push_back("peak GiB");
+  cells[0].push_back("");
   bool any_per_mb = false;
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
     if (!o.error.empty()) {
-      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", "-", terminal_text(o.error)});
+      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", "-", "-"});
+      if (memory) cells.back().push_back("-");
+      cells.back().push_back(terminal_text(o.error));
       continue;
     }
     std::string delta = "";
@@ -177,6 +214,9 @@ std::string format_whatif_text(const WhatifReport& r) {
     cells.push_back({kind, terminal_text(o.label), ms_text(o.period_ns), range, delta, ms_text(o.busy_ns),
                      fmt::format("{:.1f}%", o.bubble_ratio * 100), fmt::format("{:.1f}", o.micro_batches_per_second),
                      peak_text(o.peak_in_flight)});
+    const int64_t peak = highest_peak(o.peak_memory_bytes);
+    if (memory) cells.back().push_back(peak >= 0 ? fmt::format("{:.2f}", static_cast<double>(peak) / 0x1p30) : "-");
+    cells.back().push_back(fit_text(o, r.device_memory_bytes));
   }
   std::vector<size_t> w(cells[0].size(), 0);
   for (const auto& row : cells) {
@@ -193,6 +233,7 @@ std::string format_whatif_text(const WhatifReport& r) {
       std::string pad(w[c] - row[c].size(), ' ');
       line += (c ? "  " : "") + (left ? row[c] + (c + 1 == row.size() ? "" : pad) : pad + row[c]);
     }
+    line.erase(line.find_last_not_of(' ') + 1);  // the last column is often empty
     out += line + "\n";
   }
   if (any_per_mb) {
@@ -206,6 +247,14 @@ std::string format_whatif_text(const WhatifReport& r) {
   }
   if (std::isfinite(r.model_error)) {
     out += fmt::format("\nmodel error (replayed against measured period): {:+.2f}%\n", r.model_error * 100);
+  }
+  if (std::isfinite(r.memory_model_error)) {
+    out += fmt::format("memory model error (replayed against measured peak, worst on stage {}): {:+.2f}%\n",
+                       r.memory_error_stage, r.memory_model_error * 100);
+  }
+  if (memory && r.device_memory_bytes > 0) {
+    out += fmt::format("\ndevice memory {}: a target that does not fit is ranked after those that do\n",
+                       format_gib(r.device_memory_bytes));
   }
   if (!r.refusal.empty()) out += "\nno prediction: " + terminal_text(r.refusal) + "\n";
   if (!r.warnings.empty()) {

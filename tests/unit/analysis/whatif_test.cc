@@ -1,6 +1,7 @@
 // The what-if cost model against runs timed by hand and generated runs of
 // known costs: the durations, links, optimizer and gap it fits, the replay of
-// the measured plan, and what each change does to the costs.
+// the measured plan, and what each change does to the costs; the memory
+// model against measurements built by hand.
 #include "analysis/whatif.h"
 
 #include <catch2/catch.hpp>
@@ -407,6 +408,213 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
       CHECK(w.gain_hi > w.period_gain);
     }
   }
+}
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// A measurement of memory by hand: stage s has (10 + s) GiB static and
+// `chunk_acts` per chunk; each stage's logged peak is static + in_flight[s]
+// activations per micro-batch (the sum of the chunks').
+MemoryStats hand_memory(const std::vector<int64_t>& chunk_acts, const std::vector<int32_t>& in_flight) {
+  MemoryStats mem;
+  mem.resolution_bytes = 10737418;
+  int64_t per_mb = 0;
+  for (int64_t a : chunk_acts) per_mb += a;
+  for (size_t s = 0; s < in_flight.size(); ++s) {
+    StageMemory sm;
+    sm.stage = static_cast<int32_t>(s);
+    sm.ranks = 1;
+    sm.static_bytes = (10 + static_cast<int64_t>(s)) * kGiB;
+    sm.activation_bytes_per_chunk = chunk_acts;
+    sm.activation_bytes_per_micro_batch = per_mb;
+    sm.peak_allocated_bytes = sm.static_bytes + in_flight[s] * per_mb;
+    sm.peak_reserved_bytes = sm.peak_allocated_bytes + kGiB;
+    mem.stages.push_back(sm);
+  }
+  return mem;
+}
+
+PlanShape shape_of(ScheduleKind k, int32_t p, int32_t m, int32_t v = 1) { return PlanShape{k, p, m, v, false}; }
+
+TEST_CASE("the memory model: 1F1B holds P - s micro-batches on stage s, FThenB all M, whatever M", "[whatif][memory]") {
+  const MemoryStats mem = hand_memory({2 * kGiB}, {4, 3, 2, 1});
+  const std::vector<int64_t> one_f_one_b = predict_peak_memory(mem, shape_of(ScheduleKind::k1F1B, 4, 8));
+  const std::vector<int64_t> fthenb = predict_peak_memory(mem, shape_of(ScheduleKind::kFThenB, 4, 8));
+  REQUIRE(one_f_one_b.size() == 4);
+  REQUIRE(fthenb.size() == 4);
+  for (int32_t s = 0; s < 4; ++s) {
+    CHECK(one_f_one_b[s] == (10 + s) * kGiB + (4 - s) * 2 * kGiB);
+    CHECK(fthenb[s] == (10 + s) * kGiB + 8 * 2 * kGiB);
+  }
+  CHECK(highest_peak(fthenb) == 13 * kGiB + 16 * kGiB);
+  // Another M: the same activation per micro-batch; 1F1B's peak does not grow with M.
+  CHECK(predict_peak_memory(mem, shape_of(ScheduleKind::k1F1B, 4, 16)) == one_f_one_b);
+  CHECK(predict_peak_memory(mem, shape_of(ScheduleKind::kFThenB, 4, 4))[0] == 10 * kGiB + 4 * 2 * kGiB);
+  // A stage without samples has no peak; no samples at all, no peaks; no plan, no peaks.
+  MemoryStats three = mem;
+  three.stages.erase(three.stages.begin() + 2);
+  CHECK(predict_peak_memory(three, shape_of(ScheduleKind::k1F1B, 4, 8))[2] == -1);
+  CHECK(predict_peak_memory(MemoryStats{}, shape_of(ScheduleKind::k1F1B, 4, 8)).empty());
+  CHECK(predict_peak_memory(mem, shape_of(ScheduleKind::k1F1B, 4, 2)).empty());  // 1F1B needs M >= P
+}
+
+TEST_CASE("the memory model: a VPP chunk holds its own activation, another V the stage's / V", "[whatif][memory]") {
+  // Paddle's interleaved 1F1B: stage s runs (P - s - 1) * 2 + (V - 1) * P
+  // warm-up forwards, then one more before its first backward.
+  const PlanShape vpp = shape_of(ScheduleKind::kVPP, 4, 8, 2);
+  auto warmup_chunks = [](int32_t s) { return (4 - s - 1) * 2 + (2 - 1) * 4 + 1; };
+  // Measured with V=2, one GiB per chunk.
+  const std::vector<int64_t> per_chunk = predict_peak_memory(hand_memory({kGiB, kGiB}, {0, 0, 0, 0}), vpp);
+  // Measured without VPP, 2 GiB per micro-batch: a chunk of V=2 holds 1 GiB.
+  const std::vector<int64_t> from_v1 = predict_peak_memory(hand_memory({2 * kGiB}, {4, 3, 2, 1}), vpp);
+  REQUIRE(per_chunk.size() == 4);
+  for (int32_t s = 0; s < 4; ++s) {
+    CHECK(per_chunk[s] == (10 + s) * kGiB + warmup_chunks(s) * kGiB);
+    CHECK(from_v1[s] == per_chunk[s]);
+  }
+  // Unequal chunks: each holds its own, so the peak lies between all-small and all-large.
+  const std::vector<int64_t> unequal = predict_peak_memory(hand_memory({kGiB, 3 * kGiB}, {0, 0, 0, 0}), vpp);
+  for (int32_t s = 0; s < 4; ++s) {
+    CHECK(unequal[s] > (10 + s) * kGiB + warmup_chunks(s) * kGiB);
+    CHECK(unequal[s] < (10 + s) * kGiB + warmup_chunks(s) * 3 * kGiB);
+  }
+}
+
+TEST_CASE("the memory model: ZBH1's split backward holds the activation until its backward_w", "[whatif][memory]") {
+  // Paddle's ZB-H1 splits the backward of stage s's first s micro-batches
+  // after its warm-up (their backward_w run at the step's end): those keep
+  // their activations, so every stage reaches P micro-batches where 1F1B
+  // holds P - s.
+  const PlanShape zb = shape_of(ScheduleKind::kZBH1, 4, 8);
+  const std::vector<int64_t> peak = predict_peak_memory(hand_memory({2 * kGiB}, {4, 3, 2, 1}), zb);
+  REQUIRE(peak.size() == 4);
+  for (int32_t s = 0; s < 4; ++s) CHECK(peak[s] == (10 + s) * kGiB + 4 * 2 * kGiB);
+  // Counted on the plan itself: freed at the backward_b, stage s would hold P - s.
+  for (int32_t s = 0; s < 4; ++s) {
+    int32_t held = 0, most = 0;
+    for (const PlanJob& j : stage_plan(zb, s)) {
+      held += j.role == PlanRole::kForward ? 1 : j.role == PlanRole::kBackwardW ? 0 : -1;
+      most = std::max(most, held);
+    }
+    CHECK(most == 4 - s);
+  }
+}
+
+TEST_CASE("whatif predicts each target's peak memory, its fit on the device, and its own memory error",
+          "[whatif][memory][gen]") {
+  if (!testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --seed 3");
+  WhatifChanges both;
+  both.schedules = {ScheduleKind::kFThenB, ScheduleKind::k1F1B};
+  SECTION("no memory samples: no peaks, said once") {
+    WhatifReport r = m->whatif(both);
+    CHECK(r.measured.peak_memory_bytes.empty());
+    CHECK(r.replayed.peak_memory_bytes.empty());
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.peak_memory_bytes.empty());
+    CHECK_FALSE(std::isfinite(r.memory_model_error));
+    CHECK(std::count_if(r.assumptions.begin(), r.assumptions.end(),
+                        [](const std::string& a) { return a.find("memory") != std::string::npos; }) == 1);
+    CHECK(says(r.assumptions, "no memory samples"));
+  }
+  SECTION("the measured run's replay reproduces its logged peaks") {
+    m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
+    WhatifReport r = m->whatif(both);
+    REQUIRE(r.replayed.error.empty());
+    CHECK(r.measured.peak_memory_bytes == std::vector<int64_t>{18 * kGiB, 17 * kGiB, 16 * kGiB, 15 * kGiB});
+    CHECK(r.replayed.peak_memory_bytes == r.measured.peak_memory_bytes);
+    CHECK(r.memory_model_error == 0);
+    for (const WhatifOutcome& o : r.predicted) {
+      const int32_t held = o.shape.schedule == ScheduleKind::kFThenB ? 8 : 4;
+      CHECK(o.peak_memory_bytes.at(0) == 10 * kGiB + held * 2 * kGiB);
+      CHECK(o.fits);  // no device size: nothing to miss
+    }
+    CHECK(says(r.assumptions, "memory: a stage's peak is its static part"));
+    CHECK_FALSE(says(r.warnings, "memory model"));
+  }
+  SECTION("a stage that held more than the model: the memory error, and a warning") {
+    m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
+    m->stats.memory.stages[2].peak_allocated_bytes = 18 * kGiB;  // the model says 16
+    WhatifReport r = m->whatif(both);
+    CHECK(r.memory_error_stage == 2);
+    CHECK(r.memory_model_error == Approx(16.0 / 18.0 - 1));
+    CHECK(says(r.warnings, "the memory model's error is -11.1% on stage 2"));
+  }
+  SECTION("a device between 1F1B's peak and FThenB's: FThenB does not fit and ranks last") {
+    m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
+    m->stats.memory.device_memory_bytes = 20 * kGiB;  // 1F1B: 18 GiB at most; FThenB: 29 GiB on stage 3
+    WhatifReport r = m->whatif(both);
+    REQUIRE(r.predicted.size() == 2);
+    CHECK(r.predicted[0].shape.schedule == ScheduleKind::k1F1B);
+    CHECK(r.predicted[0].fits);
+    CHECK(r.predicted[0].margin_bytes == 2 * kGiB);
+    CHECK(r.predicted[1].shape.schedule == ScheduleKind::kFThenB);
+    CHECK_FALSE(r.predicted[1].fits);
+    CHECK(r.predicted[1].margin_bytes == 20 * kGiB - 29 * kGiB);
+    CHECK(r.within_noise_of_best.empty());  // one that does not fit is never beside #1
+    CHECK(r.measured.fits);
+    CHECK(says(r.assumptions, "device memory: 20.0 GiB"));
+    // Even when it is faster: FThenB at M=16 against 1F1B at M=8 on a device that fits only the latter.
+    WhatifChanges more;
+    more.schedules = {ScheduleKind::kFThenB, ScheduleKind::k1F1B};
+    more.micro_batches = {16};
+    WhatifReport r16 = m->whatif(more);
+    REQUIRE(r16.predicted.size() == 2);
+    CHECK(r16.predicted.back().shape.schedule == ScheduleKind::kFThenB);
+    CHECK_FALSE(r16.predicted.back().fits);
+  }
+  SECTION("the predicted timeline carries the replay's memory samples") {
+    m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
+    WhatifReport r = m->whatif(both);
+    const WhatifOutcome& o = r.predicted.at(0);
+    Timeline tl = replay_timeline(o.replay, 1000, 5);
+    add_predicted_memory(tl, o.replay, r.memory, 5);
+    CHECK(tl.memory_resolution_bytes == r.memory.resolution_bytes);
+    REQUIRE(tl.tracks.size() == 4);
+    for (const Track& t : tl.tracks) {
+      size_t work = 0;
+      for (const Job& j : t.jobs) work += j.micro_batch >= 0 ? 1 : 0;
+      REQUIRE(t.memory.size() == 2 * work);  // a Before and an After per forward and backward
+      int64_t most = 0;
+      for (size_t i = 0; i < t.memory.size(); ++i) {
+        const MemorySample& x = t.memory[i];
+        most = std::max(most, x.allocated_bytes);
+        CHECK(x.reserved_bytes >= x.allocated_bytes);
+        CHECK(x.step >= 5);
+        if (i > 0) CHECK(x.ts_ns >= t.memory[i - 1].ts_ns);
+      }
+      CHECK(most == o.peak_memory_bytes.at(t.rank));
+      // The first sample is the step's static part, before its first forward, at that forward's start.
+      CHECK(t.memory.front().point == MemoryPoint::kBeforeForward);
+      CHECK(t.memory.front().allocated_bytes == (10 + t.rank) * kGiB);
+      CHECK(t.memory.front().ts_ns == t.jobs.front().start_ns);
+    }
+  }
+}
+
+TEST_CASE("stats' suggestions say the predicted peak and never a change that does not fit", "[whatif][memory][gen]") {
+  if (!testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  // FThenB at M=4: M=8 is suggested, holding twice the activations.
+  auto m = generated("--schedule fthenb --stages 4 --micro-batches 4 --steps 3 --jitter 0 --seed 3");
+  m->stats.memory = hand_memory({2 * kGiB}, {4, 4, 4, 4});
+  auto find = [](const std::vector<WhatifSuggestion>& s, const std::string& change) {
+    return std::find_if(s.begin(), s.end(), [&](const WhatifSuggestion& w) { return w.change == change; });
+  };
+  std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
+  auto twice = find(s, "M=8");
+  REQUIRE(twice != s.end());
+  CHECK(twice->peak_memory_bytes == 13 * kGiB + 8 * 2 * kGiB);
+  // 29 GiB against the replayed 21 GiB.
+  CHECK_THAT(twice->text, Catch::Contains("peak memory 29.0 GiB (+38%)"));
+  // On a 24 GiB device M=8 does not fit: not suggested; what fits still is.
+  m->stats.memory.device_memory_bytes = 24 * kGiB;
+  std::vector<WhatifSuggestion> fit = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
+  CHECK(find(fit, "M=8") == fit.end());
+  for (const WhatifSuggestion& w : fit) CHECK(w.peak_memory_bytes <= 24 * kGiB);
+  CHECK(fit.size() + 1 >= s.size());
 }
 
 }  // namespace

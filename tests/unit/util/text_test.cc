@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
 namespace ppt {
@@ -183,6 +185,60 @@ TEST_CASE("natural order of IP addresses and host names", "[layout]") {
   std::vector<std::string> names = {"10.0.0.10", "10.0.0.2", "10.0.1.1", "9.9.9.9", "node-10", "node-2"};
   std::sort(names.begin(), names.end(), natural_less);
   CHECK(names == std::vector<std::string>{"9.9.9.9", "10.0.0.2", "10.0.0.10", "10.0.1.1", "node-2", "node-10"});
+}
+
+// The bytes of a size, or -1 with the reason when it is refused.
+int64_t size_of(const std::string& text, std::string* why = nullptr) {
+  int64_t bytes = -1;
+  std::string reason;
+  if (!parse_byte_size(text, &bytes, &reason)) bytes = -1;
+  if (why) *why = reason;
+  return bytes;
+}
+
+TEST_CASE("sizes of memory: powers of 1024 with an i, of 1000 without, whole bytes without a unit", "[text][size]") {
+  CHECK(size_of("80GiB") == 80LL << 30);
+  CHECK(size_of("81920MiB") == 80LL << 30);
+  CHECK(size_of("80GB") == 80'000'000'000LL);
+  CHECK(size_of("85899345920") == 80LL << 30);
+  CHECK(size_of("80 GiB") == 80LL << 30);
+  CHECK(size_of("80gib") == 80LL << 30);
+  CHECK(size_of("79.5GiB") == std::llround(79.5 * (1LL << 30)));
+  CHECK(size_of("1.5TB") == 1'500'000'000'000LL);
+  CHECK(size_of("512KiB") == 512LL << 10);
+  CHECK(size_of("3MB") == 3'000'000);
+  CHECK(size_of("1TiB") == 1LL << 40);
+  CHECK(size_of("1024B") == 1024);
+}
+
+TEST_CASE("sizes of memory: anything else is refused with the reason", "[text][size]") {
+  std::string why;
+  CHECK(size_of("80G", &why) == -1);
+  CHECK(why.find("unknown unit 'G'") != std::string::npos);
+  CHECK(why.find("GiB") != std::string::npos);
+  CHECK(size_of("80GIB", &why) == -1);  // neither as written nor lower case
+  CHECK(size_of("80 GiB extra", &why) == -1);
+  CHECK(size_of("80  GiB", &why) == -1);  // one space at most
+  CHECK(size_of("1.5", &why) == -1);
+  CHECK(why.find("whole bytes") != std::string::npos);
+  CHECK(size_of("0GiB", &why) == -1);
+  CHECK(why.find("above 0") != std::string::npos);
+  CHECK(size_of("-80GiB", &why) == -1);
+  CHECK(size_of("", &why) == -1);
+  CHECK(size_of("GiB", &why) == -1);
+  CHECK(size_of("nan", &why) == -1);
+  CHECK(size_of("inf", &why) == -1);
+  CHECK(size_of("1e3GiB", &why) == -1);
+  CHECK(size_of("1.2.3GiB", &why) == -1);
+  CHECK(size_of("2000000TiB", &why) == -1);
+  CHECK(why.find("2^60") != std::string::npos);
+  CHECK(size_of("99999999999999999999999999") == -1);
+}
+
+TEST_CASE("GiB for people", "[text][size]") {
+  CHECK(format_gib(80LL << 30) == "80.0 GiB");
+  CHECK(format_gib(std::llround(83.24 * (1LL << 30))) == "83.2 GiB");
+  CHECK(format_gib(std::llround(83.24 * (1LL << 30)), 2) == "83.24 GiB");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // What whatif's table and JSON say of a report built by hand: every figure
 // is the report's (the writers decide nothing), a target of another M is
 // compared per micro-batch and says so, a failed target shows its reason and
-// no figures, the ranges, the model error, and text from the logs escaped.
+// no figures, the ranges, the model error, text from the logs escaped, and
+// the peak memory with the device's fit.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -87,6 +88,92 @@ TEST_CASE("whatif without a model error says none, in both writers", "[whatif][w
   r.model_error = std::nan("");
   CHECK(nlohmann::json::parse(format_whatif_json(r))["model_error_pct"].is_null());
   CHECK(format_whatif_text(r).find("model error") == std::string::npos);
+}
+
+TEST_CASE("whatif's JSON and table without memory samples: no peak, no fit", "[whatif][writers][memory]") {
+  const WhatifReport r = report();
+  const nlohmann::json j = nlohmann::json::parse(format_whatif_json(r));
+  for (const nlohmann::json& o : {j["measured"], j["replayed"], j["predicted"][0]}) {
+    CHECK(o["peak_memory_bytes"].is_null());
+    CHECK(o["fits"].is_null());
+    CHECK(o["margin_bytes"].is_null());
+  }
+  CHECK(j["memory_model_error_pct"].is_null());
+  CHECK(j["device_memory_bytes"].is_null());
+  const std::string t = format_whatif_text(r);
+  CHECK(t.find("peak GiB") == std::string::npos);
+  CHECK(t.find("fit") == std::string::npos);
+}
+
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// report() with memory: the measured peaks, the replay 1% above, ZBH1 too
+// big for an 80 GiB device (83.2 GiB on stage 0), 1F1B M=16 within it.
+WhatifReport memory_report() {
+  WhatifReport r = report();
+  r.memory.resolution_bytes = 10737418;
+  r.memory.stages.resize(4);
+  r.device_memory_bytes = 80 * kGiB;
+  r.measured.peak_memory_bytes = {70 * kGiB, 60 * kGiB, 50 * kGiB, -1};
+  r.replayed.peak_memory_bytes = {std::llround(70.7 * kGiB), 60 * kGiB, 50 * kGiB, -1};
+  r.predicted[0].peak_memory_bytes = {std::llround(83.2 * kGiB), 70 * kGiB, 60 * kGiB, -1};
+  r.predicted[0].fits = false;
+  r.predicted[0].margin_bytes = 80 * kGiB - std::llround(83.2 * kGiB);
+  r.predicted[1].peak_memory_bytes = {75 * kGiB, 65 * kGiB, 55 * kGiB, -1};
+  r.predicted[1].margin_bytes = 5 * kGiB;
+  r.measured.margin_bytes = 10 * kGiB;
+  r.replayed.margin_bytes = 80 * kGiB - std::llround(70.7 * kGiB);
+  r.memory_model_error = 0.01;
+  r.memory_error_stage = 0;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("whatif's JSON: peak memory by stage, the fit and its margin, the memory model's error",
+          "[whatif][writers][memory]") {
+  const WhatifReport r = memory_report();
+  const nlohmann::json j = nlohmann::json::parse(format_whatif_json(r));
+  CHECK(j["measured"]["peak_memory_bytes"] == nlohmann::json::array({70 * kGiB, 60 * kGiB, 50 * kGiB, nullptr}));
+  CHECK(j["replayed"]["peak_memory_bytes"][0] == std::llround(70.7 * kGiB));
+  CHECK(j["predicted"][0]["fits"] == false);
+  CHECK(j["predicted"][0]["margin_bytes"] == 80 * kGiB - std::llround(83.2 * kGiB));
+  CHECK(j["predicted"][0]["margin_bytes"].get<int64_t>() < 0);
+  CHECK(j["predicted"][1]["fits"] == true);
+  CHECK(j["predicted"][1]["margin_bytes"] == 5 * kGiB);
+  CHECK(j["measured"]["fits"] == true);
+  // The failed target has no peak, so no fit either.
+  CHECK(j["predicted"][2]["peak_memory_bytes"].is_null());
+  CHECK(j["predicted"][2]["fits"].is_null());
+  CHECK(j["memory_model_error_pct"] == 1.0);
+  CHECK(j["memory_error_stage"] == 0);
+  CHECK(j["device_memory_bytes"] == 80 * kGiB);
+  // Without a device size: the peaks, no fit.
+  WhatifReport no_device = r;
+  no_device.device_memory_bytes = 0;
+  const nlohmann::json n = nlohmann::json::parse(format_whatif_json(no_device));
+  CHECK(n["predicted"][0]["peak_memory_bytes"][0] == std::llround(83.2 * kGiB));
+  CHECK(n["predicted"][0]["fits"].is_null());
+  CHECK(n["device_memory_bytes"].is_null());
+}
+
+TEST_CASE("whatif's table: a peak memory column and the target that does not fit marked", "[whatif][writers][memory]") {
+  const std::string t = format_whatif_text(memory_report());
+  CHECK(t.find("peak GiB") != std::string::npos);
+  CHECK(t.find("83.20") != std::string::npos);
+  CHECK(t.find("70.70") != std::string::npos);
+  CHECK(t.find("does not fit: 83.2 GiB > 80.0 GiB") != std::string::npos);
+  // Only the one: the line of 1F1B M=16 has no mark.
+  const size_t m16 = t.find("1F1B M=16");
+  REQUIRE(m16 != std::string::npos);
+  CHECK(t.substr(m16, t.find('\n', m16) - m16).find("fit") == std::string::npos);
+  CHECK(t.find("memory model error (replayed against measured peak, worst on stage 0): +1.00%") != std::string::npos);
+  CHECK(t.find("device memory 80.0 GiB") != std::string::npos);
+  for (size_t at = 0, end; (end = t.find('\n', at)) != std::string::npos; at = end + 1) {
+    CHECK((end == at || t[end - 1] != ' '));  // no trailing spaces where the last column is empty
+  }
 }
 
 }  // namespace ppt
