@@ -8,6 +8,7 @@
 
 #include "input/file_scanner.h"
 #include "input/line_parser.h"
+#include "input/pipeline_details.h"
 #include "passes/clock_align.h"
 #include "passes/timeline_builder.h"
 #include "pp_timeline/log_line.h"
@@ -28,7 +29,11 @@ std::string_view marker_window(std::string_view line) {
 
 // The lines the scanner looks at: job lines, schedule markers (both hold
 // "Profiler "), start-up lines. Every other line is noise to every pass.
-bool kept_line(std::string_view line) { return line.find("Profiler ") != line.npos || is_start_line(line); }
+// Job lines and markers, start-up lines, and the dynamic-graph details lines
+// (memory samples, and the jobs of logs without job lines).
+bool kept_line(std::string_view line) {
+  return line.find("Profiler ") != line.npos || is_start_line(line) || line.find(kDetailsLiteral) != line.npos;
+}
 
 size_t count_lines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -240,5 +240,5 @@ TEST_CASE("a cut window numbers the memory samples as the run numbers its steps"
       ++samples;
     }
   }
-  CHECK(samples >= 2u * 10 * 3);
+  CHECK(samples >= 2u * (10 * 3 - 1));  // the window begins at the first job line: a Start line may be left out
 }
