@@ -8,6 +8,7 @@
 
 #include "input/file_scanner.h"
 #include "input/line_parser.h"
+#include "input/pipeline_details.h"
 #include "passes/clock_align.h"
 #include "passes/timeline_builder.h"
 #include "pp_timeline/log_line.h"
@@ -28,7 +29,11 @@ std::string_view marker_window(std::string_view line) {
 
 // The lines the scanner looks at: job lines, schedule markers (both hold
 // "Profiler "), start-up lines. Every other line is noise to every pass.
-bool kept_line(std::string_view line) { return line.find("Profiler ") != line.npos || is_start_line(line); }
+// Job lines and markers, start-up lines, and the dynamic-graph details lines
+// (memory samples, and the jobs of logs without job lines).
+bool kept_line(std::string_view line) {
+  return line.find("Profiler ") != line.npos || is_start_line(line) || line.find(kDetailsLiteral) != line.npos;
+}
 
 size_t count_lines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
@@ -87,7 +92,13 @@ void Watcher::add_lines(const std::string& path, std::string_view lines, WatchCl
     f.line_starts.push_back(static_cast<uint32_t>(f.text.size()));
     f.text += line;
     if (options_.keep_all) f.all += line;
+    if (line.find(kDetailsLiteral) != line.npos && line.find("Profiler ") == line.npos) {
+      account_details(f, line);
+    } else if (is_start_line(line)) {
+      if (f.details.close()) reject_details(IssueKind::kUnmatchedDetailsBefore);
+    }
     if (line.find(log_line::kJobMarker) != line.npos) {
+      f.job_lines = true;
       ++jobs_seen_;
       // The window is re-read on every update and later cut, so its counts
       // are of the window only; the running total is kept here, a line at
@@ -100,6 +111,36 @@ void Watcher::add_lines(const std::string& path, std::string_view lines, WatchCl
       }
     }
   }
+}
+
+void Watcher::reject_details(IssueKind kind) {
+  ++jobs_seen_;
+  ++rejected_seen_;
+  ++rejected_by_kind_[static_cast<size_t>(kind)];
+}
+
+// A details line, judged once as it arrives, as the reader does
+// (file_scanner.cc): a bad line or an unmatched half is a job seen and
+// rejected; a pair is a job of a file without job lines. A Before still open
+// when the watch ends is not counted (its After may be on its way).
+void Watcher::account_details(FileState& f, std::string_view line) {
+  DetailsLine d;
+  std::string why;
+  if (!parse_details_line(line, &d, &why)) {
+    reject_details(IssueKind::kBadDetailsLine);
+    return;
+  }
+  DetailsPairing::Step step = f.details.feed(d, 0, {});
+  if (step.unmatched) reject_details(IssueKind::kUnmatchedDetailsBefore);
+  if (step.unmatched_after) reject_details(IssueKind::kUnmatchedDetailsAfter);
+  if (step.pair && step.end_before_start) reject_details(IssueKind::kEndBeforeStart);
+  if (step.pair && !step.end_before_start) ++f.details_pairs;
+}
+
+uint64_t Watcher::jobs_seen() const {
+  uint64_t n = jobs_seen_;
+  for (const FileState& f : files_) n += f.job_lines ? 0 : f.details_pairs;
+  return n;
 }
 
 void Watcher::add_unterminated(const std::string& path, std::string_view line) {

@@ -41,6 +41,7 @@
 #include "analysis/stats.h"
 #include "app/driver.h"
 #include "input/log_layout.h"
+#include "input/pipeline_details.h"
 #include "model/timeline.h"
 
 namespace ppt {
@@ -115,7 +116,10 @@ class Watcher {
   std::optional<DriverResult> whole_run(bool stats) const;
 
   int64_t origin_ns() const { return origin_ns_; }
-  uint64_t jobs_seen() const { return jobs_seen_; }
+  // Profiler lines seen since the start: job lines, and the jobs of the
+  // `[Pipeline details]` lines (pairs in files without job lines, unmatched
+  // halves and bad lines everywhere), as the reader counts them.
+  uint64_t jobs_seen() const;
   // Set when the passes failed on the window (--strict and a rejected line):
   // the watch has nothing more to report.
   DriverFailure failure() const { return failure_; }
@@ -140,7 +144,13 @@ class Watcher {
     std::vector<StepMark> marks;  // each step's first job line, from the last update
     bool cut_at_anchor = false;   // the text begins with the anchor step's first job
     WatchClock::time_point last_data{};
+    // The running account of its `[Pipeline details]` lines.
+    DetailsPairing details;
+    uint64_t details_pairs = 0;  // jobs, unless the file has job lines
+    bool job_lines = false;
   };
+  void account_details(FileState& f, std::string_view line);
+  void reject_details(IssueKind kind);
 
   FileState& file(const std::string& path);
   std::optional<DriverResult> analyze(bool whole, bool with_stats, const Selection& selection) const;

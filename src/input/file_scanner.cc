@@ -63,6 +63,7 @@ class Scanner {
   void note_process_start(uint64_t line_no);
   void handle_details(std::string_view line, uint64_t line_no);
   void close_open_before();
+  void unmatched_before(const std::optional<DetailsPairing::Before>& b);
   void details_rejected(IssueKind kind, uint64_t line_no, const std::string& why, std::string_view text);
   void finish_details();
   uint32_t intern_type(std::string_view type, uint64_t line_no, std::string_view text);
@@ -95,21 +96,11 @@ class Scanner {
   // `[Pipeline details]` jobs, kept aside until the end: they are the file's
   // jobs only when it has no job line. Their `type` indexes details_types_;
   // the job index of each marker and start-up line in this list is kept too.
-  struct OpenBefore {
-    bool open = false;
-    DetailsLine d;
-    uint64_t line = 0;
-    int32_t micro_batch = -1;
-    std::string text;
-  };
-  OpenBefore before_;
+  DetailsPairing pairing_;
   std::vector<Job> details_jobs_;
   std::vector<std::string> details_types_;
   std::vector<uint32_t> marker_details_index_;
   std::vector<uint32_t> start_details_index_;
-  // Forward and backward steps begun since the step's Start line, by
-  // (chunk, forward).
-  std::unordered_map<int64_t, int32_t> step_counts_;
   uint64_t details_rejected_ = 0;  // unmatched halves and bad lines: jobs seen, not drawn
 };
 
@@ -307,7 +298,6 @@ uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::stri
 
 void Scanner::note_process_start(uint64_t line_no) {
   close_open_before();  // the process that began it has ended
-  step_counts_.clear();
   start_details_index_.push_back(static_cast<uint32_t>(details_jobs_.size()));
   ProcessStartAt p;
   p.job_index = static_cast<uint32_t>(out_.jobs.size());
@@ -369,21 +359,16 @@ void Scanner::details_rejected(IssueKind kind, uint64_t line_no, const std::stri
   out_.diagnostics.add(kind, file_index_, line_no, why, text);
 }
 
-void Scanner::close_open_before() {
-  if (!before_.open) return;
-  before_.open = false;
-  details_rejected(IssueKind::kUnmatchedDetailsBefore, before_.line,
-                   std::string(memory_point_name(before_.d.point)) + " without its After_ line", before_.text);
+void Scanner::unmatched_before(const std::optional<DetailsPairing::Before>& b) {
+  if (!b) return;
+  details_rejected(IssueKind::kUnmatchedDetailsBefore, b->line,
+                   std::string(memory_point_name(b->d.point)) + " without its After_ line", b->text);
 }
 
-// One `[Pipeline details]` line: a memory sample, and half of a job.
-//
-// Micro-batches: without chunks (1F1B, FThenB) Paddle passes the micro-batch
-// as step_<s>. The interleaved class passes the virtual micro-step and maps
-// it to a chunk (_get_virtual_pp_rank); each chunk takes the micro-batches in
-// order (its input and output lists are first in, first out), so the
-// micro-batch of a chunk's k-th forward (or backward) since the step's Start
-// line is k. That count is also the micro-batch where step_<s> is None.
+void Scanner::close_open_before() { unmatched_before(pairing_.close()); }
+
+// One `[Pipeline details]` line: a memory sample, and half of a job
+// (DetailsPairing says which, and the micro-batch).
 void Scanner::handle_details(std::string_view line, uint64_t line_no) {
   ++out_.counts.details_lines;
   DetailsLine d;
@@ -392,51 +377,36 @@ void Scanner::handle_details(std::string_view line, uint64_t line_no) {
     details_rejected(IssueKind::kBadDetailsLine, line_no, why, line);
     return;
   }
+  DetailsPairing::Step step = pairing_.feed(d, line_no, line);
+  unmatched_before(step.unmatched);
+  if (step.unmatched_after) {
+    details_rejected(IssueKind::kUnmatchedDetailsAfter, line_no,
+                     std::string(memory_point_name(d.point)) + " without a Before_ line of the same step", line);
+  } else if (step.pair && step.end_before_start) {
+    details_rejected(IssueKind::kEndBeforeStart, line_no,
+                     "the After_ stamp is before its Before_ stamp at line " + std::to_string(step.pair->line), line);
+  } else if (step.pair) {
+    std::string type = is_forward_point(d.point) ? "forward" : "backward";
+    if (d.chunk >= 0) type += std::to_string(d.chunk);
+    auto it = std::find(details_types_.begin(), details_types_.end(), type);
+    if (it == details_types_.end()) it = details_types_.insert(it, type);
+    Job job;
+    job.start_ns = step.pair->d.ts_ns;
+    job.end_ns = d.ts_ns;
+    job.job_id = step.pair->micro_batch;
+    job.micro_batch = step.pair->micro_batch;
+    job.type = static_cast<uint32_t>(it - details_types_.begin());
+    job.line = static_cast<uint32_t>(std::min<uint64_t>(step.pair->line, UINT32_MAX));
+    details_jobs_.push_back(job);
+  }
   MemorySample sample;
   sample.ts_ns = d.ts_ns;
   sample.allocated_bytes = d.allocated_bytes;
   sample.reserved_bytes = d.reserved_bytes;
   sample.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
+  sample.micro_batch = step.micro_batch;
   sample.chunk = d.chunk;
   sample.point = d.point;
-  if (!is_step_point(d.point)) {
-    close_open_before();
-    if (d.point == MemoryPoint::kStartPipeline) step_counts_.clear();
-  } else if (is_before_point(d.point)) {
-    close_open_before();
-    int32_t& count = step_counts_[int64_t{d.chunk} * 2 + (is_forward_point(d.point) ? 1 : 0)];
-    sample.micro_batch = d.chunk < 0 && d.step_id >= 0 ? d.step_id : count;
-    ++count;
-    before_ = OpenBefore{true, d, line_no, sample.micro_batch, std::string(line)};
-  } else {
-    bool pairs = before_.open && is_forward_point(before_.d.point) == is_forward_point(d.point) &&
-                 before_.d.chunk == d.chunk && before_.d.step_id == d.step_id;
-    if (!pairs) {
-      sample.micro_batch = d.chunk < 0 ? d.step_id : -1;
-      details_rejected(IssueKind::kUnmatchedDetailsAfter, line_no,
-                       std::string(memory_point_name(d.point)) + " without a Before_ line of the same step", line);
-    } else if (d.ts_ns < before_.d.ts_ns) {
-      before_.open = false;
-      sample.micro_batch = before_.micro_batch;
-      details_rejected(IssueKind::kEndBeforeStart, line_no,
-                       "the After_ stamp is before its Before_ stamp at line " + std::to_string(before_.line), line);
-    } else {
-      before_.open = false;
-      sample.micro_batch = before_.micro_batch;
-      std::string type = is_forward_point(d.point) ? "forward" : "backward";
-      if (d.chunk >= 0) type += std::to_string(d.chunk);
-      auto it = std::find(details_types_.begin(), details_types_.end(), type);
-      if (it == details_types_.end()) it = details_types_.insert(it, type);
-      Job job;
-      job.start_ns = before_.d.ts_ns;
-      job.end_ns = d.ts_ns;
-      job.job_id = before_.micro_batch;
-      job.micro_batch = before_.micro_batch;
-      job.type = static_cast<uint32_t>(it - details_types_.begin());
-      job.line = static_cast<uint32_t>(std::min<uint64_t>(before_.line, UINT32_MAX));
-      details_jobs_.push_back(job);
-    }
-  }
   out_.memory.push_back(sample);
   ++out_.counts.memory_samples;
 }

@@ -24,7 +24,7 @@ bool stamp_at(std::string_view s, size_t at, int64_t* ns) {
     char want = kShape[i], got = s[at + i];
     if (want == '0' ? (got < '0' || got > '9') : got != want) return false;
   }
-  int64_t y, mo, d, h, mi, sec, ms;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0;
   digits(s, at + 1, 4, &y);
   digits(s, at + 6, 2, &mo);
   digits(s, at + 9, 2, &d);
@@ -143,6 +143,43 @@ bool parse_details_line(std::string_view line, DetailsLine* out, std::string* wh
     return fail(why, "memory_reserved_size is not a non-negative decimal number of GiB (or text follows it)");
   }
   return true;
+}
+
+DetailsPairing::Step DetailsPairing::feed(const DetailsLine& d, uint64_t line_no, std::string_view text) {
+  Step out;
+  if (!is_step_point(d.point)) {
+    out.unmatched = std::move(open_);
+    open_.reset();
+    if (d.point == MemoryPoint::kStartPipeline) counts_.clear();
+    return out;
+  }
+  if (is_before_point(d.point)) {
+    out.unmatched = std::move(open_);
+    int32_t& count = counts_[int64_t{d.chunk} * 2 + (is_forward_point(d.point) ? 1 : 0)];
+    out.micro_batch = d.chunk < 0 && d.step_id >= 0 ? d.step_id : count;
+    ++count;
+    open_ = Before{d, line_no, out.micro_batch, std::string(text)};
+    return out;
+  }
+  bool pairs = open_ && is_forward_point(open_->d.point) == is_forward_point(d.point) && open_->d.chunk == d.chunk &&
+               open_->d.step_id == d.step_id;
+  if (!pairs) {
+    out.micro_batch = d.chunk < 0 ? d.step_id : -1;
+    out.unmatched_after = true;
+    return out;
+  }
+  out.micro_batch = open_->micro_batch;
+  out.end_before_start = d.ts_ns < open_->d.ts_ns;
+  out.pair = std::move(open_);
+  open_.reset();
+  return out;
+}
+
+std::optional<DetailsPairing::Before> DetailsPairing::close() {
+  std::optional<Before> left = std::move(open_);
+  open_.reset();
+  counts_.clear();
+  return left;
 }
 
 const char* memory_point_name(MemoryPoint p) {

@@ -19,8 +19,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "model/timeline.h"
 
@@ -50,6 +52,41 @@ inline bool is_before_point(MemoryPoint p) {
 inline bool is_forward_point(MemoryPoint p) {
   return p == MemoryPoint::kBeforeForward || p == MemoryPoint::kAfterForward;
 }
+
+// Pairs one file's details lines, in file order, into jobs: the reader's and
+// watch's account share it. A Before and the next After of the same
+// direction, chunk and step are one job. Micro-batches: without chunks
+// (1F1B, FThenB) Paddle passes the micro-batch as step_<s>. The interleaved
+// class passes the virtual micro-step and maps it to a chunk
+// (_get_virtual_pp_rank); each chunk takes the micro-batches in order (its
+// input and output lists are first in, first out), so the micro-batch of a
+// chunk's k-th forward (or backward) since the step's Start line is k. That
+// count is also the micro-batch where step_<s> is None.
+class DetailsPairing {
+ public:
+  struct Before {
+    DetailsLine d;
+    uint64_t line = 0;
+    int32_t micro_batch = -1;
+    std::string text;
+  };
+  // What one line did.
+  struct Step {
+    int32_t micro_batch = -1;         // the line's sample's (-1 for Start/End)
+    std::optional<Before> unmatched;  // an earlier Before it closed without its After
+    std::optional<Before> pair;       // the Before this After completes
+    bool unmatched_after = false;     // an After without its Before
+    bool end_before_start = false;    // `pair` is stamped after this After
+  };
+  Step feed(const DetailsLine& d, uint64_t line_no, std::string_view text);
+  // A new process (a start-up line) or the end of the file: the open Before,
+  // unmatched, if any; the counts begin again.
+  std::optional<Before> close();
+
+ private:
+  std::optional<Before> open_;
+  std::unordered_map<int64_t, int32_t> counts_;  // steps begun since the Start line, by (chunk, forward)
+};
 
 // Parses `line` (one line, its '\r' or '\n' ending allowed), which holds
 // kDetailsLiteral. Returns false with the reason in `why` when the line is

@@ -240,5 +240,21 @@ TEST_CASE("a cut window numbers the memory samples as the run numbers its steps"
       ++samples;
     }
   }
-  CHECK(samples >= 2u * 10 * 3);
+  CHECK(samples >= 2u * (10 * 3 - 1));  // the window begins at the first job line: a Start line may be left out
+}
+
+TEST_CASE("the watch's account counts the jobs of details lines as the reader does", "[watch][details]") {
+  Watcher w(WatchOptions{});
+  w.set_layout(two_ranks());
+  auto t0 = WatchClock::now();
+  w.add_lines("logs/workerlog.0", details_step(0, 0), t0);
+  std::string broken = details_step(1, 0);
+  broken.erase(broken.find("[Pipeline details] After_forward") + 19, 5);  // "After" garbled: a bad line
+  w.add_lines("logs/workerlog.1", broken, t0);
+  // Rank 0: 4 pairs. Rank 1: 3 pairs, a bad line, and its Before left
+  // unmatched when the next Before comes.
+  CHECK(w.jobs_seen() == 4 + 3 + 2);
+  CHECK(w.rejected_seen() == 2);
+  CHECK(w.rejected_of(IssueKind::kBadDetailsLine) == 1);
+  CHECK(w.rejected_of(IssueKind::kUnmatchedDetailsBefore) == 1);
 }
