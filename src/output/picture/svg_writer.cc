@@ -1132,6 +1132,7 @@ void SvgWriter::write() {
       const SampleRange drawn = drawn_samples(t, r);
       if (drawn.first >= drawn.last) continue;
       int64_t& top = run_memory_max_[r.run];
+      top = std::max(top, opt_.memory_top_bytes);
       for (const MemorySample& m : t.memory) top = std::max(top, m.reserved_bytes);
       memory_max_ = std::max(memory_max_, top);
     }

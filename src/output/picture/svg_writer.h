@@ -20,7 +20,12 @@
 // card). Idle time is the grey row background. A dashed line marks every
 // step boundary; each drawn step's critical path
 // (analysis/critical_path.h) is drawn over the rows as outlined hops and the
-// links between them (dashed when the hop crosses ranks).
+// links between them (dashed when the hop crosses ranks). A rank with
+// memory samples (Track::memory) gets a strip under its lanes: allocated as a
+// filled step area, reserved as a step line, on the run's scale (0 to its
+// highest reserved sample, or SvgOptions::memory_top_bytes), a tick at its
+// peak allocated and "peak 12.34 GiB" in the label column; a picture without
+// samples has no strip and is what it was.
 //
 // Every element a script may look for carries data attributes:
 //   <svg class="ppt-timeline" id="ppt" data-jobs="204" data-jobs-in-range="204" data-sync="diff">
@@ -38,7 +43,12 @@
 //   <g class="critical-path">  <g class="critical-step" data-step="5" data-hops="9" data-job-us=".."
 //      data-wait-us="..">  <rect class="cp-hop" data-rank="0" data-mb="3" data-wait-us="..">
 //      <line class="cp-link">  (a page hides the overlay by hiding g.critical-path)
+//   <g class="memory" data-peak-allocated-bytes=".." data-peak-reserved-bytes=".." data-peak-step="3"
+//      data-scale-bytes=".." data-samples="18">  (the strip, in the row's plot layer)
+//      <path class="memory-allocated">, <path class="memory-reserved">, <line class="memory-peak">
+//   <text class="memory-label">  (the peak, in the label column)
 //   <g class="legend-item" data-legend-type="forward">, <g class="legend-critical">
+//   <g class="legend-memory-allocated">, <g class="legend-memory-reserved">  (with strips)
 // Everything that comes from a log (types, paths, machine names) is escaped.
 //
 // What is drawn is the driver's decision (output/picture/picture_selection.h,
@@ -79,6 +89,10 @@ struct SvgOptions {
   // Pictures of a page with the same `sync` zoom and pan together (data-sync).
   std::string sync;
   std::string title;  // first line of the picture; a default when empty
+  // The memory strips' top, in bytes: 0 takes each run's highest reserved
+  // sample. Two pictures drawn with the same value share one memory scale
+  // (the diff report does this).
+  int64_t memory_top_bytes = 0;
 };
 
 // Writes the picture of the steps `selection` names.

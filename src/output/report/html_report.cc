@@ -292,6 +292,13 @@ void write_diff_report(const DiffReportInput& in, const ReportOptions& opt, Byte
     for (const PictureRun& r : sel->runs) span = std::max(span, r.end_ns - r.start_ns);
   }
   svg.span_ns = std::max<int64_t>(span, 1000);
+  // One memory scale too: the higher of the two runs' highest reserved.
+  for (const Timeline* tl : {in.a, in.b}) {
+    if (!tl) continue;
+    for (const Track& t : tl->tracks) {
+      for (const MemorySample& m : t.memory) svg.memory_top_bytes = std::max(svg.memory_top_bytes, m.reserved_bytes);
+    }
+  }
   page += "<section id=\"timeline\"><h2>";
   append_xml_escaped(page, fmt::format("Timelines, {} above {}, one time scale", in.a_role, in.b_role));
   page += "</h2>\n";

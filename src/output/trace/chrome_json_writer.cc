@@ -303,9 +303,10 @@ bool has_memory_samples(const Timeline& timeline) {
   return false;
 }
 
-void TraceEventWriter::memory(const Track& t, uint32_t pid, const TraceNaming& naming) {
+void TraceEventWriter::memory(const Track& t, uint32_t pid, const TraceNaming& naming, std::string_view prefix) {
   if (t.memory.empty()) return;
   std::string name;
+  append_json_escaped(name, prefix);
   append_json_escaped(name, naming.thread_name(t, 0));
   const std::string ids = ",\"ph\":\"C\",\"pid\":" + std::to_string(pid) + ",\"ts\":";
   for (const MemorySample& s : t.memory) {

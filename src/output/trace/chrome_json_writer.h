@@ -85,10 +85,10 @@ class TraceEventWriter {
   void steps(const Run& run, uint32_t pid, uint32_t tid);
   void jobs(const Track& track, uint32_t pid, const TraceNaming& naming);
   // The track's memory samples (Track::memory) as two counters on its
-  // process, "<thread name> memory allocated" and "... memory reserved", each
-  // a C event per sample with one arg, "GiB" (memory_counter_name()); nothing
-  // when the track has no samples.
-  void memory(const Track& track, uint32_t pid, const TraceNaming& naming);
+  // process, "<prefix><thread name> memory allocated" and "... memory
+  // reserved", each a C event per sample with one arg, "GiB"; nothing when
+  // the track has no samples.
+  void memory(const Track& track, uint32_t pid, const TraceNaming& naming, std::string_view prefix = {});
 
   // For the caller's own events: the separator before each, the buffer.
   void begin_event();

@@ -61,6 +61,8 @@ class DiffTraceWriter {
     }
     for (const Run& run : tl.runs) events_.steps(run, pid, naming.steps_tid(run.index));
     for (const Track& t : tl.tracks) events_.jobs(t, pid, naming);
+    // Memory counters, named as the threads (a side is one process).
+    for (const Track& t : tl.tracks) events_.memory(t, pid, naming, prefix(t.run));
   }
 
   void finish(int64_t origin_a) {

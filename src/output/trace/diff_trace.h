@@ -10,7 +10,10 @@
 // at time 0; without a common step number, their first steps are aligned.
 // Jobs are complete ("X") events, which nest because lanes never overlap,
 // named job_name() (trace_naming.h) and timed as the Chrome JSON's
-// (append_trace_us / append_trace_dur_us, chrome_json_writer.h).
+// (append_trace_us / append_trace_dur_us, chrome_json_writer.h). A run with
+// memory samples carries them as the Chrome JSON does (two counters a rank on
+// its side's process, named as its threads, the run in front when the log
+// holds several).
 #pragma once
 
 #include <string>

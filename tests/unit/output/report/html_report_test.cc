@@ -352,3 +352,24 @@ TEST_CASE("with memory samples the card names the peak and the picture draws eac
   // The strip's tooltip is the page's only hint at its values: kept embedded.
   CHECK(count(picture, "memory: peak allocated") == 2);
 }
+
+TEST_CASE("the diff report draws both runs' memory strips on one memory scale", "[html][memory]") {
+  Timeline a = pipeline(2, 2);
+  Timeline b = pipeline(2, 2);
+  testing::add_memory_samples(a, 0.25, 20'000);
+  testing::add_memory_samples(b, 1.0, 20'000);  // B holds four times the activations
+  Stats sa = testing::stats_of(a), sb = testing::stats_of(b);
+  Diff d = diff_stats(sa, sb, {});
+  DiffReportInput in{&a, &b, "base/", "new/", &d};
+  PictureSelection pa = select_picture(a, {}), pb = select_picture(b, {});
+  in.a_picture = &pa;
+  in.b_picture = &pb;
+  StringSink sink;
+  write_diff_report(in, {}, sink);
+  std::vector<std::string> scales;
+  std::regex re("data-scale-bytes=\"([^\"]+)\"");
+  for (std::sregex_iterator it(sink.data.begin(), sink.data.end(), re), e; it != e; ++it) scales.push_back((*it)[1]);
+  // B's rank 1: 3 GiB and two micro-batches of 1 GiB, reserved 0.5 GiB above.
+  const std::string top = std::to_string(std::llround(5.5 * 1073741824.0));
+  CHECK(scales == std::vector<std::string>{top, top, top, top});
+}

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "output/trace/chrome_json_writer.h"
+#include "output/trace/trace_naming.h"
+#include "support/memory_samples.h"
 #include "support/test_support.h"
 
 namespace ppt {
@@ -120,6 +122,29 @@ TEST_CASE("the diff trace names steps, threads and job args as the Chrome trace 
   CHECK(diff_threads == threads);
   CHECK(diff_keys == keys);
   CHECK(diff_keys.count("source") == 1);
+}
+
+TEST_CASE("the diff trace carries each side's memory counters, named as in the Chrome trace", "[diff][trace][memory]") {
+  testing::TempDir dir;
+  Timeline a = testing::load_dir(testing::generate_log_dir(dir, "a", kRun));
+  Timeline b = a;
+  testing::add_memory_samples(b);
+  StringSink sink;
+  write_diff_trace(a, "a", b, "b", sink);
+  nlohmann::json diff = nlohmann::json::parse(sink.data);
+  std::map<int, std::map<std::string, size_t>> counters;  // pid -> name -> events
+  for (const auto& e : diff["traceEvents"]) {
+    if (e["ph"] == "C") ++counters[e["pid"].get<int>()][e["name"].get<std::string>()];
+  }
+  // Only side b (pid 2) has samples: two counters a rank, one event a sample.
+  REQUIRE(counters.size() == 1);
+  REQUIRE(counters.count(2) == 1);
+  TraceNaming naming(b);
+  CHECK(counters[2].size() == 2 * b.tracks.size());
+  for (const Track& t : b.tracks) {
+    CHECK(counters[2][naming.thread_name(t, 0) + " memory allocated"] == t.memory.size());
+    CHECK(counters[2][naming.thread_name(t, 0) + " memory reserved"] == t.memory.size());
+  }
 }
 
 }  // namespace
