@@ -6,6 +6,7 @@
 #include <set>
 
 #include "input/log_layout.h"
+#include "passes/steps.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -153,9 +154,7 @@ std::string apply_selection(Timeline& tl, const Selection& sel) {
   }
   tl.tracks = std::move(tracks);
   tl.runs = std::move(out_runs);
-  tl.origin_ns = INT64_MAX;
-  for (const Run& r : tl.runs) tl.origin_ns = std::min(tl.origin_ns, r.first_ns);
-  if (tl.runs.empty()) tl.origin_ns = 0;
+  set_origin(tl);
   tl.unselected_jobs += left_out;
   std::string text;
   for (const std::string& p : parts) text += (text.empty() ? "" : "; ") + p;

@@ -392,8 +392,7 @@ void apply_clock_offsets(Timeline& tl, const ClockAlignment& alignment, Dependen
     any = true;
   }
   if (any) {
-    tl.origin_ns = tl.runs.empty() ? 0 : tl.runs.front().first_ns;
-    for (const Run& r : tl.runs) tl.origin_ns = std::min(tl.origin_ns, r.first_ns);
+    set_origin(tl);
   }
   check_dependencies(tl, deps);
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
+#include "input/pipeline_details.h"
 #include "model/job_types.h"
+#include "util/checked.h"
 
 namespace ppt {
 
@@ -426,13 +429,16 @@ void number_steps(Timeline& timeline, Run& run) {
   finalize_step_spans(timeline, run);
 }
 
-void assign_memory_steps(Track& track) {
-  if (track.memory.empty()) return;
+namespace {
+
+// The step of each sample by line alone (see steps.h).
+void memory_steps_by_line(Track& track, size_t first, size_t last) {
   std::vector<std::pair<uint32_t, int32_t>> by_line;  // (line, step) of every job
   by_line.reserve(track.jobs.size());
   for (const Job& j : track.jobs) by_line.emplace_back(j.line, j.step);
   std::sort(by_line.begin(), by_line.end());
-  for (MemorySample& m : track.memory) {
+  for (size_t i = first; i < last; ++i) {
+    MemorySample& m = track.memory[i];
     m.step = -1;
     if (by_line.empty()) continue;
     bool looks_ahead = m.point == MemoryPoint::kStartPipeline || m.point == MemoryPoint::kBeforeForward ||
@@ -447,6 +453,61 @@ void assign_memory_steps(Track& track) {
       m.step = std::prev(at_or_before)->second;
     }
   }
+}
+
+// The step most of the track's jobs that start within [from, to) have; -1
+// when none does.
+int32_t step_of_window(const Track& track, int64_t from, int64_t to) {
+  std::map<int32_t, uint32_t> votes;
+  auto first = std::lower_bound(track.jobs.begin(), track.jobs.end(), from,
+                                [](const Job& j, int64_t t) { return j.start_ns < t; });
+  for (auto it = first; it != track.jobs.end() && it->start_ns < to; ++it) {
+    if (it->step >= 0) ++votes[it->step];
+  }
+  int32_t best = -1;
+  uint32_t most = 0;
+  for (const auto& [step, n] : votes) {
+    if (n > most) best = step, most = n;
+  }
+  return best;
+}
+
+}  // namespace
+
+void assign_memory_steps(Track& track) {
+  if (track.memory.empty()) return;
+  // The samples from one Start line to the next are one call of the
+  // pipeline: one step. Its step is that of the jobs that start within the
+  // call's stamps (widened by the stamps' millisecond), so a log that prints a
+  // step's job lines only after the next step's Start line (a profiler that
+  // flushes late) numbers them right; a call without such jobs, and samples
+  // before any Start line, go by line.
+  const size_t n = track.memory.size();
+  size_t begin = 0;
+  while (begin < n) {
+    size_t end = begin + 1;
+    while (end < n && track.memory[end].point != MemoryPoint::kStartPipeline) ++end;
+    const bool call = track.memory[begin].point == MemoryPoint::kStartPipeline;
+    const int32_t step = call ? step_of_window(track, track.memory[begin].ts_ns,
+                                               add_ns(track.memory[end - 1].ts_ns, kDetailsResolutionNs))
+                              : -1;
+    if (step >= 0) {
+      for (size_t i = begin; i < end; ++i) track.memory[i].step = step;
+    } else {
+      memory_steps_by_line(track, begin, end);
+    }
+    begin = end;
+  }
+}
+
+void set_origin(Timeline& timeline) {
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const Run& r : timeline.runs) origin = std::min(origin, r.first_ns);
+  if (timeline.runs.empty()) origin = 0;
+  for (const Track& t : timeline.tracks) {
+    if (!t.memory.empty()) origin = std::min(origin, t.memory.front().ts_ns);
+  }
+  timeline.origin_ns = origin;
 }
 
 }  // namespace ppt

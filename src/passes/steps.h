@@ -64,11 +64,19 @@ class StepSplitter {
 // computes the run's step spans.
 void number_steps(Timeline& timeline, Run& run);
 
-// Gives each of the track's memory samples the step of its job (by line: a
-// Start or Before sample the step of the first job at or after its line, an
-// After or End sample that of the last job at or before it; the other side
-// when there is none). number_steps calls it once the jobs have their numbers.
+// Gives each of the track's memory samples its step. The samples from a
+// Start line to the next are one call of the pipeline, numbered as most of the
+// jobs that start within its stamps (+ the stamps' millisecond); samples
+// outside such a call, or a call without jobs, go by line: a Start or Before
+// sample the step of the first job at or after its line, an After or End
+// sample that of the last job at or before it, the other side when there is
+// none. number_steps calls it once the jobs have their numbers.
 void assign_memory_steps(Track& track);
+
+// Sets Timeline::origin_ns: the earliest job start over the runs, or the
+// earliest memory sample where one comes first (a step's Start line is logged
+// before its first job), so no output has a time before its zero.
+void set_origin(Timeline& timeline);
 
 // Recomputes the spans of `run.steps` (their numbers, sorted, as number_steps
 // set them) from the jobs of the run's tracks in their current times: each

@@ -273,8 +273,7 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
   parallel_for(tl.tracks.size(), threads, [&](size_t i) { assign_lanes(tl.tracks[i]); });
   for (Run& run : tl.runs) number_steps(tl, run);
 
-  tl.origin_ns = tl.runs.empty() ? 0 : tl.runs.front().first_ns;
-  for (const Run& r : tl.runs) tl.origin_ns = std::min(tl.origin_ns, r.first_ns);
+  set_origin(tl);
   uint64_t overlapping = 0;
   for (const Track& t : tl.tracks) overlapping += t.overlapping_jobs;
   if (overlapping > 0) tl.diagnostics.count(IssueKind::kOverlap, overlapping);

@@ -164,3 +164,61 @@ TEST_CASE("a rank lacking the first step keeps its steps' numbers when the stage
   }
   for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
 }
+
+TEST_CASE("memory samples take the step of the jobs within their pipeline call, wherever the job lines are printed",
+          "[steps][details]") {
+  // Two steps of one forward and one backward each; the job lines of a step
+  // are printed only after the next step's Start line, as a profiler that
+  // flushes at the next step does. By line, step 1's Start and first Before
+  // sample would fall to step 0's jobs printed after them.
+  const int64_t ms = 1'000'000;
+  Track t;
+  auto job = [&](int64_t start_ms, int64_t end_ms, uint32_t line, int32_t step) {
+    Job j;
+    j.start_ns = start_ms * ms + 300'000;  // jobs are exact, stamps whole ms
+    j.end_ns = end_ms * ms + 300'000;
+    j.line = line;
+    j.step = step;
+    t.jobs.push_back(j);
+  };
+  auto sample = [&](int64_t at_ms, uint32_t line, MemoryPoint point) {
+    MemorySample m;
+    m.ts_ns = at_ms * ms;
+    m.line = line;
+    m.point = point;
+    t.memory.push_back(m);
+  };
+  // Step 0: samples on lines 1-6, its jobs printed on lines 9-10.
+  sample(100, 1, MemoryPoint::kStartPipeline);
+  sample(100, 2, MemoryPoint::kBeforeForward);
+  sample(110, 3, MemoryPoint::kAfterForward);
+  sample(110, 4, MemoryPoint::kBeforeBackward);
+  sample(130, 5, MemoryPoint::kAfterBackward);
+  sample(130, 6, MemoryPoint::kEndPipeline);
+  // Step 1: its Start and first Before on lines 7-8, before step 0's jobs.
+  sample(131, 7, MemoryPoint::kStartPipeline);
+  sample(131, 8, MemoryPoint::kBeforeForward);
+  job(100, 110, 9, 0);
+  job(110, 130, 10, 0);
+  sample(141, 11, MemoryPoint::kAfterForward);
+  sample(141, 12, MemoryPoint::kBeforeBackward);
+  sample(160, 13, MemoryPoint::kAfterBackward);
+  sample(160, 14, MemoryPoint::kEndPipeline);
+  job(131, 141, 15, 1);
+  job(141, 160, 16, 1);
+
+  assign_memory_steps(t);
+  std::vector<int32_t> steps;
+  for (const MemorySample& m : t.memory) steps.push_back(m.step);
+  CHECK(steps == std::vector<int32_t>{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1});
+
+  // Without Start lines the samples go by line: a Before sample takes the
+  // step of the next job line.
+  Track by_line = t;
+  by_line.memory.erase(std::remove_if(by_line.memory.begin(), by_line.memory.end(),
+                                      [](const MemorySample& m) { return m.point == MemoryPoint::kStartPipeline; }),
+                       by_line.memory.end());
+  assign_memory_steps(by_line);
+  CHECK(by_line.memory[0].step == 0);  // Before_forward, line 2: the job on line 9
+  CHECK(by_line.memory[5].step == 0);  // step 1's Before_forward, line 8: the job on line 9 (by line)
+}
