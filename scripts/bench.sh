@@ -695,6 +695,11 @@ section_whatif() {
   else
     skipped "whatif against pp-demo" "no $demo"
   fi
+  # Memory (tests/e2e/whatif_memory.py --table): each stage's predicted peak
+  # against a run generated, and a pp-demo run made, under the target.
+  local memory_demo=()
+  [[ -x "$demo" ]] && memory_demo=(--demo "$demo")
+  mapfile -t whatif_memory_lines < <(python3 "$root/tests/e2e/whatif_memory.py" --binary "$bin" "${memory_demo[@]}" --table 2>&1)
 }
 
 # The report section: `report` (the HTML page with the stats) and a .svg
@@ -849,6 +854,7 @@ scale_lines=()
 scale_notes=()
 whatif_lines=()
 whatif_demo_lines=()
+whatif_memory_lines=()
 shim_lines=()
 prepare_build
 set_files=0 set_bytes=0 set_jobs=0
@@ -883,6 +889,11 @@ if [[ ${#whatif_demo_lines[@]} -gt 0 ]]; then
   echo
   echo "whatif against real processes: pp-demo's 1F1B run, the period predicted under each target against pp-demo's own"
   printf '  %s\n' "${whatif_demo_lines[@]}"
+fi
+if [[ ${#whatif_memory_lines[@]} -gt 0 ]]; then
+  echo
+  echo "whatif memory: each stage's peak predicted from a 1F1B M=8 run against a run under the target (generated: same memory model; pp-demo: real allocations)"
+  printf '  %s\n' "${whatif_memory_lines[@]}"
 fi
 if [[ ${#shim_lines[@]} -gt 0 ]]; then
   echo
