@@ -149,7 +149,7 @@ struct Timeline {
   std::vector<std::string> types;  // interned job types (valid UTF-8)
   std::vector<Track> tracks;       // ordered by (run, rank)
   std::vector<Run> runs;           // ordered by time
-  int64_t origin_ns = 0;           // earliest job start over everything
+  int64_t origin_ns = 0;           // earliest job start or memory sample over everything (passes/steps.h set_origin)
   InputCounts counts;
   Diagnostics diagnostics;
   // The coarsest time resolution of the input: 1 (ns) for launch logs, 1 ms
