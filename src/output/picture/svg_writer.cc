@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -12,6 +11,7 @@
 #include "model/job_types.h"
 #include "output/picture/block_label.h"
 #include "output/picture/palette.h"
+#include "output/picture/svg_element.h"
 #include "output/text/summary.h"
 #include "output/trace/chrome_json_writer.h"
 #include "output/trace/trace_naming.h"
@@ -41,29 +41,6 @@ constexpr double kMemH = 16;     // the memory strip
 constexpr double kMemFontPx = 9;
 constexpr const char* kMemAllocatedFill = "#8fb3e0";
 constexpr const char* kMemReservedStroke = "#b03a2e";
-
-void append_num(std::string& out, double v) {
-  if (std::fabs(v) < 0.0005) v = 0;  // no "-0"
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3);
-  char* end = r.ptr;
-  while (end > buf && end[-1] == '0') --end;
-  if (end > buf && end[-1] == '.') --end;
-  out.append(buf, end);
-}
-
-// A rectangle's place and size: x="X" y="Y" width="W" height="H".
-void append_box(std::string& out, double x, double y, double w, double h) {
-  out += "x=\"";
-  append_num(out, x);
-  out += "\" y=\"";
-  append_num(out, y);
-  out += "\" width=\"";
-  append_num(out, w);
-  out += "\" height=\"";
-  append_num(out, h);
-  out += "\"";
-}
 
 // Tick spacing: 1, 2 or 5 times a power of ten, about `target` ns.
 int64_t nice_step(double target) {
@@ -165,6 +142,8 @@ class SvgWriter {
   void append_job_label(std::string& labels, const Job& j, double x, double w, double y) const;
   void write_step_lines(const RunFrame& f, const std::vector<const StepSpan*>& spans, double rows_h);
   void write_critical_paths(const RunFrame& f);
+  void write_critical_hops(const RunFrame& f, const std::vector<CriticalHop>& hops,
+                           const std::map<int32_t, double>& row_y);
   std::vector<RowGroup> layout_rows(const Run& run) const;
   double run_height(const std::vector<RowGroup>& groups) const;
   std::string title_text(size_t ranks) const;
@@ -179,7 +158,8 @@ class SvgWriter {
   ByteSink& out_;
   TraceNaming naming_;
   std::string buf_;
-  std::string clip_;  // the plot's clip-path reference
+  std::string scratch_;  // a job's name and tooltip, reused
+  std::string clip_;     // the plot's clip-path reference
   double label_w_ = 80;
   double plot_w_ = 1200;
   bool staged_ = false;         // stages (and replicas) are known
@@ -295,98 +275,73 @@ double SvgWriter::run_height(const std::vector<RowGroup>& groups) const {
 }
 
 double SvgWriter::write_legend(double y, double width, const std::vector<uint32_t>& types, bool critical, bool labels) {
-  buf_ += "<g class=\"legend\">\n";
+  SvgElement(buf_, "g").attr("class", "legend").open();
   double x = 8;
+  // Each entry: its group, a marker, its text; the next entry goes right of
+  // it, or on a new line when it would not fit.
   auto place = [&](double w) {
     if (x > 8 && x + w > width) {
       x = 8;
       y += 16;
     }
   };
+  auto entry_width = [](std::string_view text) { return 14 + kCharW * static_cast<double>(text.size()) + 16; };
+  auto entry_text = [&](std::string_view escaped_text) {
+    SvgElement(buf_, "text").num("x", x + 14).num("y", y).text_escaped(escaped_text, "</g>\n");
+  };
   for (uint32_t t : types) {
-    double w = 14 + kCharW * static_cast<double>(tl_.types[t].size()) + 16;
+    double w = entry_width(tl_.types[t]);
     place(w);
-    buf_ += "<g class=\"legend-item\" data-legend-type=\"";
-    buf_ += type_text_[t];
-    buf_ += "\"><rect ";
-    append_box(buf_, x, y - 9, 10, 10);
-    buf_ += " fill=\"";
-    buf_ += type_fill_[t];
-    buf_ += "\"/><text x=\"";
-    append_num(buf_, x + 14);
-    buf_ += "\" y=\"";
-    append_num(buf_, y);
-    buf_ += "\">";
-    buf_ += type_text_[t];
-    buf_ += "</text></g>\n";
+    SvgElement(buf_, "g").attr("class", "legend-item").attr_escaped("data-legend-type", type_text_[t]).open("");
+    SvgElement(buf_, "rect").box(x, y - 9, 10, 10).attr_escaped("fill", type_fill_[t]).close("");
+    entry_text(type_text_[t]);
     x += w;
   }
   if (critical) {
-    const char* text = "critical path";
-    double w = 14 + kCharW * 13 + 16;
+    const std::string_view text = "critical path";
+    double w = entry_width(text);
     place(w);
-    buf_ += "<g class=\"legend-critical\"><rect ";
-    append_box(buf_, x + 0.75, y - 8.25, 8.5, 8.5);
-    buf_ += " fill=\"none\" stroke=\"#111\" stroke-width=\"1.5\"/><text x=\"";
-    append_num(buf_, x + 14);
-    buf_ += "\" y=\"";
-    append_num(buf_, y);
-    buf_ += "\">";
-    buf_ += text;
-    buf_ += "</text></g>\n";
+    SvgElement(buf_, "g").attr("class", "legend-critical").open("");
+    SvgElement(buf_, "rect")
+        .box(x + 0.75, y - 8.25, 8.5, 8.5)
+        .attr("fill", "none")
+        .attr("stroke", "#111")
+        .attr("stroke-width", "1.5")
+        .close("");
+    entry_text(text);
     x += w;
   }
   if (draws_memory()) {
     // The memory strips' key: the allocated area, the reserved line.
     for (int reserved = 0; reserved < 2; ++reserved) {
       const std::string_view text = reserved ? "memory reserved" : "memory allocated";
-      double w = 14 + kCharW * static_cast<double>(text.size()) + 16;
+      double w = entry_width(text);
       place(w);
-      buf_ +=
-          reserved ? "<g class=\"legend-memory-reserved\"><line x1=\"" : "<g class=\"legend-memory-allocated\"><rect ";
+      SvgElement(buf_, "g").attr("class", reserved ? "legend-memory-reserved" : "legend-memory-allocated").open("");
       if (reserved) {
-        append_num(buf_, x);
-        buf_ += "\" x2=\"";
-        append_num(buf_, x + 10);
-        buf_ += "\" y1=\"";
-        append_num(buf_, y - 4);
-        buf_ += "\" y2=\"";
-        append_num(buf_, y - 4);
-        buf_ += "\" stroke=\"";
-        buf_ += kMemReservedStroke;
-        buf_ += "\" stroke-width=\"1.5\"/>";
+        SvgElement(buf_, "line")
+            .num("x1", x)
+            .num("x2", x + 10)
+            .num("y1", y - 4)
+            .num("y2", y - 4)
+            .attr("stroke", kMemReservedStroke)
+            .attr("stroke-width", "1.5")
+            .close("");
       } else {
-        append_box(buf_, x, y - 9, 10, 10);
-        buf_ += " fill=\"";
-        buf_ += kMemAllocatedFill;
-        buf_ += "\"/>";
+        SvgElement(buf_, "rect").box(x, y - 9, 10, 10).attr("fill", kMemAllocatedFill).close("");
       }
-      buf_ += "<text x=\"";
-      append_num(buf_, x + 14);
-      buf_ += "\" y=\"";
-      append_num(buf_, y);
-      buf_ += "\">";
-      buf_ += text;
-      buf_ += "</text></g>\n";
+      entry_text(text);
       x += w;
     }
   }
   // The key to the blocks' labels, only where a block carries one (or may,
   // once the page is zoomed).
-  if (!labels) {
-    buf_ += "</g>\n";
-    return y;
+  if (labels) {
+    const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or without the letter";
+    place(kCharW * static_cast<double>(key.size()));
+    SvgElement(buf_, "text").attr("class", "legend-key").num("x", x).num("y", y).attr("fill", "#666").text(key);
   }
-  const std::string_view key = "block label: F/B/W + micro-batch (c: chunk), or without the letter";
-  double w = kCharW * static_cast<double>(key.size());
-  place(w);
-  buf_ += "<text class=\"legend-key\" x=\"";
-  append_num(buf_, x);
-  buf_ += "\" y=\"";
-  append_num(buf_, y);
-  buf_ += "\" fill=\"#666\">";
-  buf_ += key;
-  buf_ += "</text>\n</g>\n";
+  buf_ += "</g>\n";
   return y;
 }
 
@@ -394,20 +349,25 @@ void SvgWriter::write_axis(int64_t t0, int64_t span) {
   int64_t step = nice_step(static_cast<double>(span) / std::max(2.0, plot_w_ / 110));
   int64_t rel0 = t0 - tl_.origin_ns;
   int64_t first = rel0 >= 0 ? (rel0 + step - 1) / step * step : -((-rel0) / step * step);
-  buf_ += "<line class=\"axis-line\" x1=\"0\" x2=\"";
-  append_num(buf_, plot_w_);
-  buf_ += "\" y1=\"20\" y2=\"20\" stroke=\"#888\"/>\n";
+  SvgElement(buf_, "line")
+      .attr("class", "axis-line")
+      .num("x1", 0)
+      .num("x2", plot_w_)
+      .num("y1", 20)
+      .num("y2", 20)
+      .attr("stroke", "#888")
+      .close();
   for (int64_t t = first; t <= rel0 + span; t += step) {
     double x = static_cast<double>(t - rel0) * plot_w_ / static_cast<double>(span);
-    buf_ += "<g class=\"tick\"><line x1=\"";
-    append_num(buf_, x);
-    buf_ += "\" x2=\"";
-    append_num(buf_, x);
-    buf_ += "\" y1=\"15\" y2=\"20\" stroke=\"#888\"/><text x=\"";
-    append_num(buf_, x);
-    buf_ += "\" y=\"12\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555\">";
-    buf_ += tick_label(t, step);
-    buf_ += "</text></g>\n";
+    SvgElement(buf_, "g").attr("class", "tick").open("");
+    SvgElement(buf_, "line").num("x1", x).num("x2", x).num("y1", 15).num("y2", 20).attr("stroke", "#888").close("");
+    SvgElement(buf_, "text")
+        .num("x", x)
+        .num("y", 12)
+        .attr("text-anchor", "middle")
+        .attr("font-size", "10")
+        .attr("fill", "#555")
+        .text(tick_label(t, step), "</g>\n");
   }
 }
 
@@ -418,8 +378,6 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
   for (const RowGroup& g : *f.groups) {
     for (const Row& row : g.rows) row_y[tl_.tracks[row.track].rank] = row.y;
   }
-  auto x_of = [&](int64_t t) { return f.x_of(t); };
-  double scale = f.scale;
   bool any = false;
   for (const StepStats& st : opt_.stats->steps) {
     if (!f.picture->shows(st.run, st.step)) continue;
@@ -429,94 +387,90 @@ void SvgWriter::write_critical_paths(const RunFrame& f) {
       open_plot("critical-path");
       any = true;
     }
-    buf_ += "<g class=\"critical-step\" data-step=\"";
-    append_int(buf_, st.step);
-    buf_ += "\" data-hops=\"";
-    append_int(buf_, static_cast<int64_t>(hops.size()));
-    buf_ += "\" data-job-us=\"";
-    append_us(buf_, st.critical_path.job_ns);
-    buf_ += "\" data-wait-us=\"";
-    append_us(buf_, st.critical_path.wait_ns);
-    buf_ += "\" fill=\"none\" stroke=\"#111\" vector-effect=\"non-scaling-stroke\">\n";
-    // Hops that follow each other on one rank closer than kMergePx, one of
-    // them narrower than kNarrowPx, are one outline: on a dense picture (64
-    // ranks of VPP) each narrow job's own outline merged into a solid black
-    // bar. Wide hops keep their own. A merged outline says how many hops it
-    // holds (data-hops) and what its first one waited.
-    constexpr double kMergePx = 3;
-    constexpr double kNarrowPx = 8;
-    auto px = [&](const CriticalHop& x) { return static_cast<double>(x.end_ns - x.start_ns) * scale; };
-    const CriticalHop* prev = nullptr;
-    for (size_t i = 0; i < hops.size();) {
-      const CriticalHop& h = hops[i];
-      size_t last = i;
-      while (last + 1 < hops.size() && hops[last + 1].rank == h.rank &&
-             static_cast<double>(hops[last + 1].start_ns - hops[last].end_ns) * scale < kMergePx &&
-             std::min(px(hops[last]), px(hops[last + 1])) < kNarrowPx) {
-        ++last;
-      }
-      auto it = row_y.find(h.rank);
-      if (it == row_y.end() || h.start_ns >= f.picture->until_ns) {  // no row, or past a step's cut
-        prev = nullptr;
-        i = last + 1;
-        continue;
-      }
-      double y = it->second;
-      if (prev) {
-        double py = row_y[prev->rank];
-        buf_ += "<line class=\"cp-link\" x1=\"";
-        append_num(buf_, x_of(prev->end_ns));
-        buf_ += "\" y1=\"";
-        append_num(buf_, py + kLaneH / 2);
-        buf_ += "\" x2=\"";
-        append_num(buf_, x_of(h.start_ns));
-        buf_ += "\" y2=\"";
-        append_num(buf_, y + kLaneH / 2);
-        buf_ += "\" stroke-width=\"1.5\" vector-effect=\"non-scaling-stroke\"";
-        if (h.from_other_rank) buf_ += " stroke-dasharray=\"3 2\"";
-        buf_ += "/>\n";
-      }
-      const CriticalHop& end = hops[last];
-      buf_ += "<rect class=\"cp-hop\" ";
-      append_box(buf_, x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(end.end_ns - h.start_ns) * scale, 0.5),
-                 kLaneH - 1.5);
-      buf_ += " data-rank=\"";
-      append_int(buf_, h.rank);
-      buf_ += "\" data-mb=\"";
-      append_int(buf_, h.micro_batch);
-      if (last > i) {
-        buf_ += "\" data-hops=\"";
-        append_int(buf_, static_cast<int64_t>(last - i + 1));
-      }
-      buf_ += "\" data-wait-us=\"";
-      append_us(buf_, h.wait_ns);
-      buf_ += "\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\"/>\n";
-      prev = &end;
-      i = last + 1;
-    }
+    SvgElement(buf_, "g")
+        .attr("class", "critical-step")
+        .integer("data-step", st.step)
+        .integer("data-hops", static_cast<int64_t>(hops.size()))
+        .us("data-job-us", st.critical_path.job_ns)
+        .us("data-wait-us", st.critical_path.wait_ns)
+        .attr("fill", "none")
+        .attr("stroke", "#111")
+        .attr("vector-effect", "non-scaling-stroke")
+        .open();
+    write_critical_hops(f, hops, row_y);
     buf_ += "</g>\n";
   }
   if (any) buf_ += "</g></g>\n";
 }
 
+// One step's hops: an outline for each (or for a run of narrow ones), and a
+// link from the previous one.
+void SvgWriter::write_critical_hops(const RunFrame& f, const std::vector<CriticalHop>& hops,
+                                    const std::map<int32_t, double>& row_y) {
+  // Hops that follow each other on one rank closer than kMergePx, one of
+  // them narrower than kNarrowPx, are one outline: on a dense picture (64
+  // ranks of VPP) each narrow job's own outline merged into a solid black
+  // bar. Wide hops keep their own. A merged outline says how many hops it
+  // holds (data-hops) and what its first one waited.
+  constexpr double kMergePx = 3;
+  constexpr double kNarrowPx = 8;
+  const double scale = f.scale;
+  auto px = [&](const CriticalHop& x) { return static_cast<double>(x.end_ns - x.start_ns) * scale; };
+  const CriticalHop* prev = nullptr;
+  for (size_t i = 0; i < hops.size();) {
+    const CriticalHop& h = hops[i];
+    size_t last = i;
+    while (last + 1 < hops.size() && hops[last + 1].rank == h.rank &&
+           static_cast<double>(hops[last + 1].start_ns - hops[last].end_ns) * scale < kMergePx &&
+           std::min(px(hops[last]), px(hops[last + 1])) < kNarrowPx) {
+      ++last;
+    }
+    auto it = row_y.find(h.rank);
+    if (it == row_y.end() || h.start_ns >= f.picture->until_ns) {  // no row, or past a step's cut
+      prev = nullptr;
+      i = last + 1;
+      continue;
+    }
+    double y = it->second;
+    if (prev) {
+      double py = row_y.at(prev->rank);
+      SvgElement link(buf_, "line");
+      link.attr("class", "cp-link")
+          .num("x1", f.x_of(prev->end_ns))
+          .num("y1", py + kLaneH / 2)
+          .num("x2", f.x_of(h.start_ns))
+          .num("y2", y + kLaneH / 2)
+          .attr("stroke-width", "1.5")
+          .attr("vector-effect", "non-scaling-stroke");
+      if (h.from_other_rank) link.attr("stroke-dasharray", "3 2");
+      link.close();
+    }
+    const CriticalHop& end = hops[last];
+    SvgElement hop(buf_, "rect");
+    hop.attr("class", "cp-hop")
+        .box(f.x_of(h.start_ns), y + 0.75, std::max(static_cast<double>(end.end_ns - h.start_ns) * scale, 0.5),
+             kLaneH - 1.5)
+        .integer("data-rank", h.rank)
+        .integer("data-mb", h.micro_batch);
+    if (last > i) hop.integer("data-hops", static_cast<int64_t>(last - i + 1));
+    hop.us("data-wait-us", h.wait_ns).attr("stroke-width", "2").attr("vector-effect", "non-scaling-stroke").close();
+    prev = &end;
+    i = last + 1;
+  }
+}
+
 void SvgWriter::open_run(const RunFrame& f, double y) {
-  buf_ += "<g class=\"run\" data-run=\"";
-  append_int(buf_, f.picture->run);
-  buf_ += "\" data-first-step=\"";
-  append_int(buf_, f.picture->first_step);
-  buf_ += "\" data-last-step=\"";
-  append_int(buf_, f.picture->last_step);
-  buf_ += "\" data-t0-us=\"";
-  append_us(buf_, f.t0 - tl_.origin_ns);
-  buf_ += "\" data-span-us=\"";
-  append_us(buf_, f.span);
-  buf_ += "\" data-plot-x=\"";
-  append_num(buf_, label_w_);
-  buf_ += "\" data-plot-w=\"";
-  append_num(buf_, plot_w_);
-  buf_ += "\" transform=\"translate(0,";
-  append_num(buf_, y);
-  buf_ += ")\">\n";
+  SvgElement(buf_, "g")
+      .attr("class", "run")
+      .integer("data-run", f.picture->run)
+      .integer("data-first-step", f.picture->first_step)
+      .integer("data-last-step", f.picture->last_step)
+      .us("data-t0-us", f.t0 - tl_.origin_ns)
+      .us("data-span-us", f.span)
+      .num("data-plot-x", label_w_)
+      .num("data-plot-w", plot_w_)
+      .translate(0, y)
+      .open();
 }
 
 // "run 2 of 3: steps 4 to 9, 8 ranks, 1,234 jobs", only when there are several runs.
@@ -528,9 +482,12 @@ void SvgWriter::write_run_heading(const RunFrame& f) {
   heading += r.first_step == r.last_step ? fmt::format("step {}", r.first_step)
                                          : fmt::format("steps {} to {}", r.first_step, r.last_step);
   heading += fmt::format(", {} rank{}, {} jobs", ranks, ranks == 1 ? "" : "s", with_commas(r.jobs));
-  buf_ += "<text class=\"run-title\" x=\"8\" y=\"12\" font-weight=\"bold\">";
-  append_xml_escaped(buf_, heading);
-  buf_ += "</text>\n";
+  SvgElement(buf_, "text")
+      .attr("class", "run-title")
+      .num("x", 8)
+      .num("y", 12)
+      .attr("font-weight", "bold")
+      .text(heading);
 }
 
 std::vector<const StepSpan*> SvgWriter::drawn_steps(const RunFrame& f) const {
@@ -544,16 +501,15 @@ std::vector<const StepSpan*> SvgWriter::drawn_steps(const RunFrame& f) const {
 // Step labels: all are written (the report moves them when zooming); those
 // that would overlap the previous one are hidden.
 void SvgWriter::write_step_labels(const RunFrame& f, const std::vector<const StepSpan*>& spans, double y) {
-  buf_ += "<text class=\"steps-caption\" x=\"";
-  append_num(buf_, label_w_ - 6);
-  buf_ += "\" y=\"";
-  append_num(buf_, y + 10);
-  buf_ += "\" text-anchor=\"end\" font-size=\"10\" fill=\"#555\">step</text>\n";
-  buf_ += "<g class=\"step-labels\" transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",";
-  append_num(buf_, y + 10);
-  buf_ += ")\">\n";
+  SvgElement(buf_, "text")
+      .attr("class", "steps-caption")
+      .num("x", label_w_ - 6)
+      .num("y", y + 10)
+      .attr("text-anchor", "end")
+      .attr("font-size", "10")
+      .attr("fill", "#555")
+      .text("step");
+  SvgElement(buf_, "g").attr("class", "step-labels").translate(label_w_, y + 10).open();
   double last_end = -1e9;
   for (const StepSpan* s : spans) {
     double x = f.x_of(s->start_ns) + 2;
@@ -561,88 +517,74 @@ void SvgWriter::write_step_labels(const RunFrame& f, const std::vector<const Ste
     double w = kCharW * static_cast<double>(text.size()) + 6;
     bool visible = x >= last_end && x + w <= plot_w_ + 4;
     if (visible) last_end = x + w;
-    buf_ += "<text class=\"step-label\" data-step=\"";
-    append_int(buf_, s->number);
-    buf_ += "\" data-x=\"";
-    append_num(buf_, x);
-    buf_ += "\" x=\"";
-    append_num(buf_, x);
-    buf_ += "\" y=\"0\" font-size=\"10\" fill=\"#555\"";
-    if (!visible) buf_ += " visibility=\"hidden\"";
-    buf_ += ">";
-    buf_ += text;
-    buf_ += "</text>\n";
+    SvgElement label(buf_, "text");
+    label.attr("class", "step-label")
+        .integer("data-step", s->number)
+        .num("data-x", x)
+        .num("x", x)
+        .num("y", 0)
+        .attr("font-size", "10")
+        .attr("fill", "#555");
+    if (!visible) label.attr("visibility", "hidden");
+    label.text(text);
   }
   buf_ += "</g>\n";
 }
 
 // A replica's (or machine's) heading band, across the label column and the plot.
 void SvgWriter::write_group_heading(const RowGroup& g) {
-  buf_ += "<g class=\"group\"";
-  if (g.rows.front().replica >= 0) {
-    buf_ += " data-replica=\"";
-    append_int(buf_, g.rows.front().replica);
-    buf_ += "\"";
-  }
-  buf_ += "><rect class=\"group-band\" ";
-  append_box(buf_, 0, g.y, label_w_ + plot_w_, kGroupHead - 2);
-  buf_ += " fill=\"#f4f4f4\"/><text class=\"group-label\" x=\"8\" y=\"";
-  append_num(buf_, g.y + kGroupHead - 5);
-  buf_ += "\" font-size=\"10\" font-weight=\"bold\" fill=\"#444\">";
-  append_xml_escaped(buf_, g.heading);
-  buf_ += "</text></g>\n";
+  SvgElement group(buf_, "g");
+  group.attr("class", "group");
+  if (g.rows.front().replica >= 0) group.integer("data-replica", g.rows.front().replica);
+  group.open("");
+  SvgElement(buf_, "rect")
+      .attr("class", "group-band")
+      .box(0, g.y, label_w_ + plot_w_, kGroupHead - 2)
+      .attr("fill", "#f4f4f4")
+      .close("");
+  SvgElement(buf_, "text")
+      .attr("class", "group-label")
+      .num("x", 8)
+      .num("y", g.y + kGroupHead - 5)
+      .attr("font-size", "10")
+      .attr("font-weight", "bold")
+      .attr("fill", "#444")
+      .text(g.heading, "</g>\n");
 }
 
 void SvgWriter::write_job(const Job& j, const Row& row, double x, double w, double y) {
   const TypeParts& parts = type_parts_[j.type];
-  buf_ += "<rect class=\"job\" ";
-  append_box(buf_, x, y, w, kLaneH);
-  buf_ += " fill=\"";
-  buf_ += type_fill_[j.type];
-  if (w < kThinPx) buf_ += "\" style=\"stroke:none";
-  buf_ += "\" data-name=\"";
-  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
-  buf_ += "\" data-job=\"";
-  append_int(buf_, j.job_id);
-  buf_ += "\" data-type=\"";
-  buf_ += type_text_[j.type];
-  buf_ += "\" data-mb=\"";
-  append_int(buf_, j.micro_batch);
-  if (parts.chunk >= 0) {
-    buf_ += "\" data-chunk=\"";
-    append_int(buf_, parts.chunk);
-  }
-  buf_ += "\" data-step=\"";
-  append_int(buf_, j.step);
-  buf_ += "\" data-line=\"";
-  append_int(buf_, j.line);
-  buf_ += "\" data-start-us=\"";
-  append_us(buf_, j.start_ns - tl_.origin_ns);
-  buf_ += "\" data-dur-us=\"";
-  append_us(buf_, j.end_ns - j.start_ns);
-  if (j.lane > 0) {
-    buf_ += "\" data-lane=\"";
-    append_int(buf_, j.lane);
-  }
+  std::string& name = scratch_;
+  name.clear();
+  append_job_name(name, type_text_[j.type], j.micro_batch, j.job_id);
+  SvgElement rect(buf_, "rect");
+  rect.attr("class", "job").box(x, y, w, kLaneH).attr_escaped("fill", type_fill_[j.type]);
+  if (w < kThinPx) rect.attr("style", "stroke:none");
+  rect.attr_escaped("data-name", name)
+      .integer("data-job", j.job_id)
+      .attr_escaped("data-type", type_text_[j.type])
+      .integer("data-mb", j.micro_batch);
+  if (parts.chunk >= 0) rect.integer("data-chunk", parts.chunk);
+  rect.integer("data-step", j.step)
+      .integer("data-line", j.line)
+      .us("data-start-us", j.start_ns - tl_.origin_ns)
+      .us("data-dur-us", j.end_ns - j.start_ns);
+  if (j.lane > 0) rect.integer("data-lane", j.lane);
   if (opt_.embedded) {
     // The page shows its own card on hover, and relabels the blocks as it
     // zooms (report/report.js): the label's longest form goes with the block.
     std::vector<std::string> forms = opt_.labels ? label_forms(parts, j.micro_batch) : std::vector<std::string>{};
-    if (!forms.empty()) {
-      buf_ += "\" data-label=\"";
-      buf_ += forms.front();
-    }
-    buf_ += "\"/>\n";
+    if (!forms.empty()) rect.attr_escaped("data-label", forms.front());
+    rect.close();
     return;
   }
-  buf_ += "\"><title>";
-  append_job_name(buf_, type_text_[j.type], j.micro_batch, j.job_id);
-  buf_ += " · step ";
-  append_int(buf_, j.step);
-  buf_ += " · ";
-  append_xml_escaped(buf_, row.label);
-  buf_ += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns), duration_text(j.start_ns - tl_.origin_ns));
-  buf_ += "</title></rect>\n";
+  rect.open("");
+  name += " · step ";
+  append_int(name, j.step);
+  name += " · ";
+  append_xml_escaped(name, row.label);
+  name += fmt::format(" · {} at {}", duration_text(j.end_ns - j.start_ns), duration_text(j.start_ns - tl_.origin_ns));
+  SvgElement(buf_, "title").text_escaped(name, "</rect>\n");
 }
 
 // The longest of the block's label forms that fits it (block_label.h).
@@ -650,15 +592,11 @@ void SvgWriter::append_job_label(std::string& labels, const Job& j, double x, do
   if (!opt_.labels) return;
   std::string text = fitting_label(label_forms(type_parts_[j.type], j.micro_batch), w);
   if (text.empty()) return;
-  labels += "<text x=\"";
-  append_num(labels, x + w / 2);
-  labels += "\" y=\"";
-  append_num(labels, y + kLaneH / 2 + 3.5);
-  labels += "\" fill=\"";
-  labels += type_label_color_[j.type];
-  labels += "\">";
-  labels += text;
-  labels += "</text>\n";
+  SvgElement(labels, "text")
+      .num("x", x + w / 2)
+      .num("y", y + kLaneH / 2 + 3.5)
+      .attr_escaped("fill", type_label_color_[j.type])
+      .text_escaped(text);
 }
 
 // One rank's row: its label, then inside the clipped plot the row's
@@ -666,38 +604,24 @@ void SvgWriter::append_job_label(std::string& labels, const Job& j, double x, do
 void SvgWriter::write_row(const RunFrame& f, const Row& row) {
   const Track& t = tl_.tracks[row.track];
   double row_h = t.lanes * kLaneH + (t.lanes - 1) * kLaneGap;
-  buf_ += "<g class=\"rank\" data-rank=\"";
-  append_int(buf_, t.rank);
-  buf_ += "\" data-machine=\"";
-  append_int(buf_, t.machine);
-  if (row.stage >= 0) {
-    buf_ += "\" data-stage=\"";
-    append_int(buf_, row.stage);
-  }
-  if (row.replica >= 0) {
-    buf_ += "\" data-replica=\"";
-    append_int(buf_, row.replica);
-  }
-  buf_ += "\" data-lanes=\"";
-  append_int(buf_, t.lanes);
-  buf_ += "\" data-label=\"";
-  append_xml_escaped(buf_, naming_.thread_name(t, 0));
-  buf_ += "\" data-src=\"";
-  append_xml_escaped(buf_, tl_.files[t.file].path);
-  buf_ += "\" transform=\"translate(0,";
-  append_num(buf_, row.y);
-  buf_ += ")\">\n<text class=\"rank-label\" x=\"";
-  append_num(buf_, label_w_ - 6);
-  buf_ += "\" y=\"";
-  append_num(buf_, std::min(row_h, kLaneH) / 2 + 4);
-  buf_ += "\" text-anchor=\"end\">";
-  append_xml_escaped(buf_, row.label);
-  buf_ += "</text>\n";
+  SvgElement rank(buf_, "g");
+  rank.attr("class", "rank").integer("data-rank", t.rank).integer("data-machine", t.machine);
+  if (row.stage >= 0) rank.integer("data-stage", row.stage);
+  if (row.replica >= 0) rank.integer("data-replica", row.replica);
+  rank.integer("data-lanes", t.lanes)
+      .attr("data-label", naming_.thread_name(t, 0))
+      .attr("data-src", tl_.files[t.file].path)
+      .translate(0, row.y)
+      .open();
+  SvgElement(buf_, "text")
+      .attr("class", "rank-label")
+      .num("x", label_w_ - 6)
+      .num("y", std::min(row_h, kLaneH) / 2 + 4)
+      .attr("text-anchor", "end")
+      .text(row.label);
   if (draws_memory()) write_memory_label(f, t, row_h);
   open_plot(nullptr);
-  buf_ += "<rect class=\"row-bg\" ";
-  append_box(buf_, 0, 0, plot_w_, row_h);
-  buf_ += " fill=\"#ececec\"/>\n";
+  SvgElement(buf_, "rect").attr("class", "row-bg").box(0, 0, plot_w_, row_h).attr("fill", "#ececec").close();
   std::string labels;  // the blocks' labels, over all the rectangles
   for (const Job& j : t.jobs) {
     if (!f.picture->draws(j)) continue;
@@ -709,9 +633,12 @@ void SvgWriter::write_row(const RunFrame& f, const Row& row) {
     flush_if_big();
   }
   if (!labels.empty()) {
-    buf_ += "<g class=\"job-labels\" font-size=\"";
-    append_num(buf_, kLabelFontPx);
-    buf_ += "\" text-anchor=\"middle\" pointer-events=\"none\">\n";
+    SvgElement(buf_, "g")
+        .attr("class", "job-labels")
+        .num("font-size", kLabelFontPx)
+        .attr("text-anchor", "middle")
+        .attr("pointer-events", "none")
+        .open();
     buf_ += labels;
     buf_ += "</g>\n";
   }
@@ -742,15 +669,49 @@ const MemorySample* peak_sample(const Track& t, const SampleRange& r) {
 void SvgWriter::write_memory_label(const RunFrame& f, const Track& t, double row_h) {
   const MemorySample* peak = peak_sample(t, drawn_samples(t, *f.picture));
   if (!peak) return;
-  buf_ += "<text class=\"memory-label\" x=\"";
-  append_num(buf_, label_w_ - 6);
-  buf_ += "\" y=\"";
-  append_num(buf_, row_h + kMemGap + kMemH / 2 + 3);
-  buf_ += "\" text-anchor=\"end\" font-size=\"";
-  append_num(buf_, kMemFontPx);
-  buf_ += "\" fill=\"#555\">peak ";
-  append_gib(buf_, peak->allocated_bytes);
-  buf_ += " GiB</text>\n";
+  std::string text = "peak ";
+  append_gib(text, peak->allocated_bytes);
+  text += " GiB";
+  SvgElement(buf_, "text")
+      .attr("class", "memory-label")
+      .num("x", label_w_ - 6)
+      .num("y", row_h + kMemGap + kMemH / 2 + 3)
+      .attr("text-anchor", "end")
+      .num("font-size", kMemFontPx)
+      .attr("fill", "#555")
+      .text(text);
+}
+
+// The strip's two outlines: allocated memory as a filled step area, reserved
+// as a step line, each value holding until the next sample.
+struct MemoryPaths {
+  SvgPath allocated, reserved;
+};
+MemoryPaths memory_paths(const RunFrame& f, const Track& t, const SampleRange& r, int64_t top_bytes) {
+  const std::vector<MemorySample>& m = t.memory;
+  const double top = static_cast<double>(std::max<int64_t>(1, top_bytes));
+  auto y_of = [&](int64_t bytes) { return kMemH - kMemH * std::clamp(static_cast<double>(bytes) / top, 0.0, 1.0); };
+  const int64_t end_ns = r.end >= r.last ? m[r.end].ts_ns : std::max(m[r.last - 1].ts_ns, f.picture->end_ns);
+  MemoryPaths p;
+  double last_area = -1, last_line = -1;
+  for (size_t i = r.first; i < r.last; ++i) {
+    const double x = f.x_of(m[i].ts_ns);
+    const double ya = y_of(m[i].allocated_bytes), yr = y_of(m[i].reserved_bytes);
+    if (i == r.first) {
+      p.allocated.move(x, kMemH).v(ya);
+      p.reserved.move(x, yr);
+    } else {
+      p.allocated.h(x);
+      if (ya != last_area) p.allocated.v(ya);
+      p.reserved.h(x);
+      if (yr != last_line) p.reserved.v(yr);
+    }
+    last_area = ya;
+    last_line = yr;
+  }
+  p.allocated.h(f.x_of(end_ns)).v(kMemH).close_path();
+  p.reserved.h(f.x_of(end_ns));
+  return p;
 }
 
 // Under the rank's lanes, inside its plot layer: allocated memory as a filled
@@ -761,95 +722,57 @@ void SvgWriter::write_memory_strip(const RunFrame& f, const Track& t, double row
   const SampleRange r = drawn_samples(t, *f.picture);
   if (r.first >= r.last) return;
   const std::vector<MemorySample>& m = t.memory;
-  const double top = static_cast<double>(std::max<int64_t>(1, run_memory_max_[f.picture->run]));
-  auto y_of = [&](int64_t bytes) { return kMemH - kMemH * std::clamp(static_cast<double>(bytes) / top, 0.0, 1.0); };
-  const int64_t end_ns = r.end >= r.last ? m[r.end].ts_ns : std::max(m[r.last - 1].ts_ns, f.picture->end_ns);
-  std::string area = "M", line = "M";
-  double last_area = -1, last_line = -1;
-  for (size_t i = r.first; i < r.last; ++i) {
-    const double x = f.x_of(m[i].ts_ns);
-    const double ya = y_of(m[i].allocated_bytes), yr = y_of(m[i].reserved_bytes);
-    if (i == r.first) {
-      append_num(area, x);
-      area += ",";
-      append_num(area, kMemH);
-      area += "V";
-      append_num(area, ya);
-      append_num(line, x);
-      line += ",";
-      append_num(line, yr);
-    } else {
-      area += "H";
-      append_num(area, x);
-      if (ya != last_area) {
-        area += "V";
-        append_num(area, ya);
-      }
-      line += "H";
-      append_num(line, x);
-      if (yr != last_line) {
-        line += "V";
-        append_num(line, yr);
-      }
-    }
-    last_area = ya;
-    last_line = yr;
-  }
-  area += "H";
-  append_num(area, f.x_of(end_ns));
-  area += "V";
-  append_num(area, kMemH);
-  area += "Z";
-  line += "H";
-  append_num(line, f.x_of(end_ns));
+  const int64_t top = run_memory_max_[f.picture->run];
+  const MemoryPaths paths = memory_paths(f, t, r, top);
   const MemorySample* peak = peak_sample(t, r);
   int64_t peak_reserved = 0;
   for (size_t i = r.first; i < r.last; ++i) peak_reserved = std::max(peak_reserved, m[i].reserved_bytes);
 
-  buf_ += "<g class=\"memory\" data-peak-allocated-bytes=\"";
-  append_int(buf_, peak->allocated_bytes);
-  buf_ += "\" data-peak-reserved-bytes=\"";
-  append_int(buf_, peak_reserved);
-  buf_ += "\" data-peak-step=\"";
-  append_int(buf_, peak->step);
-  buf_ += "\" data-scale-bytes=\"";
-  append_int(buf_, run_memory_max_[f.picture->run]);
-  buf_ += "\" data-samples=\"";
-  append_int(buf_, static_cast<int64_t>(r.last - r.first));
-  buf_ += "\" transform=\"translate(0,";
-  append_num(buf_, row_h + kMemGap);
-  buf_ += ")\">\n<rect class=\"memory-bg\" ";
-  append_box(buf_, 0, 0, plot_w_, kMemH);
-  buf_ += " fill=\"#f5f5f5\"/>\n<path class=\"memory-allocated\" d=\"";
-  buf_ += area;
-  buf_ += "\" fill=\"";
-  buf_ += kMemAllocatedFill;
-  buf_ += "\"/>\n<path class=\"memory-reserved\" d=\"";
-  buf_ += line;
-  buf_ += "\" fill=\"none\" stroke=\"";
-  buf_ += kMemReservedStroke;
-  buf_ += "\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n<line class=\"memory-peak\" x1=\"";
+  SvgElement(buf_, "g")
+      .attr("class", "memory")
+      .integer("data-peak-allocated-bytes", peak->allocated_bytes)
+      .integer("data-peak-reserved-bytes", peak_reserved)
+      .integer("data-peak-step", peak->step)
+      .integer("data-scale-bytes", top)
+      .integer("data-samples", static_cast<int64_t>(r.last - r.first))
+      .translate(0, row_h + kMemGap)
+      .open();
+  SvgElement(buf_, "rect").attr("class", "memory-bg").box(0, 0, plot_w_, kMemH).attr("fill", "#f5f5f5").close();
+  SvgElement(buf_, "path")
+      .attr("class", "memory-allocated")
+      .attr("d", paths.allocated.str())
+      .attr("fill", kMemAllocatedFill)
+      .close();
+  SvgElement(buf_, "path")
+      .attr("class", "memory-reserved")
+      .attr("d", paths.reserved.str())
+      .attr("fill", "none")
+      .attr("stroke", kMemReservedStroke)
+      .attr("stroke-width", "1")
+      .attr("vector-effect", "non-scaling-stroke")
+      .close();
   const double px = f.x_of(peak->ts_ns);
-  append_num(buf_, px);
-  buf_ += "\" x2=\"";
-  append_num(buf_, px);
-  buf_ += "\" y1=\"0\" y2=\"";
-  append_num(buf_, kMemH);
-  buf_ += "\" stroke=\"#222\" stroke-width=\"1\" vector-effect=\"non-scaling-stroke\"/>\n";
-  {  // a tooltip, in the report too (its cards are the jobs')
-    // A predicted timeline's strip says so, as its title does.
-    std::string title = tl_.prediction.empty() ? std::string() : tl_.prediction + ": ";
-    title += fmt::format("{} memory: peak allocated ", naming_.thread_name(t, 0));
-    append_gib(title, peak->allocated_bytes);
-    title += fmt::format(" GiB (step {}, {}), peak reserved ", peak->step, sample_place(*peak));
-    append_gib(title, peak_reserved);
-    title += " GiB; the strip's top is ";
-    append_gib(title, run_memory_max_[f.picture->run]);
-    title += " GiB, the run's highest reserved";
-    buf_ += "<title>";
-    append_xml_escaped(buf_, title);
-    buf_ += "</title>\n";
-  }
+  SvgElement(buf_, "line")
+      .attr("class", "memory-peak")
+      .num("x1", px)
+      .num("x2", px)
+      .num("y1", 0)
+      .num("y2", kMemH)
+      .attr("stroke", "#222")
+      .attr("stroke-width", "1")
+      .attr("vector-effect", "non-scaling-stroke")
+      .close();
+  // A tooltip, in the report too (its cards are the jobs'). A predicted
+  // timeline's strip says so, as its title does.
+  std::string title = tl_.prediction.empty() ? std::string() : tl_.prediction + ": ";
+  title += fmt::format("{} memory: peak allocated ", naming_.thread_name(t, 0));
+  append_gib(title, peak->allocated_bytes);
+  title += fmt::format(" GiB (step {}, {}), peak reserved ", peak->step, sample_place(*peak));
+  append_gib(title, peak_reserved);
+  title += " GiB; the strip's top is ";
+  append_gib(title, top);
+  title += " GiB, the run's highest reserved";
+  SvgElement(buf_, "title").text(title);
   buf_ += "</g>\n";
 }
 
@@ -857,23 +780,14 @@ void SvgWriter::write_memory_strip(const RunFrame& f, const Track& t, double row
 // paths): right of the labels, clipped to the plot, zoomed by the page.
 // Closed by "</g></g>\n".
 void SvgWriter::open_plot(const char* cls) {
-  buf_ += "<g";
-  if (cls) {
-    buf_ += " class=\"";
-    buf_ += cls;
-    buf_ += "\"";
-  }
-  buf_ += " transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",0)\" clip-path=\"";
-  buf_ += clip_;
-  buf_ += "\"><g class=\"zoom\">\n";
+  SvgElement plot(buf_, "g");
+  if (cls) plot.attr("class", cls);
+  plot.translate(label_w_, 0).attr_escaped("clip-path", clip_).open("");
+  SvgElement(buf_, "g").attr("class", "zoom").open();
 }
 
 void SvgWriter::write_rows(const RunFrame& f, double y) {
-  buf_ += "<g class=\"rows\" transform=\"translate(0,";
-  append_num(buf_, y);
-  buf_ += ")\">\n";
+  SvgElement(buf_, "g").attr("class", "rows").translate(0, y).open();
   for (const RowGroup& g : *f.groups) {
     if (!g.heading.empty()) write_group_heading(g);
     for (const Row& row : g.rows) write_row(f, row);
@@ -885,18 +799,18 @@ void SvgWriter::write_step_lines(const RunFrame& f, const std::vector<const Step
   open_plot("steps");
   auto boundary = [&](int64_t t, int32_t step, const char* cls) {
     double x = f.x_of(t);
-    buf_ += "<line class=\"";
-    buf_ += cls;
-    buf_ += "\" data-step=\"";
-    append_int(buf_, step);
-    buf_ += "\" x1=\"";
-    append_num(buf_, x);
-    buf_ += "\" x2=\"";
-    append_num(buf_, x);
-    buf_ += "\" y1=\"-4\" y2=\"";
-    append_num(buf_, rows_h + 2);
-    buf_ +=
-        "\" stroke=\"#333\" stroke-opacity=\"0.55\" stroke-dasharray=\"3 2\" vector-effect=\"non-scaling-stroke\"/>\n";
+    SvgElement(buf_, "line")
+        .attr("class", cls)
+        .integer("data-step", step)
+        .num("x1", x)
+        .num("x2", x)
+        .num("y1", -4)
+        .num("y2", rows_h + 2)
+        .attr("stroke", "#333")
+        .attr("stroke-opacity", "0.55")
+        .attr("stroke-dasharray", "3 2")
+        .attr("vector-effect", "non-scaling-stroke")
+        .close();
   };
   for (const StepSpan* s : spans) boundary(s->start_ns, s->number, "step-line");
   if (!spans.empty()) boundary(spans.back()->end_ns, spans.back()->number, "step-line step-end");
@@ -915,11 +829,7 @@ void SvgWriter::write_run(size_t index, const PictureRun& r, double y) {
   open_run(f, y);
   write_run_heading(f);
   double axis_y = run_head_;
-  buf_ += "<g class=\"axis\" transform=\"translate(";
-  append_num(buf_, label_w_);
-  buf_ += ",";
-  append_num(buf_, axis_y);
-  buf_ += ")\">\n";
+  SvgElement(buf_, "g").attr("class", "axis").translate(label_w_, axis_y).open();
   write_axis(f.t0, f.span);
   buf_ += "</g>\n";
   std::vector<const StepSpan*> spans = drawn_steps(f);
@@ -1067,15 +977,15 @@ std::string SvgWriter::picture_title() const {
 std::string SvgWriter::header(double width, const std::string& title, double* y_out) {
   buf_.clear();
   double y = 20;
-  buf_ += "<text class=\"title\" x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">";
-  append_xml_escaped(buf_, title);
-  buf_ += "</text>\n";
+  SvgElement(buf_, "text")
+      .attr("class", "title")
+      .num("x", 8)
+      .num("y", 18)
+      .attr("font-size", "13")
+      .attr("font-weight", "bold")
+      .text(title);
   if (!sel_.note.empty()) {
-    buf_ += "<text class=\"note\" x=\"8\" y=\"";
-    append_num(buf_, y + 14);
-    buf_ += "\" fill=\"#a04000\">";
-    append_xml_escaped(buf_, sel_.note);
-    buf_ += "</text>\n";
+    SvgElement(buf_, "text").attr("class", "note").num("x", 8).num("y", y + 14).attr("fill", "#a04000").text(sel_.note);
     y += 16;
   }
   *y_out = write_legend(y + 22, width - 8, legend_types(), draws_critical_paths(), draws_block_labels()) + 12;
@@ -1086,38 +996,31 @@ std::string SvgWriter::header(double width, const std::string& title, double* y_
 
 void SvgWriter::open_svg(double width, double height, const std::string& title) {
   if (!opt_.embedded) buf_ += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  buf_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"ppt-timeline\" id=\"";
-  append_xml_escaped(buf_, opt_.id_prefix);
-  buf_ += "\" width=\"";
-  append_num(buf_, width);
-  buf_ += "\" height=\"";
-  append_num(buf_, height);
-  buf_ += "\" viewBox=\"0 0 ";
-  append_num(buf_, width);
-  buf_ += " ";
-  append_num(buf_, height);
-  buf_ += "\" font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" font-size=\"11\" data-jobs=\"";
-  append_int(buf_, static_cast<int64_t>(sel_.jobs));
-  buf_ += "\" data-jobs-in-range=\"";
-  append_int(buf_, static_cast<int64_t>(sel_.jobs_in_range));
-  buf_ += "\"";
-  if (!opt_.sync.empty()) {
-    buf_ += " data-sync=\"";
-    append_xml_escaped(buf_, opt_.sync);
-    buf_ += "\"";
-  }
-  buf_ += ">\n<title>";
-  append_xml_escaped(buf_, title);
+  std::string view_box = "0 0 ";
+  append_svg_num(view_box, width);
+  view_box += ' ';
+  append_svg_num(view_box, height);
+  SvgElement svg(buf_, "svg");
+  svg.attr("xmlns", "http://www.w3.org/2000/svg")
+      .attr("class", "ppt-timeline")
+      .attr("id", opt_.id_prefix)
+      .num("width", width)
+      .num("height", height)
+      .attr("viewBox", view_box)
+      .attr("font-family", "DejaVu Sans, Arial, Helvetica, sans-serif")
+      .attr("font-size", "11")
+      .integer("data-jobs", static_cast<int64_t>(sel_.jobs))
+      .integer("data-jobs-in-range", static_cast<int64_t>(sel_.jobs_in_range));
+  if (!opt_.sync.empty()) svg.attr("data-sync", opt_.sync);
+  svg.open();
+  SvgElement(buf_, "title").text(title);
   buf_ +=
-      "</title>\n<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
-      "vector-effect: non-scaling-stroke; }</style>\n<defs><clipPath id=\"";
-  append_xml_escaped(buf_, id("clip"));
-  buf_ += "\"><rect ";
-  append_box(buf_, 0, -10, plot_w_, 1000000);
-  buf_ += "/></clipPath></defs>\n";
-  buf_ += "<rect class=\"background\" ";
-  append_box(buf_, 0, 0, width, height);
-  buf_ += " fill=\"#ffffff\"/>\n";
+      "<style>svg.ppt-timeline rect.job { stroke: #ffffff; stroke-width: 0.75px; "
+      "vector-effect: non-scaling-stroke; }</style>\n<defs>";
+  SvgElement(buf_, "clipPath").attr("id", id("clip")).open("");
+  SvgElement(buf_, "rect").box(0, -10, plot_w_, 1000000).close("");
+  buf_ += "</clipPath></defs>\n";
+  SvgElement(buf_, "rect").attr("class", "background").box(0, 0, width, height).attr("fill", "#ffffff").close();
 }
 
 void SvgWriter::write() {
@@ -1169,9 +1072,7 @@ void SvgWriter::write() {
     flush_if_big();
   }
   if (sel_.runs.empty()) {
-    buf_ += "<text class=\"empty\" x=\"8\" y=\"";
-    append_num(buf_, height - 20);
-    buf_ += "\">nothing to draw</text>\n";
+    SvgElement(buf_, "text").attr("class", "empty").num("x", 8).num("y", height - 20).text("nothing to draw");
   }
   buf_ += "</svg>\n";
   out_.write(buf_);
