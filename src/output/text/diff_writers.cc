@@ -29,20 +29,19 @@ struct DiffParts {
 
 constexpr size_t kDiffStepRows = 50;
 
-// The judged run is called d.b_label ("B", or "C", "D"... for the later runs
-// of a diff) in every sentence, heading and column.
-DiffParts build_diff_parts(const Diff& d, bool color) {
-  DiffParts p;
-  const std::string& B = d.b_label;
-  p.b = B;
-  p.title =
-      fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, B, d.b_source, d.b_schedule);
-  const StepTimeDelta& t = d.step_time;
+// The summary's first lines: the verdict and the metric it was judged on.
+void add_verdict(const Diff& d, bool color, DiffParts& p) {
   Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
   std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
   p.summary.emplace_back("verdict", fmt::format("{}: {} (noise {:.1f}%; metric: {})", verdict, metric_change(d),
                                                 d.noise_pct, gate_metric_name(d.metric)));
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
+}
+
+// The summary's period, busy span and throughput, A against B.
+void add_times(const Diff& d, DiffParts& p) {
+  const std::string& B = p.b;
+  const StepTimeDelta& t = d.step_time;
   const StepTimeDelta& per = d.period;
   if (per.a_steps > 0 || per.b_steps > 0) {
     p.summary.emplace_back("period",
@@ -66,6 +65,11 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
     }
     p.summary.emplace_back("throughput", text);
   }
+}
+
+// The summary's bubble (with each side's bound on coarse input) and the gate.
+void add_bubble_and_gate(const Diff& d, bool color, DiffParts& p) {
+  const std::string& B = p.b;
   if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
     // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
     p.summary.emplace_back("bubble", fmt::format("A {} ± {}, {} {} ± {} ({}; a change within the bounds may be none)",
@@ -83,7 +87,10 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                               : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
                                             d.fail_if_slower_pct));
   }
-  // Where: the ranks whose own work changed, with their job types.
+}
+
+// Where: the ranks whose own work changed, with their job types.
+std::string where_text(const Diff& d) {
   std::string where;
   for (size_t i = 0; i < d.changed_ranks.size() && i < 4; ++i) {
     for (const RankDelta& r : d.ranks) {
@@ -99,10 +106,13 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
     }
   }
   if (d.changed_ranks.size() > 4) where += fmt::format("; {} more", d.changed_ranks.size() - 4);
-  p.summary.emplace_back("where", where.empty() ? "no rank's busy time changed by more than the threshold" : where);
-  for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
+  return where.empty() ? "no rank's busy time changed by more than the threshold" : where;
+}
 
-  double noise = d.noise_pct;
+// The steps' table: the first kDiffStepRows.
+void fill_steps(const Diff& d, DiffParts& p) {
+  const std::string& B = p.b;
+  const double noise = d.noise_pct;
   p.steps.header = {"step", "period A ms", "period " + B + " ms", "period", "span A ms", "span " + B + " ms", "span"};
   p.steps.left = 0;
   for (const StepDelta& sd : d.steps) {
@@ -123,6 +133,12 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                  {sd.in_b ? ms(sd.span_b_ns) : "-"},
                  {sd.in_a && sd.in_b ? signed_pct(sd.span_delta_pct) : "-", delta_tone(sd.span_delta_pct, noise)}});
   }
+}
+
+// The ranks' table, per step.
+void fill_ranks(const Diff& d, DiffParts& p) {
+  const std::string& B = p.b;
+  const double noise = d.noise_pct;
   p.ranks.header = {
       "rank",     "stage",       "busy A ms", "busy " + B + " ms", "busy", "idle A ms", "idle " + B + " ms", "idle",
       "bubble A", "bubble " + B, "bubble"};
@@ -140,6 +156,12 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                  {percent(r.bubble_b)},
                  {points(r.bubble_delta), idle_tone(r.bubble_delta * 100, r.busy_delta_pct, noise)}});
   }
+}
+
+// The job types' table.
+void fill_types(const Diff& d, DiffParts& p) {
+  const std::string& B = p.b;
+  const double noise = d.noise_pct;
   p.types.header = {"type", "count A",  "count " + B,      "mean A ms", "mean " + B + " ms",
                     "mean", "p95 A ms", "p95 " + B + " ms"};
   for (const TypeDelta& td : d.types) {
@@ -152,6 +174,11 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                  {td.count_a ? ms(td.p95_a_ns) : "-"},
                  {td.count_b ? ms(td.p95_b_ns) : "-"}});
   }
+}
+
+// The schedule changes' and the new stragglers' tables.
+void fill_changes_and_stragglers(const Diff& d, DiffParts& p) {
+  const std::string& B = p.b;
   p.changes.header = {"rank", "position", "A", B, "jobs A", "jobs " + B};
   p.changes.left = 0;
   for (const ScheduleChange& c : d.schedule_changes) {
@@ -172,6 +199,26 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
                       {ms(s.others_median_ns)},
                       {signed_pct(s.margin * 100), Tone::kBad}});
   }
+}
+
+// The judged run is called d.b_label ("B", or "C", "D"... for the later runs
+// of a diff) in every sentence, heading and column.
+DiffParts build_diff_parts(const Diff& d, bool color) {
+  DiffParts p;
+  const std::string& B = d.b_label;
+  p.b = B;
+  p.title =
+      fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, B, d.b_source, d.b_schedule);
+  add_verdict(d, color, p);
+  add_times(d, p);
+  add_bubble_and_gate(d, color, p);
+  p.summary.emplace_back("where", where_text(d));
+  for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
+
+  fill_steps(d, p);
+  fill_ranks(d, p);
+  fill_types(d, p);
+  fill_changes_and_stragglers(d, p);
   return p;
 }
 

@@ -37,6 +37,77 @@ void fill_ranks(const Stats& st, const TextStyle& style, StatsParts& p);
 void fill_stages_types_stragglers(const Stats& st, StatsParts& p);
 void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p);
 
+// The summary's bubble: measured (with its bound on coarse input, over the
+// complete rank-steps) against the schedule's ideal.
+void add_bubble(const Stats& st, bool color, StatsParts& p) {
+  const ScheduleInfo& s = st.schedule;
+  std::string bubble =
+      "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  // Coarse input times (dynamic-graph records: whole ms): the bound on the
+  // measured figure (docs/stats.md).
+  if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
+  if (st.complete_rank_steps < st.rank_steps) {
+    bubble += fmt::format(" (over the {} complete rank-steps of {}: short ranks' incomplete steps left out)",
+                          st.complete_rank_steps, st.rank_steps);
+  }
+  if (s.ideal_bubble_ratio >= 0) {
+    double over = st.bubble_ratio - s.ideal_bubble_ratio;
+    bubble +=
+        fmt::format(", ideal {} ({}): {} {} the schedule's promise", percent(s.ideal_bubble_ratio), s.ideal_formula,
+                    fmt::format("{:.1f} points", std::fabs(over) * 100), over >= 0 ? "above" : "below");
+  } else {
+    bubble += s.ideal_formula.empty() ? std::string(" (no ideal: the schedule is not recognised)")
+                                      : fmt::format(" (no ideal: {})", s.ideal_formula);
+  }
+  p.summary.emplace_back("bubble", bubble);
+}
+
+// The summary's period and busy span.
+void add_times(const Stats& st, const StepStats* worst, StatsParts& p) {
+  const StepTimeSummary& t = st.step_time;
+  const StepTimeSummary& per = st.step_period;
+  if (per.count > 0) {
+    p.summary.emplace_back(
+        "period", fmt::format("mean {}, median {}, min {}, max {}: a step's start to the next one's, over {} step{} "
+                              "(the last has no next)",
+                              ms_unit(per.mean_ns), ms_unit(per.median_ns), ms_unit(per.min_ns), ms_unit(per.max_ns),
+                              per.count, per.count == 1 ? "" : "s"));
+  } else {
+    p.summary.emplace_back("period", t.count > 0 ? "none: one step has no next start" : "no step");
+  }
+  if (t.count > 0) {
+    p.summary.emplace_back("busy span",
+                           fmt::format("mean {}, median {}, min {}, max {}{}: first job start to last job end",
+                                       ms_unit(t.mean_ns), ms_unit(t.median_ns), ms_unit(t.min_ns), ms_unit(t.max_ns),
+                                       worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
+  } else {
+    p.summary.emplace_back("busy span", "no step");
+  }
+}
+
+// The summary's throughput, and what whatif predicts would help.
+void add_throughput_and_suggestions(const Stats& st, StatsParts& p) {
+  const ScheduleInfo& s = st.schedule;
+  const Throughput& tp = st.throughput;
+  if (tp.steps_per_second > 0) {
+    std::string text = fmt::format("{:.3f} steps/s", tp.steps_per_second);
+    if (tp.micro_batches_per_second > 0) {
+      text += fmt::format(", {:.2f} micro-batches/s (M={}{})", tp.micro_batches_per_second, s.micro_batches,
+                          s.replicas > 1 ? fmt::format(" x {} replicas", s.replicas) : "");
+      text += tp.samples_per_second > 0 ? fmt::format(", {:.2f} samples/s (--micro-batch-size {})",
+                                                      tp.samples_per_second, tp.micro_batch_size)
+                                        : std::string(", samples/s with --micro-batch-size N");
+    }
+    p.summary.emplace_back("throughput", text);
+  }
+  if (!st.suggestions.empty()) {
+    std::string text;
+    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
+    p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
+  }
+  for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
+}
+
 }  // namespace
 
 StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
@@ -59,63 +130,10 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
-  std::string bubble =
-      "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
-  // Coarse input times (dynamic-graph records: whole ms): the bound on the
-  // measured figure (docs/stats.md).
-  if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
-  if (st.complete_rank_steps < st.rank_steps) {
-    bubble += fmt::format(" (over the {} complete rank-steps of {}: short ranks' incomplete steps left out)",
-                          st.complete_rank_steps, st.rank_steps);
-  }
-  if (s.ideal_bubble_ratio >= 0) {
-    double over = st.bubble_ratio - s.ideal_bubble_ratio;
-    bubble +=
-        fmt::format(", ideal {} ({}): {} {} the schedule's promise", percent(s.ideal_bubble_ratio), s.ideal_formula,
-                    fmt::format("{:.1f} points", std::fabs(over) * 100), over >= 0 ? "above" : "below");
-  } else {
-    bubble += s.ideal_formula.empty() ? std::string(" (no ideal: the schedule is not recognised)")
-                                      : fmt::format(" (no ideal: {})", s.ideal_formula);
-  }
-  p.summary.emplace_back("bubble", bubble);
-  const StepTimeSummary& t = st.step_time;
-  const StepTimeSummary& per = st.step_period;
+  add_bubble(st, color, p);
   const StepStats* worst = slowest_step(st);
-  if (per.count > 0) {
-    p.summary.emplace_back(
-        "period", fmt::format("mean {}, median {}, min {}, max {}: a step's start to the next one's, over {} step{} "
-                              "(the last has no next)",
-                              ms_unit(per.mean_ns), ms_unit(per.median_ns), ms_unit(per.min_ns), ms_unit(per.max_ns),
-                              per.count, per.count == 1 ? "" : "s"));
-  } else {
-    p.summary.emplace_back("period", t.count > 0 ? "none: one step has no next start" : "no step");
-  }
-  if (t.count > 0) {
-    p.summary.emplace_back("busy span",
-                           fmt::format("mean {}, median {}, min {}, max {}{}: first job start to last job end",
-                                       ms_unit(t.mean_ns), ms_unit(t.median_ns), ms_unit(t.min_ns), ms_unit(t.max_ns),
-                                       worst ? fmt::format(" (step {})", step_label(st, *worst)) : ""));
-  } else {
-    p.summary.emplace_back("busy span", "no step");
-  }
-  const Throughput& tp = st.throughput;
-  if (tp.steps_per_second > 0) {
-    std::string text = fmt::format("{:.3f} steps/s", tp.steps_per_second);
-    if (tp.micro_batches_per_second > 0) {
-      text += fmt::format(", {:.2f} micro-batches/s (M={}{})", tp.micro_batches_per_second, s.micro_batches,
-                          s.replicas > 1 ? fmt::format(" x {} replicas", s.replicas) : "");
-      text += tp.samples_per_second > 0 ? fmt::format(", {:.2f} samples/s (--micro-batch-size {})",
-                                                      tp.samples_per_second, tp.micro_batch_size)
-                                        : std::string(", samples/s with --micro-batch-size N");
-    }
-    p.summary.emplace_back("throughput", text);
-  }
-  if (!st.suggestions.empty()) {
-    std::string text;
-    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
-    p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
-  }
-  for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
+  add_times(st, worst, p);
+  add_throughput_and_suggestions(st, p);
   fill_memory(st, p);
 
   fill_steps(st, style, worst, p);
