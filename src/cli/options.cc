@@ -1,11 +1,18 @@
 #include "options.h"
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include "app/driver.h"
+#include "app/selection.h"
 #include "cli/finite_range.h"
+#include "input/log_layout.h"
+#include "model/step_range.h"
 #include "util/text.h"
 
 namespace ppt::cli {
+
+LayoutRequest InputOptions::request() const { return {log_dir, files, devices}; }
 
 void add_input_options(CLI::App& app, InputOptions& in) {
   app.add_option("--log_dir,--log-dir", in.log_dir,

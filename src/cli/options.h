@@ -1,18 +1,28 @@
 // The options several commands share, each declared once with one help text.
 // A command's own options struct embeds the common structs below and adds
 // what is its own.
+//
+// It declares only: the types of the library it names (the driver's request,
+// a layout, a selection) are declared here and defined in their own headers,
+// which options.cc and each command include where they use them.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "app/driver.h"
-#include "app/selection.h"
-#include "output/picture/svg_writer.h"
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace ppt {
+struct DriverRequest;  // app/driver.h
+struct LayoutRequest;  // input/log_layout.h
+struct Selection;      // app/selection.h
+struct StepRange;      // model/step_range.h
+}  // namespace ppt
 
 namespace ppt::cli {
 
@@ -24,7 +34,7 @@ struct InputOptions {
   std::vector<int> devices;
   bool multi_machine = false;  // accepted for compatibility; layouts are detected
 
-  LayoutRequest request() const { return {log_dir, files, devices}; }
+  LayoutRequest request() const;  // {log_dir, files, devices}
   bool empty() const { return log_dir.empty() && files.empty(); }
 };
 
