@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +20,6 @@ namespace ppt {
 struct DriverRequest;  // app/driver.h
 struct LayoutRequest;  // input/log_layout.h
 struct Selection;      // app/selection.h
-struct StepRange;      // model/step_range.h
 }  // namespace ppt
 
 namespace ppt::cli {
@@ -67,7 +65,6 @@ void add_pp_degree_option(CLI::App& app, int32_t& pp_degree);
 void add_align_clocks_option(CLI::App& app, std::string& align_clocks);
 void add_strict_option(CLI::App& app, bool& strict);
 void add_quiet_option(CLI::App& app, bool& quiet);
-void add_timings_option(CLI::App& app, bool& timings);
 // --micro-batch-size: samples per micro-batch, for samples per second.
 void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size);
 // --device-memory SIZE (util/text.h parse_byte_size: 80GiB, 81920MiB, 80GB):
@@ -80,9 +77,6 @@ void add_max_jobs_option(CLI::App& app, size_t& max_jobs);
 // --markdown (exclusive with --json) and --color.
 void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool& json, bool& markdown,
                                std::string& color);
-// Parses --steps text ("" leaves `out` empty). On a bad range returns the
-// error line ("--steps ..."), else "".
-std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out);
 // --threads, --pp-degree, --align-clocks, --strict, -q and --timings.
 void add_run_options(CLI::App& app, RunOptions& run);
 
