@@ -37,6 +37,13 @@ inline constexpr std::string_view kEndKey = ", job_end_time = ";
 inline constexpr std::string_view kScheduleMarker = "Schedule Profiler start at step ";
 inline constexpr std::string_view kScheduleMarkerEnd = " and end at step ";
 
+// The literal that both the job line and the schedule marker contain: readers
+// search for it alone to find every candidate line of either kind in one pass.
+inline constexpr std::string_view kProfilerLiteral = "Profiler ";
+static_assert(kJobMarker.find(kProfilerLiteral) != std::string_view::npos &&
+                  kScheduleMarker.find(kProfilerLiteral) != std::string_view::npos,
+              "kProfilerLiteral must find both the job line and the schedule marker");
+
 // The start-up line a Paddle process prints once, when it first sets up a GPU
 // (LOG_FIRST_N(WARNING, 1) in paddle/phi/backends/gpu/gpu_resources.cc, in
 // paddle/fluid/platform/device_context.cc before 2.3):

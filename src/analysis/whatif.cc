@@ -423,12 +423,12 @@ struct StepChoice {
 };
 
 WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
-                             int32_t steps, const JitterSamples& samples, const StepChoice* only = nullptr,
-                             StepChoice* found = nullptr) {
+                             int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
+                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
   WhatifOutcome o;
   o.shape = shape;
   o.label = shape_label(shape);
-  if (std::string why = check_plan_shape(shape); !why.empty()) {
+  if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
     o.error = why;
     return o;
   }
@@ -451,7 +451,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   // replay, this replay of the fitted costs only says whether the plan runs
   // and its peak in flight (both the plan's, whatever the costs and steps):
   // one step does; the per-step replays below are the prediction.
-  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape, &plan_cache);
   const PreparedReplay prepared = prepare_replay(shape, plans);  // checked and its waits found once
   o.replay = replay_prepared(prepared, costs, samples.empty() ? std::max(2, steps) : 1);
   if (!o.replay.error.empty()) {
@@ -597,7 +597,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
 }
 
 // The measured plan's shape; `why` says what stops it from being replayed.
-PlanShape measured_shape(const CostModel& m, std::string* why) {
+PlanShape measured_shape(const CostModel& m, std::string* why, PlanCache& plans) {
   PlanShape s;
   s.schedule = m.schedule;
   s.stages = std::max(1, m.stages);
@@ -608,7 +608,7 @@ PlanShape measured_shape(const CostModel& m, std::string* why) {
   } else if (m.micro_batches <= 0) {
     *why = "the measured run's micro-batch count is unknown";
   } else {
-    *why = check_plan_shape(s);
+    *why = check_plan_shape(s, &plans);
   }
   return s;
 }
@@ -709,7 +709,10 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
 }
 
 std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
-                                         const CostModel& m, double model_error, std::string* refusal) {
+                                         const CostModel& m, double model_error, std::string* refusal,
+                                         PlanCache* plan_cache) {
+  PlanCache once;  // without the caller's cache: one for this call
+  PlanCache& plans = plan_cache ? *plan_cache : once;
   std::vector<std::string> w;
   if (stats.run >= tl.runs.size()) return w;
   const Run& run = tl.runs[stats.run];
@@ -802,7 +805,7 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan&
   // are a run of another schedule or M than the one recognised (a log whose
   // runs changed schedule), or steps that lost jobs.
   std::string why;
-  const PlanShape shape = measured_shape(m, &why);
+  const PlanShape shape = measured_shape(m, &why, plans);
   if (why.empty() && refusal && refusal->empty()) {
     const std::vector<int8_t> roles = roles_by_type(tl, plan);
     auto coarse = [](PlanJob j) {
@@ -811,7 +814,7 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan&
     };
     std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
     for (int32_t st = 0; st < shape.stages; ++st) {
-      for (const PlanJob& j : stage_plan(shape, st)) {
+      for (const PlanJob& j : stage_plan(shape, st, &plans)) {
         if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
       }
     }
@@ -1158,13 +1161,13 @@ void memory_assumptions(const WhatifReport& r, std::vector<std::string>& as) {
 
 // The memory figures of every outcome of `r` (WhatifOutcome::peak_memory_bytes,
 // fits), the model's memory error and, where it is large, a warning.
-void predict_memory(const MemoryStats& memory, WhatifReport& r) {
+void predict_memory(const MemoryStats& memory, WhatifReport& r, PlanCache& plans) {
   r.memory = memory;
   r.device_memory_bytes = memory.device_memory_bytes;
   if (!memory.present()) return;
   r.measured.peak_memory_bytes = measured_peak_memory(memory, r.measured.shape.stages);
   auto predict = [&](WhatifOutcome& o) {
-    if (o.error.empty()) o.peak_memory_bytes = predict_peak_memory(memory, o.shape);
+    if (o.error.empty()) o.peak_memory_bytes = predict_peak_memory(memory, o.shape, &plans);
     set_fit(o, r.device_memory_bytes);
   };
   set_fit(r.measured, r.device_memory_bytes);
@@ -1188,10 +1191,12 @@ int64_t highest_peak(const std::vector<int64_t>& peak_memory_bytes) {
   return peak;
 }
 
-std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape) {
+std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape, PlanCache* plan_cache) {
   std::vector<int64_t> out;
-  if (!memory.present() || !check_plan_shape(shape).empty()) return out;
-  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape);
+  PlanCache once;  // without the caller's cache: the check and the plan share one build
+  PlanCache& cache = plan_cache ? *plan_cache : once;
+  if (!memory.present() || !check_plan_shape(shape, &cache).empty()) return out;
+  const std::vector<std::vector<PlanJob>> plans = pipeline_plan(shape, &cache);
   out.assign(static_cast<size_t>(shape.stages), -1);
   for (int32_t s = 0; s < shape.stages && s < static_cast<int32_t>(plans.size()); ++s) {
     const StageMemory* sm = stage_memory(memory, s);
@@ -1254,8 +1259,9 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   WhatifReport r;
   r.model = fit_cost_model(tl, plan, deps, stats);
   const CostModel& m = r.model;
+  PlanCache plans;  // this report's ZB-VPP plans, built once each
   std::string why;
-  PlanShape ms = measured_shape(m, &why);
+  PlanShape ms = measured_shape(m, &why, plans);
 
   r.measured.shape = ms;
   r.measured.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
@@ -1274,15 +1280,15 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   std::optional<JitterSamples> sampled;
   const JitterSamples none_sampled;
   auto samples_for = [&](const PlanShape& shape) -> const JitterSamples& {
-    if (!check_plan_shape(shape).empty()) return none_sampled;
+    if (!check_plan_shape(shape, &plans).empty()) return none_sampled;
     if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
     return *sampled;
   };
   StepChoice candidates;
   if (why.empty()) {
     const JitterSamples& samples = samples_for(ms);
-    r.replayed =
-        replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples, nullptr, &candidates);
+    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples, plans, nullptr,
+                                &candidates);
     if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
       const auto& st = tl.runs[stats.run].steps;
       const size_t first = (st.size() > samples.jobs.size() ? st.size() - samples.jobs.size() : 0) + candidates.first;
@@ -1318,7 +1324,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
       if (same && why.empty()) {
         r.predicted.push_back(r.replayed);
       } else {
-        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s),
+        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s), plans,
                                              why.empty() && !candidates.replicas.empty() ? &candidates : nullptr));
       }
     }
@@ -1329,13 +1335,13 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
                                  ? r.replayed.period_ns / r.measured.period_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   r.model_error = model_error;
-  r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal);
+  r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal, &plans);
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {
     widen_by_model_error(o, model_error);
     if (!r.refusal.empty() && o.error.empty()) o.error = r.refusal;
   }
-  predict_memory(stats.memory, r);
+  predict_memory(stats.memory, r, plans);
   // Those that fit first (all do without a device size), then by throughput.
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
     if (a.error.empty() != b.error.empty()) return a.error.empty();
@@ -1446,20 +1452,21 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     }
   }
   CostModel m = fit_cost_model(tl, plan, deps, stats);
+  PlanCache plans;  // these suggestions' ZB-VPP plans, built once each
   std::string why;
-  PlanShape ms = measured_shape(m, &why);
+  PlanShape ms = measured_shape(m, &why, plans);
   if (!why.empty()) return out;
   const WhatifChanges none;
   const double w = effective_w(m, none);
   const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
   StepChoice candidates;
-  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples, nullptr, &candidates);
+  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples, plans, nullptr, &candidates);
   if (!base.error.empty() || base.period_ns <= 0) return out;
   const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
                                  ? base.period_ns / stats.step_period.mean_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   std::string refusal;
-  std::vector<std::string> said = whatif_warnings(tl, plan, stats, m, model_error, &refusal);
+  std::vector<std::string> said = whatif_warnings(tl, plan, stats, m, model_error, &refusal, &plans);
   if (warnings) *warnings = said;
   if (!refusal.empty()) return out;
   auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
@@ -1469,7 +1476,7 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   };
   const double base_memory = memory(base);
   // With memory samples, the memory model's peaks in bytes (highest stage).
-  const int64_t base_bytes = highest_peak(predict_peak_memory(stats.memory, base.shape));
+  const int64_t base_bytes = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
   const int64_t device = stats.memory.device_memory_bytes;
   auto add = [&](const std::string& change, const WhatifOutcome& o) {
     if (!o.error.empty() || o.period_ns <= 0) return;
@@ -1478,7 +1485,7 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.period_gain = -relative_time(o, base, &s.per_micro_batch);
     s.peak_memory = memory(o);
     s.measured_peak_memory = base_memory;
-    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats.memory, o.shape));
+    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats.memory, o.shape, &plans));
     if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
     // The gain's range: both plans replay the same measured steps, so the
     // per-step gains pair up; twice their standard error, and the model's
@@ -1522,11 +1529,11 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     s.chunks = target_chunks(m, k, 0);
     std::string change(schedule_name(k));
     if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    add(change, replay_outcome(m, s, none, w, 2, samples, &candidates));
+    add(change, replay_outcome(m, s, none, w, 2, samples, plans, &candidates));
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, &candidates));
+  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, plans, &candidates));
   // The straggler: the stage busiest per rank-step.
   int32_t slowest = -1;
   double most = 0;
@@ -1538,7 +1545,7 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
   WhatifChanges balance;
   balance.balance = true;
   add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-      replay_outcome(m, ms, balance, w, 2, samples, &candidates));
+      replay_outcome(m, ms, balance, w, 2, samples, plans, &candidates));
   std::stable_sort(out.begin(), out.end(),
                    [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
   if (out.size() > limit) out.resize(limit);

@@ -212,9 +212,11 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b);
 // run), and rank-steps that run another plan than the measured one replayed
 // (the schedule recognised is not this run's). `refusal` gets the reason
 // when the prediction cannot mean anything: over a quarter of the rank-steps
-// run another plan (steps that only lost jobs do not count).
+// run another plan (steps that only lost jobs do not count). `plans`: the
+// caller's plan cache for this run (plan.h), or nullptr.
 std::vector<std::string> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
-                                         const CostModel& model, double model_error, std::string* refusal);
+                                         const CostModel& model, double model_error, std::string* refusal,
+                                         PlanCache* plans = nullptr);
 
 // Fits the model and replays the measured plan and every target (each
 // schedule x each M); `steps` steps are replayed (2 or more give a period).
@@ -235,8 +237,9 @@ std::vector<int32_t> measured_peak_in_flight(const Timeline& timeline, const Pip
 // V, else the stage's activation per micro-batch / V; another M holds the
 // same activation per micro-batch. By stage of `shape`: the peak allocated
 // bytes, -1 for a stage the measurement has no samples of; empty when
-// `memory` has none or the shape has no plan.
-std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape);
+// `memory` has none or the shape has no plan. `plans`: the caller's plan
+// cache for this run (plan.h), or nullptr.
+std::vector<int64_t> predict_peak_memory(const MemoryStats& memory, const PlanShape& shape, PlanCache* plans = nullptr);
 
 // The allocated bytes a stage holds at the peak of `peak_memory_bytes`
 // (the highest entry; -1 when none is known).

@@ -28,11 +28,13 @@ std::string_view marker_window(std::string_view line) {
 }
 
 // The lines the scanner looks at: job lines, schedule markers (both hold
-// "Profiler "), start-up lines. Every other line is noise to every pass.
+// log_line::kProfilerLiteral), start-up lines. Every other line is noise to
+// every pass.
 // Job lines and markers, start-up lines, and the dynamic-graph details lines
 // (memory samples, and the jobs of logs without job lines).
 bool kept_line(std::string_view line) {
-  return line.find("Profiler ") != line.npos || is_start_line(line) || line.find(kDetailsLiteral) != line.npos;
+  return line.find(log_line::kProfilerLiteral) != line.npos || is_start_line(line) ||
+         line.find(kDetailsLiteral) != line.npos;
 }
 
 size_t count_lines(std::string_view s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
@@ -92,7 +94,7 @@ void Watcher::add_lines(const std::string& path, std::string_view lines, WatchCl
     f.line_starts.push_back(static_cast<uint32_t>(f.text.size()));
     f.text += line;
     if (options_.keep_all) f.all += line;
-    if (line.find(kDetailsLiteral) != line.npos && line.find("Profiler ") == line.npos) {
+    if (line.find(kDetailsLiteral) != line.npos && line.find(log_line::kProfilerLiteral) == line.npos) {
       account_details(f, line);
     } else if (is_start_line(line)) {
       if (f.details.close()) reject_details(IssueKind::kUnmatchedDetailsBefore);

@@ -3,8 +3,10 @@
 
 #include <filesystem>
 
+#include "app/driver.h"
 #include "cli/finite_range.h"
 #include "commands.h"
+#include "input/log_layout.h"
 #include "reporter.h"
 
 namespace ppt::cli {

@@ -7,8 +7,10 @@
 #include <optional>
 
 #include "analysis/diff.h"
+#include "app/driver.h"
 #include "cli/finite_range.h"
 #include "commands.h"
+#include "input/log_layout.h"
 #include "output/outputs.h"
 #include "output/report/html_report.h"
 #include "output/sink/output_file.h"

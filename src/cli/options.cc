@@ -2,10 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "app/driver.h"
+#include "app/selection.h"
 #include "cli/finite_range.h"
+#include "input/log_layout.h"
+#include "model/step_range.h"
 #include "util/text.h"
 
 namespace ppt::cli {
+
+LayoutRequest InputOptions::request() const { return {log_dir, files, devices}; }
 
 void add_input_options(CLI::App& app, InputOptions& in) {
   app.add_option("--log_dir,--log-dir", in.log_dir,
@@ -55,11 +65,25 @@ void add_quiet_option(CLI::App& app, bool& quiet) {
   app.add_flag("-q,--quiet", quiet, "print only errors, the summary line and the count of each kind of input problem");
 }
 
+namespace {
+
 void add_timings_option(CLI::App& app, bool& timings) {
   app.add_flag("--timings", timings,
                "print the wall time of each phase (layout, scan, build, pipeline, dependencies, clocks, stats, "
                "write) at the end");
 }
+
+// Parses --steps text ("" leaves `out` empty). On a bad range returns the
+// error line ("--steps ..."), else "".
+std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out) {
+  out->reset();
+  if (text.empty()) return "";
+  std::string error;
+  *out = parse_step_range(text, &error);
+  return *out ? "" : "--steps " + error;
+}
+
+}  // namespace
 
 void add_selection_options(CLI::App& app, SelectionOptions& sel) {
   app.add_option("--run", sel.run,
@@ -127,14 +151,6 @@ void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool
   app.add_option("--color", color, "colour the table: auto (on a terminal), always, never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));
-}
-
-std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out) {
-  out->reset();
-  if (text.empty()) return "";
-  std::string error;
-  *out = parse_step_range(text, &error);
-  return *out ? "" : "--steps " + error;
 }
 
 void add_run_options(CLI::App& app, RunOptions& run) {

@@ -1,18 +1,26 @@
 // The options several commands share, each declared once with one help text.
 // A command's own options struct embeds the common structs below and adds
 // what is its own.
+//
+// It declares only: the types of the library it names (the driver's request,
+// a layout, a selection) are declared here and defined in their own headers,
+// which options.cc and each command include where they use them.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "app/driver.h"
-#include "app/selection.h"
-#include "output/picture/svg_writer.h"
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace ppt {
+struct DriverRequest;  // app/driver.h
+struct LayoutRequest;  // input/log_layout.h
+struct Selection;      // app/selection.h
+}  // namespace ppt
 
 namespace ppt::cli {
 
@@ -24,7 +32,7 @@ struct InputOptions {
   std::vector<int> devices;
   bool multi_machine = false;  // accepted for compatibility; layouts are detected
 
-  LayoutRequest request() const { return {log_dir, files, devices}; }
+  LayoutRequest request() const;  // {log_dir, files, devices}
   bool empty() const { return log_dir.empty() && files.empty(); }
 };
 
@@ -57,7 +65,6 @@ void add_pp_degree_option(CLI::App& app, int32_t& pp_degree);
 void add_align_clocks_option(CLI::App& app, std::string& align_clocks);
 void add_strict_option(CLI::App& app, bool& strict);
 void add_quiet_option(CLI::App& app, bool& quiet);
-void add_timings_option(CLI::App& app, bool& timings);
 // --micro-batch-size: samples per micro-batch, for samples per second.
 void add_micro_batch_size_option(CLI::App& app, uint32_t& micro_batch_size);
 // --device-memory SIZE (util/text.h parse_byte_size: 80GiB, 81920MiB, 80GB):
@@ -70,9 +77,6 @@ void add_max_jobs_option(CLI::App& app, size_t& max_jobs);
 // --markdown (exclusive with --json) and --color.
 void add_report_format_options(CLI::App& app, double& straggler_margin_pct, bool& json, bool& markdown,
                                std::string& color);
-// Parses --steps text ("" leaves `out` empty). On a bad range returns the
-// error line ("--steps ..."), else "".
-std::string parse_steps_option(const std::string& text, std::optional<StepRange>* out);
 // --threads, --pp-degree, --align-clocks, --strict, -q and --timings.
 void add_run_options(CLI::App& app, RunOptions& run);
 

@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "app/driver.h"
+#include "app/picture.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "reporter.h"

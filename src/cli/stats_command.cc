@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "app/driver.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/sink/output_file.h"

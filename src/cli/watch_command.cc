@@ -19,11 +19,14 @@
 #include <thread>
 #include <variant>
 
+#include "app/driver.h"
+#include "app/picture.h"
 #include "app/watch.h"
 #include "app/watch_alerts.h"
 #include "cli/finite_range.h"
 #include "commands.h"
 #include "input/log_follower.h"
+#include "input/log_layout.h"
 #include "model/diagnostics.h"
 #include "output/outputs.h"
 #include "output/report/html_report.h"

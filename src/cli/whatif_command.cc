@@ -9,6 +9,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/whatif.h"
+#include "app/driver.h"
 #include "app/picture.h"
 #include "cli/finite_range.h"
 #include "commands.h"

@@ -43,12 +43,6 @@ struct DemoConfig {
   std::optional<int64_t> profile_end;
 };
 
-// "" when the configuration can run, else a sentence saying why not.
-std::string validate(const DemoConfig& config);
-
-// The log file of `rank`: DIR/workerlog.<local> or DIR/machine<k>/workerlog.<local>.
-std::string log_path(const DemoConfig& config, int rank);
-
 // One rank's process body after the launcher has set up its output and links.
 struct RankPlace {
   int rank = 0;

@@ -48,9 +48,14 @@ std::string details_line(std::string_view message, int64_t allocated_bytes, int6
   return line;
 }
 
+namespace {
+
+// Whether a job of this kind allocates, frees or is logged.
 bool allocates(JobKind kind) { return kind == JobKind::kForward; }
 bool frees(JobKind kind) { return kind == JobKind::kBackward || kind == JobKind::kBackwardW; }
 bool logged_in_details(JobKind kind) { return kind == JobKind::kForward || kind == JobKind::kBackward; }
+
+}  // namespace
 
 JobMemory::JobMemory(const PipelineShape& shape, int64_t act_bytes, HeldMemory* memory, bool log_details,
                      std::FILE* out, std::function<bool(std::string*)> synchronize)

@@ -49,11 +49,6 @@ inline constexpr char kEndPipelineMessage[] = "[Pipeline details] End_forward_ba
 std::string details_line(std::string_view message, int64_t allocated_bytes, int64_t reserved_bytes,
                          std::chrono::system_clock::time_point at);
 
-// Whether a job of this kind allocates, frees or is logged.
-bool allocates(JobKind kind);
-bool frees(JobKind kind);
-bool logged_in_details(JobKind kind);
-
 class JobMemory {
  public:
   // `act_bytes` is one micro-batch's activations on the stage (a VPP chunk

@@ -25,7 +25,9 @@
 #include "demo.h"
 
 namespace ppt::demo {
+namespace {
 
+// "" when the configuration can run, else a sentence saying why not.
 std::string validate(const DemoConfig& c) {
   if (c.log_dir.empty()) return "--log_dir is empty";
   if (std::string bad = validate(c.shape); !bad.empty()) return bad;
@@ -44,14 +46,13 @@ std::string validate(const DemoConfig& c) {
   return {};
 }
 
+// The log file of `rank`: DIR/workerlog.<local> or DIR/machine<k>/workerlog.<local>.
 std::string log_path(const DemoConfig& c, int rank) {
   const int per_machine = c.shape.stages / c.machines;
   std::filesystem::path dir = c.log_dir;
   if (c.machines > 1) dir /= "machine" + std::to_string(rank / per_machine);
   return (dir / ("workerlog." + std::to_string(rank % per_machine))).string();
 }
-
-namespace {
 
 [[noreturn]] void child(const DemoConfig& c, const RankPlace& place, const std::string& path,
                         const std::vector<int>& other_fds) {

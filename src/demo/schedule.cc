@@ -123,9 +123,9 @@ std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::str
   return std::nullopt;
 }
 
-int virtual_stage(const PipelineShape& shape, int stage, int chunk) { return chunk * shape.stages + stage; }
-
 namespace {
+
+int virtual_stage(const PipelineShape& shape, int stage, int chunk) { return chunk * shape.stages + stage; }
 
 int virtual_stages(const PipelineShape& shape) { return shape.stages * shape.chunks; }
 

@@ -67,8 +67,6 @@ struct Endpoint {
   bool operator==(const Endpoint&) const = default;
 };
 
-int virtual_stage(const PipelineShape& shape, int stage, int chunk);
-
 // Where the input of `job` on `stage` comes from (the sender's stage and
 // chunk), if it has one from another virtual stage.
 std::optional<Endpoint> input_from(const PipelineShape& shape, int stage, const JobSpec& job);

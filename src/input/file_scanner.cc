@@ -26,7 +26,7 @@ namespace {
 
 // Both the job line and the schedule marker contain this literal; one search
 // for it and the start-up line's literal finds every candidate line.
-constexpr std::string_view kCandidate = "Profiler ";
+constexpr std::string_view kCandidate = log_line::kProfilerLiteral;
 constexpr size_t kCandidateProbe = 3;  // 'f': rarer than 'P' in ordinary logs
 constexpr std::string_view kStartup = log_line::kProcessStartMarker;
 constexpr size_t kStartupProbe = 7;  // 'N' of "NOTE"

@@ -4,11 +4,7 @@
 
 #include <algorithm>
 #include <deque>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <tuple>
 
 namespace ppt {
 namespace {
@@ -383,29 +379,19 @@ class VSchedule {
   std::string error_;
 };
 
-// Every ZB-VPP plan built so far (or why the creator failed), by (P, M, V):
-// building one is O(P * V * M) jobs times a few tries, and the ideal bubble
-// asks for the same shape again and again.
-struct VPlans {
-  std::vector<std::vector<PlanJob>> plans;
-  std::string error;
-};
-
-const VPlans& v_plans(int32_t p, int32_t m, int32_t v) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int32_t, int32_t, int32_t>, std::shared_ptr<const VPlans>> built;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<const VPlans>& slot = built[{p, m, v}];
-  if (!slot) {
-    auto made = std::make_shared<VPlans>();
-    made->plans = VSchedule(p, m, v).build(&made->error);
-    if (!made->error.empty()) {
-      made->plans.clear();
-      made->error = fmt::format("Paddle's VScheduleCreator fails for P={} M={} V={}: {}", p, m, v, made->error);
+// The ZB-VPP plans for (P, M, V), or why the creator fails: from `cache`
+// when it holds them, else built and kept there.
+const PlanCache::Built& v_plans(int32_t p, int32_t m, int32_t v, PlanCache& cache) {
+  auto [slot, fresh] = cache.zbvpp.try_emplace({p, m, v});
+  PlanCache::Built& made = slot->second;
+  if (fresh) {
+    made.plans = VSchedule(p, m, v).build(&made.error);
+    if (!made.error.empty()) {
+      made.plans.clear();
+      made.error = fmt::format("Paddle's VScheduleCreator fails for P={} M={} V={}: {}", p, m, v, made.error);
     }
-    slot = made;
   }
-  return *slot;
+  return made;
 }
 
 }  // namespace
@@ -420,7 +406,7 @@ const char* plan_role_name(PlanRole role) {
   return "?";
 }
 
-std::string check_plan_shape(const PlanShape& s) {
+std::string check_plan_shape(const PlanShape& s, PlanCache* cache) {
   const int32_t p = s.stages, m = s.micro_batches, v = s.chunks;
   if (p < 1) return fmt::format("a pipeline needs at least one stage: P={}", p);
   if (m < 1) return fmt::format("a step needs at least one micro-batch: M={}", m);
@@ -437,11 +423,13 @@ std::string check_plan_shape(const PlanShape& s) {
     case ScheduleKind::kVPP:
       if (m < p) return fmt::format("VPP needs M >= P: M={}, P={}", m, p);
       break;
-    case ScheduleKind::kZBVPP:
+    case ScheduleKind::kZBVPP: {
       if (v < 2) return fmt::format("ZBVPP needs at least 2 chunks: V={}", v);
       if (m % p != 0) return fmt::format("ZBVPP needs M a multiple of P: M={}, P={}", m, p);
-      if (const std::string& why = v_plans(p, m, v).error; !why.empty()) return why;
+      PlanCache once;  // without a cache: built for this check alone
+      if (const std::string& why = v_plans(p, m, v, cache ? *cache : once).error; !why.empty()) return why;
       break;
+    }
     default: return fmt::format("no plan for the schedule {}", schedule_name(s.schedule));
   }
   if (!chunked(s.schedule) && v != 1) return fmt::format("{} has one chunk: V={}", schedule_name(s.schedule), v);
@@ -449,11 +437,13 @@ std::string check_plan_shape(const PlanShape& s) {
   return {};
 }
 
-std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage) {
+std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage, PlanCache* cache) {
   std::vector<PlanJob> out;
-  if (!check_plan_shape(s).empty() || stage < 0 || stage >= s.stages) return out;
+  PlanCache once;  // without a cache: the check and the plan share one build
+  PlanCache& plans = cache ? *cache : once;
+  if (!check_plan_shape(s, &plans).empty() || stage < 0 || stage >= s.stages) return out;
   if (s.schedule == ScheduleKind::kZBVPP) {
-    return v_plans(s.stages, s.micro_batches, s.chunks).plans[stage];
+    return v_plans(s.stages, s.micro_batches, s.chunks, plans).plans[stage];
   }
   switch (s.schedule) {
     case ScheduleKind::kFThenB: fthenb(s, out); break;
@@ -466,11 +456,13 @@ std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage) {
   return out;
 }
 
-std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& s) {
+std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& s, PlanCache* cache) {
   std::vector<std::vector<PlanJob>> out;
-  if (!check_plan_shape(s).empty()) return out;
+  PlanCache once;  // without a cache: the check and the plan share one build
+  PlanCache& plans = cache ? *cache : once;
+  if (!check_plan_shape(s, &plans).empty()) return out;
   if (s.schedule == ScheduleKind::kZBVPP) {
-    return v_plans(s.stages, s.micro_batches, s.chunks).plans;
+    return v_plans(s.stages, s.micro_batches, s.chunks, plans).plans;
   }
   for (int32_t stage = 0; stage < s.stages; ++stage) out.push_back(stage_plan(s, stage));
   return out;

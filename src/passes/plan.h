@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "passes/schedule.h"
@@ -38,19 +40,34 @@ struct PlanShape {
   bool operator==(const PlanShape&) const = default;
 };
 
+// The ZB-VPP plans one run asks for, by (P, M, V), each with why Paddle's
+// schedule creator fails where it does. Building one is O(P * V * M) jobs
+// times a few tries, and a run asks for the same shape again and again
+// (check_plan_shape before every plan, whatif's targets and replays, stats'
+// suggestions); the other schedules' plans are cheap and never kept. The
+// caller owns it for one run, on one thread, and passes it to the functions
+// below; without one (nullptr) each call builds the plan it needs afresh.
+struct PlanCache {
+  struct Built {
+    std::vector<std::vector<PlanJob>> plans;  // by stage; empty when `error` is set
+    std::string error;                        // why the creator fails, or ""
+  };
+  std::map<std::tuple<int32_t, int32_t, int32_t>, Built> zbvpp;
+};
+
 // "forward", "backward", "backward_b", "backward_w".
 const char* plan_role_name(PlanRole role);
 
 // "" when Paddle builds a plan for the shape, else why not ("VPP needs M a
 // multiple of P: M=6, P=4").
-std::string check_plan_shape(const PlanShape& shape);
+std::string check_plan_shape(const PlanShape& shape, PlanCache* cache = nullptr);
 
 // Stage `stage`'s jobs for one step, in order, without the optimizer; empty
 // when check_plan_shape refuses the shape or the stage is out of range.
-std::vector<PlanJob> stage_plan(const PlanShape& shape, int32_t stage);
+std::vector<PlanJob> stage_plan(const PlanShape& shape, int32_t stage, PlanCache* cache = nullptr);
 
 // Every stage's plan (stage_plan for 0..P-1; ZBVPP's are built together).
-std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& shape);
+std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& shape, PlanCache* cache = nullptr);
 
 // The job's type as Paddle names it for that schedule: forward, backward,
 // backward_b, backward_w without chunks; forward0, backward1, backward_b0,

@@ -39,13 +39,14 @@ const char* slot_name(Slot s) {
 }  // namespace
 
 ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps) {
-  if (std::string why = check_plan_shape(shape); !why.empty()) {
+  PlanCache plans;  // the check and the plan share one build
+  if (std::string why = check_plan_shape(shape, &plans); !why.empty()) {
     ReplayResult r;
     r.shape = shape;
     r.error = why;
     return r;
   }
-  return replay_plans(shape, pipeline_plan(shape), costs, steps);
+  return replay_plans(shape, pipeline_plan(shape, &plans), costs, steps);
 }
 
 PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vector<PlanJob>>& plans) {

@@ -7,10 +7,8 @@
 #include <array>
 #include <cctype>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 
 #include "model/job_types.h"
@@ -402,23 +400,17 @@ double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, st
   };
   if (kind == ScheduleKind::kNoPipeline) return give({0.0, "0 (no pipeline)"});
   if (kind == ScheduleKind::kUnknown || p <= 0 || m <= 0) return give({-1.0, ""});
-  // Replayed once per shape: every command asks, watch for every window.
-  using Key = std::tuple<ScheduleKind, int32_t, int32_t, int32_t, bool>;
-  static std::mutex mutex;
-  static std::map<Key, Ideal> known;
-  const Key key{kind, p, m, std::max(v, 1), split_backward};
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = known.find(key); it != known.end()) return give(it->second);
-  }
+  // Replayed on every call: the pipeline pass asks once per run (watch once
+  // per window), and a replay of one step is cheap beside the passes.
   PlanShape shape{kind, p, m, std::max(v, 1), split_backward && kind == ScheduleKind::kVPP};
+  PlanCache plans;  // the check and the plan share one build
   Ideal ideal{-1.0, ""};
-  if (std::string why = check_plan_shape(shape); !why.empty()) {
+  if (std::string why = check_plan_shape(shape, &plans); !why.empty()) {
     ideal.formula = fmt::format("Paddle builds no {} plan here: {}", schedule_name(kind), why);
   } else {
     ReplayCosts costs;
     costs.duration_ns = [](int32_t, const PlanJob& j) -> int64_t { return j.role == PlanRole::kBackward ? 2 : 1; };
-    ReplayResult r = replay_plan(shape, costs, 1);
+    ReplayResult r = replay_plans(shape, pipeline_plan(shape, &plans), costs, 1);
     if (r.error.empty()) {
       ideal.ratio = replay_bubble_ratio(r);
       ideal.formula = fmt::format("Paddle's {} plan replayed with equal stage costs", schedule_name(kind));
@@ -426,8 +418,7 @@ double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, st
       ideal.formula = fmt::format("its plan does not run: {}", r.error);
     }
   }
-  std::lock_guard<std::mutex> lock(mutex);
-  return give(known.emplace(key, std::move(ideal)).first->second);
+  return give(ideal);
 }
 
 int32_t virtual_stage(ScheduleKind kind, int32_t p, int32_t stage, int32_t chunk) {

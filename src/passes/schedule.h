@@ -147,8 +147,8 @@ std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form = ScheduleL
 // `formula` (optional) receives what it is ("Paddle's ZBH1 plan replayed
 // with equal stage costs"), why there is none ("Paddle builds no 1F1B plan
 // here: 1F1B needs M >= P: M=2, P=4"), or "" for an unknown schedule.
-// `split_backward`: VPP's split-backward variant. Each shape is replayed once
-// and remembered.
+// `split_backward`: VPP's split-backward variant. Replayed on every call
+// (nothing is remembered between calls): the pipeline pass asks once.
 double ideal_bubble_ratio(ScheduleKind kind, int32_t pp_degree, int32_t micro_batches, int32_t chunks,
                           std::string* formula = nullptr, bool split_backward = false);
 

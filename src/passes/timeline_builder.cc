@@ -137,8 +137,9 @@ std::vector<std::vector<MemorySample>> split_memory(const FileScan& scan, const 
   return out;
 }
 
-}  // namespace
-
+// A companion launch log (SourceFile::companion): one without job lines is
+// dropped from the account (a dynamic-graph run's launch log); one with job
+// lines keeps its counts, and its jobs are rejected as mixed_formats.
 void reject_companion(FileScan& scan, uint32_t file_index, const std::string& path) {
   (void)path;
   if (scan.counts.profiler_lines == 0 && scan.readable) {
@@ -157,6 +158,8 @@ void reject_companion(FileScan& scan, uint32_t file_index, const std::string& pa
     scan.jobs.clear();
   }
 }
+
+}  // namespace
 
 Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines, std::vector<FileScan> scans,
                           unsigned threads) {

@@ -37,11 +37,6 @@ struct LoadResult {
 };
 LoadResult load_timeline(const LayoutRequest& request, const BuildOptions& options = {});
 
-// A companion launch log (SourceFile::companion): one without job lines is
-// dropped from the account (a dynamic-graph run's launch log); one with job
-// lines keeps its counts, and its jobs are rejected as mixed_formats.
-void reject_companion(FileScan& scan, uint32_t file_index, const std::string& path);
-
 // The same from scans already made (tests and fuzzing). `scans[i]` belongs to
 // `files[i]`.
 Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines, std::vector<FileScan> scans,

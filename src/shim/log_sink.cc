@@ -113,6 +113,9 @@ LogFile::~LogFile() {
 
 void LogFile::abandon() { abandoned_ = true; }
 
+namespace {
+
+// The prefix glog would print for a message at `wall_ns` from thread `tid`.
 std::string glog_style_prefix(char severity, int64_t wall_ns, long tid, const char* file, int line) {
   const std::time_t secs = static_cast<std::time_t>(wall_ns / 1'000'000'000);
   std::tm tm{};
@@ -122,8 +125,6 @@ std::string glog_style_prefix(char severity, int64_t wall_ns, long tid, const ch
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(wall_ns % 1'000'000'000 / 1000), tid, file, line);
   return buf;
 }
-
-namespace {
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())

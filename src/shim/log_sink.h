@@ -60,7 +60,4 @@ class LogFile {
   bool abandoned_ = false;
 };
 
-// The prefix glog would print for a message at `wall_ns` from thread `tid`.
-std::string glog_style_prefix(char severity, int64_t wall_ns, long tid, const char* file, int line);
-
 }  // namespace ppt::shim::detail

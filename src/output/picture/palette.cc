@@ -82,8 +82,6 @@ std::string hex(Rgb c) { return fmt::format("#{:02x}{:02x}{:02x}", c.r, c.g, c.b
 
 Rgb family_fill(JobKind kind) { return style_of(kind).fill; }
 
-std::string_view family_name(JobKind kind) { return style_of(kind).name; }
-
 Rgb type_fill(std::string_view type) {
   TypeParts p = split_type(type);
   JobKind kind = job_kind(p);

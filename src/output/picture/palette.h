@@ -50,11 +50,8 @@ struct Rgb {
 // "#rrggbb".
 std::string hex(Rgb c);
 
-// The family's fill (chunk 0), and the kind's short CSS-friendly name
-// ("forward", "backward", "backward-w", "optimizer", "lr", "comm", "default",
-// "other").
+// The family's fill (chunk 0).
 Rgb family_fill(JobKind kind);
-std::string_view family_name(JobKind kind);
 
 // The type's fill: its family's, shaded by chunk (see above).
 Rgb type_fill(std::string_view type);
