@@ -32,27 +32,7 @@ std::string noisy_text(std::mt19937& rng, size_t size) {
   return s;
 }
 
-const char* expected_either(std::string_view text, size_t from) {
-  size_t a = text.find(kProfiler, from), b = text.find(kStartup, from);
-  size_t first = std::min(a, b);
-  return first == std::string_view::npos ? nullptr : text.data() + first;
-}
-
 }  // namespace
-
-TEST_CASE("find_either_literal finds the earlier of two needles, at every offset and buffer end", "[byte_search]") {
-  std::mt19937 rng(11);
-  for (size_t size = 0; size < 200; ++size) {
-    for (int rep = 0; rep < 20; ++rep) {
-      std::string text = noisy_text(rng, size);
-      std::string_view v(text);
-      for (size_t from = 0; from <= size; from += 5) {
-        const char* got = ppt::find_either_literal(text.data() + from, text.data() + size, kProfiler, 3, kStartup, 7);
-        REQUIRE(got == expected_either(v, from));
-      }
-    }
-  }
-}
 
 TEST_CASE("find_any_of_three finds the earliest of three needles, at every offset and buffer end", "[byte_search]") {
   std::mt19937 rng(17);
