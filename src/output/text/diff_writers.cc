@@ -22,7 +22,8 @@ namespace {
 struct DiffParts {
   std::string b;  // the judged run's label (Diff::b_label)
   std::string title;
-  std::vector<std::pair<std::string, std::string>> summary;
+  std::vector<std::pair<std::string, std::string>> summary;  // label, text (plain)
+  std::vector<SummarySpan> painted;                          // what a terminal colours in it
   Table steps, ranks, types, changes, stragglers;
   std::string steps_note;
 };
@@ -30,9 +31,10 @@ struct DiffParts {
 constexpr size_t kDiffStepRows = 50;
 
 // The summary's first lines: the verdict and the metric it was judged on.
-void add_verdict(const Diff& d, bool color, DiffParts& p) {
+void add_verdict(const Diff& d, DiffParts& p) {
   Tone vt = d.verdict == Verdict::kSlower ? Tone::kBad : d.verdict == Verdict::kFaster ? Tone::kGood : Tone::kPlain;
-  std::string verdict = paint(std::string(verdict_name(d.verdict)), vt, color);
+  std::string verdict(verdict_name(d.verdict));
+  p.painted.push_back({p.summary.size(), 0, verdict.size(), vt});
   p.summary.emplace_back("verdict", fmt::format("{}: {} (noise {:.1f}%; metric: {})", verdict, metric_change(d),
                                                 d.noise_pct, gate_metric_name(d.metric)));
   if (!d.metric_note.empty()) p.summary.emplace_back("metric", d.metric_note);
@@ -68,7 +70,7 @@ void add_times(const Diff& d, DiffParts& p) {
 }
 
 // The summary's bubble (with each side's bound on coarse input) and the gate.
-void add_bubble_and_gate(const Diff& d, bool color, DiffParts& p) {
+void add_bubble_and_gate(const Diff& d, DiffParts& p) {
   const std::string& B = p.b;
   if (d.bubble_a_error > 0 || d.bubble_b_error > 0) {
     // Millisecond input (dynamic-graph records): each side's bound (docs/stats.md).
@@ -80,12 +82,13 @@ void add_bubble_and_gate(const Diff& d, bool color, DiffParts& p) {
                                                  points(d.bubble_b - d.bubble_a)));
   }
   if (d.fail_if_slower_pct >= 0) {
-    p.summary.emplace_back(
-        "gate", d.gate_failed ? paint(fmt::format("FAILED: {} is {:.1f}% slower ({}), more than --fail-if-slower {:g}%",
-                                                  B, d.slower_pct, metric_change(d), d.fail_if_slower_pct),
-                                      Tone::kBad, color)
-                              : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d),
-                                            d.fail_if_slower_pct));
+    std::string gate =
+        d.gate_failed
+            ? fmt::format("FAILED: {} is {:.1f}% slower ({}), more than --fail-if-slower {:g}%", B, d.slower_pct,
+                          metric_change(d), d.fail_if_slower_pct)
+            : fmt::format("passed: {} is within --fail-if-slower {:g}%", metric_change(d), d.fail_if_slower_pct);
+    if (d.gate_failed) p.painted.push_back({p.summary.size(), 0, gate.size(), Tone::kBad});
+    p.summary.emplace_back("gate", gate);
   }
 }
 
@@ -203,15 +206,15 @@ void fill_changes_and_stragglers(const Diff& d, DiffParts& p) {
 
 // The judged run is called d.b_label ("B", or "C", "D"... for the later runs
 // of a diff) in every sentence, heading and column.
-DiffParts build_diff_parts(const Diff& d, bool color) {
+DiffParts build_diff_parts(const Diff& d) {
   DiffParts p;
   const std::string& B = d.b_label;
   p.b = B;
   p.title =
       fmt::format("pp-timeline diff: A = {} ({}), {} = {} ({})", d.a_source, d.a_schedule, B, d.b_source, d.b_schedule);
-  add_verdict(d, color, p);
+  add_verdict(d, p);
   add_times(d, p);
-  add_bubble_and_gate(d, color, p);
+  add_bubble_and_gate(d, p);
   p.summary.emplace_back("where", where_text(d));
   for (const std::string& n : d.notes) p.summary.emplace_back("note", n);
 
@@ -226,9 +229,9 @@ DiffParts build_diff_parts(const Diff& d, bool color) {
 
 std::string format_diff_text(const Diff& d, const TextStyle& style) {
   bool color = style.color;
-  DiffParts p = build_diff_parts(d, color);
+  DiffParts p = build_diff_parts(d);
   std::string out = bold(p.title, color) + "\n\n";
-  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
+  out += text_summary(p.summary, p.painted, color);
   auto section = [&](const std::string& given_title, const Table& t, const std::string& none) {
     const std::string& title = given_title;
     if (t.rows.empty()) {
@@ -247,7 +250,7 @@ std::string format_diff_text(const Diff& d, const TextStyle& style) {
 }
 
 std::string format_diff_markdown(const Diff& d) {
-  DiffParts p = build_diff_parts(d, false);
+  DiffParts p = build_diff_parts(d);
   std::string out = "### " + md_escape(p.title) + "\n\n";
   for (const auto& [label, text] : p.summary) out += "- **" + label + "**: " + md_escape(text) + "\n";
   auto section = [&](const std::string& given_title, const Table& t, const std::string& none, bool fold) {
@@ -272,7 +275,7 @@ std::string format_diff_markdown(const Diff& d) {
 }
 
 std::string format_diff_html(const Diff& d) {
-  DiffParts p = build_diff_parts(d, false);
+  DiffParts p = build_diff_parts(d);
   std::string out = "<section class=\"stats diff\" id=\"diff\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
   out += html_summary(p.summary);
   out += html_legend({{"good", "better for the run: less time, or a rank waiting less for the others"},

@@ -39,10 +39,11 @@ void fill_critical_path(const Stats& st, const StepStats* worst, StatsParts& p);
 
 // The summary's bubble: measured (with its bound on coarse input, over the
 // complete rank-steps) against the schedule's ideal.
-void add_bubble(const Stats& st, bool color, StatsParts& p) {
+void add_bubble(const Stats& st, StatsParts& p) {
   const ScheduleInfo& s = st.schedule;
-  std::string bubble =
-      "measured " + paint(percent(st.bubble_ratio), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio), color);
+  std::string bubble = "measured " + percent(st.bubble_ratio);
+  p.painted.push_back({p.summary.size(), bubble.size() - percent(st.bubble_ratio).size(),
+                       percent(st.bubble_ratio).size(), bubble_tone(st.bubble_ratio, s.ideal_bubble_ratio)});
   // Coarse input times (dynamic-graph records: whole ms): the bound on the
   // measured figure (docs/stats.md).
   if (st.resolution_ns > 1) bubble += fmt::format(" ± {}", percent(st.bubble_ratio_error));
@@ -110,7 +111,7 @@ void add_throughput_and_suggestions(const Stats& st, StatsParts& p) {
 
 }  // namespace
 
-StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color) {
+StatsParts build_stats_parts(const Stats& st, const TextStyle& style) {
   StatsParts p;
   size_t ranks = st.ranks.size();
   p.title = fmt::format("pp-timeline stats{}{} ({}, {}, {}, {})", st.source.empty() ? "" : ": ", st.source,
@@ -130,7 +131,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color
   }
   p.summary.emplace_back("schedule", sched);
   if (!s.evidence.empty()) p.summary.emplace_back("", s.evidence);
-  add_bubble(st, color, p);
+  add_bubble(st, p);
   const StepStats* worst = slowest_step(st);
   add_times(st, worst, p);
   add_throughput_and_suggestions(st, p);

@@ -17,12 +17,13 @@ namespace ppt::stats_text {
 
 struct StatsParts {
   std::string title;
-  std::vector<std::pair<std::string, std::string>> summary;  // label, text
+  std::vector<std::pair<std::string, std::string>> summary;  // label, text (plain)
+  std::vector<SummarySpan> painted;                          // what a terminal colours in it
   Table steps, ranks, stages, types, stragglers, path, memory;
   std::string steps_note, ranks_note, stragglers_note, path_title, path_note, memory_note;
   bool show_stages = false;
 };
 
-StatsParts build_stats_parts(const Stats& st, const TextStyle& style, bool color);
+StatsParts build_stats_parts(const Stats& st, const TextStyle& style);
 
 }  // namespace ppt::stats_text

@@ -124,6 +124,26 @@ std::string paint(const std::string& s, Tone tone, bool color) {
   return std::string(ansi(tone)) + s + "\x1b[0m";
 }
 
+std::string text_summary(const std::vector<std::pair<std::string, std::string>>& summary,
+                         const std::vector<SummarySpan>& painted, bool color) {
+  std::string out;
+  for (size_t i = 0; i < summary.size(); ++i) {
+    const std::string& text = summary[i].second;
+    std::string line;
+    size_t at = 0;
+    for (const SummarySpan& s : painted) {
+      if (s.line != i || s.from < at || s.from > text.size()) continue;
+      const size_t length = std::min(s.length, text.size() - s.from);
+      line += terminal_text(std::string_view(text).substr(at, s.from - at));
+      line += paint(terminal_text(std::string_view(text).substr(s.from, length)), s.tone, color);
+      at = s.from + length;
+    }
+    line += terminal_text(std::string_view(text).substr(at));
+    out += fmt::format("  {:<11}{}\n", summary[i].first, line);
+  }
+  return out;
+}
+
 std::string bold(const std::string& s, bool color) {
   std::string t = terminal_text(s);
   return color ? "\x1b[1m" + t + "\x1b[0m" : t;

@@ -48,6 +48,22 @@ std::string paint(const std::string& s, Tone tone, bool color);
 // when `color`.
 std::string bold(const std::string& s, bool color);
 
+// A span of a summary line painted on a terminal: the parts keep the text
+// plain (the Markdown and the page escape it as any text), and the terminal
+// writer escapes it, then colours the span, so input text in the line is
+// escaped and the colour is not.
+struct SummarySpan {
+  size_t line = 0;  // index into the summary
+  size_t from = 0;  // the span of that line's text
+  size_t length = 0;
+  Tone tone = Tone::kPlain;
+};
+
+// The summary as terminal lines: "  label      text", each text terminal
+// text (util/escape.h), its span painted when `color`.
+std::string text_summary(const std::vector<std::pair<std::string, std::string>>& summary,
+                         const std::vector<SummarySpan>& painted, bool color);
+
 // The report page's parts (html_report.h): the summary as a <dl>, what the
 // colours mean, a titled table (folded, or "none" when empty).
 std::string html_summary(const std::vector<std::pair<std::string, std::string>>& summary);

@@ -16,9 +16,9 @@ using namespace stats_text;
 
 std::string format_stats_text(const Stats& st, const TextStyle& style) {
   bool color = style.color;
-  StatsParts p = build_stats_parts(st, style, color);
+  StatsParts p = build_stats_parts(st, style);
   std::string out = bold(p.title, color) + "\n\n";
-  for (const auto& [label, text] : p.summary) out += fmt::format("  {:<11}{}\n", label, terminal_text(text));
+  out += text_summary(p.summary, p.painted, color);
   auto section = [&](const std::string& title, const Table& table, const std::string& note) {
     out += "\n" + bold(title, color) + (note.empty() ? "" : "  (" + terminal_text(note) + ")") + "\n";
     out += render_text(table, color);
@@ -43,7 +43,7 @@ std::string format_stats_text(const Stats& st, const TextStyle& style) {
 
 std::string format_stats_markdown(const Stats& st) {
   TextStyle style;
-  StatsParts p = build_stats_parts(st, style, false);
+  StatsParts p = build_stats_parts(st, style);
   std::string out = "### " + md_escape(p.title) + "\n\n";
   for (const auto& [label, text] : p.summary) {
     out += label.empty() ? "  " + md_escape(text) + "\n" : "- **" + label + "**: " + md_escape(text) + "\n";
@@ -75,7 +75,7 @@ std::string format_stats_markdown(const Stats& st) {
 
 std::string format_stats_html(const Stats& st) {
   TextStyle style;
-  StatsParts p = build_stats_parts(st, style, false);
+  StatsParts p = build_stats_parts(st, style);
   std::string out = "<section class=\"stats\" id=\"stats\">\n<h2>" + xml_escaped(p.title) + "</h2>\n";
   out += html_summary(p.summary);
   out += html_legend({{"good", "the run's or a step's bubble within 2 points of the schedule's ideal"},

@@ -186,4 +186,30 @@ TEST_CASE("the report page's stats heading names what was read", "[stats]") {
   CHECK(format_stats_text(st).rfind("pp-timeline stats (1 rank,", 0) == 0);
 }
 
+TEST_CASE("a coloured summary line is coloured on a terminal, and the input text in it stays escaped",
+          "[stats][diff]") {
+  // The bubble figure of stats and the verdict and failed gate of diff are
+  // painted; the rest of their lines is terminal text. Painting the text and
+  // then escaping the line printed the colour codes as "\x1b[32m" text.
+  Stats st;
+  st.bubble_ratio = 0.28;
+  st.schedule.ideal_bubble_ratio = 0.27;
+  std::string text = format_stats_text(st, TextStyle{true});
+  CHECK(text.find("measured \x1b[") != std::string::npos);
+  CHECK(text.find("\\x1b") == std::string::npos);
+  CHECK(format_stats_text(st, TextStyle{false}).find('\x1b') == std::string::npos);
+
+  Diff d = a_diff();
+  d.b_label = "B\x1b[31m";  // a label from the command line, with an escape
+  d.verdict = Verdict::kSlower;
+  d.fail_if_slower_pct = 5;
+  d.gate_failed = true;
+  d.slower_pct = 10;
+  std::string diff = format_diff_text(d, TextStyle{true});
+  CHECK(diff.find("verdict    \x1b[") != std::string::npos);            // the verdict coloured
+  CHECK(diff.find("gate       \x1b[") != std::string::npos);            // the failed gate coloured
+  CHECK(diff.find("B\\x1b[31m is 10.0% slower") != std::string::npos);  // the label's escape written out
+  CHECK(diff.find("B\x1b[31m") == std::string::npos);
+}
+
 }  // namespace ppt
