@@ -224,6 +224,7 @@ class PerfettoTraceWriter {
   void write_tree(proto::Writer& w, const Run& run) const;
   static void descriptor(proto::Writer& w, uint64_t uuid, const std::string& name, std::optional<uint64_t> parent,
                          int32_t order, bool explicit_children, const std::string& description);
+  size_t open_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid) const;
   template <typename Fn>
   void start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid, uint32_t file_iid_plus_one,
                       Fn&& write_descriptor) const;
@@ -541,9 +542,10 @@ void PerfettoTraceWriter::stamp_absolute(proto::Writer& w, uint64_t t) {
   w.varint(f::kTimestampClockId, kClockBoottime);
 }
 
-template <typename Fn>
-void PerfettoTraceWriter::start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid,
-                                         uint32_t file_iid_plus_one, Fn&& write_descriptor) const {
+// The first packet of a sequence, left open for what the sequence brings
+// next: its id, incremental state cleared, and the defaults of its events
+// (the delta clock, the track). Returns the packet for close_nested.
+size_t PerfettoTraceWriter::open_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid) const {
   size_t p = w.open_nested(f::kTracePacket);
   w.varint(f::kTrustedSequenceId, seq_id);
   w.varint(f::kSequenceFlags, kSeqIncrementalStateCleared);
@@ -554,6 +556,13 @@ void PerfettoTraceWriter::start_sequence(proto::Writer& w, uint32_t seq_id, uint
   w.varint(f::kDefaultTrackUuid, track_uuid);
   w.close_nested(te);
   w.close_nested(d);
+  return p;
+}
+
+template <typename Fn>
+void PerfettoTraceWriter::start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid,
+                                         uint32_t file_iid_plus_one, Fn&& write_descriptor) const {
+  size_t p = open_sequence(w, seq_id, track_uuid);
   size_t in = w.open_nested(f::kInternedData);
   for (uint32_t a = 1; a < kAnnotationCount; ++a) {
     size_t e = w.open_nested(f::kAnnotationNames);
@@ -720,16 +729,7 @@ void PerfettoTraceWriter::write_memory(proto::Writer& w, const Piece& piece) con
     const uint64_t uuid = counter_uuid(piece.index, which);
     const uint32_t seq_id = static_cast<uint32_t>(1 + uuid);
     if (piece.begin == 0) {
-      size_t p = w.open_nested(f::kTracePacket);
-      w.varint(f::kTrustedSequenceId, seq_id);
-      w.varint(f::kSequenceFlags, kSeqIncrementalStateCleared);
-      w.boolean(f::kFirstPacketOnSequence, true);
-      size_t d = w.open_nested(f::kPacketDefaults);
-      w.varint(f::kTimestampClockId, kClockIncremental);
-      size_t te = w.open_nested(f::kTrackEventDefaults);
-      w.varint(f::kDefaultTrackUuid, uuid);
-      w.close_nested(te);
-      w.close_nested(d);
+      size_t p = open_sequence(w, seq_id, uuid);  // counters intern nothing
       size_t td = w.open_nested(f::kTrackDescriptor);
       w.varint(f::kUuid, uuid);
       w.string(f::kName, fmt::format("{} memory {}", naming_.thread_name(t, 0), kWhat[which]));
