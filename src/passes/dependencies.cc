@@ -287,20 +287,43 @@ void report_dependencies(Timeline& tl, const Dependencies& deps) {
   }
 }
 
-DependencyIndex::DependencyIndex(const Timeline& tl, const Dependencies& deps) {
+DependencyIndex::DependencyIndex(const Timeline& tl, const Dependencies& deps) : deps_(deps) {
+  auto before = [](const JobRef& a, const JobRef& b) { return a.track != b.track ? a.track < b.track : a.job < b.job; };
+  const bool sorted =
+      std::is_sorted(deps.edges.begin(), deps.edges.end(),
+                     [&](const Dependency& a, const Dependency& b) { return before(a.consumer, b.consumer); });
+  if (sorted) {
+    track_first_.assign(tl.tracks.size() + 1, static_cast<uint32_t>(deps.edges.size()));
+    for (size_t i = deps.edges.size(); i-- > 0;) track_first_[deps.edges[i].consumer.track] = static_cast<uint32_t>(i);
+    for (size_t t = tl.tracks.size(); t-- > 0;) track_first_[t] = std::min(track_first_[t], track_first_[t + 1]);
+    return;
+  }
   track_base_.resize(tl.tracks.size() + 1, 0);
   for (size_t i = 0; i < tl.tracks.size(); ++i) track_base_[i + 1] = track_base_[i] + tl.tracks[i].jobs.size();
   const size_t jobs = track_base_.back();
   // Edges by consumer, in compressed rows.
-  in_.offsets.assign(jobs + 1, 0);
-  for (const Dependency& e : deps.edges) ++in_.offsets[track_base_[e.consumer.track] + e.consumer.job + 1];
-  for (size_t k = 0; k < jobs; ++k) in_.offsets[k + 1] += in_.offsets[k];
-  in_.edges.resize(deps.edges.size());
-  std::vector<uint32_t> fill(in_.offsets.begin(), in_.offsets.end() - 1);
+  offsets_.assign(jobs + 1, 0);
+  for (const Dependency& e : deps.edges) ++offsets_[track_base_[e.consumer.track] + e.consumer.job + 1];
+  for (size_t k = 0; k < jobs; ++k) offsets_[k + 1] += offsets_[k];
+  by_consumer_.resize(deps.edges.size());
+  std::vector<uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
   for (uint32_t i = 0; i < deps.edges.size(); ++i) {
     const JobRef& r = deps.edges[i].consumer;
-    in_.edges[fill[track_base_[r.track] + r.job]++] = i;
+    by_consumer_[fill[track_base_[r.track] + r.job]++] = i;
   }
+}
+
+DependencyIndex::Incoming DependencyIndex::incoming(JobRef job) const {
+  if (!track_first_.empty()) {
+    const auto first = deps_.edges.begin() + track_first_[job.track];
+    const auto last = deps_.edges.begin() + track_first_[job.track + 1];
+    auto lo =
+        std::lower_bound(first, last, job.job, [](const Dependency& e, uint32_t j) { return e.consumer.job < j; });
+    auto hi = std::upper_bound(lo, last, job.job, [](uint32_t j, const Dependency& e) { return j < e.consumer.job; });
+    return {nullptr, static_cast<uint32_t>(lo - deps_.edges.begin()), static_cast<uint32_t>(hi - deps_.edges.begin())};
+  }
+  const size_t k = track_base_[job.track] + job.job;
+  return {by_consumer_.data(), offsets_[k], offsets_[k + 1]};
 }
 
 }  // namespace ppt

@@ -29,7 +29,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -111,20 +110,46 @@ std::string describe_job(const Timeline& timeline, JobRef job);
 class DependencyIndex {
  public:
   DependencyIndex(const Timeline& timeline, const Dependencies& deps);
-  // Indices into Dependencies::edges, ascending.
-  std::span<const uint32_t> incoming(JobRef job) const { return slice(in_, job); }
+
+  // The edges into one job: indices into Dependencies::edges, ascending.
+  class Incoming {
+   public:
+    class iterator {
+     public:
+      iterator(const uint32_t* list, uint32_t at) : list_(list), at_(at) {}
+      uint32_t operator*() const { return list_ ? list_[at_] : at_; }
+      iterator& operator++() {
+        ++at_;
+        return *this;
+      }
+      bool operator!=(const iterator& o) const { return at_ != o.at_; }
+
+     private:
+      const uint32_t* list_;
+      uint32_t at_;
+    };
+    Incoming(const uint32_t* list, uint32_t first, uint32_t last) : list_(list), first_(first), last_(last) {}
+    iterator begin() const { return {list_, first_}; }
+    iterator end() const { return {list_, last_}; }
+    size_t size() const { return last_ - first_; }
+
+   private:
+    const uint32_t* list_;  // null: the edges first..last themselves
+    uint32_t first_, last_;
+  };
+  Incoming incoming(JobRef job) const;
 
  private:
-  struct Csr {
-    std::vector<uint32_t> offsets;  // per job (flattened over tracks), plus one
-    std::vector<uint32_t> edges;
-  };
-  std::span<const uint32_t> slice(const Csr& csr, JobRef job) const {
-    size_t k = track_base_[job.track] + job.job;
-    return {csr.edges.data() + csr.offsets[k], csr.offsets[k + 1] - csr.offsets[k]};
-  }
+  const Dependencies& deps_;
+  // Edges sorted by consumer, as find_dependencies leaves them: per track
+  // its first edge (and one past the last track's), the job's found by a
+  // binary search in its track's (8 bytes a track instead of 4 a job and 4
+  // an edge). Otherwise `by_consumer_`: every edge's index, by consumer, in
+  // rows per job (`offsets_`, per job flattened over tracks, plus one).
+  std::vector<uint32_t> track_first_;
   std::vector<size_t> track_base_;
-  Csr in_;
+  std::vector<uint32_t> offsets_;
+  std::vector<uint32_t> by_consumer_;
 };
 
 }  // namespace ppt

@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
@@ -239,6 +241,22 @@ TEST_CASE("The dependency index lists each job's incoming and outgoing edges", "
   const Track& middle = tl.tracks[1];
   REQUIRE(middle.rank == 1);
   CHECK(index.incoming({1, 0}).size() == 1);
+
+  // Edges not in consumer order (the index is built in rows then): the same
+  // edges into every job.
+  Dependencies reversed = deps;
+  std::reverse(reversed.edges.begin(), reversed.edges.end());
+  DependencyIndex rows(tl, reversed);
+  for (uint32_t t = 0; t < tl.tracks.size(); ++t) {
+    for (uint32_t j = 0; j < tl.tracks[t].jobs.size(); ++j) {
+      std::vector<JobRef> a, b;
+      for (uint32_t e : index.incoming({t, j})) a.push_back(deps.edges[e].producer);
+      for (uint32_t e : rows.incoming({t, j})) b.push_back(reversed.edges[e].producer);
+      std::reverse(b.begin(), b.end());
+      CHECK(a == b);
+      CHECK(a.size() == index.incoming({t, j}).size());
+    }
+  }
 }
 
 TEST_CASE("V is the schedule's, the highest model chunk + 1, and the dependencies use it", "[dependencies]") {
