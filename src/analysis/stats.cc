@@ -285,8 +285,7 @@ void summarize_steps(const StatsOptions& opt, Stats& st) {
 // others are named in a note.
 const Run* choose_measured_run(const Timeline& tl, const StatsOptions& opt, Stats& st) {
   if (tl.runs.empty()) return nullptr;
-  size_t ri =
-      opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<size_t>(opt.run) : tl.runs.size() - 1;
+  const size_t ri = measured_run_index(tl, opt);
   const Run* measured = &tl.runs[ri];
   st.run = static_cast<uint32_t>(ri);
   if (tl.runs.size() > 1) {
@@ -542,6 +541,12 @@ void note_short_ranks(const Timeline& tl, const Run* measured, std::unordered_ma
 }
 
 }  // namespace
+
+uint32_t measured_run_index(const Timeline& tl, const StatsOptions& opt) {
+  if (tl.runs.empty()) return 0;
+  return opt.run >= 0 && static_cast<size_t>(opt.run) < tl.runs.size() ? static_cast<uint32_t>(opt.run)
+                                                                       : static_cast<uint32_t>(tl.runs.size() - 1);
+}
 
 Stats compute_stats(const Timeline& tl, const PipelinePlan& plan, const Dependencies* deps, const StatsOptions& opt) {
   Stats st;

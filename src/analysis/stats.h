@@ -208,6 +208,10 @@ struct Stats {
   MemoryStats memory;
 };
 
+// The index of the run the stats measure (Stats::run): StatsOptions::run when
+// it names one, else the last; 0 when the timeline has none.
+uint32_t measured_run_index(const Timeline& timeline, const StatsOptions& options);
+
 // The stats of `timeline` with the pipeline as decided (pipeline.h: P, the
 // stages, the schedule; never inferred again here) and the dependencies the
 // critical paths follow (found with that plan, after any clock alignment;

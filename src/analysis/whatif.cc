@@ -650,46 +650,51 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
   const int32_t P = m.stages;
   const std::vector<int8_t> roles = roles_by_type(tl, plan);
   // By stage, for the stages with samples only: P may be a run's whole rank
-  // count when few of its logs are loaded (docs/hardening.md).
-  std::map<int32_t, std::array<std::vector<int64_t>, kPlanRoles + 1>> samples;
+  // count when few of its logs are loaded (docs/hardening.md). One stage at
+  // a time: its samples are held until its medians only.
   auto link = [&](int32_t from, int32_t to) {
     auto it = m.link_ns.find({from, to});
     return it != m.link_ns.end() ? it->second : m.median_link_ns;
   };
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    const int32_t s = pipeline_stage(t.rank, P);
-    auto e = std::lower_bound(deps.edges.begin(), deps.edges.end(), ti,
-                              [](const Dependency& d, uint32_t track) { return d.consumer.track < track; });
-    int64_t prev_end = 0;
-    int32_t prev_step = std::numeric_limits<int32_t>::min();
-    bool have_prev = false;
-    for (uint32_t k = 0; k < t.jobs.size(); ++k) {
-      const Job& j = t.jobs[k];
-      int64_t ready = std::numeric_limits<int64_t>::min();
-      for (; e != deps.edges.end() && e->consumer.track == ti && e->consumer.job <= k; ++e) {
-        if (e->consumer.job != k) continue;
-        const Track& pt = tl.tracks[e->producer.track];
-        const int32_t from = pipeline_stage(pt.rank, P);
-        const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link(from, s));
-        ready = std::max(ready, arrive);
-      }
-      const int role = roles[j.type];
-      const bool optimizer = role == static_cast<int>(kPlanRoles);
-      if (role < 0) {  // lr, communication, pieces: no pair across them
-        have_prev = false;
-        continue;
-      }
-      if (have_prev && j.step == prev_step && ready <= prev_end) {
-        samples[s][static_cast<size_t>(role)].push_back(std::max<int64_t>(0, j.start_ns - prev_end));
-      }
-      have_prev = !optimizer;
-      prev_end = j.end_ns;
-      prev_step = j.step;
-    }
-  }
+  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
+  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
   m.host_gap_ns.clear();
-  for (auto& [s, kinds] : samples) {
+  for (const auto& [s, tracks] : tracks_of_stage) {
+    std::array<std::vector<int64_t>, kPlanRoles + 1> kinds;
+    bool any = false;
+    for (uint32_t ti : tracks) {
+      const Track& t = tl.tracks[ti];
+      auto e = std::lower_bound(deps.edges.begin(), deps.edges.end(), ti,
+                                [](const Dependency& d, uint32_t track) { return d.consumer.track < track; });
+      int64_t prev_end = 0;
+      int32_t prev_step = std::numeric_limits<int32_t>::min();
+      bool have_prev = false;
+      for (uint32_t k = 0; k < t.jobs.size(); ++k) {
+        const Job& j = t.jobs[k];
+        int64_t ready = std::numeric_limits<int64_t>::min();
+        for (; e != deps.edges.end() && e->consumer.track == ti && e->consumer.job <= k; ++e) {
+          if (e->consumer.job != k) continue;
+          const Track& pt = tl.tracks[e->producer.track];
+          const int32_t from = pipeline_stage(pt.rank, P);
+          const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link(from, s));
+          ready = std::max(ready, arrive);
+        }
+        const int role = roles[j.type];
+        const bool optimizer = role == static_cast<int>(kPlanRoles);
+        if (role < 0) {  // lr, communication, pieces: no pair across them
+          have_prev = false;
+          continue;
+        }
+        if (have_prev && j.step == prev_step && ready <= prev_end) {
+          kinds[static_cast<size_t>(role)].push_back(std::max<int64_t>(0, j.start_ns - prev_end));
+          any = true;
+        }
+        have_prev = !optimizer;
+        prev_end = j.end_ns;
+        prev_step = j.step;
+      }
+    }
+    if (!any) continue;
     auto& gaps = m.host_gap_ns[s];
     for (size_t r = 0; r <= kPlanRoles; ++r) {
       m.host_gap_samples += kinds[r].size();
@@ -708,11 +713,109 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
   return a.period_lo_ns / da <= b.period_hi_ns / db && b.period_lo_ns / db <= a.period_hi_ns / da;
 }
 
-std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
-                                         const CostModel& m, double model_error, std::string* refusal,
-                                         PlanCache* plan_cache) {
-  PlanCache once;  // without the caller's cache: one for this call
-  PlanCache& plans = plan_cache ? *plan_cache : once;
+RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_index, const CostModel& m,
+                    PlanCache& plans) {
+  RunChecks c;
+  if (run_index >= tl.runs.size()) return c;
+  const Run& run = tl.runs[run_index];
+  // Overlapping jobs: the replay runs one job at a time per stage.
+  for (uint32_t ti : run.tracks) {
+    c.jobs += tl.tracks[ti].jobs.size();
+    c.overlapping += tl.tracks[ti].overlapping_jobs;
+  }
+  // A schedule that changes inside the run: per rank, the steps whose jobs
+  // (type, micro-batch, in order) are not the rank's most common step.
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    // Each step's jobs as one 64-bit FNV-1a hash of (type, micro-batch) in
+    // order: the steps are compared without keeping their jobs (the jobs of
+    // a track are in start order, and a step's jobs are contiguous).
+    std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
+    for (const Job& j : t.jobs) {
+      if (plan.classes[j.type].piece) continue;
+      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
+      uint64_t& h = steps.back().second;
+      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
+        h = (h ^ x) * 1099511628211ULL;
+      }
+    }
+    std::map<uint64_t, uint32_t> count;
+    uint32_t most = 0;
+    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
+    const uint32_t n = static_cast<uint32_t>(steps.size());
+    c.off_steps += n - most;
+    c.rank_steps += n;
+    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
+    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
+  }
+  // The run against the plan the model replays: per rank and step, its
+  // forwards and backwards (a backward_b as a backward, backward_w left out,
+  // so that a split is no difference) against the plan's. Steps that differ
+  // are a run of another schedule or M than the one recognised (a log whose
+  // runs changed schedule), or steps that lost jobs.
+  std::string why;
+  c.shape = measured_shape(m, &why, plans);
+  if (!why.empty()) return c;
+  c.plan_compared = true;
+  const PlanShape& shape = c.shape;
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
+  auto coarse = [](PlanJob j) {
+    if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
+    return j;
+  };
+  std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
+  for (int32_t st = 0; st < shape.stages; ++st) {
+    for (const PlanJob& j : stage_plan(shape, st, &plans)) {
+      if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
+    }
+  }
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
+    std::vector<PlanJob> got;
+    bool comparable = true;
+    auto close_step = [&](int32_t step) {
+      if (got.empty()) return;
+      ++c.plan_steps;
+      // A step with fewer jobs lost some (a bad line, a cut log): said
+      // above; one with as many or more runs another plan.
+      if (got != want && got.size() >= want.size()) {
+        ++c.off_plan;
+        if (c.example.empty()) {
+          size_t i = 0;
+          while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+          auto text = [&](const std::vector<PlanJob>& v) {
+            return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
+                                : std::string("the step's end");
+          };
+          c.example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
+                                  text(want));
+        }
+      }
+      got.clear();
+    };
+    int32_t step = std::numeric_limits<int32_t>::min();
+    for (const Job& j : t.jobs) {
+      const int role = roles[j.type];
+      if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
+      if (j.micro_batch < 0) {
+        comparable = false;  // no micro-batch ids: nothing to compare
+        break;
+      }
+      if (j.step != step) close_step(step), step = j.step;
+      got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
+    }
+    if (!comparable) {
+      got.clear();
+      continue;
+    }
+    close_step(step);
+  }
+  return c;
+}
+
+std::vector<std::string> whatif_warnings(const Timeline& tl, const Stats& stats, const CostModel& m, double model_error,
+                                         const RunChecks& c, std::string* refusal) {
   std::vector<std::string> w;
   if (stats.run >= tl.runs.size()) return w;
   const Run& run = tl.runs[stats.run];
@@ -724,17 +827,11 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan&
                             tl.runs.size(), stats.run + 1, stats.run + 1 == tl.runs.size() ? "the last, " : "", steps,
                             run.tracks.size()));
   }
-  // Overlapping jobs: the replay runs one job at a time per stage.
-  uint64_t jobs = 0, overlapping = 0;
-  for (uint32_t ti : run.tracks) {
-    jobs += tl.tracks[ti].jobs.size();
-    overlapping += tl.tracks[ti].overlapping_jobs;
-  }
-  if (overlapping > 0 && jobs > 0) {
+  if (c.overlapping > 0 && c.jobs > 0) {
     w.push_back(fmt::format(
         "{} of {} jobs ({:.1f}%) overlap another job on their rank: the model runs one job at a time per stage, so "
         "the overlapped time is charged twice and the replay runs long",
-        overlapping, jobs, 100.0 * static_cast<double>(overlapping) / static_cast<double>(jobs)));
+        c.overlapping, c.jobs, 100.0 * static_cast<double>(c.overlapping) / static_cast<double>(c.jobs)));
   }
   // The resolution against the typical job (the median over the fitted kinds).
   std::vector<int64_t> medians;
@@ -764,122 +861,42 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan&
         "run is not what the model describes, and every range here is widened by it",
         model_error * 100));
   }
-  // A schedule that changes inside the run: per rank, the steps whose jobs
-  // (type, micro-batch, in order) are not the rank's most common step.
-  uint32_t off_steps = 0, rank_steps = 0;
-  int32_t worst_rank = -1;
-  double worst_share = 0;
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    // Each step's jobs as one 64-bit FNV-1a hash of (type, micro-batch) in
-    // order: the steps are compared without keeping their jobs (the jobs of
-    // a track are in start order, and a step's jobs are contiguous).
-    std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
-    for (const Job& j : t.jobs) {
-      if (plan.classes[j.type].piece) continue;
-      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
-      uint64_t& h = steps.back().second;
-      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
-        h = (h ^ x) * 1099511628211ULL;
-      }
-    }
-    std::map<uint64_t, uint32_t> count;
-    uint32_t most = 0;
-    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
-    const uint32_t n = static_cast<uint32_t>(steps.size());
-    off_steps += n - most;
-    rank_steps += n;
-    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
-    if (share > worst_share) worst_share = share, worst_rank = t.rank;
-  }
-  if (off_steps > 0) {
+  if (c.off_steps > 0) {
     std::string text = fmt::format(
         "{} of {} rank-steps do not run their rank's usual jobs in its usual order (rank {}: {:.0f}% of its steps): "
         "the schedule or M changes inside the run, or steps lose jobs; the model is fitted over all of them",
-        off_steps, rank_steps, worst_rank, worst_share * 100);
+        c.off_steps, c.rank_steps, c.worst_rank, c.worst_share * 100);
     w.push_back(std::move(text));
   }
-  // The run against the plan the model replays: per rank and step, its
-  // forwards and backwards (a backward_b as a backward, backward_w left out,
-  // so that a split is no difference) against the plan's. Steps that differ
-  // are a run of another schedule or M than the one recognised (a log whose
-  // runs changed schedule), or steps that lost jobs.
-  std::string why;
-  const PlanShape shape = measured_shape(m, &why, plans);
-  if (why.empty() && refusal && refusal->empty()) {
-    const std::vector<int8_t> roles = roles_by_type(tl, plan);
-    auto coarse = [](PlanJob j) {
-      if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
-      return j;
-    };
-    std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
-    for (int32_t st = 0; st < shape.stages; ++st) {
-      for (const PlanJob& j : stage_plan(shape, st, &plans)) {
-        if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
-      }
-    }
-    uint32_t off = 0, total = 0;
-    std::string example;
-    for (uint32_t ti : run.tracks) {
-      const Track& t = tl.tracks[ti];
-      const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
-      std::vector<PlanJob> got;
-      bool comparable = true;
-      auto close_step = [&](int32_t step) {
-        if (got.empty()) return;
-        ++total;
-        // A step with fewer jobs lost some (a bad line, a cut log): said
-        // above; one with as many or more runs another plan.
-        if (got != want && got.size() >= want.size()) {
-          ++off;
-          if (example.empty()) {
-            size_t i = 0;
-            while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-            auto text = [&](const std::vector<PlanJob>& v) {
-              return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
-                                  : std::string("the step's end");
-            };
-            example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
-                                  text(want));
-          }
-        }
-        got.clear();
-      };
-      int32_t step = std::numeric_limits<int32_t>::min();
-      for (const Job& j : t.jobs) {
-        const int role = roles[j.type];
-        if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
-        if (j.micro_batch < 0) {
-          comparable = false;  // no micro-batch ids: nothing to compare
-          break;
-        }
-        if (j.step != step) close_step(step), step = j.step;
-        got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
-      }
-      if (!comparable) {
-        got.clear();
-        continue;
-      }
-      close_step(step);
-    }
-    if (off > 0 && total > 0) {
-      const double share = static_cast<double>(off) / total;
-      if (share > 0.25) {
-        *refusal = fmt::format(
-            "{:.0f}% of the modelled run's rank-steps do not run the {} plan the model replays ({}): the run is not "
-            "the schedule recognised (another run's?), so no prediction from it means anything",
-            share * 100, shape_label(shape), example);
-        *refusal += " (--steps or --run can select a part that does)";
-      } else {
-        w.push_back(fmt::format("{} of {} rank-steps do not run the {} plan the model replays ({})", off, total,
-                                shape_label(shape), example));
-      }
+  if (c.plan_compared && refusal && refusal->empty() && c.off_plan > 0 && c.plan_steps > 0) {
+    const double share = static_cast<double>(c.off_plan) / c.plan_steps;
+    if (share > 0.25) {
+      *refusal = fmt::format(
+          "{:.0f}% of the modelled run's rank-steps do not run the {} plan the model replays ({}): the run is not "
+          "the schedule recognised (another run's?), so no prediction from it means anything",
+          share * 100, shape_label(c.shape), c.example);
+      *refusal += " (--steps or --run can select a part that does)";
+    } else {
+      w.push_back(fmt::format("{} of {} rank-steps do not run the {} plan the model replays ({})", c.off_plan,
+                              c.plan_steps, shape_label(c.shape), c.example));
     }
   }
   return w;
 }
 
+std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
+                                         const CostModel& m, double model_error, std::string* refusal,
+                                         PlanCache* plan_cache) {
+  PlanCache once;  // without the caller's cache: one for this call
+  return whatif_warnings(tl, stats, m, model_error, check_run(tl, plan, stats.run, m, plan_cache ? *plan_cache : once),
+                         refusal);
+}
+
 CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats) {
+  return fit_cost_model(tl, plan, deps, stats.run);
+}
+
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
   CostModel m;
   const int32_t P = std::max(1, plan.schedule.pp_degree);
   m.stages = P;
@@ -887,8 +904,8 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   m.micro_batches = plan.schedule.micro_batches;
   m.replicas = std::max(1, plan.schedule.replicas);
   m.schedule = plan.schedule.kind;
-  if (stats.run >= tl.runs.size()) return m;
-  const Run& run = tl.runs[stats.run];
+  if (run_index >= tl.runs.size()) return m;
+  const Run& run = tl.runs[run_index];
   m.steps = static_cast<uint32_t>(run.steps.size());
 
   std::vector<bool> optimizer_type(tl.types.size()), other_type(tl.types.size());
@@ -898,71 +915,82 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     other_type[i] =
         !optimizer_type[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
   }
-  // [stage][chunk][role] durations; optimizer medians per rank; other work
-  // per rank-step: for the stages measured only (P may be the run's whole
-  // rank count when few of its logs are loaded: memory follows the logs).
-  std::map<int32_t, std::vector<std::array<std::vector<int64_t>, kPlanRoles>>> dur;
+  // [stage][chunk][role] fits of the durations; optimizer medians per rank;
+  // other work per rank-step: for the stages measured only (P may be the
+  // run's whole rank count when few of its logs are loaded: memory follows
+  // the logs). One stage at a time: its durations are held until its fit
+  // only (all of them at once were 8 bytes a job beside the stats).
+  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
+  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
+  std::map<int32_t, std::vector<std::array<DurationFit, kPlanRoles>>> fits;
   std::map<int32_t, std::vector<int64_t>> opt_rank_medians, other_per_step;
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    const int32_t s = pipeline_stage(t.rank, P);
-    std::vector<int64_t> opt;
-    // (step, timed other work): a track's jobs are in start order, so a
-    // step's jobs follow each other; merged by step below in case they do not.
-    std::vector<std::pair<int32_t, int64_t>> other;
-    std::vector<std::array<std::vector<int64_t>, kPlanRoles>>* stage_dur = nullptr;
-    for (const Job& j : t.jobs) {
-      const int64_t d = j.end_ns - j.start_ns;
-      if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
-      if (optimizer_type[j.type]) {
-        opt.push_back(d);
-        continue;
-      }
-      if (plan.classes[j.type].piece) {
-        ++m.pieces;
-        continue;
-      }
-      if (other_type[j.type]) {
-        if (d > 0) {
-          other.back().second += d;
-          ++m.other_jobs;
+  for (const auto& [s, tracks] : tracks_of_stage) {
+    std::vector<std::array<std::vector<int64_t>, kPlanRoles>> stage_dur;
+    bool measured = false;  // a stage without forward/backward jobs gets no fit
+    for (uint32_t ti : tracks) {
+      const Track& t = tl.tracks[ti];
+      std::vector<int64_t> opt;
+      // (step, timed other work): a track's jobs are in start order, so a
+      // step's jobs follow each other; merged by step below in case they do not.
+      std::vector<std::pair<int32_t, int64_t>> other;
+      for (const Job& j : t.jobs) {
+        const int64_t d = j.end_ns - j.start_ns;
+        if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
+        if (optimizer_type[j.type]) {
+          opt.push_back(d);
+          continue;
         }
-        continue;
+        if (plan.classes[j.type].piece) {
+          ++m.pieces;
+          continue;
+        }
+        if (other_type[j.type]) {
+          if (d > 0) {
+            other.back().second += d;
+            ++m.other_jobs;
+          }
+          continue;
+        }
+        int role = role_of(plan.classes[j.type]);
+        if (role < 0) continue;
+        size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
+        measured = true;
+        if (stage_dur.size() <= c) stage_dur.resize(c + 1);
+        stage_dur[c][static_cast<size_t>(role)].push_back(d);
       }
-      int role = role_of(plan.classes[j.type]);
-      if (role < 0) continue;
-      size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-      if (!stage_dur)
-        stage_dur = &dur[s];  // the track's stage, looked up once (a stage without such jobs gets no entry)
-      if (stage_dur->size() <= c) stage_dur->resize(c + 1);
-      (*stage_dur)[c][static_cast<size_t>(role)].push_back(d);
+      if (!opt.empty()) {
+        int64_t med = median_rounded(opt);
+        m.optimizer_by_rank.emplace_back(t.rank, med);
+        opt_rank_medians[s].push_back(med);
+      }
+      std::sort(other.begin(), other.end());
+      for (size_t i = 0; i < other.size();) {
+        int64_t ns = 0;
+        size_t k = i;
+        for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
+        other_per_step[s].push_back(ns);
+        i = k;
+      }
     }
-    if (!opt.empty()) {
-      int64_t med = median_rounded(opt);
-      m.optimizer_by_rank.emplace_back(t.rank, med);
-      opt_rank_medians[s].push_back(med);
-    }
-    std::sort(other.begin(), other.end());
-    for (size_t i = 0; i < other.size();) {
-      int64_t ns = 0;
-      size_t k = i;
-      for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
-      other_per_step[s].push_back(ns);
-      i = k;
+    if (!measured) continue;
+    auto& stage_fits = fits[s];
+    stage_fits.resize(stage_dur.size());
+    for (size_t c = 0; c < stage_dur.size(); ++c) {
+      for (size_t r = 0; r < kPlanRoles; ++r) stage_fits[c][r] = fit_durations(std::move(stage_dur[c][r]));
     }
   }
   size_t chunks = static_cast<size_t>(m.chunks);
-  for (const auto& [s, d] : dur) chunks = std::max(chunks, d.size());
+  for (const auto& [s, f] : fits) chunks = std::max(chunks, f.size());
   m.chunks = static_cast<int32_t>(chunks);
   // A stage never measured keeps no chunk rows (measured() reads it as none).
   m.jobs.resize(P);
   m.optimizer.resize(P);
   m.other_ns.assign(P, 0);
   double w_sum = 0, b_sum = 0;
-  for (auto& [s, stage_dur] : dur) {
+  for (auto& [s, stage_fits] : fits) {
     m.jobs[s].resize(chunks);
-    for (size_t c = 0; c < stage_dur.size(); ++c) {
-      for (size_t r = 0; r < kPlanRoles; ++r) m.jobs[s][c][r] = fit_durations(std::move(stage_dur[c][r]));
+    for (size_t c = 0; c < stage_fits.size(); ++c) {
+      m.jobs[s][c] = stage_fits[c];
       const DurationFit &bb = m.jobs[s][c][kBb], &bw = m.jobs[s][c][kBw];
       if (bb.count > 0 && bw.count > 0) {
         w_sum += static_cast<double>(bw.cost_ns);
@@ -986,7 +1014,7 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   for (const Dependency& e : deps.edges) {
     const Track& ct = tl.tracks[e.consumer.track];
     const Track& pt = tl.tracks[e.producer.track];
-    if (ct.run != stats.run) continue;
+    if (ct.run != run_index) continue;
     const int32_t from = pipeline_stage(pt.rank, P), to = pipeline_stage(ct.rank, P);
     if (from == to) continue;
     const Job& c = ct.jobs[e.consumer.job];
@@ -1436,9 +1464,9 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   return r;
 }
 
-std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                              const Stats& stats, size_t limit, std::vector<std::string>* warnings) {
-  std::vector<WhatifSuggestion> out;
+SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                                     uint32_t run) {
+  SuggestionReplays r;
   {
     // A measured shape no plan can replay gets no suggestion: said before the
     // fit, whose tables hold a row per stage (P may be the run's whole rank
@@ -1448,25 +1476,53 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
     if (kind == ScheduleKind::kUnknown || kind == ScheduleKind::kNoPipeline || mb <= 0 ||
         (kind != ScheduleKind::kFThenB && mb < p)) {
-      return out;
+      return r;
     }
   }
-  CostModel m = fit_cost_model(tl, plan, deps, stats);
-  PlanCache plans;  // these suggestions' ZB-VPP plans, built once each
+  r.model = fit_cost_model(tl, plan, deps, run);
+  const CostModel& m = r.model;
   std::string why;
-  PlanShape ms = measured_shape(m, &why, plans);
-  if (!why.empty()) return out;
+  PlanShape ms = measured_shape(m, &why, r.plans);
+  if (!why.empty()) return r;
   const WhatifChanges none;
   const double w = effective_w(m, none);
-  const JitterSamples samples = collect_samples(tl, plan, m, stats.run);
+  const JitterSamples samples = collect_samples(tl, plan, m, run);
   StepChoice candidates;
-  WhatifOutcome base = replay_outcome(m, ms, none, w, 2, samples, plans, nullptr, &candidates);
-  if (!base.error.empty() || base.period_ns <= 0) return out;
+  r.base = replay_outcome(m, ms, none, w, 2, samples, r.plans, nullptr, &candidates);
+  if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
+  r.replayable = true;
+  r.checks = check_run(tl, plan, run, m, r.plans);
+  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
+                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+    if (k == m.schedule) continue;
+    PlanShape s = ms;
+    s.schedule = k;
+    s.chunks = target_chunks(m, k, 0);
+    std::string change(schedule_name(k));
+    if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
+    r.changes.push_back({change, replay_outcome(m, s, none, w, 2, samples, r.plans, &candidates)});
+  }
+  PlanShape twice = ms;
+  twice.micro_batches = ms.micro_batches * 2;
+  r.changes.push_back(
+      {fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, r.plans, &candidates)});
+  WhatifChanges balance;
+  balance.balance = true;
+  r.changes.push_back({"", replay_outcome(m, ms, balance, w, 2, samples, r.plans, &candidates)});
+  return r;
+}
+
+std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
+                                              size_t limit, std::vector<std::string>* warnings) {
+  std::vector<WhatifSuggestion> out;
+  if (!replays.replayable) return out;
+  const WhatifOutcome& base = replays.base;
+  PlanCache& plans = replays.plans;
   const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
                                  ? base.period_ns / stats.step_period.mean_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   std::string refusal;
-  std::vector<std::string> said = whatif_warnings(tl, plan, stats, m, model_error, &refusal, &plans);
+  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
   if (warnings) *warnings = said;
   if (!refusal.empty()) return out;
   auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
@@ -1521,19 +1577,6 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     }
     out.push_back(std::move(s));
   };
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
-                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
-    if (k == m.schedule) continue;
-    PlanShape s = ms;
-    s.schedule = k;
-    s.chunks = target_chunks(m, k, 0);
-    std::string change(schedule_name(k));
-    if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    add(change, replay_outcome(m, s, none, w, 2, samples, plans, &candidates));
-  }
-  PlanShape twice = ms;
-  twice.micro_batches = ms.micro_batches * 2;
-  add(fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, plans, &candidates));
   // The straggler: the stage busiest per rank-step.
   int32_t slowest = -1;
   double most = 0;
@@ -1542,10 +1585,13 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
     double busy = static_cast<double>(st.busy_ns) / st.rank_steps;
     if (busy > most) most = busy, slowest = st.stage;
   }
-  WhatifChanges balance;
-  balance.balance = true;
-  add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-      replay_outcome(m, ms, balance, w, 2, samples, plans, &candidates));
+  for (const SuggestionReplays::Change& c : replays.changes) {
+    if (!c.text.empty()) {
+      add(c.text, c.outcome);
+    } else {
+      add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"), c.outcome);
+    }
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
   if (out.size() > limit) out.resize(limit);
@@ -1562,6 +1608,12 @@ std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const Pipeline
         slowest));
   }
   return out;
+}
+
+std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                                              const Stats& stats, size_t limit, std::vector<std::string>* warnings) {
+  SuggestionReplays replays = replay_suggestions(tl, plan, deps, stats.run);
+  return suggest_changes(replays, tl, stats, limit, warnings);
 }
 
 }  // namespace ppt

@@ -106,8 +106,11 @@ struct CostModel {
   double w_share = -1;            // backward_w / (backward_b + backward_w), -1 when not measured
 };
 
-// The model of the measured run `stats.run` (stats computed with `plan` and
-// `deps`, after the selection and clock alignment).
+// The model of the run `run` (the run stats measures, StatsOptions::run and
+// measured_run_index; the timeline after the selection and clock alignment,
+// `plan` and `deps` its pipeline and dependencies).
+CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps, uint32_t run);
+// The same for `stats.run`.
 CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
                          const Stats& stats);
 
@@ -203,6 +206,21 @@ double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* pe
 // compares them (per micro-batch where M differs): neither is surely faster.
 bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b);
 
+// What whatif_warnings reads in the modelled run's jobs (check_run), before
+// it is said: it needs the run alone, not the stats.
+struct RunChecks {
+  uint64_t jobs = 0, overlapping = 0;      // the run's jobs; those overlapping another job on their rank
+  uint32_t off_steps = 0, rank_steps = 0;  // rank-steps not running their rank's usual jobs; all rank-steps
+  int32_t worst_rank = -1;                 // the rank with the largest share of such steps
+  double worst_share = 0;
+  bool plan_compared = false;             // the measured plan could be built and the run compared with it
+  PlanShape shape;                        // that plan's shape
+  uint32_t off_plan = 0, plan_steps = 0;  // rank-steps running another plan; rank-steps compared
+  std::string example;                    // the first of them, where it first differs
+};
+RunChecks check_run(const Timeline& timeline, const PipelinePlan& plan, uint32_t run, const CostModel& model,
+                    PlanCache& plans);
+
 // What the model cannot see in the measured run, as sentences for the user:
 // overlapping jobs (the replay runs one job at a time per stage), a time
 // resolution coarser than a tenth of the median job, one step (no period),
@@ -212,8 +230,12 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b);
 // run), and rank-steps that run another plan than the measured one replayed
 // (the schedule recognised is not this run's). `refusal` gets the reason
 // when the prediction cannot mean anything: over a quarter of the rank-steps
-// run another plan (steps that only lost jobs do not count). `plans`: the
-// caller's plan cache for this run (plan.h), or nullptr.
+// run another plan (steps that only lost jobs do not count). `checks`: the
+// run's check_run.
+std::vector<std::string> whatif_warnings(const Timeline& timeline, const Stats& stats, const CostModel& model,
+                                         double model_error, const RunChecks& checks, std::string* refusal);
+// The same, checking the run here. `plans`: the caller's plan cache for this
+// run (plan.h), or nullptr.
 std::vector<std::string> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
                                          const CostModel& model, double model_error, std::string* refusal,
                                          PlanCache* plans = nullptr);
@@ -254,6 +276,26 @@ int64_t highest_peak(const std::vector<int64_t>& peak_memory_bytes);
 void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const MemoryStats& memory,
                           int32_t first_step);
 
+// What stats' suggestions need of the run alone, not of its stats: the
+// model, the measured plan and every candidate change replayed, and the
+// run's checks; the driver makes it beside compute_stats (replay_suggestions).
+struct SuggestionReplays {
+  bool replayable = false;  // false: the measured plan cannot be replayed, no suggestion
+  CostModel model;
+  PlanCache plans;     // their ZB-VPP plans, built once each
+  WhatifOutcome base;  // the measured plan replayed
+  struct Change {
+    std::string text;  // "ZB-H1", "VPP V=2", "M=128"; empty for the balanced stages (named after the stats)
+    WhatifOutcome outcome;
+  };
+  std::vector<Change> changes;  // the other schedules at the run's M, 2M, every stage balanced
+  RunChecks checks;
+};
+
+// The replays of stats' suggestions for the run `run` (measured_run_index).
+SuggestionReplays replay_suggestions(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
+                                     uint32_t run);
+
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
 // 2M at the measured schedule, every stage balanced; those with a gain
 // (relative_time against the measured plan replayed: 2M's gain is in time
@@ -263,6 +305,10 @@ void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const
 // when the measured plan cannot be replayed or whatif_warnings refuses the
 // run. `warnings` gets whatif_warnings' sentences
 // and one for a balancing suggestion on a stage with no straggler.
+// `replays`: replay_suggestions of `stats.run`.
+std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& timeline, const Stats& stats,
+                                              size_t limit = 3, std::vector<std::string>* warnings = nullptr);
+// The same, replaying here.
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& timeline, const PipelinePlan& plan,
                                               const Dependencies& deps, const Stats& stats, size_t limit = 3,
                                               std::vector<std::string>* warnings = nullptr);

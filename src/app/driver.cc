@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <optional>
 
 #include "analysis/whatif.h"
 #include "output/text/summary.h"
@@ -140,13 +141,23 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
 
   // analysis
   if (req.stats) {
-    r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
+    // The suggestions' replays read the run alone, not its stats: they run
+    // beside compute_stats (two tasks on the run's threads), and what needs
+    // the stats is done after.
+    std::optional<SuggestionReplays> replays;
+    const uint32_t run = measured_run_index(tl, req.stats_options);
+    parallel_for(req.suggest ? 2 : 1, req.threads, [&](size_t task) {
+      if (task == 0) {
+        r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
+      } else {
+        replays = replay_suggestions(tl, r.pipeline, r.dependencies, run);
+      }
+    });
     r.stats->source = r.source;
     r.stats->memory.device_memory_bytes = req.device_memory_bytes;
-    timer.lap("stats");
-    if (req.suggest) {
-      r.stats->suggestions =
-          suggest_changes(tl, r.pipeline, r.dependencies, *r.stats, 3, &r.stats->suggestion_warnings);
+    timer.lap(req.suggest ? "stats and replays" : "stats");
+    if (replays) {
+      r.stats->suggestions = suggest_changes(*replays, tl, *r.stats, 3, &r.stats->suggestion_warnings);
       timer.lap("whatif");
     }
   }
