@@ -30,7 +30,7 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
                "no flow arrows from each job to the job it feeds (same micro-batch, next stage)");
   app.add_flag("--plain-pftrace", o.plain_pftrace,
                ".pftrace: plain packets, for `protoc --decode`, instead of deflated in compressed_packets (the "
-               "default, which Perfetto inflates as it reads; about a third of the size, the same trace)");
+               "default, which Perfetto inflates as it reads; about 40% of the size, the same trace)");
   add_run_options(app, o.run);
 }
 
