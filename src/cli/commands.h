@@ -27,6 +27,7 @@ struct ConvertOptions {
   bool absolute = false;
   SelectionOptions selection;  // --run, --steps, --skip-warmup: every output
   bool no_flows = false;       // no arrows between dependent jobs
+  bool plain_pftrace = false;  // .pftrace: packets not deflated (for protoc --decode)
   double width = 0;            // .svg/.png: the picture's width in pixels (0: the default)
   double scale = 2;            // .png: device pixels per picture pixel
 };

@@ -258,6 +258,7 @@ std::string write_output(const Timeline& timeline, const OutputSpec& spec, const
             o.absolute = options.absolute;
             o.dependencies = options.dependencies;
             o.threads = options.threads;
+            o.compress = options.compress_pftrace;
             write_perfetto_trace(timeline, o, out);
             break;
           }

@@ -53,6 +53,7 @@ struct WriteOptions {
   std::vector<std::string> notes;              // .html: layout notes
   const Dependencies* dependencies = nullptr;  // JSON and .pftrace: flow arrows; null: none
   unsigned threads = 0;                        // .pftrace: encoders (0: one per core)
+  bool compress_pftrace = true;                // .pftrace: packets deflated (PerfettoWriteOptions::compress)
   const Stats* stats = nullptr;                // .html: the stats tables (the driver's); none when null
   // Not empty: every file lies inside this folder and is never written
   // through a symbolic link below it (OutputFile::refuse_links_below; batch's --out).

@@ -11,6 +11,8 @@ The scripts beside this one (and tests/browser, tests/consumers) import it:
   read_json(path)                     a trace or report, plain or gzip
   find_protoc(), decode_pftrace()     a .pftrace through protoc and
                                       tests/proto/perfetto_trace_subset.proto
+  inflate_pftrace(data)               a .pftrace's compressed packets inflated in
+                                      place, as trace_processor reads them
   parse_text_proto(), pftrace_slices()  protoc's text output as nested dicts; the
                                       slices of each track, as a viewer pairs them
   pftrace_origin()                    the epoch ns of a .pftrace's time zero
@@ -35,6 +37,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import zlib
 from decimal import Decimal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -260,13 +263,98 @@ def find_protoc(explicit=None):
     return found
 
 
+def _varint(data, pos):
+    value = shift = 0
+    while True:
+        check(pos < len(data), "a varint runs past the end")
+        b = data[pos]
+        value |= (b & 0x7f) << shift
+        pos += 1
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _fields(data):
+    """(field, wire type, start, end) of each field of a message; `start`
+    and `end` bound the value (a length-delimited one without its length)."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _varint(data, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            _, end = _varint(data, pos)
+        elif wire == 1:
+            end = pos + 8
+        elif wire == 5:
+            end = pos + 4
+        else:
+            check(wire == 2, "wire type %d" % wire)
+            size, pos = _varint(data, pos)
+            end = pos + size
+        check(end <= len(data), "a field runs past the end")
+        yield field, wire, pos, end
+        pos = end
+
+
+COMPRESSED_PACKETS = 50  # TracePacket.compressed_packets
+
+
+def inflate_pftrace(data, stats=None):
+    """The trace with each compressed_packets packet replaced by the packets
+    it holds, as trace_processor reads them (google/perfetto,
+    src/trace_processor/importers/proto/proto_trace_tokenizer.h): a zlib
+    stream (header and trailer, one frame) holding Trace.packet fields only;
+    a compressed packet under 512 KB (trace_packet.proto) with no other
+    field, and no compressed packet inside one (trace_processor's packet
+    parser refuses them). `stats` (a dict) gets the counts of compressed
+    packets and of the packets inside them."""
+    out = bytearray()
+    packed = inner = 0
+    for field, wire, start, end in _fields(data):
+        check(field == 1 and wire == 2, "a Trace field other than packet: %d" % field)
+        body = data[start:end]
+        inside = [f for f in _fields(body) if f[0] == COMPRESSED_PACKETS]
+        if not inside:
+            out += _packet_bytes(body)
+            continue
+        check(len(list(_fields(body))) == 1, "a compressed packet with other fields")
+        check(end - start < 512 * 1024, "a compressed packet of %d bytes" % (end - start))
+        _, _, zs, ze = inside[0]
+        check(body[zs] & 0x0f == 8 and (body[zs] << 8 | body[zs + 1]) % 31 == 0, "not a zlib stream")
+        z = zlib.decompressobj()
+        plain = z.decompress(body[zs:ze])
+        check(z.eof and not z.unused_data, "a compressed packet is not one whole zlib stream")
+        for f, w, s, e in _fields(plain):
+            check(f == 1 and w == 2, "a compressed packet holds field %d" % f)
+            check(not any(g[0] == COMPRESSED_PACKETS for g in _fields(plain[s:e])), "nested compressed packets")
+            inner += 1
+        out += plain
+        packed += 1
+    if stats is not None:
+        stats.update(compressed=packed, inner=inner)
+    return bytes(out)
+
+
+def _packet_bytes(body):
+    key = bytearray([0x0a])
+    n = len(body)
+    while n >= 0x80:
+        key.append((n & 0x7f) | 0x80)
+        n >>= 7
+    key.append(n)
+    return bytes(key) + body
+
+
 def decode_pftrace(path, protoc):
-    """protoc's text form of a .pftrace (Failure when protoc rejects it)."""
+    """protoc's text form of a .pftrace (Failure when protoc rejects it),
+    compressed packets inflated first (inflate_pftrace)."""
     with open(path, "rb") as f:
-        p = subprocess.run([protoc, "--decode=perfetto.protos.Trace", "-I", PROTO_DIR, PROTO], stdin=f,
-                           capture_output=True, text=True, timeout=300)
-    check(p.returncode == 0, "%s: protoc failed: %s" % (path, p.stderr))
-    return p.stdout
+        data = inflate_pftrace(f.read())
+    p = subprocess.run([protoc, "--decode=perfetto.protos.Trace", "-I", PROTO_DIR, PROTO], input=data,
+                       capture_output=True, timeout=300)
+    check(p.returncode == 0, "%s: protoc failed: %s" % (path, p.stderr.decode("utf-8", "replace")))
+    return p.stdout.decode("utf-8")
 
 
 _TEXT_TOKEN = re.compile(r'\s*(?:(\})|([A-Za-z_][A-Za-z0-9_]*)\s*(?:(\{)|:\s*("(?:[^"\\]|\\.)*"|[^\s}]+)))')

@@ -22,6 +22,7 @@
 //  - the .pftrace output is well-formed protobuf wire format (walked by a
 //    decoder written here, independent of proto_wire.h) with one slice begin
 //    and one end per job and per step.
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -300,9 +301,46 @@ bool walk_fields(std::string_view s, Fn&& fn) {
   return true;
 }
 
-void check_pftrace(const ppt::Timeline& tl) {
+// The compressed .pftrace (the default) inflates to the plain one: each
+// compressed_packets packet (field 50, alone in its packet) holds a zlib
+// stream of the packets it replaces.
+void check_compressed_pftrace(const ppt::Timeline& tl, const std::string& plain) {
   ppt::StringSink sink;
   ppt::write_perfetto_trace(tl, ppt::PerfettoWriteOptions{}, sink);
+  std::string inflated;
+  bool ok = walk_fields(sink.data, [&](uint32_t, uint32_t, uint64_t, std::string_view packet) {
+    std::string_view packed;
+    size_t fields = 0;
+    ok &= walk_fields(packet, [&](uint32_t f, uint32_t, uint64_t, std::string_view v) {
+      ++fields;
+      if (f == 50) packed = v;
+    });
+    if (packed.data() == nullptr) {
+      std::string framed(1, '\x0a');
+      for (uint64_t n = packet.size();; n >>= 7) {
+        framed.push_back(static_cast<char>(n < 0x80 ? n : (n & 0x7f) | 0x80));
+        if (n < 0x80) break;
+      }
+      inflated += framed;
+      inflated += packet;
+      return;
+    }
+    ok &= fields == 1;
+    std::string out(packed.size() * 200 + 1024, '\0');
+    uLongf n = out.size();
+    ok &= uncompress(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(packed.data()),
+                     packed.size()) == Z_OK;
+    inflated.append(out.data(), n);
+  });
+  FUZZ_CHECK(ok && inflated == plain, "the compressed .pftrace does not inflate to the plain one (%zu bytes)",
+             sink.data.size());
+}
+
+void check_pftrace(const ppt::Timeline& tl) {
+  ppt::StringSink sink;
+  ppt::PerfettoWriteOptions options;
+  options.compress = false;  // the packets themselves (compressed, the unit tests inflate them)
+  ppt::write_perfetto_trace(tl, options, sink);
   size_t begins = 0, ends = 0;
   bool packets_ok = true;
   // Trace { repeated TracePacket packet = 1; } TracePacket { TrackEvent track_event = 11; }
@@ -328,6 +366,7 @@ void check_pftrace(const ppt::Timeline& tl) {
   FUZZ_CHECK(begins == ends, ".pftrace: %zu slice begins, %zu ends", begins, ends);
   FUZZ_CHECK(begins == tl.job_count() + steps, ".pftrace: %zu slices for %zu jobs and %zu steps", begins,
              tl.job_count(), steps);
+  check_compressed_pftrace(tl, sink.data);
 }
 
 }  // namespace

@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "output/trace/chrome_json_writer.h"
+#include "output/trace/packet_deflate.h"
 #include "output/trace/proto_wire.h"
 #include "output/trace/trace_naming.h"
 #include "passes/dependencies.h"
@@ -37,6 +41,7 @@ constexpr uint32_t kSequenceFlags = 13;
 constexpr uint32_t kPacketDefaults = 59;
 constexpr uint32_t kTrackDescriptor = 60;
 constexpr uint32_t kFirstPacketOnSequence = 87;
+constexpr uint32_t kCompressedPackets = 50;
 // ClockSnapshot / Clock
 constexpr uint32_t kClocks = 1;
 constexpr uint32_t kPrimaryTraceClock = 2;
@@ -147,6 +152,82 @@ constexpr uint8_t kNewCategory = 2;
 struct LaneClock {
   uint64_t last = 0;   // trace time of the sequence's last event
   bool based = false;  // snapshotted in this piece
+};
+
+// Deflates a piece's packets into one TracePacket whose only field is
+// compressed_packets (50), in the form Perfetto's tracing service writes
+// (src/tracing/service/zlib_compressor.cc: a zlib stream, header and
+// Adler-32 trailer, of the packets with their Trace.packet framing), with
+// packet_deflate.h's encoder. Trace processor inflates it where it reads the
+// packet (proto_trace_tokenizer.h) and reads the packets inside as if they
+// stood in its place, so the sequences' interned data and clocks carry on
+// across compressed packets as across plain ones. The bytes depend on the
+// piece only.
+class PacketDeflater {
+ public:
+  std::string scratch;  // the piece's plain packets, encoded by the caller
+
+  // The compressed packet, written into `out`; a copy of `raw` when the
+  // packet would not be smaller, or would pass the size Perfetto's proto
+  // asks a compressed packet to keep under (512 KB, trace_packet.proto).
+  std::string_view pack(std::string_view raw, std::string& out) {
+    if (raw.empty()) return {};
+    const size_t n = proto::deflate_packets(raw, out, kHead);
+    const size_t field =
+        proto::varint_size(proto::tag(f::kCompressedPackets, proto::kLengthDelimited)) + proto::varint_size(n) + n;
+    const size_t packet = 1 + proto::varint_size(field) + field;
+    if (packet >= kMaxPacket || packet >= raw.size()) {
+      if (out.size() < raw.size()) out.resize(raw.size());
+      std::memcpy(out.data(), raw.data(), raw.size());
+      return {out.data(), raw.size()};
+    }
+    // The two headers go right before the deflated bytes.
+    char* start = out.data() + kHead - (packet - n);
+    char* p = start;
+    p = put(p, proto::tag(f::kTracePacket, proto::kLengthDelimited));
+    p = put(p, field);
+    p = put(p, proto::tag(f::kCompressedPackets, proto::kLengthDelimited));
+    put(p, n);
+    return {start, packet};
+  }
+
+ private:
+  static constexpr size_t kHead = 16;               // room for the headers
+  static constexpr size_t kMaxPacket = 512 * 1024;  // trace_packet.proto: "less than 512KB"
+  static char* put(char* p, uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<char>(v);
+    return p;
+  }
+};
+
+// Deflaters for the encoding threads: each piece takes one and gives it
+// back, so there are as many as pieces encoded at once, each with its zlib
+// state and scratch buffer kept from piece to piece.
+class DeflaterPool {
+ public:
+  std::unique_ptr<PacketDeflater> take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!free_.empty()) {
+        std::unique_ptr<PacketDeflater> d = std::move(free_.back());
+        free_.pop_back();
+        return d;
+      }
+    }
+    return std::make_unique<PacketDeflater>();
+  }
+  void give(std::unique_ptr<PacketDeflater> d) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(d));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<PacketDeflater>> free_;
 };
 
 class PerfettoTraceWriter {
@@ -261,7 +342,7 @@ class PerfettoTraceWriter {
   void write_steps(proto::Writer& w, const Run& run) const;
   void write_jobs(proto::Writer& w, const Piece& piece) const;
   void write_memory(proto::Writer& w, const Piece& piece) const;
-  void encode(std::string& buffer, const Piece& piece, size_t* bytes) const;
+  std::string_view encode(std::string& buffer, const Piece& piece) const;
 
   const Timeline& tl_;
   const PerfettoWriteOptions& opt_;
@@ -284,6 +365,7 @@ class PerfettoTraceWriter {
   // its packet must carry because its lane's sequence has not had them yet.
   std::vector<uint8_t> fresh_;
   std::vector<size_t> fresh_base_;  // by track: index of its first job in fresh_
+  mutable DeflaterPool deflaters_;  // compress: the encoders' deflaters
 };
 
 // A permutation of the edges by (producer track in writing order, producer
@@ -760,8 +842,11 @@ void PerfettoTraceWriter::write_memory(proto::Writer& w, const Piece& piece) con
   }
 }
 
-void PerfettoTraceWriter::encode(std::string& buffer, const Piece& piece, size_t* bytes) const {
-  proto::Writer w(buffer);
+std::string_view PerfettoTraceWriter::encode(std::string& buffer, const Piece& piece) const {
+  // Compressed, the packets are encoded into a deflater's scratch buffer
+  // and deflated into `buffer`.
+  std::unique_ptr<PacketDeflater> deflater = opt_.compress ? deflaters_.take() : nullptr;
+  proto::Writer w(deflater ? deflater->scratch : buffer);
   if (piece.kind == Piece::kSteps) {
     write_steps(w, tl_.runs[piece.index]);
   } else if (piece.kind == Piece::kMemory) {
@@ -769,7 +854,10 @@ void PerfettoTraceWriter::encode(std::string& buffer, const Piece& piece, size_t
   } else {
     write_jobs(w, piece);
   }
-  *bytes = w.size();
+  if (!deflater) return w.view();
+  std::string_view packed = deflater->pack(w.view(), buffer);
+  deflaters_.give(std::move(deflater));
+  return packed;
 }
 
 void PerfettoTraceWriter::write() {
@@ -804,18 +892,18 @@ void PerfettoTraceWriter::write() {
   const size_t window = std::max<size_t>(1, size_t{threads} * 4);
   struct Window {
     std::vector<std::string> buffers;
-    std::vector<size_t> sizes;
+    std::vector<std::string_view> bytes;  // each piece's bytes, in its buffer
     size_t at = 0, count = 0;
   };
   Window windows[2];
   for (Window& w : windows) {
     w.buffers.resize(std::min(window, pieces.size()));
-    w.sizes.resize(w.buffers.size());
+    w.bytes.resize(w.buffers.size());
   }
   auto encode_window = [&](Window& w, size_t at) {
     w.at = at;
     w.count = std::min(window, pieces.size() - at);
-    parallel_for(w.count, threads, [&](size_t k) { encode(w.buffers[k], pieces[at + k], &w.sizes[k]); });
+    parallel_for(w.count, threads, [&](size_t k) { w.bytes[k] = encode(w.buffers[k], pieces[at + k]); });
   };
   if (pieces.empty()) return;
   encode_window(windows[0], 0);
@@ -826,7 +914,7 @@ void PerfettoTraceWriter::write() {
     if (next_at < pieces.size()) {
       next = std::async(std::launch::async, [&, next_at] { encode_window(windows[(i + 1) % 2], next_at); });
     }
-    for (size_t k = 0; k < ready.count; ++k) out_.write(std::string_view(ready.buffers[k].data(), ready.sizes[k]));
+    for (size_t k = 0; k < ready.count; ++k) out_.write(ready.bytes[k]);
     if (!next.valid()) break;
     next.get();
   }

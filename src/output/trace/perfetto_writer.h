@@ -30,6 +30,11 @@
 //    job that began first, as in the JSON outputs (chrome_json_writer.h), and
 //    a chain of dependencies whose jobs start in chain order (a micro-batch
 //    through the stages) shares one id, carried once by each job.
+//
+// Unless told otherwise, each piece's packets are deflated into one packet
+// (TracePacket.compressed_packets, zlib), which Perfetto's trace processor
+// inflates as it reads; the first packets (the clock snapshot and the track
+// tree) stay plain.
 #pragma once
 
 #include "model/timeline.h"
@@ -43,6 +48,11 @@ struct PerfettoWriteOptions {
   bool absolute = false;                       // epoch nanoseconds instead of rebasing
   const Dependencies* dependencies = nullptr;  // flow arrows; null: none
   unsigned threads = 0;                        // encoders (0: one per core); the bytes do not depend on it
+  // Each piece's packets deflated (zlib) into one TracePacket's
+  // compressed_packets, as Perfetto's tracing service writes them; false:
+  // the plain packets (what `protoc --decode` reads). Inflated, the
+  // compressed trace is the plain one byte for byte.
+  bool compress = true;
 };
 
 void write_perfetto_trace(const Timeline& timeline, const PerfettoWriteOptions& options, ByteSink& out);

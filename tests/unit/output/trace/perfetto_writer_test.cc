@@ -1,5 +1,6 @@
 #include "output/trace/perfetto_writer.h"
 
+#include <zlib.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -125,13 +126,114 @@ std::string protoc_path() {
 #endif
 }
 
+// A protobuf field as the tests read it: number, wire type, and where its
+// value lies (a length-delimited value without its length).
+struct WireField {
+  uint32_t field = 0;
+  uint32_t wire = 0;
+  size_t start = 0;  // its key
+  size_t begin = 0, end = 0;
+};
+
+uint64_t read_varint(std::string_view data, size_t& pos) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    REQUIRE(pos < data.size());
+    const auto b = static_cast<uint8_t>(data[pos++]);
+    v |= uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) return v;
+  }
+}
+
+std::vector<WireField> wire_fields(std::string_view data) {
+  std::vector<WireField> out;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const size_t start = pos;
+    const uint64_t key = read_varint(data, pos);
+    WireField f{static_cast<uint32_t>(key >> 3), static_cast<uint32_t>(key & 7), start, pos, pos};
+    if (f.wire == 0) {
+      read_varint(data, pos);
+    } else if (f.wire == 1 || f.wire == 5) {
+      pos += f.wire == 1 ? 8 : 4;
+    } else {
+      REQUIRE(f.wire == 2);
+      const uint64_t n = read_varint(data, pos);
+      f.begin = pos;
+      pos += n;
+    }
+    REQUIRE(pos <= data.size());
+    f.end = pos;
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::string zlib_inflate(std::string_view in) {
+  z_stream z{};
+  REQUIRE(inflateInit(&z) == Z_OK);  // a zlib header, as Perfetto's service writes
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  std::string out;
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    char buf[65536];
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+  }
+  inflateEnd(&z);
+  CHECK(rc == Z_STREAM_END);
+  CHECK(z.avail_in == 0);  // one whole stream, nothing after it
+  return out;
+}
+
+constexpr uint32_t kCompressedPacketsField = 50;
+
+// The trace with each compressed_packets packet replaced by the packets it
+// holds, as Perfetto's trace processor reads them (proto_trace_tokenizer.h):
+// a compressed packet has no other field and is under 512 KB, and what it
+// holds is Trace.packet fields, none of them compressed again. `compressed`
+// (when given) gets how many compressed packets there were.
+std::string inflate_trace(std::string_view trace, size_t* compressed = nullptr) {
+  std::string out;
+  size_t n = 0;
+  for (const WireField& p : wire_fields(trace)) {
+    REQUIRE(p.field == 1);
+    REQUIRE(p.wire == 2);
+    std::string_view body = trace.substr(p.begin, p.end - p.begin);
+    std::vector<WireField> fields = wire_fields(body);
+    auto packed = std::find_if(fields.begin(), fields.end(),
+                               [](const WireField& f) { return f.field == kCompressedPacketsField; });
+    if (packed == fields.end()) {
+      out.append(trace.substr(p.start, p.end - p.start));
+      continue;
+    }
+    ++n;
+    CHECK(fields.size() == 1);
+    CHECK(p.end - p.start < 512 * 1024);
+    std::string inner = zlib_inflate(body.substr(packed->begin, packed->end - packed->begin));
+    for (const WireField& q : wire_fields(inner)) {
+      REQUIRE(q.field == 1);
+      for (const WireField& g : wire_fields(std::string_view(inner).substr(q.begin, q.end - q.begin))) {
+        CHECK(g.field != kCompressedPacketsField);
+      }
+    }
+    out += inner;
+  }
+  if (compressed) *compressed = n;
+  return out;
+}
+
 // Decodes a .pftrace with protoc and the project's subset of Perfetto's
-// protos; empty when protoc is missing.
+// protos, its compressed packets inflated first (inflate_trace); empty when
+// protoc is missing.
 std::optional<TextNode> decode(const std::string& bytes) {
   if (protoc_path().empty()) return std::nullopt;
   TempDir dir;
   std::string file = dir.path() + "/trace.pftrace";
-  std::ofstream(file, std::ios::binary) << bytes;
+  std::ofstream(file, std::ios::binary) << inflate_trace(bytes);
   std::string out;
   std::string cmd =
       fmt::format("{} --decode=perfetto.protos.Trace -I {}/tests/proto {}/tests/proto/perfetto_trace_subset.proto < {}",
@@ -567,15 +669,21 @@ TEST_CASE("The .pftrace writer streams: no write holds much more than its 1 MB b
       largest = std::max(largest, b.size());
     }
     size_t writes = 0, total = 0, largest = 0;
-  } sink;
-  write_perfetto_trace(tl, {}, sink);
-  CHECK(sink.total > 4u << 20);
-  CHECK(sink.writes >= 4);
-  CHECK(sink.largest <= (1u << 20) + 4096);
-  // The same bytes as a single buffer.
-  StringSink whole;
-  write_perfetto_trace(tl, {}, whole);
-  CHECK(whole.data.size() == sink.total);
+  };
+  for (bool compress : {false, true}) {
+    INFO("compressed: " << compress);
+    PerfettoWriteOptions o;
+    o.compress = compress;
+    CountingSink sink;
+    write_perfetto_trace(tl, o, sink);
+    CHECK(sink.total > (compress ? 100u << 10 : 4u << 20));
+    CHECK(sink.writes >= 4);
+    CHECK(sink.largest <= (1u << 20) + 4096);
+    // The same bytes as a single buffer.
+    StringSink whole;
+    write_perfetto_trace(tl, o, whole);
+    CHECK(whole.data.size() == sink.total);
+  }
 }
 
 TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the threads, and the trace decodes whole",
@@ -604,6 +712,21 @@ TEST_CASE("Long tracks are encoded in pieces: the bytes do not depend on the thr
   const std::string one = write(1);
   CHECK(write(2) == one);
   CHECK(write(5) == one);
+
+  // Compressed (the default), each piece's packets are one compressed
+  // packet, and the trace inflates to the plain one byte for byte: every
+  // slice, argument and arrow as in the plain trace.
+  PerfettoWriteOptions plain_options;
+  plain_options.dependencies = &deps;
+  plain_options.compress = false;
+  StringSink plain;
+  write_perfetto_trace(tl, plain_options, plain);
+  size_t packed = 0;
+  CHECK(inflate_trace(one, &packed) == plain.data);
+  CHECK(packed > tl.tracks.size());  // the long tracks in several pieces
+  CHECK(one.size() * 2 < plain.data.size());
+  CHECK(inflate_trace(plain.data, &packed) == plain.data);
+  CHECK(packed == 0);
 
   if (protoc_path().empty()) {
     FAIL("protoc not found at configure time (Debian: protobuf-compiler, which scripts/setup.sh installs)");

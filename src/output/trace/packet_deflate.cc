@@ -1,0 +1,207 @@
+#include "output/trace/packet_deflate.h"
+
+#include <zlib.h>
+
+#include <array>
+#include <bit>
+#include <cstring>
+
+namespace ppt::proto {
+namespace {
+
+constexpr uint32_t kMinMatch = 4;  // a run of 3 equal bytes costs about as much as 3 literals
+constexpr uint32_t kMaxMatch = 258;
+constexpr size_t kWindow = 32768;
+constexpr size_t kMaxReferenced = 1024;  // packets longer than this are literals only
+constexpr int kEndOfBlock = 256;
+
+// RFC 1951, 3.2.5: the length and distance codes' extra bits.
+constexpr uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr uint16_t kLengthBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                    6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+constexpr uint16_t kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                    33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                    1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+
+int floor_log2(uint32_t v) { return 31 - __builtin_clz(v); }
+
+// The length code (0-28, symbol 257 + code) of a match of 3-258 bytes.
+uint32_t length_code(uint32_t length) {
+  if (length <= 10) return length - 3;
+  if (length == kMaxMatch) return 28;
+  const uint32_t l = length - 3;
+  const int b = floor_log2(l);
+  return 4 * static_cast<uint32_t>(b - 1) + ((l >> (b - 2)) & 3);
+}
+
+// The distance code (0-29) of a distance of 1-32768.
+uint32_t distance_code(uint32_t distance) {
+  if (distance <= 4) return distance - 1;
+  const uint32_t d = distance - 1;
+  const int b = floor_log2(d);
+  return 2 * static_cast<uint32_t>(b) + ((d >> (b - 1)) & 1);
+}
+
+// The bytes of a Trace.packet field at `pos` (tag 0x0a, length, packet);
+// 0 when there is none there that ends within `data`.
+size_t packet_size(std::string_view data, size_t pos) {
+  if (data[pos] != 0x0a) return 0;
+  uint64_t len = 0;
+  size_t p = pos + 1;
+  for (int shift = 0; p < data.size() && shift < 35; shift += 7) {
+    const auto b = static_cast<uint8_t>(data[p++]);
+    len |= uint64_t{b & 0x7fu} << shift;
+    if (b < 0x80) return len <= data.size() - p ? p - pos + len : 0;
+  }
+  return 0;
+}
+
+// Deflate's fixed Huffman codes (RFC 1951, 3.2.6), bit-reversed (deflate
+// sends a code's first bit first, and the bit writer fills bytes from their
+// low bit), each as (code << 5) | its length.
+struct FixedCodes {
+  uint32_t litlen[288];
+  uint32_t dist[30];
+  static uint32_t reversed(uint32_t code, int len) {
+    uint32_t r = 0;
+    for (int i = 0; i < len; ++i, code >>= 1) r = (r << 1) | (code & 1);
+    return r << 5 | static_cast<uint32_t>(len);
+  }
+  FixedCodes() {
+    for (uint32_t s = 0; s < 288; ++s) {
+      if (s < 144) {
+        litlen[s] = reversed(0x30 + s, 8);
+      } else if (s < 256) {
+        litlen[s] = reversed(0x190 + s - 144, 9);
+      } else if (s < 280) {
+        litlen[s] = reversed(s - 256, 7);
+      } else {
+        litlen[s] = reversed(0xc0 + s - 280, 8);
+      }
+    }
+    for (uint32_t d = 0; d < 30; ++d) dist[d] = reversed(d, 5);
+  }
+};
+const FixedCodes kFixed;
+
+// The bits of the stream being written. Kept in a local object that
+// nothing else points to, so the compiler keeps it in registers.
+struct Bits {
+  char* p;           // where the next whole bytes go
+  uint64_t buf = 0;  // bits not written yet (fewer than 8 between calls)
+  int n = 0;         // how many
+
+  // Appends `count` bits (at most 32), low bit first: the pending bits are
+  // stored whole (8 bytes; the buffer has room) and the whole bytes among
+  // them passed, without a branch.
+  void put(uint64_t value, int count) {
+    buf |= value << n;
+    n += count;
+    std::memcpy(p, &buf, 8);  // little-endian (below), as deflate's bit order wants
+    p += n >> 3;
+    buf >>= n & ~7;
+    n &= 7;
+  }
+  void literals(const char* bytes, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t c = kFixed.litlen[static_cast<uint8_t>(bytes[i])];
+      put(c >> 5, static_cast<int>(c & 31));
+    }
+  }
+  void match(uint32_t length, uint32_t distance) {
+    const uint32_t dc = distance_code(distance);
+    const uint32_t d = kFixed.dist[dc];
+    const uint64_t dist_bits = (d >> 5) | uint64_t{distance - kDistBase[dc]} << 5;  // fixed distance codes: 5 bits
+    const int dist_count = 5 + kDistExtra[dc];
+    while (length > 0) {
+      uint32_t l = length;
+      if (l > kMaxMatch) l = length - kMaxMatch < 3 ? length - 3 : kMaxMatch;  // what is left stays a match
+      const uint32_t lc = length_code(l);
+      const uint32_t c = kFixed.litlen[257 + lc];
+      put((c >> 5) | uint64_t{l - kLengthBase[lc]} << (c & 31), static_cast<int>(c & 31) + kLengthExtra[lc]);
+      put(dist_bits, dist_count);
+      length -= l;
+    }
+  }
+};
+static_assert(std::endian::native == std::endian::little, "Bits::put stores its buffer as little-endian bytes");
+
+// Byte by byte against the earlier packet of the same size: runs of equal
+// bytes are matches, the rest literals.
+inline void repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
+  const auto distance = static_cast<uint32_t>(packet - earlier);
+  size_t i = 0;
+  while (i < size) {
+    size_t j = i;
+    for (; j + 8 <= size; j += 8) {
+      uint64_t a, b;
+      std::memcpy(&a, packet + j, 8);
+      std::memcpy(&b, earlier + j, 8);
+      if (a != b) {
+        j += static_cast<size_t>(__builtin_ctzll(a ^ b)) / 8;  // little-endian: the first differing byte
+        break;
+      }
+    }
+    if (j + 8 > size) {
+      while (j < size && packet[j] == earlier[j]) ++j;
+    }
+    if (j - i >= kMinMatch) {
+      bits.match(static_cast<uint32_t>(j - i), distance);
+      i = j;
+    } else {
+      const size_t end = j < size ? j + 1 : j;  // the equal bytes and the first that differs
+      bits.literals(packet + i, end - i);
+      i = end;
+    }
+  }
+}
+
+void find_repeats(Bits& bits, std::string_view data) {
+  std::array<uint32_t, kMaxReferenced> last;  // by packet size: where the last one began + 1
+  last.fill(0);
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const size_t size = packet_size(data, pos);
+    if (size == 0) {  // not a packet: the rest as it is
+      bits.literals(data.data() + pos, data.size() - pos);
+      break;
+    }
+    const size_t earlier = size < kMaxReferenced && last[size] ? last[size] - 1 : pos;
+    if (earlier < pos && pos - earlier <= kWindow) {
+      repeat_of(bits, data.data() + pos, data.data() + earlier, size);
+    } else {
+      bits.literals(data.data() + pos, size);
+    }
+    if (size < kMaxReferenced) last[size] = static_cast<uint32_t>(pos + 1);
+    pos += size;
+  }
+}
+
+}  // namespace
+
+size_t deflate_packets(std::string_view packets, std::string& out, size_t at) {
+  // At most 9 bits a byte (a literal; a match of 3 or more takes at most 31
+  // bits), the block's header and end, the zlib header and trailer, and the
+  // 8 bytes put() stores past its last whole byte.
+  const size_t bound = 2 + packets.size() * 9 / 8 + 16 + 4 + 8;
+  if (out.size() < at + bound) out.resize(at + bound);
+  char* start = out.data() + at;
+  Bits bits{start};
+  *bits.p++ = 0x78;  // zlib (RFC 1950): deflate, 32 KB window
+  *bits.p++ = 0x01;  // no dictionary, fastest; (0x78 << 8 | 0x01) % 31 == 0
+  bits.put(1, 1);    // BFINAL: the only block
+  bits.put(1, 2);    // BTYPE 01: fixed Huffman codes
+  find_repeats(bits, packets);
+  bits.put(kFixed.litlen[kEndOfBlock] >> 5, static_cast<int>(kFixed.litlen[kEndOfBlock] & 31));
+  char* p = bits.p;
+  if (bits.n > 0) *p++ = static_cast<char>(bits.buf & 0xff);  // the last byte, padded with zeros
+  const auto adler = static_cast<uint32_t>(adler32(
+      adler32(0, nullptr, 0), reinterpret_cast<const Bytef*>(packets.data()), static_cast<uInt>(packets.size())));
+  for (int shift = 24; shift >= 0; shift -= 8) *p++ = static_cast<char>((adler >> shift) & 0xff);
+  return static_cast<size_t>(p - start);
+}
+
+}  // namespace ppt::proto
