@@ -4,8 +4,8 @@
 #include <set>
 #include <tuple>
 
-#include "passes/plan.h"
-#include "passes/schedule.h"
+#include "schedule/plan.h"
+#include "schedule/schedules.h"
 
 namespace ppt::demo {
 
@@ -21,7 +21,7 @@ const char* schedule_name(ScheduleKind kind) {
 }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  // pp-timeline's reading of every spelling (passes/schedule.h), then the
+  // pp-timeline's reading of every spelling (schedule/schedules.h), then the
   // schedules the demo runs.
   switch (ppt::parse_schedule_name(name).value_or(ppt::ScheduleKind::kUnknown)) {
     case ppt::ScheduleKind::kFThenB: return ScheduleKind::kFThenB;
@@ -42,7 +42,7 @@ std::string schedule_error(const std::string& name) {
 
 namespace {
 
-// The plan's shape in passes/plan.h's terms: the demo runs Paddle's plans.
+// The plan's shape in schedule/plan.h's terms: the demo runs Paddle's plans.
 PlanShape plan_shape(const PipelineShape& s) {
   PlanShape p;
   switch (s.schedule) {

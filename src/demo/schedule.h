@@ -5,7 +5,7 @@
 // stage s at virtual stage c*P + s; activations flow up the virtual stages and
 // gradients down. Without chunks the virtual stage is the stage.
 //
-// Orders are Paddle's plans (passes/plan.h, docs/schedules.md): fthenb,
+// Orders are Paddle's plans (schedule/plan.h, docs/schedules.md): fthenb,
 // 1f1b (P-s warm-up forwards, then (backward, forward) pairs), eager1f1b
 // (2(P-s)-1 warm-up forwards), vpp (Paddle's interleaved order; needs M a
 // multiple of P) and zbh1 (Paddle's ZB-H1: backward_b in the warm-up pairs,
@@ -39,7 +39,7 @@ struct JobSpec {
 
 // The schedule's name in the demo's messages ("1f1b"); a name as a user
 // spells it ("1F1B", "ZB-H1", "zbh1": pp-timeline's one reading,
-// passes/schedule.h) to the schedule, nullopt when it is none the demo runs,
+// schedule/schedules.h) to the schedule, nullopt when it is none the demo runs,
 // and then the usage error that says which it runs.
 const char* schedule_name(ScheduleKind kind);
 std::optional<ScheduleKind> parse_schedule(const std::string& name);

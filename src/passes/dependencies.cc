@@ -93,22 +93,6 @@ std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<
 
 }  // namespace
 
-const char* dependency_kind_name(DependencyKind kind) {
-  return kind == DependencyKind::kForward ? "forward" : "backward";
-}
-
-int32_t producer_virtual_stage(DependencyKind kind, int32_t vstage, int32_t vstages) {
-  const int32_t from = kind == DependencyKind::kForward ? vstage - 1 : vstage + 1;
-  return from >= 0 && from < vstages ? from : -1;
-}
-
-StageChunk virtual_stage_place(ScheduleKind kind, int32_t p, int32_t v) {
-  const int32_t chunk = v / p;
-  const int32_t k = v % p;
-  const int32_t stage = (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) ? p - 1 - k : k;
-  return {stage, chunk};
-}
-
 size_t Dependencies::count(DependencyKind kind) const {
   size_t n = 0;
   for (const Dependency& e : edges) n += e.kind == kind ? 1 : 0;
