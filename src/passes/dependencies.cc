@@ -63,14 +63,14 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
   for (uint32_t i = 0; i < t.jobs.size(); ++i) {
     const Job& j = t.jobs[i];
     const JobClass& c = classes[j.type];
-    if (c.role != JobRole::kForward && c.role != JobRole::kBackward) continue;
+    if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) continue;
     if (j.micro_batch < 0) {
       ++*without_mb;
       continue;
     }
     int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
     if (!packable(j.step, chunk)) continue;
-    keyed.push_back({pack_key(j.step, c.role == JobRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
+    keyed.push_back({pack_key(j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
   }
   // Jobs are in (start, line) order, so ordering ties by job keeps each
   // group's pieces in start order.
@@ -238,8 +238,8 @@ void report_dependencies(Timeline& tl, const Dependencies& deps) {
       uint64_t n = 0;
       uint32_t first_line = 0;
       for (const Job& j : t.jobs) {
-        JobRole r = classes[j.type].role;
-        if ((r == JobRole::kForward || r == JobRole::kBackward) && j.micro_batch < 0) {
+        const std::optional<PlanRole> r = classes[j.type].role;
+        if (r && (r == PlanRole::kForward || is_input_backward(*r)) && j.micro_batch < 0) {
           if (n == 0) first_line = j.line;
           ++n;
         }

@@ -44,13 +44,13 @@ std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
     c.piece = is_job_piece(t);
     c.chunk = c.piece ? -1 : p.chunk;
     switch (job_kind(p)) {
-      case JobKind::kForward: c.role = JobRole::kForward; break;
+      case JobKind::kForward: c.role = PlanRole::kForward; break;
       case JobKind::kBackward:
-        c.role = JobRole::kBackward;
         c.split = is_input_grad_half(p);
+        c.role = c.split ? PlanRole::kBackwardB : PlanRole::kBackward;
         break;
       case JobKind::kBackwardWeight:
-        c.role = JobRole::kBackwardWeight;
+        c.role = PlanRole::kBackwardW;
         c.split = true;
         break;
       case JobKind::kNoPipeline: c.no_pipeline = true; break;
@@ -81,7 +81,7 @@ uint64_t order_hash(const std::vector<OrderItem>& order) {
 }
 
 bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
-  return type < classes.size() && classes[type].role != JobRole::kOther;
+  return type < classes.size() && classes[type].role.has_value();
 }
 
 }  // namespace
@@ -358,7 +358,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       if (it.type >= classes.size()) continue;
       const JobClass& c = classes[it.type];
       any_default = any_default || c.no_pipeline;
-      if (c.role == JobRole::kOther) continue;
+      if (!c.role) continue;
       has_split = has_split || c.split;
       has_piece = has_piece || c.piece;
       if (c.chunk >= 0) chunks.insert(c.chunk);
@@ -386,7 +386,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
     std::set<int32_t> mbs;
     int32_t forwards = 0;
     for (const OrderItem& it : plan.items) {
-      if (classes[it.type].role != JobRole::kForward) continue;
+      if (classes[it.type].role != PlanRole::kForward) continue;
       ++forwards;
       if (it.micro_batch >= 0) mbs.insert(it.micro_batch);
     }
@@ -419,7 +419,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       int32_t chunk0_before = 0;
       for (const OrderItem& it : plan.items) {
         const JobClass& c = classes[it.type];
-        if (c.role != JobRole::kForward) continue;
+        if (c.role != PlanRole::kForward) continue;
         if (c.chunk == 1) break;
         if (c.chunk == 0) ++chunk0_before;
       }
@@ -455,9 +455,9 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
   for (const Plan& plan : plans) {
     int32_t forwards = 0, warmup = -1;
     for (const OrderItem& it : plan.items) {
-      JobRole r = classes[it.type].role;
-      if (r == JobRole::kBackward && warmup < 0) warmup = forwards;
-      if (r == JobRole::kForward) ++forwards;
+      const std::optional<PlanRole> r = classes[it.type].role;
+      if (r && is_input_backward(*r) && warmup < 0) warmup = forwards;
+      if (r == PlanRole::kForward) ++forwards;
     }
     if (warmup < 0) warmup = forwards;
     int32_t s = pipeline_stage(plan.rank, p);

@@ -36,18 +36,12 @@
 
 namespace ppt {
 
-// What a job type is to the schedule.
-enum class JobRole : uint8_t {
-  kForward,
-  kBackward,        // a whole backward, or its input-gradient half (backward_b)
-  kBackwardWeight,  // the weight-gradient half (backward_w, backward_w_reduce)
-  kOther,           // optimizer, lr, default, communication jobs
-};
-
+// What a job type is to the schedule: its role (schedule/shape.h), none for
+// optimizer, lr, default and communication jobs.
 struct JobClass {
-  JobRole role = JobRole::kOther;
+  std::optional<PlanRole> role;
   int32_t chunk = -1;        // model chunk (virtual stage index within the rank), -1 when none
-  bool split = false;        // backward_b / backward_w: a zero-bubble split backward
+  bool split = false;        // backward_b / backward_w (and backward_w_reduce): a split backward
   bool piece = false;        // `forward(chunk0)`: a piece of an overlapped job, not a model chunk
   bool no_pipeline = false;  // the `default` type
 };
