@@ -47,7 +47,8 @@ Plans (stage s of P, M micro-batches, V chunks; "F"/"B" = forward/backward):
              odd chunks back up), every backward split into backward_b<c> and
              backward_w<c>, the order from Paddle's greedy list schedule with
              its default program runtimes and no memory limit (the same
-             algorithm as src/passes/plan.cc). Needs V >= 2 and M % P == 0.
+             algorithm as src/schedule/plan_builders.cc). Needs V >= 2 and
+             M % P == 0.
   overlap    1f1b whose steady-phase (B, F) pairs are split into V pieces each
              and interleaved: backward(chunk0), forward(chunk0),
              backward(chunk1), forward(chunk1), ... (Paddle's
@@ -284,7 +285,7 @@ class _VSchedule:
     default program runtimes (forward 61, backward_b 72, backward_w 71, the
     loss 34 more for the last chunk on the loss stage, communication 3) and no
     memory limit (every memory check passes). The same algorithm as
-    src/passes/plan.cc; the two are compared by the unit tests."""
+    src/schedule/plan_builders.cc; the two are compared by the unit tests."""
 
     COMM = 3
 

@@ -26,12 +26,12 @@ constexpr size_t kBw = static_cast<size_t>(PlanRole::kBackwardW);
 // The plan role of a job class; -1 for jobs that are not forward or backward
 // work (the optimizer, lr, communication) and for pieces of overlapped jobs.
 int role_of(const JobClass& c) {
-  if (c.piece || c.no_pipeline) return -1;
-  switch (c.role) {
-    case JobRole::kForward: return static_cast<int>(kF);
-    case JobRole::kBackward: return static_cast<int>(c.split ? kBb : kB);
-    case JobRole::kBackwardWeight: return static_cast<int>(kBw);
-    case JobRole::kOther: return -1;
+  if (c.piece || c.no_pipeline || !c.role) return -1;
+  switch (*c.role) {
+    case PlanRole::kForward: return static_cast<int>(kF);
+    case PlanRole::kBackward: return static_cast<int>(kB);
+    case PlanRole::kBackwardB: return static_cast<int>(kBb);
+    case PlanRole::kBackwardW: return static_cast<int>(kBw);
   }
   return -1;
 }
@@ -618,10 +618,8 @@ double effective_w(const CostModel& m, const WhatifChanges& ch) {
   return m.w_share >= 0 ? m.w_share : 0.5;
 }
 
-bool chunked(ScheduleKind k) { return k == ScheduleKind::kVPP || k == ScheduleKind::kZBVPP; }
-
 int32_t target_chunks(const CostModel& m, ScheduleKind k, int32_t asked) {
-  if (!chunked(k)) return 1;
+  if (!schedule_chunked(k)) return 1;
   if (asked > 0) return asked;
   return m.chunks > 1 ? m.chunks : 2;
 }
@@ -1165,8 +1163,7 @@ void memory_assumptions(const WhatifReport& r, std::vector<std::string>& as) {
       "job allocates and frees within itself (workspaces, the first step's gradients) is not modelled");
   bool split = false, other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
-    split = split || o.shape.schedule == ScheduleKind::kZBH1 || o.shape.schedule == ScheduleKind::kZBVPP ||
-            o.shape.split_backward;
+    split = split || schedule_split_backward(o.shape.schedule) || o.shape.split_backward;
     other_v = other_v || o.shape.chunks != r.model.chunks;
   }
   if (split) {
@@ -1287,7 +1284,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   WhatifReport r;
   r.model = fit_cost_model(tl, plan, deps, stats);
   const CostModel& m = r.model;
-  PlanCache plans;  // this report's ZB-VPP plans, built once each
+  PlanCache plans;  // this report's costly plans (PlanCache), built once each
   std::string why;
   PlanShape ms = measured_shape(m, &why, plans);
 
@@ -1418,7 +1415,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   bool wants_split = false;
   bool wants_other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
-    wants_split = wants_split || o.shape.schedule == ScheduleKind::kZBH1 || o.shape.schedule == ScheduleKind::kZBVPP;
+    wants_split = wants_split || schedule_split_backward(o.shape.schedule);
     wants_other_v = wants_other_v || o.shape.chunks != m.chunks;
   }
   if (wants_split) {
@@ -1434,11 +1431,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
     as.push_back(fmt::format("a chunk costs its stage's time / V (the run has V={})", m.chunks));
   }
   for (const WhatifOutcome& o : r.predicted) {
-    if (o.shape.schedule == ScheduleKind::kZBVPP && o.shape.micro_batches > o.shape.stages) {
+    if (const ScheduleRow* refuses = paddle_refuses(o.shape)) {
       as.push_back(fmt::format(
-          "{}: Paddle's ZB-VPP asserts M <= P (pipeline_zero_bubble.py), so Paddle would refuse this shape; the "
-          "prediction is the plan its schedule creator builds without that assertion",
-          o.label));
+          "{}: {} ({}), so Paddle would refuse this shape; the prediction is the plan its schedule creator builds "
+          "without that assertion",
+          o.label, refuses->assertion, refuses->asserted_in));
     }
   }
   if (ch.balance) as.push_back("balanced: every stage at the median stage's costs");
@@ -1492,8 +1489,7 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
   r.checks = check_run(tl, plan, run, m, r.plans);
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
-                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
+  for (ScheduleKind k : planned_schedules()) {
     if (k == m.schedule) continue;
     PlanShape s = ms;
     s.schedule = k;
@@ -1572,9 +1568,7 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
     }
     s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
                          s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100, mem);
-    if (o.shape.schedule == ScheduleKind::kZBVPP && o.shape.micro_batches > o.shape.stages) {
-      s.text += " (Paddle's ZB-VPP asserts M <= P)";
-    }
+    if (const ScheduleRow* refuses = paddle_refuses(o.shape)) s.text += fmt::format(" ({})", refuses->assertion);
     out.push_back(std::move(s));
   };
   // The straggler: the stage busiest per rank-step.

@@ -1,5 +1,5 @@
 // What a measured run would do under another schedule: a cost model fitted
-// from the run's own jobs, and the run replayed with it (passes/replay.h)
+// from the run's own jobs, and the run replayed with it (schedule/replay.h)
 // under the measured plan and under the plans asked for.
 //
 // The model (docs/whatif.md is the user's copy):
@@ -57,8 +57,8 @@
 #include "model/timeline.h"
 #include "passes/dependencies.h"
 #include "passes/pipeline.h"
-#include "passes/plan.h"
-#include "passes/replay.h"
+#include "schedule/plan.h"
+#include "schedule/replay.h"
 
 namespace ppt {
 

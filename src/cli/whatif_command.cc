@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <memory>
 
@@ -47,9 +48,7 @@ std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
     // Every spelling of a schedule, as every command reads it (schedule.h).
     std::optional<ScheduleKind> k = parse_schedule_name(s);
     if (!k) {
-      return fmt::format("--schedule {}: {}", terminal_text(s),
-                         schedule_name_error(s, {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B,
-                                                 ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::kZBVPP}));
+      return fmt::format("--schedule {}: {}", terminal_text(s), schedule_name_error(s, planned_schedules()));
     }
     ch->schedules.push_back(*k);
   }
@@ -223,6 +222,18 @@ int run_whatif_command(const WhatifCommandOptions& o) {
   return code;
 }
 
+// The table's schedule names joined with `sep` (schedules.h): every one, or
+// the chunked ones in lower case.
+std::string schedule_names(std::string_view sep, bool chunked_only = false) {
+  std::string out;
+  for (const ScheduleRow& r : schedule_rows()) {
+    if (chunked_only && !r.chunked) continue;
+    if (!out.empty()) out += sep;
+    for (char c : r.name) out += chunked_only ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : c;
+  }
+  return out;
+}
+
 }  // namespace
 
 void setup_whatif(CLI::App& app, Runner& chosen) {
@@ -236,15 +247,17 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   sub->add_option("--schedule", o->schedules,
-                  "target schedules, a comma list of FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP, in any case, with "
-                  "or without '-' or '_' (ZB-H1, zbh1) (default: the measured one)")
+                  fmt::format("target schedules, a comma list of {}, in any case, with or without '-' or '_' (ZB-H1, "
+                              "zbh1) (default: the measured one)",
+                              schedule_names(", ")))
       ->delimiter(',');
   sub->add_option("--micro-batches", o->micro_batches, "target micro-batch counts M, a comma list (default: measured)")
       ->delimiter(',')
       ->check(CLI::Range(1, 100000));
   sub->add_option("--chunks", o->chunks,
-                  "model chunks V of vpp and zbvpp (default: the measured V, else 2); a chunk costs its stage's "
-                  "time / V unless that V was measured")
+                  fmt::format("model chunks V of {} (default: the measured V, else 2); a chunk costs its stage's "
+                              "time / V unless that V was measured",
+                              schedule_names(" and ", true)))
       ->check(CLI::Range(1, 64));
   sub->add_option("--w-share", o->w_share,
                   "backward_w's share of a backward for the zero-bubble schedules (default: measured from "

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <utility>
 
+#include "schedule/schedules.h"
+
 namespace ppt::demo {
 namespace {
 
@@ -59,7 +61,7 @@ bool logged_in_details(JobKind kind) { return kind == JobKind::kForward || kind 
 
 JobMemory::JobMemory(const PipelineShape& shape, int64_t act_bytes, HeldMemory* memory, bool log_details,
                      std::FILE* out, std::function<bool(std::string*)> synchronize)
-    : chunked_(shape.schedule == ScheduleKind::kVpp),
+    : chunked_(schedule_chunked(shape.schedule)),
       bytes_per_job_(act_bytes / std::max(shape.chunks, 1)),
       memory_(memory),
       log_details_(log_details),

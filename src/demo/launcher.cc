@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "demo.h"
+#include "schedule/schedules.h"
 
 namespace ppt::demo {
 namespace {
@@ -98,7 +99,7 @@ int launch(const DemoConfig& c) {
   }
 
   // link[i] joins stage i (end 0) to stage (i + 1) % P (end 1).
-  const bool ring = c.shape.schedule == ScheduleKind::kVpp;
+  const bool ring = schedule_chunked(c.shape.schedule);  // the last stage feeds chunk c+1 on stage 0
   const int links = ranks == 1 ? 0 : (ring ? ranks : ranks - 1);
   std::vector<int> fds;
   std::vector<std::array<int, 2>> link(static_cast<size_t>(links));

@@ -13,6 +13,7 @@
 
 #include "cli/finite_range.h"
 #include "demo.h"
+#include "schedule/schedules.h"
 
 namespace {
 
@@ -133,12 +134,12 @@ int main(int argc, char** argv) {
     if (c.stage_scale.size() < static_cast<size_t>(c.shape.stages)) c.stage_scale.resize(c.shape.stages, 1.0);
     c.stage_scale[stage] = factor;
   }
-  c.shape.chunks = chunks.value_or(c.shape.schedule == ScheduleKind::kVpp ? 2 : 1);
+  c.shape.chunks = chunks.value_or(schedule_chunked(c.shape.schedule) ? 2 : 1);
   c.device = device == "cpu" ? DeviceChoice::kCpu : device == "cuda" ? DeviceChoice::kCuda : DeviceChoice::kAuto;
   const int status = launch(c);
   if (status == 0) {
     std::printf("pp-demo: %d ranks ran %s (%d micro-batches, %d chunk(s), %d steps); logs in %s\n", c.shape.stages,
-                schedule_name(c.shape.schedule), c.shape.micro_batches, c.shape.chunks, c.steps, c.log_dir.c_str());
+                demo_name(c.shape.schedule).c_str(), c.shape.micro_batches, c.shape.chunks, c.steps, c.log_dir.c_str());
   }
   return status;
 }

@@ -180,9 +180,9 @@ int run_rank(const DemoConfig& c, const RankPlace& place) {
     }
   }
   LOG(INFO) << "pp-demo: rank " << place.rank << " of " << shape.stages << " (machine " << place.machine
-            << ", local rank " << place.local_rank << "), stage " << stage << ", " << schedule_name(shape.schedule)
-            << ", " << shape.micro_batches << " micro-batches, " << shape.chunks << " chunk(s), work on "
-            << work->describe() << ", timing: " << profiler.backend_note();
+            << ", local rank " << place.local_rank << "), stage " << stage << ", " << demo_name(shape.schedule) << ", "
+            << shape.micro_batches << " micro-batches, " << shape.chunks << " chunk(s), work on " << work->describe()
+            << ", timing: " << profiler.backend_note();
 
   Mailbox mailbox(stage, place.prev_fd, place.next_fd, c.timeout_s * 1000);
   const std::vector<JobSpec> jobs = stage_jobs(shape, stage);

@@ -1,61 +1,66 @@
 #include "schedule.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <tuple>
 
-#include "passes/plan.h"
-#include "passes/schedule.h"
+#include "schedule/plan.h"
+#include "schedule/schedules.h"
+#include "schedule/virtual_stage.h"
 
 namespace ppt::demo {
 
-const char* schedule_name(ScheduleKind kind) {
-  switch (kind) {
-    case ScheduleKind::kFThenB: return "fthenb";
-    case ScheduleKind::k1F1B: return "1f1b";
-    case ScheduleKind::kEager1F1B: return "eager1f1b";
-    case ScheduleKind::kVpp: return "vpp";
-    case ScheduleKind::kZbh1: return "zbh1";
-  }
-  return "?";
+const std::vector<ScheduleKind>& demo_schedules() {
+  // Every schedule with a plan but the V-shaped ones, whose chunks the demo's
+  // transport (a chain, or a ring for the chunked schedules) does not place.
+  static const std::vector<ScheduleKind> runs = [] {
+    std::vector<ScheduleKind> out;
+    for (const ScheduleRow& r : schedule_rows()) {
+      if (!r.v_shape) out.push_back(r.kind);
+    }
+    return out;
+  }();
+  return runs;
+}
+
+std::string demo_name(ScheduleKind kind) {
+  std::string name(ppt::schedule_name(kind));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
 }
 
 std::optional<ScheduleKind> parse_schedule(const std::string& name) {
-  // pp-timeline's reading of every spelling (passes/schedule.h), then the
-  // schedules the demo runs.
-  switch (ppt::parse_schedule_name(name).value_or(ppt::ScheduleKind::kUnknown)) {
-    case ppt::ScheduleKind::kFThenB: return ScheduleKind::kFThenB;
-    case ppt::ScheduleKind::k1F1B: return ScheduleKind::k1F1B;
-    case ppt::ScheduleKind::kEager1F1B: return ScheduleKind::kEager1F1B;
-    case ppt::ScheduleKind::kVPP: return ScheduleKind::kVpp;
-    case ppt::ScheduleKind::kZBH1: return ScheduleKind::kZbh1;
-    default: return std::nullopt;
-  }
+  // The table's reading of every spelling, then the schedules the demo runs.
+  std::optional<ScheduleKind> kind = ppt::parse_schedule_name(name);
+  const std::vector<ScheduleKind>& runs = demo_schedules();
+  if (!kind || std::find(runs.begin(), runs.end(), *kind) == runs.end()) return std::nullopt;
+  return kind;
 }
 
 std::string schedule_error(const std::string& name) {
-  return name + ": " +
-         ppt::schedule_name_error(name,
-                                  {ppt::ScheduleKind::kFThenB, ppt::ScheduleKind::k1F1B, ppt::ScheduleKind::kEager1F1B,
-                                   ppt::ScheduleKind::kVPP, ppt::ScheduleKind::kZBH1});
+  return name + ": " + ppt::schedule_name_error(name, demo_schedules());
 }
 
 namespace {
 
-// The plan's shape in passes/plan.h's terms: the demo runs Paddle's plans.
+// The plan's shape in schedule/plan.h's terms: the demo runs Paddle's plans.
 PlanShape plan_shape(const PipelineShape& s) {
   PlanShape p;
-  switch (s.schedule) {
-    case ScheduleKind::kFThenB: p.schedule = ppt::ScheduleKind::kFThenB; break;
-    case ScheduleKind::k1F1B: p.schedule = ppt::ScheduleKind::k1F1B; break;
-    case ScheduleKind::kEager1F1B: p.schedule = ppt::ScheduleKind::kEager1F1B; break;
-    case ScheduleKind::kVpp: p.schedule = ppt::ScheduleKind::kVPP; break;
-    case ScheduleKind::kZbh1: p.schedule = ppt::ScheduleKind::kZBH1; break;
-  }
+  p.schedule = s.schedule;
   p.stages = s.stages;
   p.micro_batches = s.micro_batches;
   p.chunks = s.chunks;
   return p;
+}
+
+// The chunked schedules the demo runs, by demo_name(): "vpp".
+std::string chunked_names() {
+  std::string out;
+  for (ScheduleKind k : demo_schedules()) {
+    if (schedule_chunked(k)) out += (out.empty() ? "" : ", ") + demo_name(k);
+  }
+  return out;
 }
 
 JobKind kind_of(PlanRole role) {
@@ -74,18 +79,19 @@ std::string validate(const PipelineShape& s) {
   if (s.stages < 1) return "the pipeline needs at least one stage (rank)";
   if (s.micro_batches < 1) return "a step needs at least one micro-batch";
   if (s.chunks < 1) return "the number of chunks must be at least 1";
-  if (s.schedule == ScheduleKind::kVpp) {
-    if (s.chunks < 2) return "vpp needs at least 2 chunks per stage (--chunks)";
+  const std::string name = demo_name(s.schedule);
+  if (schedule_chunked(s.schedule)) {
+    if (s.chunks < 2) return name + " needs at least 2 chunks per stage (--chunks)";
     if (s.micro_batches % s.stages != 0) {
-      return "vpp needs the micro-batches (" + std::to_string(s.micro_batches) + ") to be a multiple of the stages (" +
-             std::to_string(s.stages) + ")";
+      return name + " needs the micro-batches (" + std::to_string(s.micro_batches) +
+             ") to be a multiple of the stages (" + std::to_string(s.stages) + ")";
     }
   } else if (s.chunks != 1) {
-    return std::string("chunks apply to vpp only, not to ") + schedule_name(s.schedule);
+    return "chunks apply to " + chunked_names() + " only, not to " + name;
   }
   // What else Paddle refuses (1F1B and ZB-H1 need M >= P, Eager1F1B M >= 2P-1).
   if (std::string why = check_plan_shape(plan_shape(s)); !why.empty()) {
-    return std::string(schedule_name(s.schedule)) + ": " + why;
+    return name + ": " + why;
   }
   return {};
 }
@@ -99,7 +105,7 @@ std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage) {
 }
 
 std::string job_type(const PipelineShape& shape, const JobSpec& job) {
-  const bool chunked = shape.schedule == ScheduleKind::kVpp;
+  const bool chunked = schedule_chunked(shape.schedule);
   const std::string suffix = chunked ? std::to_string(job.chunk) : std::string();
   switch (job.kind) {
     case JobKind::kForward: return "forward" + suffix;
@@ -112,7 +118,7 @@ std::string job_type(const PipelineShape& shape, const JobSpec& job) {
 }
 
 std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type, int micro_batch) {
-  const int chunks = shape.schedule == ScheduleKind::kVpp ? shape.chunks : 1;
+  const int chunks = schedule_chunked(shape.schedule) ? shape.chunks : 1;
   for (JobKind kind :
        {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardB, JobKind::kBackwardW, JobKind::kOptimizer}) {
     for (int c = 0; c < chunks; ++c) {
@@ -125,12 +131,16 @@ std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::str
 
 namespace {
 
-int virtual_stage(const PipelineShape& shape, int stage, int chunk) { return chunk * shape.stages + stage; }
+// The table's virtual-stage rule (schedule/virtual_stage.h).
+int virtual_stage(const PipelineShape& shape, int stage, int chunk) {
+  return ppt::virtual_stage(shape.schedule, shape.stages, stage, chunk);
+}
 
 int virtual_stages(const PipelineShape& shape) { return shape.stages * shape.chunks; }
 
 Endpoint endpoint_of(const PipelineShape& shape, int vs, Payload payload) {
-  return {vs % shape.stages, vs / shape.stages, payload};
+  const StageChunk at = virtual_stage_place(shape.schedule, shape.stages, vs);
+  return {at.stage, at.chunk, payload};
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // stage s at virtual stage c*P + s; activations flow up the virtual stages and
 // gradients down. Without chunks the virtual stage is the stage.
 //
-// Orders are Paddle's plans (passes/plan.h, docs/schedules.md): fthenb,
+// Orders are Paddle's plans (schedule/plan.h, docs/schedules.md): fthenb,
 // 1f1b (P-s warm-up forwards, then (backward, forward) pairs), eager1f1b
 // (2(P-s)-1 warm-up forwards), vpp (Paddle's interleaved order; needs M a
 // multiple of P) and zbh1 (Paddle's ZB-H1: backward_b in the warm-up pairs,
@@ -18,15 +18,19 @@
 #include <string>
 #include <vector>
 
+#include "schedule/shape.h"
+
 namespace ppt::demo {
 
-enum class ScheduleKind { kFThenB, k1F1B, kEager1F1B, kVpp, kZbh1 };
+// The schedules are the table's (schedule/schedules.h); the demo runs those
+// of demo_schedules().
+using ppt::ScheduleKind;
 enum class JobKind { kForward, kBackward, kBackwardB, kBackwardW, kOptimizer };
 
 struct PipelineShape {
   ScheduleKind schedule = ScheduleKind::k1F1B;
   int stages = 1;         // P
-  int chunks = 1;         // V, above 1 for vpp only
+  int chunks = 1;         // V, above 1 for a chunked schedule (vpp) only
   int micro_batches = 1;  // M
 };
 
@@ -37,11 +41,13 @@ struct JobSpec {
   bool operator==(const JobSpec&) const = default;
 };
 
-// The schedule's name in the demo's messages ("1f1b"); a name as a user
-// spells it ("1F1B", "ZB-H1", "zbh1": pp-timeline's one reading,
-// passes/schedule.h) to the schedule, nullopt when it is none the demo runs,
-// and then the usage error that says which it runs.
-const char* schedule_name(ScheduleKind kind);
+// The schedules the demo runs, in the table's order.
+const std::vector<ScheduleKind>& demo_schedules();
+// The schedule's name in the demo's messages: the table's name in lower case
+// ("1f1b"); a name as a user spells it ("1F1B", "ZB-H1", "zbh1": the table's
+// one reading, schedule/schedules.h) to the schedule, nullopt when it is none
+// the demo runs, and then the usage error that says which it runs.
+std::string demo_name(ScheduleKind kind);
 std::optional<ScheduleKind> parse_schedule(const std::string& name);
 std::string schedule_error(const std::string& name);
 

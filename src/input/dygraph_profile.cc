@@ -15,8 +15,6 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "input/log_layout.h"
-
 namespace ppt {
 
 int dygraph_profile_rank(std::string_view name) {

@@ -36,13 +36,18 @@
 
 namespace ppt {
 
+// The highest rank index a file name may give (the i of workerlog.<i>, the N
+// of profile_record_tmp_file_for_rank_<N>): a million ranks, beyond any run.
+// Here, below log_layout.h, which reads both names.
+inline constexpr int kMaxRankIndex = 999'999;
+
 // The file-name prefix Paddle writes; the rank follows it.
 inline constexpr std::string_view kDygraphProfilePrefix = "profile_record_tmp_file_for_rank_";
 // Dynamic-graph timestamps are whole milliseconds.
 inline constexpr int64_t kDygraphResolutionNs = 1'000'000;
 
 // The N of "profile_record_tmp_file_for_rank_<N>" (also with .gz), -1 for any
-// other name and for an N past kMaxRankIndex (log_layout.h, which names such a
+// other name and for an N past kMaxRankIndex (log_layout.h names such a
 // file).
 int dygraph_profile_rank(std::string_view file_name);
 

@@ -17,6 +17,10 @@ bool gzip_magic(const unsigned char* p) { return p[0] == 0x1f && p[1] == 0x8b; }
 
 }  // namespace
 
+bool is_gzip_name(std::string_view file_name) {
+  return file_name.size() > 3 && file_name.substr(file_name.size() - 3) == ".gz";
+}
+
 GzipReader::GzipReader(RawRead raw, std::string cut_message)
     : raw_(std::move(raw)), cut_message_(std::move(cut_message)), in_(kInputBytes) {}
 

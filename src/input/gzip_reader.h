@@ -18,9 +18,14 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppt {
+
+// Whether a file name is a gzip-compressed log's ("<name>.gz"): read through
+// zlib by the scanner, not followed by watch. The one test of the suffix.
+bool is_gzip_name(std::string_view file_name);
 
 class GzipReader {
  public:

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "input/gzip_reader.h"
 #include "pp_timeline/log_line.h"
 
 namespace ppt {

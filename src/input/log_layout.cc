@@ -12,15 +12,12 @@
 #include <system_error>
 
 #include "input/dygraph_profile.h"
+#include "input/gzip_reader.h"
 #include "util/escape.h"
 #include "util/text.h"
 
 namespace ppt {
 namespace fs = std::filesystem;
-
-bool is_gzip_name(std::string_view file_name) {
-  return file_name.size() > 3 && file_name.substr(file_name.size() - 3) == ".gz";
-}
 
 int workerlog_index(const std::string& name) {
   constexpr std::string_view kPrefix = "workerlog.";

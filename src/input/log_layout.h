@@ -63,10 +63,6 @@ bool is_dygraph_profile_file(const std::string& path);
 // "1-3, 5, 7-9" for sorted ranks.
 std::string format_rank_ranges(const std::vector<int32_t>& sorted_ranks);
 
-// Whether a file name is a gzip-compressed log's ("<name>.gz"): read through
-// zlib by the scanner, not followed by watch. The one test of the suffix.
-bool is_gzip_name(std::string_view file_name);
-
 // Whether a folder's name says it is a machine's: machine<k>, or an IPv4
 // address (a node's logs copied under its address). The layout reads every
 // sub-folder holding logs as a machine, whatever its name, and notes one so
@@ -74,10 +70,6 @@ bool is_gzip_name(std::string_view file_name);
 // for a machine of the run around it, and one named otherwise (a host name)
 // for a run of its own.
 bool is_machine_folder_name(std::string_view name);
-
-// The highest rank index a file name may give (the i of workerlog.<i>, the N
-// of profile_record_tmp_file_for_rank_<N>): a million ranks, beyond any run.
-inline constexpr int kMaxRankIndex = 999'999;
 
 // The i of "workerlog.<i>" or "workerlog.<i>.gz"; -1 for any other name and
 // for an i past kMaxRankIndex.

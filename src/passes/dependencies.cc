@@ -63,14 +63,14 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
   for (uint32_t i = 0; i < t.jobs.size(); ++i) {
     const Job& j = t.jobs[i];
     const JobClass& c = classes[j.type];
-    if (c.role != JobRole::kForward && c.role != JobRole::kBackward) continue;
+    if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) continue;
     if (j.micro_batch < 0) {
       ++*without_mb;
       continue;
     }
     int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
     if (!packable(j.step, chunk)) continue;
-    keyed.push_back({pack_key(j.step, c.role == JobRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
+    keyed.push_back({pack_key(j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
   }
   // Jobs are in (start, line) order, so ordering ties by job keeps each
   // group's pieces in start order.
@@ -92,22 +92,6 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
 std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
 }  // namespace
-
-const char* dependency_kind_name(DependencyKind kind) {
-  return kind == DependencyKind::kForward ? "forward" : "backward";
-}
-
-int32_t producer_virtual_stage(DependencyKind kind, int32_t vstage, int32_t vstages) {
-  const int32_t from = kind == DependencyKind::kForward ? vstage - 1 : vstage + 1;
-  return from >= 0 && from < vstages ? from : -1;
-}
-
-StageChunk virtual_stage_place(ScheduleKind kind, int32_t p, int32_t v) {
-  const int32_t chunk = v / p;
-  const int32_t k = v % p;
-  const int32_t stage = (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) ? p - 1 - k : k;
-  return {stage, chunk};
-}
 
 size_t Dependencies::count(DependencyKind kind) const {
   size_t n = 0;
@@ -254,8 +238,8 @@ void report_dependencies(Timeline& tl, const Dependencies& deps) {
       uint64_t n = 0;
       uint32_t first_line = 0;
       for (const Job& j : t.jobs) {
-        JobRole r = classes[j.type].role;
-        if ((r == JobRole::kForward || r == JobRole::kBackward) && j.micro_batch < 0) {
+        const std::optional<PlanRole> r = classes[j.type].role;
+        if (r && (r == PlanRole::kForward || is_input_backward(*r)) && j.micro_batch < 0) {
           if (n == 0) first_line = j.line;
           ++n;
         }

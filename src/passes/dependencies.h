@@ -9,9 +9,10 @@
 //  - backward: the backward (or backward_b, the input-gradient half of a split
 //    backward) on virtual stage v + 1 feeds the one on v. backward_w computes
 //    weight gradients only and feeds no other stage.
-// Virtual stages come from schedule.h: chunk c of stage s is c * P + s
-// (VPP: the last stage's chunk c feeds stage 0's chunk c + 1), or V-shaped for
-// ZBVPP. Micro-batch ids restart per chunk; types carry the chunk
+// Virtual stages and which virtual stage feeds which are the schedule layer's
+// rules (schedule/virtual_stage.h, DependencyKind and producer_virtual_stage):
+// chunk c of stage s is c * P + s (the last stage's chunk c feeds stage 0's
+// chunk c + 1), or V-shaped for the schedules the table marks so. Micro-batch ids restart per chunk; types carry the chunk
 // (forward1, backward_b0). The pieces of an overlapped job (`forward(chunk0)`,
 // `forward(chunk1)`) are one job here: the piece that ends last produces, the
 // piece that starts first consumes.
@@ -34,30 +35,11 @@
 
 #include "model/timeline.h"
 #include "passes/schedule.h"
+#include "schedule/virtual_stage.h"
 
 namespace ppt {
 
 struct PipelinePlan;  // pipeline.h
-
-enum class DependencyKind : uint8_t { kForward, kBackward };
-
-// "forward" / "backward"
-const char* dependency_kind_name(DependencyKind kind);
-
-// The dependency rule, the one definition (find_dependencies and the replay,
-// replay.h, both follow it): the virtual stage whose job of the same
-// micro-batch feeds a job of `kind` on virtual stage `vstage` of `vstages`:
-// vstage - 1 for a forward, vstage + 1 for a backward (or backward_b); -1 when
-// none does (the first forward, the last virtual stage's backward).
-int32_t producer_virtual_stage(DependencyKind kind, int32_t vstage, int32_t vstages);
-
-// Where virtual stage `vstage` is: the inverse of virtual_stage() (schedule.h).
-struct StageChunk {
-  int32_t stage = 0;
-  int32_t chunk = 0;
-  bool operator==(const StageChunk&) const = default;
-};
-StageChunk virtual_stage_place(ScheduleKind kind, int32_t pp_degree, int32_t vstage);
 
 // A job by position: Timeline::tracks[track].jobs[job]. Stable across the
 // clock alignment, which shifts whole tracks and never reorders jobs.

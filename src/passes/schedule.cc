@@ -13,100 +13,11 @@
 
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
-#include "passes/plan.h"
-#include "passes/replay.h"
-#include "util/edit_distance.h"
+#include "schedule/plan.h"
+#include "schedule/replay.h"
 #include "util/parallel.h"
 
 namespace ppt {
-
-namespace {
-
-// Every schedule's name and the other spellings people use for it, the one
-// table schedule_name() and parse_schedule_name() read. A spelling is
-// compared folded (spelling_key): case, '-', '_', '.' and spaces do not
-// count, so "ZB-H1", "zb_h1" and "ZBH1" are one. The names are Paddle's
-// pipeline_scheduler_pass names (FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP:
-// docs/schedules.md); GPipe is FThenB's name in the literature, interleaved
-// 1F1B VPP's (Megatron-LM's), ZB-H1 and ZB-VPP the zero-bubble papers'.
-struct ScheduleSpelling {
-  ScheduleKind kind;
-  std::string_view name;
-  std::array<std::string_view, 2> others;  // "" when unused
-};
-
-constexpr std::string_view kNoneName = "none";
-
-constexpr std::array<ScheduleSpelling, 6> kSpellings = {{
-    {ScheduleKind::kFThenB, "FThenB", {"F-then-B", "GPipe"}},
-    {ScheduleKind::k1F1B, "1F1B", {"", ""}},
-    {ScheduleKind::kEager1F1B, "Eager1F1B", {"Eager-1F1B", ""}},
-    {ScheduleKind::kVPP, "VPP", {"interleaved-1F1B", "interleaved"}},
-    {ScheduleKind::kZBH1, "ZBH1", {"ZB-H1", ""}},
-    {ScheduleKind::kZBVPP, "ZBVPP", {"ZB-VPP", ""}},
-}};
-
-// The spelling without case and separators: "ZB-H1" -> "zbh1".
-std::string spelling_key(std::string_view text) {
-  std::string key;
-  for (char c : text) {
-    if (c == '-' || c == '_' || c == '.' || c == ' ') continue;
-    key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return key;
-}
-
-}  // namespace
-
-std::string_view schedule_name(ScheduleKind kind) {
-  if (kind == ScheduleKind::kNoPipeline) return kNoneName;
-  for (const ScheduleSpelling& s : kSpellings) {
-    if (s.kind == kind) return s.name;
-  }
-  return "unknown";
-}
-
-std::optional<ScheduleKind> parse_schedule_name(std::string_view text) {
-  std::string key = spelling_key(text);
-  if (key.empty()) return std::nullopt;
-  for (const ScheduleSpelling& s : kSpellings) {
-    if (spelling_key(s.name) == key) return s.kind;
-    for (std::string_view other : s.others) {
-      if (!other.empty() && spelling_key(other) == key) return s.kind;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string schedule_name_error(std::string_view text, const std::vector<ScheduleKind>& accepted) {
-  std::vector<std::string> names;
-  for (ScheduleKind k : accepted) names.emplace_back(schedule_name(k));
-  std::string list = fmt::format("{}", fmt::join(names, ", "));
-  std::optional<ScheduleKind> kind = parse_schedule_name(text);
-  if (kind) {
-    return fmt::format("{} is not one of the schedules here: {} (any case, with or without '-' or '_')",
-                       schedule_name(*kind), list);
-  }
-  // The nearest accepted spelling, when it is a slip away.
-  std::string key = spelling_key(text);
-  std::string_view nearest;
-  size_t best = 3;
-  for (const ScheduleSpelling& s : kSpellings) {
-    if (std::find(accepted.begin(), accepted.end(), s.kind) == accepted.end()) continue;
-    for (std::string_view spelled : {s.name, s.others[0], s.others[1]}) {
-      if (spelled.empty()) continue;
-      size_t d = edit_distance(key, spelling_key(spelled));
-      if (d < best && d <= std::max<size_t>(1, key.size() / 3)) {
-        best = d;
-        nearest = s.name;
-      }
-    }
-  }
-  std::string out =
-      fmt::format("not a schedule; give one of {} (any case, with or without '-' or '_': ZB-H1 is ZBH1)", list);
-  if (!nearest.empty()) out += fmt::format("; did you mean {}?", nearest);
-  return out;
-}
 
 std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form) {
   std::string label(schedule_name(s.kind));
@@ -124,14 +35,6 @@ std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form) {
   return label;
 }
 
-std::optional<ScheduleKind> schedule_from_name(std::string_view name) {
-  for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB, ScheduleKind::k1F1B,
-                         ScheduleKind::kEager1F1B, ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
-    if (schedule_name(k) == name) return k;
-  }
-  return std::nullopt;
-}
-
 std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
   std::vector<JobClass> out;
   out.reserve(types.size());
@@ -141,13 +44,13 @@ std::vector<JobClass> classify_types(const std::vector<std::string>& types) {
     c.piece = is_job_piece(t);
     c.chunk = c.piece ? -1 : p.chunk;
     switch (job_kind(p)) {
-      case JobKind::kForward: c.role = JobRole::kForward; break;
+      case JobKind::kForward: c.role = PlanRole::kForward; break;
       case JobKind::kBackward:
-        c.role = JobRole::kBackward;
         c.split = is_input_grad_half(p);
+        c.role = c.split ? PlanRole::kBackwardB : PlanRole::kBackward;
         break;
       case JobKind::kBackwardWeight:
-        c.role = JobRole::kBackwardWeight;
+        c.role = PlanRole::kBackwardW;
         c.split = true;
         break;
       case JobKind::kNoPipeline: c.no_pipeline = true; break;
@@ -178,7 +81,7 @@ uint64_t order_hash(const std::vector<OrderItem>& order) {
 }
 
 bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
-  return type < classes.size() && classes[type].role != JobRole::kOther;
+  return type < classes.size() && classes[type].role.has_value();
 }
 
 }  // namespace
@@ -402,7 +305,8 @@ double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, st
   if (kind == ScheduleKind::kUnknown || p <= 0 || m <= 0) return give({-1.0, ""});
   // Replayed on every call: the pipeline pass asks once per run (watch once
   // per window), and a replay of one step is cheap beside the passes.
-  PlanShape shape{kind, p, m, std::max(v, 1), split_backward && kind == ScheduleKind::kVPP};
+  const ScheduleRow* row = schedule_row(kind);
+  PlanShape shape{kind, p, m, std::max(v, 1), split_backward && row && row->split_option};
   PlanCache plans;  // the check and the plan share one build
   Ideal ideal{-1.0, ""};
   if (std::string why = check_plan_shape(shape, &plans); !why.empty()) {
@@ -419,12 +323,6 @@ double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, st
     }
   }
   return give(ideal);
-}
-
-int32_t virtual_stage(ScheduleKind kind, int32_t p, int32_t stage, int32_t chunk) {
-  if (chunk < 0) return stage;
-  if (kind == ScheduleKind::kZBVPP && chunk % 2 == 1) return chunk * p + (p - 1 - stage);
-  return chunk * p + stage;
 }
 
 namespace {
@@ -460,7 +358,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       if (it.type >= classes.size()) continue;
       const JobClass& c = classes[it.type];
       any_default = any_default || c.no_pipeline;
-      if (c.role == JobRole::kOther) continue;
+      if (!c.role) continue;
       has_split = has_split || c.split;
       has_piece = has_piece || c.piece;
       if (c.chunk >= 0) chunks.insert(c.chunk);
@@ -488,7 +386,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
     std::set<int32_t> mbs;
     int32_t forwards = 0;
     for (const OrderItem& it : plan.items) {
-      if (classes[it.type].role != JobRole::kForward) continue;
+      if (classes[it.type].role != PlanRole::kForward) continue;
       ++forwards;
       if (it.micro_batch >= 0) mbs.insert(it.micro_batch);
     }
@@ -521,7 +419,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       int32_t chunk0_before = 0;
       for (const OrderItem& it : plan.items) {
         const JobClass& c = classes[it.type];
-        if (c.role != JobRole::kForward) continue;
+        if (c.role != PlanRole::kForward) continue;
         if (c.chunk == 1) break;
         if (c.chunk == 0) ++chunk0_before;
       }
@@ -557,9 +455,9 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
   for (const Plan& plan : plans) {
     int32_t forwards = 0, warmup = -1;
     for (const OrderItem& it : plan.items) {
-      JobRole r = classes[it.type].role;
-      if (r == JobRole::kBackward && warmup < 0) warmup = forwards;
-      if (r == JobRole::kForward) ++forwards;
+      const std::optional<PlanRole> r = classes[it.type].role;
+      if (r && is_input_backward(*r) && warmup < 0) warmup = forwards;
+      if (r == PlanRole::kForward) ++forwards;
     }
     if (warmup < 0) warmup = forwards;
     int32_t s = pipeline_stage(plan.rank, p);

@@ -14,7 +14,11 @@
 //    chunk), ZBVPP (split backward, chunks placed in a V: the last stage runs
 //    chunk 1 of a micro-batch right after its chunk 0), or unknown;
 //  - the bubble ratio the schedule promises with equal stage times: its
-//    plan (plan.h) replayed (replay.h).
+//    plan (schedule/plan.h) replayed (schedule/replay.h).
+//
+// What a schedule is (its names, chunks, split backward, plan, virtual
+// stages) is the schedule layer's (src/schedule/, one table: schedules.h);
+// this module only recognises which one a run follows.
 //
 // Pure functions of a const Timeline; nothing here depends on timing except the
 // start-time fallback for P, which is documented where it is used.
@@ -27,51 +31,17 @@
 #include <vector>
 
 #include "model/timeline.h"
+#include "schedule/schedules.h"
+#include "schedule/virtual_stage.h"
 
 namespace ppt {
 
-enum class ScheduleKind : uint8_t {
-  kUnknown,
-  kNoPipeline,  // only `default` jobs: no pipeline parallelism
-  kFThenB,
-  k1F1B,
-  kEager1F1B,
-  kVPP,
-  kZBH1,
-  kZBVPP,
-};
-
-// "FThenB", "1F1B", "Eager1F1B", "VPP", "ZBH1", "ZBVPP", "none", "unknown".
-std::string_view schedule_name(ScheduleKind kind);
-// The exact name schedule_name() writes (a stats --json file's "schedule").
-std::optional<ScheduleKind> schedule_from_name(std::string_view name);
-
-// The one reading of a schedule as a user spells it, for every option that
-// names one (whatif --schedule, pp-demo --schedule): the names above in any
-// case, with or without '-', '_', '.' or spaces ("ZB-H1", "zbh1", "1F1B",
-// "FThenB", "F-then-B", "ZB-VPP", "eager_1f1b"), and the other names the
-// same schedules go by ("GPipe", "interleaved 1F1B"); one table of names and
-// spellings (schedule.cc). "none" and "unknown" are no schedule to ask for.
-std::optional<ScheduleKind> parse_schedule_name(std::string_view text);
-
-// The usage error for a name parse_schedule_name() does not read, or that is
-// not among `accepted`: "not a schedule" or "not one pp-demo runs", the
-// accepted names, and the nearest of them when one is close ("did you mean
-// ZBH1?").
-std::string schedule_name_error(std::string_view text, const std::vector<ScheduleKind>& accepted);
-
-// What a job type is to the schedule.
-enum class JobRole : uint8_t {
-  kForward,
-  kBackward,        // a whole backward, or its input-gradient half (backward_b)
-  kBackwardWeight,  // the weight-gradient half (backward_w, backward_w_reduce)
-  kOther,           // optimizer, lr, default, communication jobs
-};
-
+// What a job type is to the schedule: its role (schedule/shape.h), none for
+// optimizer, lr, default and communication jobs.
 struct JobClass {
-  JobRole role = JobRole::kOther;
+  std::optional<PlanRole> role;
   int32_t chunk = -1;        // model chunk (virtual stage index within the rank), -1 when none
-  bool split = false;        // backward_b / backward_w: a zero-bubble split backward
+  bool split = false;        // backward_b / backward_w (and backward_w_reduce): a split backward
   bool piece = false;        // `forward(chunk0)`: a piece of an overlapped job, not a model chunk
   bool no_pipeline = false;  // the `default` type
 };
@@ -139,8 +109,8 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
 enum class ScheduleLabel { kShort, kLong };
 std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form = ScheduleLabel::kShort);
 
-// The bubble ratio the schedule promises: its plan (plan.h, as Paddle builds
-// it) replayed (replay.h) with equal stage costs, forward 1 and backward 2
+// The bubble ratio the schedule promises: its plan (schedule/plan.h, as
+// Paddle builds it) replayed (schedule/replay.h) with equal stage costs, forward 1 and backward 2
 // (backward_b 1 and backward_w 1 when split), optimizer 0, no link lag:
 // idle / (P * span), as analysis/stats measures it. < 0 when there is no plan
 // (the schedule is unknown, or Paddle would not build one for the shape).
@@ -151,10 +121,5 @@ std::string schedule_label(const ScheduleInfo& s, ScheduleLabel form = ScheduleL
 // (nothing is remembered between calls): the pipeline pass asks once.
 double ideal_bubble_ratio(ScheduleKind kind, int32_t pp_degree, int32_t micro_batches, int32_t chunks,
                           std::string* formula = nullptr, bool split_backward = false);
-
-// The virtual stage (position along the model) of chunk `chunk` on pipeline
-// stage `stage`: chunk*P + stage, except that ZBVPP's odd chunks run back up
-// the stages (chunk*P + P-1-stage). A job without a chunk is on its stage.
-int32_t virtual_stage(ScheduleKind kind, int32_t pp_degree, int32_t stage, int32_t chunk);
 
 }  // namespace ppt

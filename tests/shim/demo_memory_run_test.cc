@@ -83,7 +83,7 @@ RankLog read_rank(const std::string& path) {
 // the plan: the messages, and the sizes with a forward adding one job's
 // activations and a backward or backward_w freeing them.
 std::vector<Line> expected_lines(const PipelineShape& shape, int stage, int steps, int64_t* peak) {
-  const bool vpp = shape.schedule == ScheduleKind::kVpp;
+  const bool vpp = shape.schedule == ScheduleKind::kVPP;
   const int64_t per_job = mib(kActMb) / shape.chunks;
   const int64_t granule = 2 << 20;
   const int64_t static_bytes = mib(kStaticMb);
@@ -129,7 +129,7 @@ struct Case {
 
 TEST_CASE("pp-demo --act-mb --pipeline-details logs Paddle's details lines, sized as its schedule holds memory") {
   const Case c = GENERATE(Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1}, Case{"fthenb", ScheduleKind::kFThenB, 3, 4, 1},
-                          Case{"vpp", ScheduleKind::kVpp, 4, 8, 2}, Case{"zbh1", ScheduleKind::kZbh1, 4, 6, 1});
+                          Case{"vpp", ScheduleKind::kVPP, 4, 8, 2}, Case{"zbh1", ScheduleKind::kZBH1, 4, 6, 1});
   const int steps = 2;
   INFO(c.schedule << " P=" << c.ranks << " M=" << c.micro_batches << " V=" << c.chunks);
   TempDir dir;
@@ -138,7 +138,7 @@ TEST_CASE("pp-demo --act-mb --pipeline-details logs Paddle's details lines, size
                                 "--steps",     "2",        "--work_us",         "100",
                                 "--device",    "cpu",      "--act-mb",          "20.48",
                                 "--static-mb", "10.24",    "--pipeline-details"};
-  if (c.kind == ScheduleKind::kVpp) {
+  if (c.kind == ScheduleKind::kVPP) {
     args.push_back("--chunks");
     args.push_back(std::to_string(c.chunks));
   }
@@ -178,9 +178,9 @@ TEST_CASE("pp-demo --act-mb --pipeline-details logs Paddle's details lines, size
     int64_t closed_form = 0;
     switch (c.kind) {
       case ScheduleKind::k1F1B: closed_form = stat + std::min(p - s, m) * act; break;
-      case ScheduleKind::kZbh1: closed_form = stat + std::min(p, m) * act; break;
+      case ScheduleKind::kZBH1: closed_form = stat + std::min(p, m) * act; break;
       case ScheduleKind::kFThenB: closed_form = stat + m * act; break;
-      case ScheduleKind::kVpp:
+      case ScheduleKind::kVPP:
         closed_form = stat + std::min((p - s - 1) * 2 + (v - 1) * p + 1, m * v) * (act / v);
         break;
       default: break;

@@ -156,7 +156,7 @@ TEST_CASE("1F1B's lines name the micro-batch and chunk None; backward_b and back
     std::fclose(out);
   }
   SECTION("zbh1") {
-    const PipelineShape shape{ScheduleKind::kZbh1, 3, 1, 4};
+    const PipelineShape shape{ScheduleKind::kZBH1, 3, 1, 4};
     HeldMemory memory;
     std::FILE* out = std::tmpfile();
     REQUIRE(out != nullptr);
@@ -185,7 +185,7 @@ TEST_CASE("1F1B's lines name the micro-batch and chunk None; backward_b and back
 
 TEST_CASE("VPP's lines carry the virtual micro-step, which Paddle's _get_virtual_pp_rank maps to their chunk") {
   const int p = 4, v = 2, m = 8;
-  const PipelineShape shape{ScheduleKind::kVpp, p, v, m};
+  const PipelineShape shape{ScheduleKind::kVPP, p, v, m};
   for (int stage = 0; stage < p; ++stage) {
     HeldMemory memory;
     std::FILE* out = std::tmpfile();

@@ -42,8 +42,8 @@ std::string read_file(const std::string& path) {
 TEST_CASE("Every schedule's logs convert to its job order and dependencies on every rank") {
   const Case c =
       GENERATE(Case{"fthenb", ScheduleKind::kFThenB, 4, 6, 1}, Case{"1f1b", ScheduleKind::k1F1B, 4, 6, 1},
-               Case{"vpp", ScheduleKind::kVpp, 4, 8, 2}, Case{"vpp", ScheduleKind::kVpp, 2, 4, 3},
-               Case{"zbh1", ScheduleKind::kZbh1, 4, 6, 1}, Case{"eager1f1b", ScheduleKind::kEager1F1B, 3, 5, 1});
+               Case{"vpp", ScheduleKind::kVPP, 4, 8, 2}, Case{"vpp", ScheduleKind::kVPP, 2, 4, 3},
+               Case{"zbh1", ScheduleKind::kZBH1, 4, 6, 1}, Case{"eager1f1b", ScheduleKind::kEager1F1B, 3, 5, 1});
   const int steps = 3;
   INFO(c.schedule << " P=" << c.ranks << " M=" << c.micro_batches << " V=" << c.chunks);
   TempDir dir;
@@ -54,7 +54,7 @@ TEST_CASE("Every schedule's logs convert to its job order and dependencies on ev
                                 "--steps",         std::to_string(steps),
                                 "--work_us",       "150",
                                 "--device",        "cpu"};
-  if (c.kind == ScheduleKind::kVpp) {
+  if (c.kind == ScheduleKind::kVPP) {
     args.push_back("--chunks");
     args.push_back(std::to_string(c.chunks));
   }
@@ -148,7 +148,7 @@ TEST_CASE("The window can come from PPT_SHIM_START_STEP and PPT_SHIM_END_STEP") 
   const LoadedRun loaded = load(dir.path());
   REQUIRE(loaded.error == "");
   CHECK(loaded.marker_start_step == 2);
-  const auto order = check_order(PipelineShape{ScheduleKind::kZbh1, 2, 1, 2}, 1, loaded, 2);
+  const auto order = check_order(PipelineShape{ScheduleKind::kZBH1, 2, 1, 2}, 1, loaded, 2);
   INFO(joined(order));
   CHECK(order.empty());
 }

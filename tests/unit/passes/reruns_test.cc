@@ -10,7 +10,8 @@ using namespace ppt;
 using ppt::testing::job_line;
 using ppt::testing::plan;
 using ppt::testing::plan_log;
-using ppt::testing::PlanJob;
+// A plan as the tests write it (ppt::PlanJob is the schedule layer's).
+using PlanLine = ppt::testing::PlanJob;
 using ppt::testing::startup_lines;
 
 namespace {
@@ -18,13 +19,13 @@ namespace {
 // `steps` steps of plan `p` by thread `tid`, each preceded by the marker as
 // Paddle's switch_job_schedule_profiler() logs it (root logger, every
 // iteration), starting at `offset_us`.
-std::string every_iteration_log(const std::vector<PlanJob>& p, int steps, int64_t offset_us, int tid,
+std::string every_iteration_log(const std::vector<PlanLine>& p, int steps, int64_t offset_us, int tid,
                                 const std::string& marker = "Schedule Profiler start at step 10 and end at step 15") {
   std::string log;
   for (int s = 0; s < steps; ++s) {
     log += "INFO:root:" + marker + "\n";
     int64_t t = offset_us + s * 1000;
-    for (const PlanJob& j : p) {
+    for (const PlanLine& j : p) {
       log += job_line(j.type, j.mb, t, t + 10, -1, tid);
       t += 10;
     }
@@ -64,7 +65,7 @@ TEST_CASE("appended runs are split by start-up lines, thread id or a clock jump 
   }
   SECTION("a new process's thread id at a step boundary") {
     std::string log = plan_log(p, 2);
-    for (const PlanJob& j : p) log += job_line(j.type, j.mb, 90'000'000, 90'000'010, -1, 999);
+    for (const PlanLine& j : p) log += job_line(j.type, j.mb, 90'000'000, 90'000'010, -1, 999);
     FileScan s = scan_buffer(log, 0, testing::parser());
     auto runs = split_runs(s);
     REQUIRE(runs.size() == 2);

@@ -157,61 +157,7 @@ TEST_CASE("ideal bubble ratios are the plans' own with equal stage costs", "[sta
   CHECK(zbv < ideal_bubble_ratio(ScheduleKind::kZBH1, 4, 8, 1));
 }
 
-TEST_CASE("schedule names read back", "[stats][schedule]") {
-  for (ScheduleKind k : {ScheduleKind::kUnknown, ScheduleKind::kNoPipeline, ScheduleKind::kFThenB, ScheduleKind::k1F1B,
-                         ScheduleKind::kEager1F1B, ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
-    CHECK(schedule_from_name(schedule_name(k)) == k);
-  }
-  CHECK_FALSE(schedule_from_name("2F2B").has_value());
-}
-
-TEST_CASE("one reading of every spelling of a schedule", "[schedule]") {
-  // Paddle's names, the README's and the papers' spellings, any case.
-  const std::vector<std::pair<std::string, ScheduleKind>> spelled = {
-      {"ZB-H1", ScheduleKind::kZBH1},
-      {"zbh1", ScheduleKind::kZBH1},
-      {"ZBH1", ScheduleKind::kZBH1},
-      {"zb_h1", ScheduleKind::kZBH1},
-      {"1F1B", ScheduleKind::k1F1B},
-      {"1f1b", ScheduleKind::k1F1B},
-      {"FThenB", ScheduleKind::kFThenB},
-      {"fthenb", ScheduleKind::kFThenB},
-      {"F-then-B", ScheduleKind::kFThenB},
-      {"GPipe", ScheduleKind::kFThenB},
-      {"ZB-VPP", ScheduleKind::kZBVPP},
-      {"zbvpp", ScheduleKind::kZBVPP},
-      {"VPP", ScheduleKind::kVPP},
-      {"interleaved-1F1B", ScheduleKind::kVPP},
-      {"Eager1F1B", ScheduleKind::kEager1F1B},
-      {"eager-1f1b", ScheduleKind::kEager1F1B},
-  };
-  for (const auto& [text, kind] : spelled) {
-    INFO(text);
-    CHECK(parse_schedule_name(text) == kind);
-  }
-  // Every name schedule_name() writes reads back, but for no schedule at all.
-  for (ScheduleKind k : {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B, ScheduleKind::kVPP,
-                         ScheduleKind::kZBH1, ScheduleKind::kZBVPP}) {
-    CHECK(parse_schedule_name(schedule_name(k)) == k);
-  }
-  for (const char* none : {"none", "unknown", "", "-", "2F2B", "ZB"}) {
-    INFO(none);
-    CHECK_FALSE(parse_schedule_name(none).has_value());
-  }
-  const std::vector<ScheduleKind> all = {ScheduleKind::kFThenB, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B,
-                                         ScheduleKind::kVPP,    ScheduleKind::kZBH1, ScheduleKind::kZBVPP};
-  CHECK(schedule_name_error("ZB-H2", all).find("did you mean ZBH1?") != std::string::npos);
-  CHECK(schedule_name_error("1F2B", all).find("did you mean 1F1B?") != std::string::npos);
-  CHECK(schedule_name_error("banana", all).find("did you mean") == std::string::npos);
-  CHECK(schedule_name_error("banana", all).find("FThenB, 1F1B, Eager1F1B, VPP, ZBH1, ZBVPP") != std::string::npos);
-}
-
-TEST_CASE("virtual stages run down the stages, and back up for ZBVPP's odd chunks", "[stats][schedule]") {
-  CHECK(virtual_stage(ScheduleKind::k1F1B, 4, 2, -1) == 2);
-  CHECK(virtual_stage(ScheduleKind::kVPP, 4, 2, 1) == 6);
-  CHECK(virtual_stage(ScheduleKind::kZBVPP, 4, 0, 0) == 0);
-  CHECK(virtual_stage(ScheduleKind::kZBVPP, 4, 3, 1) == 4);  // the bottom of the V
-  CHECK(virtual_stage(ScheduleKind::kZBVPP, 4, 0, 1) == 7);
+TEST_CASE("pipeline stages and replicas of a rank", "[stats][schedule]") {
   CHECK(pipeline_stage(13, 4) == 1);
   CHECK(pipeline_replica(13, 4) == 3);
   CHECK(check_pp_degree(4, 12).empty());

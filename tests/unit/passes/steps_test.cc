@@ -13,7 +13,8 @@ using namespace ppt;
 using ppt::testing::job_line;
 using ppt::testing::plan;
 using ppt::testing::plan_log;
-using ppt::testing::PlanJob;
+// A plan as the tests write it (ppt::PlanJob is the schedule layer's).
+using PlanLine = ppt::testing::PlanJob;
 
 namespace {
 
@@ -81,7 +82,7 @@ TEST_CASE("a rank missing a step does not shift the others", "[steps]") {
     for (int s = 0; s < 4; ++s) {
       if (r == 1 && s == 1) continue;  // rank 1 lacks step 11
       int64_t t = s * 10'000 + r * 5;
-      for (const PlanJob& j : p) {
+      for (const PlanLine& j : p) {
         log += job_line(j.type, j.mb, t, t + 10);
         t += 10;
       }

@@ -1,6 +1,6 @@
-// Replaying a plan with given costs (passes/replay.h), and the replay read
+// Replaying a plan with given costs (schedule/replay.h), and the replay read
 // back as a Timeline by the project's own passes and stats.
-#include "passes/replay.h"
+#include "schedule/replay.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 //
 // Every stage runs its plan's jobs in order; a job starts when its stage is
 // free (its previous job's end plus the host gap, ReplayCosts) and its input has arrived: the producer's end (the dependency rule,
-// dependencies.h, producer_virtual_stage) plus the link's lag. A backward_w
+// virtual_stage.h, producer_virtual_stage) plus the link's lag. A backward_w
 // waits for its backward_b, the last virtual stage's backward for its forward
 // (both on the same stage, earlier in a valid plan). Each stage ends its step
 // with the optimizer; step k+1 starts on every stage at step k's end plus the
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "model/timeline.h"
-#include "passes/plan.h"
+#include "schedule/plan.h"
 
 namespace ppt {
 

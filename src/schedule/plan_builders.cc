@@ -1,4 +1,4 @@
-#include "passes/plan.h"
+#include "schedule/plan_builders.h"
 
 #include <fmt/format.h>
 
@@ -6,22 +6,20 @@
 #include <deque>
 #include <optional>
 
-namespace ppt {
+namespace ppt::plan_builders {
 namespace {
 
 PlanJob job(PlanRole role, int32_t micro_batch, int32_t chunk = 0) { return {role, chunk, micro_batch}; }
 
-bool chunked(ScheduleKind kind) { return kind == ScheduleKind::kVPP || kind == ScheduleKind::kZBVPP; }
-
 // FThenB (pipeline_fthenb.py, _create_job_list): every forward, then every backward.
-void fthenb(const PlanShape& s, std::vector<PlanJob>& out) {
+void fthenb_plan(const PlanShape& s, std::vector<PlanJob>& out) {
   for (int32_t m = 0; m < s.micro_batches; ++m) out.push_back(job(PlanRole::kForward, m));
   for (int32_t m = 0; m < s.micro_batches; ++m) out.push_back(job(PlanRole::kBackward, m));
 }
 
 // 1F1B and Eager1F1B (pipeline_1f1b.py, pipeline_eager_1f1b.py): `warmup`
 // forwards, then (backward, forward) pairs, then the remaining backwards.
-void one_f_one_b(const PlanShape& s, int32_t warmup, std::vector<PlanJob>& out) {
+void one_f_one_b_plan(const PlanShape& s, int32_t warmup, std::vector<PlanJob>& out) {
   int32_t f = 0, b = 0;
   for (; f < warmup; ++f) out.push_back(job(PlanRole::kForward, f));
   while (f < s.micro_batches) {
@@ -39,7 +37,7 @@ void one_f_one_b(const PlanShape& s, int32_t warmup, std::vector<PlanJob>& out) 
 // min(2(P-s-1) + (V-1)P, M*V); then (forward, backward) pairs; then the
 // remaining backwards. With split_backward and M == P the backwards are
 // backward_b, and every backward_w follows, chunks V-1 down to 0.
-void vpp(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
+void vpp_plan(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
   const int32_t p = s.stages, v = s.chunks, total = s.micro_batches * v;
   const int32_t warmup = s.micro_batches == p ? total : std::min((p - stage - 1) * 2 + (v - 1) * p, total);
   const bool split = s.split_backward && s.micro_batches == p;
@@ -72,7 +70,7 @@ void vpp(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
 // P-s-1 backwards; the last micro-batch as backward_b + backward_w on stages
 // > 0 (a backward on stage 0); then the s deferred backward_w, micro-batches
 // 0..s-1.
-void zbh1(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
+void zbh1_plan(const PlanShape& s, int32_t stage, std::vector<PlanJob>& out) {
   const int32_t p = s.stages, m = s.micro_batches;
   int32_t f = 0, b = 0;
   for (int32_t i = 0; i < p - stage; ++i) out.push_back(job(PlanRole::kForward, f++));
@@ -382,7 +380,7 @@ class VSchedule {
 // The ZB-VPP plans for (P, M, V), or why the creator fails: from `cache`
 // when it holds them, else built and kept there.
 const PlanCache::Built& v_plans(int32_t p, int32_t m, int32_t v, PlanCache& cache) {
-  auto [slot, fresh] = cache.zbvpp.try_emplace({p, m, v});
+  auto [slot, fresh] = cache.greedy.try_emplace({p, m, v});
   PlanCache::Built& made = slot->second;
   if (fresh) {
     made.plans = VSchedule(p, m, v).build(&made.error);
@@ -396,86 +394,43 @@ const PlanCache::Built& v_plans(int32_t p, int32_t m, int32_t v, PlanCache& cach
 
 }  // namespace
 
-const char* plan_role_name(PlanRole role) {
-  switch (role) {
-    case PlanRole::kForward: return "forward";
-    case PlanRole::kBackward: return "backward";
-    case PlanRole::kBackwardB: return "backward_b";
-    case PlanRole::kBackwardW: return "backward_w";
-  }
-  return "?";
+void fthenb(const PlanShape& s, int32_t, PlanCache&, std::vector<PlanJob>& out) { fthenb_plan(s, out); }
+
+void one_f_one_b(const PlanShape& s, int32_t stage, PlanCache&, std::vector<PlanJob>& out) {
+  one_f_one_b_plan(s, s.stages - stage, out);
 }
 
-std::string check_plan_shape(const PlanShape& s, PlanCache* cache) {
-  const int32_t p = s.stages, m = s.micro_batches, v = s.chunks;
-  if (p < 1) return fmt::format("a pipeline needs at least one stage: P={}", p);
-  if (m < 1) return fmt::format("a step needs at least one micro-batch: M={}", m);
-  if (v < 1) return fmt::format("a stage needs at least one chunk: V={}", v);
-  switch (s.schedule) {
-    case ScheduleKind::kFThenB: break;
-    case ScheduleKind::k1F1B:
-    case ScheduleKind::kZBH1:
-      if (m < p) return fmt::format("{} needs M >= P: M={}, P={}", schedule_name(s.schedule), m, p);
-      break;
-    case ScheduleKind::kEager1F1B:
-      if (m < 2 * p - 1) return fmt::format("Eager1F1B needs M >= 2P-1: M={}, P={}", m, p);
-      break;
-    case ScheduleKind::kVPP:
-      if (m < p) return fmt::format("VPP needs M >= P: M={}, P={}", m, p);
-      break;
-    case ScheduleKind::kZBVPP: {
-      if (v < 2) return fmt::format("ZBVPP needs at least 2 chunks: V={}", v);
-      if (m % p != 0) return fmt::format("ZBVPP needs M a multiple of P: M={}, P={}", m, p);
-      PlanCache once;  // without a cache: built for this check alone
-      if (const std::string& why = v_plans(p, m, v, cache ? *cache : once).error; !why.empty()) return why;
-      break;
-    }
-    default: return fmt::format("no plan for the schedule {}", schedule_name(s.schedule));
-  }
-  if (!chunked(s.schedule) && v != 1) return fmt::format("{} has one chunk: V={}", schedule_name(s.schedule), v);
-  if (s.split_backward && s.schedule != ScheduleKind::kVPP) return "split_backward is VPP's only";
+void eager_one_f_one_b(const PlanShape& s, int32_t stage, PlanCache&, std::vector<PlanJob>& out) {
+  one_f_one_b_plan(s, 2 * (s.stages - stage) - 1, out);
+}
+
+void vpp(const PlanShape& s, int32_t stage, PlanCache&, std::vector<PlanJob>& out) { vpp_plan(s, stage, out); }
+
+void zbh1(const PlanShape& s, int32_t stage, PlanCache&, std::vector<PlanJob>& out) { zbh1_plan(s, stage, out); }
+
+void zbvpp(const PlanShape& s, int32_t stage, PlanCache& cache, std::vector<PlanJob>& out) {
+  out = v_plans(s.stages, s.micro_batches, s.chunks, cache).plans[stage];
+}
+
+std::string any_shape(std::string_view, const PlanShape&, PlanCache&) { return {}; }
+
+std::string m_at_least_p(std::string_view name, const PlanShape& s, PlanCache&) {
+  if (s.micro_batches < s.stages) return fmt::format("{} needs M >= P: M={}, P={}", name, s.micro_batches, s.stages);
   return {};
 }
 
-std::vector<PlanJob> stage_plan(const PlanShape& s, int32_t stage, PlanCache* cache) {
-  std::vector<PlanJob> out;
-  PlanCache once;  // without a cache: the check and the plan share one build
-  PlanCache& plans = cache ? *cache : once;
-  if (!check_plan_shape(s, &plans).empty() || stage < 0 || stage >= s.stages) return out;
-  if (s.schedule == ScheduleKind::kZBVPP) {
-    return v_plans(s.stages, s.micro_batches, s.chunks, plans).plans[stage];
+std::string m_at_least_2p_minus_1(std::string_view name, const PlanShape& s, PlanCache&) {
+  if (s.micro_batches < 2 * s.stages - 1) {
+    return fmt::format("{} needs M >= 2P-1: M={}, P={}", name, s.micro_batches, s.stages);
   }
-  switch (s.schedule) {
-    case ScheduleKind::kFThenB: fthenb(s, out); break;
-    case ScheduleKind::k1F1B: one_f_one_b(s, s.stages - stage, out); break;
-    case ScheduleKind::kEager1F1B: one_f_one_b(s, 2 * (s.stages - stage) - 1, out); break;
-    case ScheduleKind::kVPP: vpp(s, stage, out); break;
-    case ScheduleKind::kZBH1: zbh1(s, stage, out); break;
-    default: break;
-  }
-  return out;
+  return {};
 }
 
-std::vector<std::vector<PlanJob>> pipeline_plan(const PlanShape& s, PlanCache* cache) {
-  std::vector<std::vector<PlanJob>> out;
-  PlanCache once;  // without a cache: the check and the plan share one build
-  PlanCache& plans = cache ? *cache : once;
-  if (!check_plan_shape(s, &plans).empty()) return out;
-  if (s.schedule == ScheduleKind::kZBVPP) {
-    return v_plans(s.stages, s.micro_batches, s.chunks, plans).plans;
-  }
-  for (int32_t stage = 0; stage < s.stages; ++stage) out.push_back(stage_plan(s, stage));
-  return out;
+std::string zbvpp_shape(std::string_view name, const PlanShape& s, PlanCache& cache) {
+  const int32_t p = s.stages, m = s.micro_batches, v = s.chunks;
+  if (v < 2) return fmt::format("{} needs at least 2 chunks: V={}", name, v);
+  if (m % p != 0) return fmt::format("{} needs M a multiple of P: M={}, P={}", name, m, p);
+  return v_plans(p, m, v, cache).error;
 }
 
-std::string plan_job_type(const PlanShape& s, const PlanJob& j) {
-  std::string t = plan_role_name(j.role);
-  if (chunked(s.schedule)) t += std::to_string(j.chunk);
-  return t;
-}
-
-int32_t plan_virtual_stage(const PlanShape& s, int32_t stage, int32_t chunk) {
-  return virtual_stage(s.schedule, s.stages, stage, chunk);
-}
-
-}  // namespace ppt
+}  // namespace ppt::plan_builders

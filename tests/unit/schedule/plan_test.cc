@@ -1,7 +1,7 @@
-// Each schedule's plan as Paddle builds it (passes/plan.h), checked against
+// Each schedule's plan as Paddle builds it (schedule/plan.h), checked against
 // the rules of Paddle's pipeline_scheduler_pass/ passes, run under the
 // dependency rule, and recognised as its own schedule.
-#include "passes/plan.h"
+#include "schedule/plan.h"
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -11,8 +11,8 @@
 #include <tuple>
 
 #include "passes/pipeline.h"
-#include "passes/replay.h"
 #include "passes/schedule.h"
+#include "schedule/replay.h"
 #include "support/test_support.h"
 
 namespace ppt {

@@ -1,4 +1,4 @@
-#include "passes/replay.h"
+#include "schedule/replay.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <deque>
 #include <limits>
 
-#include "passes/dependencies.h"
+#include "schedule/virtual_stage.h"
 #include "util/checked.h"
 
 // Every sum of times here saturates (util/checked.h): a job of 5e18 ns is a
@@ -92,7 +92,7 @@ PreparedReplay prepare_replay(const PlanShape& shape, const std::vector<std::vec
     }
   }
   // What each job waits for, once per plan: the dependency rule
-  // (dependencies.h) across virtual stages, and on its own stage a
+  // (virtual_stage.h) across virtual stages, and on its own stage a
   // backward_w's backward_b and the last virtual stage's forward before its
   // backward.
   std::vector<std::vector<std::optional<ReplayNeed>>>& needs = r.needs;
