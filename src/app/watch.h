@@ -50,6 +50,10 @@ class LineParser;
 
 using WatchClock = std::chrono::steady_clock;
 
+// The threads of a watch unless --threads says otherwise: it runs beside a
+// training run, so it takes one core.
+inline constexpr unsigned kWatchThreads = 1;
+
 struct WatchOptions {
   // The passes as every command runs them (run_passes): threads, P, the
   // clocks, --strict, the stats options; its input, outputs and selection
@@ -61,7 +65,7 @@ struct WatchOptions {
 
   static DriverRequest one_thread() {
     DriverRequest r;
-    r.threads = 1;
+    r.threads = kWatchThreads;
     return r;
   }
 };

@@ -198,14 +198,15 @@ int run_batch_command(const BatchCommandOptions& o) {
 
 void setup_batch(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<BatchCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "batch",
+  CLI::App* sub = add_command(
+      app, "batch",
       "Convert many runs at once, such as a CI job's log artifacts: each ARTIFACT is a log directory, a .zip, "
       ".tar, .tar.gz or .tar.zst of one, or a folder holding many runs (every directory below it with "
       "workerlog.<i> files is one). Writes per run the --outputs, and index.html, index.json and summary.md for "
       "the batch; with --baseline, each run's change against it.\n"
       "  pp-timeline batch artifacts/*.zip --out reports/\n"
-      "  pp-timeline batch --baseline main/logs pr/logs --out reports/ --fail-if-slower 5");
+      "  pp-timeline batch --baseline main/logs pr/logs --out reports/ --fail-if-slower 5",
+      chosen, run_batch_command, o);
   sub->add_option("artifacts", o->artifacts, "log directories, .zip/.tar/.tar.gz/.tar.zst archives, or folders of runs")
       ->required();
   sub->add_option("--outputs", o->outputs,
@@ -249,12 +250,6 @@ void setup_batch(CLI::App& app, Runner& chosen) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
   add_quiet_option(*sub, o->run.quiet);
-  sub->footer(
-      "Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
-      "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"
-      "baseline past --fail-if-slower; 2 usage error (an --out that is an input among them); 3 internal error.\n"
-      "A reused --out: the run folders an earlier batch wrote there are removed; nothing else is.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_batch_command(*o); }; });
 }
 
 }  // namespace ppt::cli

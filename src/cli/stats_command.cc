@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/driver.h"
+#include "app/stats_input.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/sink/output_file.h"
@@ -31,12 +33,11 @@ struct StatsCommandOptions {
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
   DriverRequest request;
-  if (std::string error = decide_run("stats", o.input, o.run, o.selection, &request); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
   std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, &outputs);
+  auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {
+    return resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, out);
+  };
+  if (std::string error = decide_run("stats", o.input, o.run, o.selection, decide_outputs, &request, &outputs);
       !error.empty()) {
     say.error(error);
     return kExitUsage;
@@ -45,7 +46,6 @@ int run_stats(const StatsCommandOptions& o) {
   request.stats_options.micro_batch_size = o.micro_batch_size;
   request.suggest = true;
   request.device_memory_bytes = o.device_memory_bytes;
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   if (draws(outputs)) request.picture = PictureRequest{};
   // Files written are listed at the end, in the summary line, as convert does.
   const bool writes_files =
@@ -95,10 +95,8 @@ int run_stats(const StatsCommandOptions& o) {
     return 0;
   });
   if (!pages.empty()) {
-    WriteOptions wopt;
-    wopt.threads = o.run.threads;
     if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
-    std::vector<WrittenOutput> written = write_outputs(run, pages, wopt);
+    std::vector<WrittenOutput> written = write_outputs(run, pages, WriteOptions{});
     for (size_t i = 0; i < pages.size(); ++i) {
       if (!written[i].error.empty())
         errors.push_back(written[i].error);
@@ -120,11 +118,12 @@ int run_stats(const StatsCommandOptions& o) {
 
 void setup_stats(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<StatsCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "stats",
-      "Measure a run from its logs: step times, each rank's busy and idle time and bubble ratio, job "
-      "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
-      "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
+  CLI::App* sub =
+      add_command(app, "stats",
+                  "Measure a run from its logs: step times, each rank's busy and idle time and bubble ratio, job "
+                  "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
+                  "  pp-timeline stats --log_dir logs/ [--json | --markdown]",
+                  chosen, run_stats, o);
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   add_micro_batch_size_option(*sub, o->micro_batch_size);
@@ -135,10 +134,6 @@ void setup_stats(CLI::App& app, Runner& chosen) {
                   "(.txt: text, .json: JSON, .md: Markdown, .html: the report page; - : standard output); may be "
                   "repeated");
   add_run_options(*sub, o->run);
-  sub->footer(
-      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
-      "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_stats(*o); }; });
 }
 
 }  // namespace ppt::cli

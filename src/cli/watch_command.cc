@@ -57,7 +57,7 @@ struct WatchCommandOptions {
 
   static RunOptions one_thread() {
     RunOptions r;
-    r.threads = 1;  // beside a training run: one core unless asked
+    r.threads = kWatchThreads;  // beside a training run: one core unless asked
     return r;
   }
 };
@@ -202,10 +202,15 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
     return "--steps selects steps in the other commands; to stop after N completed steps, give --stop-after N";
   }
   WatchPlan plan;
+  DriverRequest& request = plan.request;
+  std::vector<OutputSpec> none;  // -o is checked below, after the input
+  auto no_outputs = [](const LayoutRequest&, std::vector<OutputSpec>*) { return std::string(); };
+  if (std::string error = decide_run("watch", o.input, o.run, SelectionOptions{}, no_outputs, &request, &none);
+      !error.empty()) {
+    return error;
+  }
   LayoutRequest& input = plan.input;
-  input = o.input.request();
-  if (std::string error = resolve_positional_dir(input); !error.empty()) return error;
-  if (input.log_dir.empty() && input.files.empty()) return missing_input_error("watch", {});
+  input = request.input;
   for (const std::string& f : input.files) {
     if (is_stdin_path(f)) return "watch follows files; standard input cannot be followed (give the log files)";
   }
@@ -217,8 +222,6 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
   }
   if (o.alert_if_slower < 0 && !o.exec.empty()) return "--exec runs on alerts: give --alert-if-slower PCT too";
 
-  DriverRequest& request = plan.request;
-  request = driver_request(input, o.run);
   request.outputs = o.outputs;
   if (!o.jsonl.empty() && o.jsonl != "-") request.outputs.push_back(o.jsonl);
   if (!o.report.empty()) request.outputs.push_back(o.report);
@@ -260,15 +263,14 @@ std::string watch_account(const Watcher& watcher, const LogFollower& follower) {
 
 // The -o outputs of the whole run, at the end: each path written is added to
 // `written`, each failure to `errors`.
-void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outputs, unsigned threads,
-                     const std::string& source, std::vector<std::string>& written, std::vector<std::string>& errors) {
+void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outputs, const std::string& source,
+                     std::vector<std::string>& written, std::vector<std::string>& errors) {
   std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
   if (!whole || !whole->ok()) {
     errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
     return;
   }
   WriteOptions wopt;
-  wopt.threads = threads;
   wopt.source = source;
   std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -512,7 +514,7 @@ int run_watch(const WatchCommandOptions& o) {
   }
   if (report_written) written.push_back(o.report);
   if (!outputs.empty() && watcher.failure() == DriverFailure::kNone) {
-    write_whole_run(watcher, outputs, request.threads, source, written, errors);
+    write_whole_run(watcher, outputs, source, written, errors);
   }
   alerts.reap(true);
   for (const std::string& e : errors) say.error(e);
@@ -540,11 +542,12 @@ int run_watch(const WatchCommandOptions& o) {
 
 void setup_watch(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<WatchCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "watch",
-      "Follow a training run's growing logs and report every step as it completes: a live dashboard on a "
-      "terminal, one JSON object per step otherwise.\n"
-      "  pp-timeline watch --log_dir logs/ [--jsonl steps.jsonl] [--report live.html] [-o run.pftrace]");
+  CLI::App* sub =
+      add_command(app, "watch",
+                  "Follow a training run's growing logs and report every step as it completes: a live dashboard on a "
+                  "terminal, one JSON object per step otherwise.\n"
+                  "  pp-timeline watch --log_dir logs/ [--jsonl steps.jsonl] [--report live.html] [-o run.pftrace]",
+                  chosen, run_watch, o);
   add_input_options(*sub, o->input);
   sub->add_option("--jsonl", o->jsonl,
                   "write one JSON object per completed step here ('-': standard output; the default when "
@@ -587,10 +590,6 @@ void setup_watch(CLI::App& app, Runner& chosen) {
   add_align_clocks_option(*sub, o->run.align_clocks);
   add_strict_option(*sub, o->run.strict);
   add_quiet_option(*sub, o->run.quiet);
-  sub->footer(
-      "Exit status: 0 done; 1 an alert fired, no log was found, or an output could not be written;\n"
-      "2 usage error; 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_watch(*o); }; });
 }
 
 }  // namespace ppt::cli
