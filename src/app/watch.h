@@ -162,6 +162,12 @@ class Watcher {
   // was made at), found from the first kept line of a file cut there.
   int32_t window_anchor(const Timeline& window) const;
   void renumber(Timeline& window) const;
+  // The whole run's number of the window's run `run`.
+  uint32_t global_run(uint32_t run) const;
+  // Each file's StepMarks: the first job line of each of its steps in `window`.
+  void mark_steps(const Timeline& window);
+  // After a report: each file cut at the step keep_steps back.
+  void bound_window();
   void cut(uint32_t run, int32_t step);
 
   WatchOptions options_;
