@@ -417,7 +417,6 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   WriteOptions w;
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
-  w.threads = threads;
   w.confine = opt.out_dir;
   const BatchOutputs& want = opt.outputs;
   if (want.stats_json) {

@@ -173,11 +173,16 @@ DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run) 
   return r;
 }
 
+namespace {
+
+// "" when `input` names logs; `command` is "" for the conversion.
 std::string missing_input_error(std::string_view command, const InputOptions& input) {
   if (!input.empty()) return "";
   if (command.empty()) return "give --log_dir DIR or log files (see --help)";
   return fmt::format("give --log_dir DIR or log files (see pp-timeline {} --help)", command);
 }
+
+}  // namespace
 
 std::string decide_run(std::string_view command, const InputOptions& input, const RunOptions& run,
                        const SelectionOptions& selection, const OutputsDecision& outputs, DriverRequest* request,
