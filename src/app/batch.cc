@@ -211,13 +211,15 @@ bool make_extraction_dir(Artifact& a, const BatchOptions& opt) {
   return false;
 }
 
-void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& skip) {
+// The folder to search: the artifact's, or the archive extracted; false
+// with the status and error set when there is none.
+bool open_artifact(Artifact& a, const BatchOptions& opt) {
   std::error_code ec;
   fs::file_status st = fs::status(a.path, ec);
   if (ec || !fs::exists(st)) {
     a.status = BatchStatus::kBadArtifact;
     a.error = fmt::format("{}: no such file or directory", a.path);
-    return;
+    return false;
   }
   if (fs::is_directory(st)) {
     a.root = a.path;
@@ -229,21 +231,27 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
     if (!make_extraction_dir(a, opt)) {
       a.status = BatchStatus::kOutputError;
       a.error = fmt::format("{}: cannot make a directory to extract into: {}", opt.out_dir, std::strerror(errno));
-      return;
+      return false;
     }
     ArchiveResult t = extract_archive(a.path, a.extract_dir, opt.limits);
     for (const std::string& s : t.skipped) a.warnings.push_back(s);
     if (!t.ok) {
       a.status = BatchStatus::kBadArtifact;
       a.error = t.error;
-      return;
+      return false;
     }
     a.root = a.extract_dir;
   } else {
     a.status = BatchStatus::kBadArtifact;
     a.error = fmt::format("{}: neither a directory nor an archive (.zip, .tar, .tar.gz, .tar.zst)", a.path);
-    return;
+    return false;
   }
+  return true;
+}
+
+// The runs below the artifact's folder, what the search could not look
+// into (warnings), and why none was found, if none was.
+void search_artifact(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& skip) {
   SearchNotes notes;
   a.dirs = find_log_dirs_skipping(a.root, opt.max_depth, skip, &notes);
   const std::string& unlisted = notes.unlisted;
@@ -291,6 +299,10 @@ void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& ski
       a.error += fmt::format("; folders below --max-depth {} were not searched", opt.max_depth);
   }
   for (const std::string& w : a.search_warnings) a.warnings.push_back(w);
+}
+
+void resolve(Artifact& a, const BatchOptions& opt, const std::set<fs::path>& skip) {
+  if (open_artifact(a, opt)) search_artifact(a, opt, skip);
 }
 
 // Removes an artifact's extraction folder (and takes it off the signal
@@ -405,7 +417,6 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   WriteOptions w;
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
-  w.threads = threads;
   w.confine = opt.out_dir;
   const BatchOutputs& want = opt.outputs;
   if (want.stats_json) {
@@ -433,34 +444,14 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   }
 }
 
-}  // namespace
-
-BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& opt) {
-  BatchResult result;
+// Each artifact (the baseline first, when there is one) found: extracted
+// if an archive, searched for runs; the baseline must hold one.
+std::vector<std::unique_ptr<Artifact>> find_artifacts(const std::vector<std::string>& artifacts,
+                                                      const BatchOptions& opt, unsigned threads, BatchResult& result) {
   std::error_code ec;
-  fs::create_directories(opt.out_dir, ec);
-  if (ec || !fs::is_directory(opt.out_dir)) {
-    result.error =
-        fmt::format("{}: cannot create the output directory{}", opt.out_dir, ec ? ": " + ec.message() : std::string());
-    return result;
-  }
-  unsigned threads = resolve_threads(opt.passes.threads);
-  result.has_baseline = !opt.baseline.empty();
-  result.fail_if_slower_pct = opt.fail_if_slower_pct;
-  result.selection = opt.passes.selection.empty() ? std::string() : opt.passes.selection.options_text();
-  result.links = opt.links;
-  OutLock lock;
-  if (std::string error = lock.take(opt.out_dir); !error.empty()) {
-    result.error = error;
-    return result;
-  }
-  remove_stale_extractions(opt.out_dir);
-  remove_previous_outputs(opt.out_dir);
   // The output directory is never searched for logs (it holds the archives
   // being extracted).
   std::set<fs::path> skip{fs::weakly_canonical(opt.out_dir, ec)};
-
-  // The baseline is artifact 0 when there is one.
   std::vector<std::string> paths;
   if (result.has_baseline) paths.push_back(opt.baseline);
   paths.insert(paths.end(), artifacts.begin(), artifacts.end());
@@ -483,9 +474,13 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
                           b.dirs[1]);
     b.dirs.clear();
   }
+  return arts;
+}
 
-  // One entry per run found, or one per artifact that gave none; names are
-  // unique within the batch.
+// One entry per run found, or one per artifact that gave none (its job
+// empty); names are unique within the batch.
+std::vector<RunJob> plan_runs(std::vector<std::unique_ptr<Artifact>>& arts, const BatchOptions& opt,
+                              BatchResult& result) {
   std::vector<RunJob> jobs;
   std::set<std::string> taken{"index.html", "index.json", "summary.md"};
   auto unique = [&](std::string name) {
@@ -520,12 +515,16 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       jobs.push_back({a.get(), top ? a->root : (fs::path(a->root) / rel).string()});
     }
   }
+  return jobs;
+}
 
-  // The manifest lists what this batch may write before it writes any of
-  // it, so that a batch killed part-way is cleaned up after by the next; it
-  // is rewritten at the end with what was written.
+// The manifest lists what this batch may write before it writes any of it,
+// so that a batch killed part-way is cleaned up after by the next; it is
+// rewritten at the end with what was written. Sets `made_dirs` (the run
+// folders it creates); "" or the error.
+std::string write_planned_manifest(const BatchOptions& opt, const BatchResult& result,
+                                   std::vector<std::string>& made_dirs) {
   fs::path out(opt.out_dir);
-  std::vector<std::string> made_dirs;
   std::vector<std::string> planned{"index.json", "summary.md", "index.html"};
   for (const BatchRun& r : result.runs) {
     if (r.name.empty()) continue;
@@ -538,13 +537,13 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
       if (wanted) planned.push_back(r.name + "/" + file);
     }
   }
-  if (std::string error =
-          write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs), {}, opt.out_dir);
-      !error.empty()) {
-    result.error = error;
-    return result;
-  }
+  return write_text_output((out / kManifestFile).string(), manifest_text(planned, made_dirs), {}, opt.out_dir);
+}
 
+// Every run converted, side by side: the baseline first, on every thread
+// (the others are compared with it), then the others, the threads shared
+// among them; each reported to the progress as it ends.
+void convert_runs(const std::vector<RunJob>& jobs, const BatchOptions& opt, unsigned threads, BatchResult& result) {
   size_t pending = 0;
   for (const RunJob& j : jobs) pending += j.artifact ? 1 : 0;
   unsigned inner =
@@ -575,15 +574,18 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
     if (--job.artifact->remaining == 0) remove_extraction(*job.artifact, opt);
     report(i);
   };
-  // The baseline first, on every thread: the others are compared with it.
   size_t first = 0;
   if (result.has_baseline && !jobs.empty() && result.runs[0].is_baseline) {
     convert_one(0, threads);
     first = 1;
   }
   parallel_for(jobs.size() - first, threads, [&](size_t k) { convert_one(first + k, inner); });
-  for (auto& a : arts) remove_extraction(*a, opt);
+}
 
+// index.json, summary.md and index.html, then the manifest of what was
+// written; the first error into `result.error`.
+void write_index_files(const BatchOptions& opt, const std::vector<std::string>& made_dirs, BatchResult& result) {
+  fs::path out(opt.out_dir);
   std::vector<std::string> written;
   for (const BatchRun& r : result.runs) {
     for (const auto& [kind, rel] : r.outputs) written.push_back(rel);
@@ -598,6 +600,41 @@ BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOpti
   std::string error =
       write_text_output((out / kManifestFile).string(), manifest_text(written, made_dirs), {}, opt.out_dir);
   if (!error.empty() && result.error.empty()) result.error = error;
+}
+
+}  // namespace
+
+BatchResult run_batch(const std::vector<std::string>& artifacts, const BatchOptions& opt) {
+  BatchResult result;
+  std::error_code ec;
+  fs::create_directories(opt.out_dir, ec);
+  if (ec || !fs::is_directory(opt.out_dir)) {
+    result.error =
+        fmt::format("{}: cannot create the output directory{}", opt.out_dir, ec ? ": " + ec.message() : std::string());
+    return result;
+  }
+  unsigned threads = resolve_threads(opt.passes.threads);
+  result.has_baseline = !opt.baseline.empty();
+  result.fail_if_slower_pct = opt.fail_if_slower_pct;
+  result.selection = opt.passes.selection.empty() ? std::string() : opt.passes.selection.options_text();
+  result.links = opt.links;
+  OutLock lock;
+  if (std::string error = lock.take(opt.out_dir); !error.empty()) {
+    result.error = error;
+    return result;
+  }
+  remove_stale_extractions(opt.out_dir);
+  remove_previous_outputs(opt.out_dir);
+  std::vector<std::unique_ptr<Artifact>> arts = find_artifacts(artifacts, opt, threads, result);
+  std::vector<RunJob> jobs = plan_runs(arts, opt, result);
+  std::vector<std::string> made_dirs;
+  if (std::string error = write_planned_manifest(opt, result, made_dirs); !error.empty()) {
+    result.error = error;
+    return result;
+  }
+  convert_runs(jobs, opt, threads, result);
+  for (auto& a : arts) remove_extraction(*a, opt);
+  write_index_files(opt, made_dirs, result);
   return result;
 }
 

@@ -56,15 +56,10 @@ DriverResult run_driver(const DriverRequest& req) {
   DriverResult r;
   PhaseTimer timer(r.timings);
 
-  // load: layout
-  r.input = req.input;
-  if (std::string error = resolve_positional_dir(r.input); !error.empty()) {
-    r.failure = DriverFailure::kUsage;
-    r.error = error;
-    return r;
-  }
-  r.source = source_of(r.input);
-  LayoutResult found = discover_layout(r.input);
+  // load: layout (a directory among the files is the log directory: the
+  // command decided it, else the layout does)
+  r.source = source_of(req.input);
+  LayoutResult found = discover_layout(req.input);
   if (!found.layout) {
     r.failure = DriverFailure::kLayout;
     r.error = found.error;
@@ -111,6 +106,7 @@ std::string check_request(const DriverRequest& req, const Layout& layout) {
 
 void run_passes(const DriverRequest& req, DriverResult& r) {
   PhaseTimer timer(r.timings);
+  r.threads = req.threads;
   Timeline& tl = *r.timeline;
   if (!req.selection.empty() && tl.job_count() > 0) {
     if (std::string error = apply_selection(tl, req.selection); !error.empty()) {
@@ -183,8 +179,8 @@ std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<Outp
   if (options.source.empty()) options.source = r.source;
   if (options.notes.empty() && r.layout) options.notes = r.layout->notes;
   // One output gets every thread; several are written side by side.
-  const unsigned threads = options.threads;
-  if (outputs.size() > 1) options.threads = 1;
+  const unsigned threads = r.threads;
+  options.threads = outputs.size() > 1 ? 1 : threads;
   parallel_for(outputs.size(), threads,
                [&](size_t i) { written[i].error = write_output(*r.timeline, outputs[i], options, &written[i].bytes); });
   timer.lap("write");

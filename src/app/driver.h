@@ -86,7 +86,7 @@ struct DriverResult {
   DriverFailure failure = DriverFailure::kNone;
   std::string error;         // one line for kUsage and kLayout
   bool usage_error = false;  // kLayout: the request is wrong, not the logs
-  LayoutRequest input;       // as resolved (a positional directory moved to log_dir)
+  unsigned threads = 0;      // the request's: the writers phase runs on as many
   std::string source;        // what was read, for titles: the directory, or the files
   std::optional<Layout> layout;
   std::optional<Timeline> timeline;  // set once the load phase ran
@@ -116,7 +116,8 @@ std::string check_request(const DriverRequest& request, const Layout& layout);
 void run_passes(const DriverRequest& request, DriverResult& result);
 
 // The writers phase: each output through a temporary file (outputs.h), side
-// by side on up to `threads` threads (one output gets them all); the .html
+// by side on up to the request's `threads` threads (one output gets them
+// all; `options.threads` is set from the result, never by the caller); the .html
 // report carries `result.stats` (computed when the request had `stats`),
 // the pictures `result.picture`, the traces `result.dependencies` unless `options.dependencies` is set to
 // none by the caller (`no_flows`). Appends the "write" timing. Returns one

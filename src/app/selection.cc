@@ -63,6 +63,96 @@ std::string Selection::options_text() const {
   return s;
 }
 
+namespace {
+
+// The step numbers kept in each run (empty: the run is left out).
+using KeptSteps = std::vector<std::set<int32_t>>;
+
+KeptSteps kept_steps(const Timeline& tl, const Selection& sel) {
+  KeptSteps kept(tl.runs.size());
+  for (size_t r = 0; r < tl.runs.size(); ++r) {
+    if (sel.run > 0 && r + 1 != sel.run) continue;
+    const std::vector<int32_t> numbers = numbers_of(tl.runs[r]);
+    for (size_t k = sel.skip_warmup; k < numbers.size(); ++k) {
+      if (!sel.steps || sel.steps->contains(numbers[k])) kept[r].insert(numbers[k]);
+    }
+  }
+  return kept;
+}
+
+// Nothing kept: the usage error, naming the steps that exist (per run when
+// there are several).
+std::string nothing_left(const Timeline& tl, const Selection& sel) {
+  const size_t runs = tl.runs.size();
+  std::string have;
+  for (size_t r = 0; r < runs; ++r) {
+    if (sel.run > 0 && r + 1 != sel.run) continue;
+    std::string list = step_list(numbers_of(tl.runs[r]));
+    have += runs > 1 ? fmt::format("{}run {} has steps {}", have.empty() ? "" : ", ", r + 1, list)
+                     : fmt::format("the run has steps {}", list);
+  }
+  return fmt::format("{}: no step is left; {}", sel.options_text(), have);
+}
+
+// What is kept, for the summary and the reports: Timeline::selection.
+std::string kept_text(const Timeline& tl, const Selection& sel, const KeptSteps& kept) {
+  const size_t runs = tl.runs.size();
+  std::string text;
+  for (size_t r = 0; r < runs; ++r) {
+    if (kept[r].empty()) continue;
+    std::vector<int32_t> k(kept[r].begin(), kept[r].end());
+    std::vector<int32_t> all = numbers_of(tl.runs[r]);
+    std::string part = runs > 1 ? fmt::format("run {} of {}", r + 1, runs) : std::string();
+    if (k.size() != all.size()) {
+      part += fmt::format("{}steps {} of {}", part.empty() ? "" : ", ", step_list(k), step_list(all));
+    }
+    if (!part.empty()) text += (text.empty() ? "" : "; ") + part;
+  }
+  return text.empty() ? sel.options_text() : fmt::format("{} ({})", text, sel.options_text());
+}
+
+// Run `run` with only the steps `kept` (renumbered `index`): its tracks
+// moved out of `tl` into `tracks`, those left without a job dropped; the
+// jobs left out are added to `*left_out`.
+Run kept_run(Timeline& tl, const Run& run, uint32_t index, const std::set<int32_t>& kept, std::vector<Track>& tracks,
+             uint64_t* left_out) {
+  Run nr = run;
+  nr.index = index;
+  nr.tracks.clear();
+  nr.steps.clear();
+  if (nr.steps_before_selection == 0) {
+    for (const StepSpan& s : run.steps) nr.steps_before_selection += s.ranks > 0;
+  }
+  for (const StepSpan& s : run.steps) {
+    if (kept.count(s.number)) nr.steps.push_back(s);
+  }
+  nr.first_ns = INT64_MAX;
+  nr.last_ns = INT64_MIN;
+  for (uint32_t ti : run.tracks) {
+    Track t = std::move(tl.tracks[ti]);
+    const size_t before = t.jobs.size();
+    std::erase_if(t.jobs, [&](const Job& j) { return !kept.count(j.step); });
+    std::erase_if(t.memory, [&](const MemorySample& m) { return !kept.count(m.step); });
+    *left_out += before - t.jobs.size();
+    if (t.jobs.empty()) continue;
+    uint32_t lanes = 1, overlapping = 0;
+    for (const Job& j : t.jobs) {
+      lanes = std::max(lanes, j.lane + 1);
+      overlapping += j.lane > 0 ? 1 : 0;
+      nr.first_ns = std::min(nr.first_ns, j.start_ns);
+      nr.last_ns = std::max(nr.last_ns, j.end_ns);
+    }
+    t.lanes = lanes;
+    t.overlapping_jobs = overlapping;
+    t.run = nr.index;
+    nr.tracks.push_back(static_cast<uint32_t>(tracks.size()));
+    tracks.push_back(std::move(t));
+  }
+  return nr;
+}
+
+}  // namespace
+
 std::string apply_selection(Timeline& tl, const Selection& sel) {
   if (sel.empty()) return "";
   const size_t runs = tl.runs.size();
@@ -70,95 +160,28 @@ std::string apply_selection(Timeline& tl, const Selection& sel) {
     return fmt::format("--run {}: the logs hold {} run{}{}", sel.run, runs, runs == 1 ? "" : "s",
                        runs > 1 ? fmt::format(" (1-{})", runs) : std::string());
   }
-  // The step numbers kept in each run (empty: the run is left out).
-  std::vector<std::set<int32_t>> kept(runs);
-  bool any = false;
-  for (size_t r = 0; r < runs; ++r) {
-    if (sel.run > 0 && r + 1 != sel.run) continue;
-    const std::vector<int32_t> numbers = numbers_of(tl.runs[r]);
-    for (size_t k = sel.skip_warmup; k < numbers.size(); ++k) {
-      if (!sel.steps || sel.steps->contains(numbers[k])) kept[r].insert(numbers[k]);
-    }
-    any = any || !kept[r].empty();
+  const KeptSteps kept = kept_steps(tl, sel);
+  if (std::all_of(kept.begin(), kept.end(), [](const std::set<int32_t>& k) { return k.empty(); })) {
+    return nothing_left(tl, sel);
   }
-  if (!any) {
-    // Name the steps that exist, per run when there are several.
-    std::string have;
-    for (size_t r = 0; r < runs; ++r) {
-      if (sel.run > 0 && r + 1 != sel.run) continue;
-      std::string list = step_list(numbers_of(tl.runs[r]));
-      have += runs > 1 ? fmt::format("{}run {} has steps {}", have.empty() ? "" : ", ", r + 1, list)
-                       : fmt::format("the run has steps {}", list);
-    }
-    return fmt::format("{}: no step is left; {}", sel.options_text(), have);
-  }
-
-  // What is kept, for the summary and the reports.
-  std::vector<std::string> parts;
-  size_t kept_runs = 0;
-  for (size_t r = 0; r < runs; ++r) kept_runs += kept[r].empty() ? 0 : 1;
-  for (size_t r = 0; r < runs; ++r) {
-    if (kept[r].empty()) continue;
-    std::vector<int32_t> k(kept[r].begin(), kept[r].end());
-    std::vector<int32_t> all = numbers_of(tl.runs[r]);
-    std::string text = runs > 1 ? fmt::format("run {} of {}", r + 1, runs) : std::string();
-    if (k.size() != all.size()) {
-      text += fmt::format("{}steps {} of {}", text.empty() ? "" : ", ", step_list(k), step_list(all));
-    }
-    if (!text.empty()) parts.push_back(text);
-  }
-
+  const std::string selection = kept_text(tl, sel, kept);
   // Rebuild the tracks and runs with only what is kept.
   std::vector<Track> tracks;
   std::vector<Run> out_runs;
   uint64_t left_out = 0;
   for (size_t r = 0; r < runs; ++r) {
-    Run& run = tl.runs[r];
+    const Run& run = tl.runs[r];
     if (kept[r].empty()) {
       for (uint32_t ti : run.tracks) left_out += tl.tracks[ti].jobs.size();
       continue;
     }
-    Run nr = run;
-    nr.index = static_cast<uint32_t>(out_runs.size());
-    nr.tracks.clear();
-    nr.steps.clear();
-    if (nr.steps_before_selection == 0) {
-      for (const StepSpan& s : run.steps) nr.steps_before_selection += s.ranks > 0;
-    }
-    for (const StepSpan& s : run.steps) {
-      if (kept[r].count(s.number)) nr.steps.push_back(s);
-    }
-    nr.first_ns = INT64_MAX;
-    nr.last_ns = INT64_MIN;
-    for (uint32_t ti : run.tracks) {
-      Track t = std::move(tl.tracks[ti]);
-      const size_t before = t.jobs.size();
-      std::erase_if(t.jobs, [&](const Job& j) { return !kept[r].count(j.step); });
-      std::erase_if(t.memory, [&](const MemorySample& m) { return !kept[r].count(m.step); });
-      left_out += before - t.jobs.size();
-      if (t.jobs.empty()) continue;
-      uint32_t lanes = 1, overlapping = 0;
-      for (const Job& j : t.jobs) {
-        lanes = std::max(lanes, j.lane + 1);
-        overlapping += j.lane > 0 ? 1 : 0;
-        nr.first_ns = std::min(nr.first_ns, j.start_ns);
-        nr.last_ns = std::max(nr.last_ns, j.end_ns);
-      }
-      t.lanes = lanes;
-      t.overlapping_jobs = overlapping;
-      t.run = nr.index;
-      nr.tracks.push_back(static_cast<uint32_t>(tracks.size()));
-      tracks.push_back(std::move(t));
-    }
-    out_runs.push_back(std::move(nr));
+    out_runs.push_back(kept_run(tl, run, static_cast<uint32_t>(out_runs.size()), kept[r], tracks, &left_out));
   }
   tl.tracks = std::move(tracks);
   tl.runs = std::move(out_runs);
   set_origin(tl);
   tl.unselected_jobs += left_out;
-  std::string text;
-  for (const std::string& p : parts) text += (text.empty() ? "" : "; ") + p;
-  tl.selection = text.empty() ? sel.options_text() : fmt::format("{} ({})", text, sel.options_text());
+  tl.selection = selection;
   return "";
 }
 

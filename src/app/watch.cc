@@ -241,27 +241,97 @@ std::optional<DriverResult> Watcher::whole_run(bool stats) const {
   return analyze(true, stats, {});
 }
 
-std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishing) {
-  std::vector<WatchStep> out;
-  std::optional<DriverResult> a = analyze(false, true, {});
-  if (!a) return out;
-  if (!a->ok()) {
-    failure_ = a->failure;
-    return out;
-  }
-  Timeline& tl = *a->timeline;
-  const Stats& st = *a->stats;
+namespace {
 
+// Whether a step of the window is complete: each track of its run has a
+// job of a later step, or its file went on to a later run, or fell quiet
+// (`quiet`, by file: nothing written for the idle timeout).
+class StepCompleteness {
+ public:
+  StepCompleteness(const Timeline& tl, std::vector<bool> quiet)
+      : tl_(tl), last_step_(tl.tracks.size(), -1), last_run_of_file_(quiet.size(), 0), quiet_(std::move(quiet)) {
+    for (size_t k = 0; k < tl.tracks.size(); ++k) {
+      for (const Job& j : tl.tracks[k].jobs) last_step_[k] = std::max(last_step_[k], j.step);
+      last_run_of_file_[tl.tracks[k].file] = std::max(last_run_of_file_[tl.tracks[k].file], tl.tracks[k].run);
+    }
+  }
+  bool complete(const Run& run, int32_t number) const {
+    for (uint32_t k : run.tracks) {
+      const Track& t = tl_.tracks[k];
+      if (last_step_[k] > number) continue;
+      if (last_run_of_file_[t.file] > run.index) continue;
+      if (quiet_[t.file]) continue;
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  const Timeline& tl_;
+  std::vector<int32_t> last_step_;
+  std::vector<uint32_t> last_run_of_file_;
+  std::vector<bool> quiet_;
+};
+
+// stats measures one run at a time (never pooled): the window's other runs
+// (a run that ended, the next one starting) are measured on their own, once.
+class StatsByRun {
+ public:
+  StatsByRun(const DriverResult& window, StatsOptions options) : window_(window), options_(std::move(options)) {}
+  const Stats& of(uint32_t index) {
+    if (window_.stats->run == index) return *window_.stats;
+    auto it = others_.find(index);
+    if (it == others_.end()) {
+      StatsOptions so = options_;
+      so.run = static_cast<int32_t>(index);
+      it = others_.emplace(index, compute_stats(*window_.timeline, window_.pipeline, &window_.dependencies, so)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  const DriverResult& window_;
+  StatsOptions options_;
+  std::map<uint32_t, Stats> others_;
+};
+
+// Each rank's busy share of the step, and the slowest rank with the type
+// that took most of its time.
+void add_rank_shares(const Timeline& tl, const Run& run, const StepSpan& span, WatchStep& w) {
+  int64_t best = -1;
+  const int64_t span_ns = std::max<int64_t>(span.end_ns - span.start_ns, 1);
+  for (uint32_t k : run.tracks) {
+    const Track& t = tl.tracks[k];
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    std::map<uint32_t, int64_t> by_type;
+    for (const Job& j : t.jobs) {
+      if (j.step != span.number) continue;
+      iv.emplace_back(j.start_ns, j.end_ns);
+      by_type[j.type] += j.end_ns - j.start_ns;
+    }
+    if (iv.empty()) continue;
+    int64_t busy = union_length(iv, span.start_ns, span.end_ns);
+    w.ranks.push_back({t.rank, static_cast<double>(busy) / static_cast<double>(span_ns)});
+    if (busy > best) {
+      best = busy;
+      w.slowest_rank = t.rank;
+      auto top = std::max_element(by_type.begin(), by_type.end(),
+                                  [](const auto& x, const auto& y) { return x.second < y.second; });
+      w.slowest_type = tl.types[top->first];
+    }
+  }
+}
+
+}  // namespace
+
+uint32_t Watcher::global_run(uint32_t run) const { return cut_ ? anchor_run_ + run : run; }
+
+void Watcher::mark_steps(const Timeline& tl) {
   // The window's first lines of each file, to map its lines to the file's.
   std::vector<size_t> context_lines(files_.size());
   for (size_t i = 0; i < files_.size(); ++i) {
     context_lines[i] = count_lines(files_[i].context_start) + count_lines(files_[i].context_marker);
   }
-  // The window's steps carry the run's numbers (renumber); its runs count
-  // from the anchor's.
-  auto global_run = [&](uint32_t run) { return cut_ ? anchor_run_ + run : run; };
-
-  // Each file's steps' first lines, in the run's numbers.
   for (FileState& f : files_) f.marks.clear();
   std::vector<std::map<std::pair<uint32_t, int32_t>, uint32_t>> firsts(files_.size());
   for (const Track& t : tl.tracks) {
@@ -277,54 +347,43 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
   for (size_t i = 0; i < files_.size(); ++i) {
     for (const auto& [key, line] : firsts[i]) files_[i].marks.push_back({key.first, key.second, line});
   }
+}
 
-  // Per track: its last step, and whether its file has gone quiet or on.
-  std::vector<int32_t> last_step(tl.tracks.size(), -1);
-  std::vector<uint32_t> last_run_of_file(files_.size(), 0);
-  for (size_t k = 0; k < tl.tracks.size(); ++k) {
-    for (const Job& j : tl.tracks[k].jobs) last_step[k] = std::max(last_step[k], j.step);
-    last_run_of_file[tl.tracks[k].file] = std::max(last_run_of_file[tl.tracks[k].file], tl.tracks[k].run);
+void Watcher::bound_window() {
+  if (!emitted_any_ || reported_since_cut_ == 0) return;
+  int32_t target = last_step_ - static_cast<int32_t>(options_.keep_steps) + 1;
+  if (!cut_ || before(anchor_run_, anchor_step_, last_run_, target)) cut(last_run_, target);
+}
+
+std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishing) {
+  std::vector<WatchStep> out;
+  std::optional<DriverResult> a = analyze(false, true, {});
+  if (!a) return out;
+  if (!a->ok()) {
+    failure_ = a->failure;
+    return out;
   }
-  auto complete = [&](const Run& run, int32_t number) {
-    if (finishing) return true;
-    for (uint32_t k : run.tracks) {
-      const Track& t = tl.tracks[k];
-      if (last_step[k] > number) continue;
-      if (last_run_of_file[t.file] > run.index) continue;
-      if (now - files_[t.file].last_data >= options_.idle_timeout) continue;
-      return false;
-    }
-    return true;
-  };
-
-  // stats measures one run at a time (never pooled): the window's other runs
-  // (a run that ended, the next one starting) are measured on their own.
-  std::map<uint32_t, Stats> other_runs;
-  auto stats_of_run = [&](uint32_t index) -> const Stats& {
-    if (st.run == index) return st;
-    auto it = other_runs.find(index);
-    if (it == other_runs.end()) {
-      StatsOptions so = options_.passes.stats_options;
-      so.run = static_cast<int32_t>(index);
-      it = other_runs.emplace(index, compute_stats(tl, a->pipeline, &a->dependencies, so)).first;
-    }
-    return it->second;
-  };
+  const Timeline& tl = *a->timeline;
+  // Each file's steps' first lines, in the run's numbers (the window's
+  // steps carry them, renumber; its runs count from the anchor's).
+  mark_steps(tl);
+  std::vector<bool> quiet(files_.size());
+  for (size_t i = 0; i < files_.size(); ++i) quiet[i] = now - files_[i].last_data >= options_.idle_timeout;
+  const StepCompleteness done(tl, std::move(quiet));
+  StatsByRun stats(*a, options_.passes.stats_options);
   const uint64_t problems = rejected_seen_;
-
-  bool stop = false;
   for (const Run& run : tl.runs) {
-    for (size_t si = 0; si < run.steps.size() && !stop; ++si) {
-      const StepSpan& span = run.steps[si];
+    for (const StepSpan& span : run.steps) {
       uint32_t grun = global_run(run.index);
       int32_t gstep = span.number;
       if (cut_ && before(grun, gstep, anchor_run_, anchor_step_)) continue;
       if (emitted_any_ && !before(last_run_, last_step_, grun, gstep)) continue;
-      if (!complete(run, span.number)) {
-        stop = true;
-        break;
+      // The first step not complete ends the report: the later ones wait.
+      if (!finishing && !done.complete(run, span.number)) {
+        bound_window();
+        return out;
       }
-      const Stats& rs = stats_of_run(run.index);
+      const Stats& rs = stats.of(run.index);
       auto found = std::find_if(rs.steps.begin(), rs.steps.end(),
                                 [&](const StepStats& s) { return s.run == run.index && s.step == span.number; });
       if (found == rs.steps.end()) continue;
@@ -340,42 +399,16 @@ std::vector<WatchStep> Watcher::update(WatchClock::time_point now, bool finishin
       w.ideal_bubble_ratio = rs.schedule.ideal_bubble_ratio;
       w.stragglers = rs.stragglers;
       w.problems = problems;
-      int64_t best = -1;
-      const int64_t span_ns = std::max<int64_t>(span.end_ns - span.start_ns, 1);
-      for (uint32_t k : run.tracks) {
-        const Track& t = tl.tracks[k];
-        std::vector<std::pair<int64_t, int64_t>> iv;
-        std::map<uint32_t, int64_t> by_type;
-        for (const Job& j : t.jobs) {
-          if (j.step != span.number) continue;
-          iv.emplace_back(j.start_ns, j.end_ns);
-          by_type[j.type] += j.end_ns - j.start_ns;
-        }
-        if (iv.empty()) continue;
-        int64_t busy = union_length(iv, span.start_ns, span.end_ns);
-        w.ranks.push_back({t.rank, static_cast<double>(busy) / static_cast<double>(span_ns)});
-        if (busy > best) {
-          best = busy;
-          w.slowest_rank = t.rank;
-          auto top = std::max_element(by_type.begin(), by_type.end(),
-                                      [](const auto& x, const auto& y) { return x.second < y.second; });
-          w.slowest_type = tl.types[top->first];
-        }
-      }
+      add_rank_shares(tl, run, span, w);
       emitted_any_ = true;
       last_run_ = grun;
       last_step_ = gstep;
       ++reported_since_cut_;
       out.push_back(std::move(w));
     }
-    if (stop) break;
   }
-
   // Keep the window bounded: cut each file at the step keep_steps back.
-  if (emitted_any_ && reported_since_cut_ > 0) {
-    int32_t target = last_step_ - static_cast<int32_t>(options_.keep_steps) + 1;
-    if (!cut_ || before(anchor_run_, anchor_step_, last_run_, target)) cut(last_run_, target);
-  }
+  bound_window();
   return out;
 }
 

@@ -50,6 +50,10 @@ class LineParser;
 
 using WatchClock = std::chrono::steady_clock;
 
+// The threads of a watch unless --threads says otherwise: it runs beside a
+// training run, so it takes one core.
+inline constexpr unsigned kWatchThreads = 1;
+
 struct WatchOptions {
   // The passes as every command runs them (run_passes): threads, P, the
   // clocks, --strict, the stats options; its input, outputs and selection
@@ -61,7 +65,7 @@ struct WatchOptions {
 
   static DriverRequest one_thread() {
     DriverRequest r;
-    r.threads = 1;
+    r.threads = kWatchThreads;
     return r;
   }
 };
@@ -158,6 +162,12 @@ class Watcher {
   // was made at), found from the first kept line of a file cut there.
   int32_t window_anchor(const Timeline& window) const;
   void renumber(Timeline& window) const;
+  // The whole run's number of the window's run `run`.
+  uint32_t global_run(uint32_t run) const;
+  // Each file's StepMarks: the first job line of each of its steps in `window`.
+  void mark_steps(const Timeline& window);
+  // After a report: each file cut at the step keep_steps back.
+  void bound_window();
   void cut(uint32_t run, int32_t step);
 
   WatchOptions options_;

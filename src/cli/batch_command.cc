@@ -95,55 +95,53 @@ std::string check_out_dir(const std::string& out_dir, const std::vector<std::str
   return "";
 }
 
-int run_batch_command(const BatchCommandOptions& o) {
-  Reporter say("batch", o.run.quiet);
-  if (o.fail_if_slower >= 0 && o.baseline.empty()) {
-    say.error("--fail-if-slower compares with a baseline: give --baseline DIR");
-    return kExitUsage;
-  }
-  std::vector<std::string> inputs = o.artifacts;
-  if (!o.baseline.empty()) inputs.push_back(o.baseline);
-  if (std::string error = check_out_dir(o.out_dir, inputs); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  BatchOptions opt;
-  if (std::string error = parse_batch_outputs(o.outputs, &opt.outputs); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  opt.baseline = o.baseline;
-  opt.fail_if_slower_pct = o.fail_if_slower;
-  opt.limits.max_ratio = o.max_ratio;
-  opt.links.base = o.link_base;
-  opt.links.artifact = o.artifact_name;
-  // In GitHub Actions, summary.md goes to the step summary, where a relative
-  // link leads nowhere and an artifact's files have no address of their own:
-  // the run's page (where its artifacts are listed) is named instead.
+// In GitHub Actions, summary.md goes to the step summary, where a relative
+// link leads nowhere and an artifact's files have no address of their own:
+// the run's page (where its artifacts are listed) is named instead. "" elsewhere.
+std::string actions_run_page() {
   auto env = [](const char* name) {
     const char* v = std::getenv(name);
     return std::string(v ? v : "");
   };
   if (env("GITHUB_ACTIONS") == "true" && !env("GITHUB_SERVER_URL").empty() && !env("GITHUB_REPOSITORY").empty() &&
       !env("GITHUB_RUN_ID").empty()) {
-    opt.links.run_page =
-        fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID"));
+    return fmt::format("{}/{}/actions/runs/{}", env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"),
+                       env("GITHUB_RUN_ID"));
   }
-  opt.passes = driver_request({}, o.run);
-  opt.out_dir = o.out_dir;
-  opt.picture.max_jobs = o.max_jobs;
-  opt.limits.max_bytes = o.max_extract_mb << 20;
-  opt.limits.max_entries = o.max_entries;
-  opt.max_depth = o.max_depth;
-  opt.keep_extracted = o.keep_extracted;
-  if (std::string error = parse_selection(o.selection, &opt.passes.selection); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
+  return "";
+}
+
+// The batch's options as app/batch.h takes them; "" or the usage error.
+std::string decide_batch(const BatchCommandOptions& o, BatchOptions* opt) {
+  if (o.fail_if_slower >= 0 && o.baseline.empty())
+    return "--fail-if-slower compares with a baseline: give --baseline DIR";
+  std::vector<std::string> inputs = o.artifacts;
+  if (!o.baseline.empty()) inputs.push_back(o.baseline);
+  if (std::string error = check_out_dir(o.out_dir, inputs); !error.empty()) return error;
+  if (std::string error = parse_batch_outputs(o.outputs, &opt->outputs); !error.empty()) return error;
+  opt->baseline = o.baseline;
+  opt->fail_if_slower_pct = o.fail_if_slower;
+  opt->limits.max_ratio = o.max_ratio;
+  opt->links.base = o.link_base;
+  opt->links.artifact = o.artifact_name;
+  opt->links.run_page = actions_run_page();
+  opt->passes = driver_request({}, o.run);
+  opt->out_dir = o.out_dir;
+  opt->picture.max_jobs = o.max_jobs;
+  opt->limits.max_bytes = o.max_extract_mb << 20;
+  opt->limits.max_entries = o.max_entries;
+  opt->max_depth = o.max_depth;
+  opt->keep_extracted = o.keep_extracted;
+  return parse_selection(o.selection, &opt->passes.selection);
+}
+
+// The progress: a bar on a terminal, a line per run otherwise, nothing
+// under -q or --progress off. Returns whether it is the bar.
+bool set_progress(const BatchCommandOptions& o, const Reporter& say, BatchOptions* opt) {
   bool tty = o.progress == "bar" || (o.progress == "auto" && isatty(fileno(stderr)));
   bool lines = !o.run.quiet && !tty && o.progress != "off";
   if (tty && !o.run.quiet) {
-    opt.progress = [](const BatchProgress& p) {
+    opt->progress = [](const BatchProgress& p) {
       constexpr int kWidth = 30;
       int filled = p.total ? static_cast<int>(p.done * kWidth / p.total) : kWidth;
       std::string name = p.run ? printable_excerpt(p.run->name.empty() ? p.run->source : p.run->name, 40) : "";
@@ -152,10 +150,40 @@ int run_batch_command(const BatchCommandOptions& o) {
       std::fflush(stderr);
     };
   } else if (lines) {
-    opt.progress = [say](const BatchProgress& p) {
+    opt->progress = [say](const BatchProgress& p) {
       if (p.run) say.info(fmt::format("[{}/{}] {}", p.done, p.total, run_line(*p.run)));
     };
   }
+  return tty;
+}
+
+// The gate: each run slower than allowed, or that it passed.
+void report_gate(const BatchCommandOptions& o, const Reporter& say, const BatchResult& result) {
+  for (const BatchRun& r : result.runs) {
+    if (r.change && r.change->gate_failed) {
+      say.line(fmt::format("{}: {}: {} slower than the baseline (metric: {}), more than --fail-if-slower {:g}%",
+                           say.prefix(), printable_excerpt(r.name, 120), format_percent(r.change->step_time_delta_pct),
+                           r.change->metric, o.fail_if_slower));
+    }
+  }
+  if (o.baseline.empty() || o.fail_if_slower < 0 || result.gate_failed()) return;
+  size_t compared = 0;
+  for (const BatchRun& r : result.runs) compared += r.change ? 1 : 0;
+  say.line(
+      fmt::format("{}: gate passed: {} run{} compared with the baseline, none more than --fail-if-slower {:g}% "
+                  "slower{}",
+                  say.prefix(), compared, compared == 1 ? "" : "s", o.fail_if_slower,
+                  result.selection.empty() ? std::string() : " (" + result.selection + ")"));
+}
+
+int run_batch_command(const BatchCommandOptions& o) {
+  Reporter say("batch", o.run.quiet);
+  BatchOptions opt;
+  if (std::string error = decide_batch(o, &opt); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  const bool tty = set_progress(o, say, &opt);
   BatchResult result = run_batch(o.artifacts, opt);
   if (tty && !o.run.quiet) std::fprintf(stderr, "\r\x1b[K");
   if (!result.error.empty() && result.runs.empty()) {
@@ -173,22 +201,7 @@ int run_batch_command(const BatchCommandOptions& o) {
     }
   }
   if (!result.error.empty()) say.error(result.error);
-  for (const BatchRun& r : result.runs) {
-    if (r.change && r.change->gate_failed) {
-      say.line(fmt::format("{}: {}: {} slower than the baseline (metric: {}), more than --fail-if-slower {:g}%",
-                           say.prefix(), printable_excerpt(r.name, 120), format_percent(r.change->step_time_delta_pct),
-                           r.change->metric, o.fail_if_slower));
-    }
-  }
-  if (!o.baseline.empty() && o.fail_if_slower >= 0 && !result.gate_failed()) {
-    size_t compared = 0;
-    for (const BatchRun& r : result.runs) compared += r.change ? 1 : 0;
-    say.line(
-        fmt::format("{}: gate passed: {} run{} compared with the baseline, none more than --fail-if-slower {:g}% "
-                    "slower{}",
-                    say.prefix(), compared, compared == 1 ? "" : "s", o.fail_if_slower,
-                    result.selection.empty() ? std::string() : " (" + result.selection + ")"));
-  }
+  report_gate(o, say, result);
   say.line(fmt::format("{}: {} run{}: {} ok, {} failed -> {}/index.html", say.prefix(), result.runs.size(),
                        result.runs.size() == 1 ? "" : "s", ok, result.runs.size() - ok, o.out_dir));
   return result.any_failed() || result.gate_failed() ? kExitInput : kExitOk;
@@ -198,14 +211,15 @@ int run_batch_command(const BatchCommandOptions& o) {
 
 void setup_batch(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<BatchCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "batch",
+  CLI::App* sub = add_command(
+      app, "batch",
       "Convert many runs at once, such as a CI job's log artifacts: each ARTIFACT is a log directory, a .zip, "
       ".tar, .tar.gz or .tar.zst of one, or a folder holding many runs (every directory below it with "
       "workerlog.<i> files is one). Writes per run the --outputs, and index.html, index.json and summary.md for "
       "the batch; with --baseline, each run's change against it.\n"
       "  pp-timeline batch artifacts/*.zip --out reports/\n"
-      "  pp-timeline batch --baseline main/logs pr/logs --out reports/ --fail-if-slower 5");
+      "  pp-timeline batch --baseline main/logs pr/logs --out reports/ --fail-if-slower 5",
+      chosen, run_batch_command, o);
   sub->add_option("artifacts", o->artifacts, "log directories, .zip/.tar/.tar.gz/.tar.zst archives, or folders of runs")
       ->required();
   sub->add_option("--outputs", o->outputs,
@@ -249,12 +263,6 @@ void setup_batch(CLI::App& app, Runner& chosen) {
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
   add_quiet_option(*sub, o->run.quiet);
-  sub->footer(
-      "Exit status: 0 every artifact converted; 1 one or more failed (each is listed, with its error, in\n"
-      "index.json and summary.md; the others are converted all the same), or a run is slower than the\n"
-      "baseline past --fail-if-slower; 2 usage error (an --out that is an input among them); 3 internal error.\n"
-      "A reused --out: the run folders an earlier batch wrote there are removed; nothing else is.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_batch_command(*o); }; });
 }
 
 }  // namespace ppt::cli

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "options.h"
@@ -38,9 +39,28 @@ int run_convert(const ConvertOptions& options);
 
 // A subcommand registers itself on the app and, when it is the one parsed,
 // puts its runner into `chosen`; main() runs it after parsing. To add one:
-// write src/cli/<name>_command.cc with setup_<name>(), declare it here and
-// add it to the list in main.cc.
+// write src/cli/<name>_command.cc with setup_<name>() (through add_command),
+// declare it here, add it to the list in main.cc and its exit statuses to
+// exit_status_text (commands.cc).
 using Runner = std::function<int()>;
+
+// What each exit status means for `command` ("" for the conversion): the
+// footer of its --help and the EXIT STATUS of its manual page, every
+// command's in one table beside the codes above.
+std::string_view exit_status_text(std::string_view command);
+
+// Declares subcommand `name` on `app` with its description and its exit
+// statuses; `options` are shared by the parse and the run: when it is the
+// one parsed, `chosen` runs `run` on them. Returns the subcommand, for
+// setup_<name> to declare its options on.
+template <typename Options>
+CLI::App* add_command(CLI::App& app, const char* name, const std::string& description, Runner& chosen,
+                      int (*run)(const Options&), std::shared_ptr<Options> options) {
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->footer(std::string(exit_status_text(name)));
+  sub->callback([options, &chosen, run] { chosen = [options, run] { return run(*options); }; });
+  return sub;
+}
 
 // stats_command.cc, diff_command.cc: bubbles of a run, and comparing two runs.
 void setup_stats(CLI::App& app, Runner& chosen);

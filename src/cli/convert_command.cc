@@ -34,37 +34,43 @@ void setup_convert(CLI::App& app, ConvertOptions& o) {
   add_run_options(app, o.run);
 }
 
+namespace {
+
+// The outputs of -o and --perfetto-json; with neither, the Chrome and the
+// Perfetto JSON beside the log directory (for files, and standard input, in
+// the current folder).
+std::string convert_outputs(const ConvertOptions& o, const LayoutRequest& input, std::vector<OutputSpec>* outputs) {
+  if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, outputs);
+      !error.empty()) {
+    return error;
+  }
+  for (const std::string& path : o.perfetto_json) {
+    if (std::string error = check_output_path(path, *outputs); !error.empty()) return error;
+    outputs->push_back(spec_with_format(path, OutputFormat::kPerfettoJson));
+  }
+  if (outputs->empty()) {
+    std::filesystem::path dir =
+        input.log_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(input.log_dir);
+    outputs->push_back({(dir / "pipeline_profile.json").string(), OutputFormat::kChromeJson});
+    outputs->push_back({(dir / "pipeline_profile_perfetto.json").string(), OutputFormat::kPerfettoJson});
+  }
+  return "";
+}
+
+}  // namespace
+
 int run_convert(const ConvertOptions& o) {
   Reporter say("", o.run.quiet);
   DriverRequest request;
-  if (std::string error = decide_run("", o.input, o.run, o.selection, &request); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
   std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, &outputs);
+  auto decide_outputs = [&](const LayoutRequest& input, std::vector<OutputSpec>* out) {
+    return convert_outputs(o, input, out);
+  };
+  if (std::string error = decide_run("", o.input, o.run, o.selection, decide_outputs, &request, &outputs);
       !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
-  for (const std::string& path : o.perfetto_json) {
-    if (std::string error = check_output_path(path, outputs); !error.empty()) {
-      say.error(error);
-      return kExitUsage;
-    }
-    outputs.push_back(spec_with_format(path, OutputFormat::kPerfettoJson));
-  }
-  if (outputs.empty()) {
-    // Beside the log directory; for files (and standard input) in the current folder.
-    LayoutRequest request = o.input.request();
-    resolve_positional_dir(request);
-    std::filesystem::path dir =
-        request.log_dir.empty() ? std::filesystem::path(".") : std::filesystem::path(request.log_dir);
-    outputs.push_back({(dir / "pipeline_profile.json").string(), OutputFormat::kChromeJson});
-    outputs.push_back({(dir / "pipeline_profile_perfetto.json").string(), OutputFormat::kPerfettoJson});
-  }
-
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = needs_stats(outputs);  // the report page's tables
   request.suggest = request.stats;       // and what would help, as report's page says
   if (draws(outputs)) request.picture = PictureRequest{};
@@ -73,7 +79,6 @@ int run_convert(const ConvertOptions& o) {
 
   WriteOptions wopt;
   wopt.absolute = o.absolute;
-  wopt.threads = o.run.threads;
   wopt.compress_pftrace = !o.plain_pftrace;
   wopt.svg.width = o.width;
   wopt.svg.png_scale = o.scale;

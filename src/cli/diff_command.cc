@@ -7,15 +7,15 @@
 #include <optional>
 
 #include "analysis/diff.h"
+#include "app/diff_run.h"
 #include "app/driver.h"
+#include "app/stats_input.h"
 #include "cli/finite_range.h"
 #include "commands.h"
 #include "input/log_layout.h"
 #include "output/outputs.h"
-#include "output/report/html_report.h"
 #include "output/sink/output_file.h"
 #include "output/text/stats_writers.h"
-#include "output/trace/diff_trace.h"
 #include "reporter.h"
 #include "stats_input.h"
 
@@ -41,155 +41,98 @@ struct DiffCommandOptions {
   std::string color = "auto";
 };
 
-int run_diff(const DiffCommandOptions& o) {
-  Reporter say("diff", o.run.quiet);
-  if (o.runs.size() < 2) {
-    say.error("give the baseline A and at least one run B to compare with it (see pp-timeline diff --help)");
-    return kExitUsage;
-  }
-  const std::string& a_path = o.runs[0];
-  std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_report_outputs(OutputCommand::kDiff, o.outputs, o.json, o.markdown, &outputs);
+// The outputs of -o and --trace, and the verdict on standard output also
+// when they are files (a CI log shows it), as text; "" or the usage error.
+std::string diff_outputs(const DiffCommandOptions& o, std::vector<OutputSpec>* outputs) {
+  if (std::string error = resolve_report_outputs(OutputCommand::kDiff, o.outputs, o.json, o.markdown, outputs);
       !error.empty()) {
-    say.error(error);
-    return kExitUsage;
+    return error;
   }
   if (!o.trace.empty()) {
     std::string error;
     std::optional<OutputSpec> trace =
         resolve_output(OutputCommand::kDiffTrace, o.trace, OutputFormat::kDiffTrace, &error);
-    if (trace) error = check_output_path(o.trace, outputs);
-    if (!error.empty()) {
-      say.error("--trace " + error);
-      return kExitUsage;
-    }
-    outputs.insert(outputs.begin(), *trace);
+    if (trace) error = check_output_path(o.trace, *outputs);
+    if (!error.empty()) return "--trace " + error;
+    outputs->insert(outputs->begin(), *trace);
   }
   // A trace or a page holds two runs: A and one B.
-  for (const OutputSpec& out : outputs) {
-    const bool two_runs = out.format == OutputFormat::kDiffTrace || out.format == OutputFormat::kDiffReport;
-    if (two_runs && o.runs.size() > 2) {
-      say.error(
-          fmt::format("{}: a trace or page holds two runs; compare one run with the baseline to write it", out.path));
-      return kExitUsage;
+  for (const OutputSpec& out : *outputs) {
+    if (holds_two_runs(out) && o.runs.size() > 2) {
+      return fmt::format("{}: a trace or page holds two runs; compare one run with the baseline to write it", out.path);
     }
   }
-  // The verdict is the command's answer: on standard output also when the
-  // outputs are files (a CI log shows it), as text.
-  if (std::none_of(outputs.begin(), outputs.end(), [](const OutputSpec& s) { return is_stdout_path(s.path); })) {
-    outputs.push_back({"-", OutputFormat::kReportText});
+  if (std::none_of(outputs->begin(), outputs->end(), [](const OutputSpec& s) { return is_stdout_path(s.path); })) {
+    outputs->push_back({"-", OutputFormat::kReportText});
   }
-  size_t stdin_runs = 0;
-  for (const std::string& r : o.runs) stdin_runs += r == "-" ? 1 : 0;
-  if (stdin_runs > 1) {
-    say.error("-: standard input is one run's log, read once; name '-' for A or B only");
-    return kExitUsage;
+  return "";
+}
+
+// The runs, the outputs and the gate's metric as the options give them; ""
+// or the usage error.
+std::string decide_diff(const DiffCommandOptions& o, std::vector<OutputSpec>* outputs, GateMetric* metric,
+                        DriverRequest* request) {
+  if (o.runs.size() < 2) {
+    return "give the baseline A and at least one run B to compare with it (see pp-timeline diff --help)";
   }
-  std::optional<GateMetric> metric = gate_metric_from_name(o.gate);
-  if (!metric) {
-    say.error("--gate " + o.gate + ": period, busy or throughput");
-    return kExitUsage;
+  if (std::string error = diff_outputs(o, outputs); !error.empty()) return error;
+  if (std::count(o.runs.begin(), o.runs.end(), "-") > 1) {
+    return "-: standard input is one run's log, read once; name '-' for A or B only";
   }
+  std::optional<GateMetric> gate = gate_metric_from_name(o.gate);
+  if (!gate) return "--gate " + o.gate + ": period, busy or throughput";
+  *metric = *gate;
   // Every side through the same driver, with the same options.
-  DriverRequest request = driver_request(LayoutRequest{"", {}, o.devices}, o.run);
-  if (std::string error = parse_selection(o.selection, &request.selection); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
+  *request = driver_request(LayoutRequest{"", {}, o.devices}, o.run);
+  if (std::string error = parse_selection(o.selection, &request->selection); !error.empty()) return error;
+  request->stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
+  request->stats_options.critical_paths = false;
+  request->stats_options.micro_batch_size = o.micro_batch_size;
+  for (const OutputSpec& out : *outputs) {
+    request->outputs.push_back(out.path);
+    if (out.format == OutputFormat::kDiffReport) request->picture = PictureRequest{};
   }
-  request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
-  request.stats_options.critical_paths = false;
-  request.stats_options.micro_batch_size = o.micro_batch_size;
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
-  for (const OutputSpec& out : outputs) {
-    if (out.format == OutputFormat::kDiffReport) request.picture = PictureRequest{};
-  }
-  std::vector<StatsInput> sides(o.runs.size());
+  return "";
+}
+
+// Each run read (app/stats_input.h decides whether from logs or a stats
+// JSON), its problems reported under its label; 0 or the exit status.
+int load_runs(const DiffCommandOptions& o, const DriverRequest& request, const Reporter& say, DiffRuns* runs) {
+  runs->paths = o.runs;
+  runs->sides.resize(o.runs.size());
   for (size_t i = 0; i < o.runs.size(); ++i) {
-    std::string label =
-        o.runs.size() == 2 ? (i == 0 ? "A: " : "B: ") : fmt::format("{}: ", char('A' + std::min<size_t>(i, 25)));
-    if (int code = load_stats_or_json(o.runs[i], request, say, label, &sides[i]); code != kExitOk) return code;
-    if (!sides[i].run && !request.selection.empty()) {
+    StatsInput& side = runs->sides[i];
+    std::string label = o.runs.size() == 2 ? (i == 0 ? "A: " : "B: ") : run_letter(i) + ": ";
+    if (int code = load_stats_or_json(o.runs[i], request, say, label, &side); code != kExitOk) return code;
+    if (!side.run && !request.selection.empty()) {
       // A stats JSON holds figures, not jobs: its selection was made when it was written.
       say.note(fmt::format("{}{} is a stats JSON: {} applies to the logs only; it was written with {}", label,
                            o.runs[i], request.selection.options_text(),
-                           sides[i].stats.selection.empty() ? std::string("no selection") : sides[i].stats.selection));
+                           side.stats.selection.empty() ? std::string("no selection") : side.stats.selection));
     }
     // A baseline read back from JSON takes this run's --micro-batch-size too.
-    if (!sides[i].run && o.micro_batch_size > 0) {
-      Stats& st = sides[i].stats;
-      st.throughput = compute_throughput(st.step_period, st.schedule, o.micro_batch_size);
+    if (!side.run && o.micro_batch_size > 0) {
+      side.stats.throughput = compute_throughput(side.stats.step_period, side.stats.schedule, o.micro_batch_size);
     }
   }
+  return kExitOk;
+}
 
-  DiffOptions dopt;
-  dopt.noise_floor_pct = o.noise_pct;
-  dopt.rank_change_pct = o.rank_change_pct;
-  dopt.fail_if_slower_pct = o.fail_if_slower_pct;
-  dopt.metric = *metric;
-  dopt.metric_chosen = o.gate_given;
-  std::vector<Diff> diffs;
-  for (size_t i = 1; i < sides.size(); ++i) {
-    dopt.b_label = std::string(1, char('A' + std::min<size_t>(i, 25)));  // B, C, D...: the load's labels
-    diffs.push_back(diff_stats(sides[0].stats, sides[i].stats, dopt));
-    if (!diffs.back().gate_error.empty()) {
-      say.error(fmt::format("{}{}", o.runs.size() > 2 ? fmt::format("{}: ", o.runs[i]) : "", diffs.back().gate_error));
-      return kExitUsage;
-    }
-  }
-  const Diff& d = diffs.front();
-  const StatsInput& a = sides[0];
-  const StatsInput& b = sides[1];
-
-  std::vector<std::string> inputs;
-  for (const StatsInput& side : sides) {
-    if (side.timeline()) {
-      for (const std::string& p : input_paths(side.timeline()->files)) inputs.push_back(p);
-    }
-  }
+// Every output written, each said; 0, or 1 when one failed.
+int write_diff_outputs(const DiffCommandOptions& o, const std::vector<OutputSpec>& outputs, const DiffRuns& runs,
+                       const Reporter& say) {
   int code = kExitOk;
   for (const OutputSpec& out : outputs) {
-    const bool two_runs = out.format == OutputFormat::kDiffTrace || out.format == OutputFormat::kDiffReport;
-    if (two_runs && (!a.timeline() || !b.timeline())) {
+    if (holds_two_runs(out) && (!runs.sides[0].timeline() || !runs.sides[1].timeline())) {
       say.error(fmt::format("{}: the {} needs the logs of both runs, not a stats JSON; not written", out.path,
                             out.format == OutputFormat::kDiffTrace ? "trace" : "page"));
       code = kExitInput;
       continue;
     }
+    TextStyle style;
+    style.color = use_color(o.color, is_stdout_path(out.path));
     DiffTraceInfo info;
-    std::string error = write_spec(out, inputs, [&](ByteSink& sink) {
-      switch (out.format) {
-        case OutputFormat::kDiffTrace:
-          info = write_diff_trace(*a.timeline(), a_path, *b.timeline(), o.runs[1], sink);
-          break;
-        case OutputFormat::kDiffReport: {
-          // The report page: the deltas, the steps, then both timelines on one scale.
-          DiffReportInput report{a.timeline(), b.timeline(), a_path, o.runs[1], &d};
-          report.a_picture = a.run->picture ? &*a.run->picture : nullptr;
-          report.b_picture = b.run->picture ? &*b.run->picture : nullptr;
-          write_diff_report(report, ReportOptions{}, sink);
-          break;
-        }
-        case OutputFormat::kReportJson:
-          sink.write(diffs.size() == 1 ? format_diff_json(d) : format_diff_set_json(diffs));
-          break;
-        case OutputFormat::kReportMarkdown:
-          for (size_t i = 0; i < diffs.size(); ++i) {
-            if (i > 0) sink.write("\n");
-            sink.write(format_diff_markdown(diffs[i]));
-          }
-          break;
-        default: {
-          TextStyle style;
-          style.color = use_color(o.color, is_stdout_path(out.path));
-          for (size_t i = 0; i < diffs.size(); ++i) {
-            if (i > 0) sink.write("\n");
-            sink.write(format_diff_text(diffs[i], style));
-          }
-          break;
-        }
-      }
-    });
-    if (!error.empty()) {
+    if (std::string error = write_diff_output(out, runs, style, &info); !error.empty()) {
       // A closed or full standard output is an error too, not a silent exit 0.
       say.error(error);
       code = kExitInput;
@@ -202,21 +145,56 @@ int run_diff(const DiffCommandOptions& o) {
       say.info(fmt::format("wrote {}", out.path));
     }
   }
+  return code;
+}
+
+// Each run slower than --fail-if-slower allows, said; whether any was.
+bool report_gate(const DiffCommandOptions& o, const DiffRuns& runs, const Reporter& say) {
+  bool failed = false;
+  for (size_t i = 0; i < runs.diffs.size(); ++i) {
+    const Diff& d = runs.diffs[i];
+    if (!d.gate_failed) continue;
+    failed = true;
+    say.line(fmt::format("{}: {} ({}) is {} slower than A ({}), more than --fail-if-slower {:g}% (metric: {})",
+                         say.prefix(), d.b_label, o.runs[i + 1],
+                         format_percent(d.slower_pct, PercentSign::kNegativeOnly), metric_change(d),
+                         o.fail_if_slower_pct, gate_metric_name(d.metric)));
+  }
+  return failed;
+}
+
+int run_diff(const DiffCommandOptions& o) {
+  Reporter say("diff", o.run.quiet);
+  std::vector<OutputSpec> outputs;
+  GateMetric metric{};
+  DriverRequest request;
+  if (std::string error = decide_diff(o, &outputs, &metric, &request); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  DiffRuns runs;
+  if (int code = load_runs(o, request, say, &runs); code != kExitOk) return code;
+  DiffOptions dopt;
+  dopt.noise_floor_pct = o.noise_pct;
+  dopt.rank_change_pct = o.rank_change_pct;
+  dopt.fail_if_slower_pct = o.fail_if_slower_pct;
+  dopt.metric = metric;
+  dopt.metric_chosen = o.gate_given;
+  compare_runs(runs, dopt);
+  for (size_t i = 0; i < runs.diffs.size(); ++i) {
+    if (runs.diffs[i].gate_error.empty()) continue;
+    say.error(
+        fmt::format("{}{}", o.runs.size() > 2 ? fmt::format("{}: ", o.runs[i + 1]) : "", runs.diffs[i].gate_error));
+    return kExitUsage;
+  }
+  int code = write_diff_outputs(o, outputs, runs, say);
   if (o.run.timings) {
-    for (const StatsInput& side : sides) {
+    for (const StatsInput& side : runs.sides) {
       if (side.run) say.timings(side.run->timings);
     }
   }
-  bool failed = false;
-  for (size_t i = 0; i < diffs.size(); ++i) {
-    if (!diffs[i].gate_failed) continue;
-    failed = true;
-    say.line(fmt::format("{}: {} ({}) is {} slower than A ({}), more than --fail-if-slower {:g}% (metric: {})",
-                         say.prefix(), diffs[i].b_label, o.runs[i + 1],
-                         format_percent(diffs[i].slower_pct, PercentSign::kNegativeOnly), metric_change(diffs[i]),
-                         o.fail_if_slower_pct, gate_metric_name(diffs[i].metric)));
-  }
-  for (const StatsInput& side : sides) {
+  const bool failed = report_gate(o, runs, say);
+  for (const StatsInput& side : runs.sides) {
     if (!side.run || !side.run->timeline) continue;
     if (int unread = say.unread_status(*side.run->timeline); code == kExitOk) code = unread;
   }
@@ -227,13 +205,14 @@ int run_diff(const DiffCommandOptions& o) {
 
 void setup_diff(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<DiffCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "diff",
+  CLI::App* sub = add_command(
+      app, "diff",
       "Compare two runs: step time, each rank's busy and idle time and bubble ratio, job durations, job order; "
       "a verdict and a CI gate.\n"
       "  pp-timeline diff base_logs/ new_logs/ [--fail-if-slower 5] [--gate period|busy|throughput]\n"
       "  pp-timeline diff base_logs/ new1/ new2/ --fail-if-slower 3   (each against the first)\n"
-      "  pp-timeline stats --log_dir base_logs/ --json -o base.json; pp-timeline diff base.json new_logs/");
+      "  pp-timeline stats --log_dir base_logs/ --json -o base.json; pp-timeline diff base.json new_logs/",
+      chosen, run_diff, o);
   sub->add_option("runs", o->runs,
                   "A, the baseline, then B (C...), the runs to judge against it: each a log directory, a log file "
                   "('-': one rank's log on standard input), or a `stats --json` file")
@@ -271,11 +250,6 @@ void setup_diff(CLI::App& app, Runner& chosen) {
                   "write one trace (.json, or .json.gz gzipped) holding both runs, aligned at their first common "
                   "step");
   add_run_options(*sub, o->run);
-  sub->footer(
-      "Exit status: 0 done (and the gate, if any, passed); 1 B is slower than --fail-if-slower allows,\n"
-      "an input has nothing usable, or an output failed; 2 usage error (bad option, missing path, an output\n"
-      "that is an input); 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_diff(*o); }; });
 }
 
 }  // namespace ppt::cli

@@ -43,10 +43,7 @@ int run(int argc, char** argv) {
   CLI::App app{
       "pp-timeline: turn a pipeline-parallel training run's launch logs into a timeline.\n"
       "  pp-timeline --log_dir logs/ -o trace.json\n"};
-  app.footer(
-      "Exit status: 0 done; 1 input problems under --strict, nothing usable found, or an output\n"
-      "could not be written; 2 usage error (bad option, missing path, an output that is an input);\n"
-      "3 internal error (a bug: one line 'pp-timeline: internal error: ...', no output left behind).");
+  app.footer(std::string(exit_status_text("")));
   const std::string version = "pp-timeline " PPT_VERSION;
   app.set_version_flag("--version", version);
   // Hidden: the build writes the manual page and the completions from this

@@ -11,6 +11,7 @@
 #include "cli/finite_range.h"
 #include "input/log_layout.h"
 #include "model/step_range.h"
+#include "output/outputs.h"
 #include "util/text.h"
 
 namespace ppt::cli {
@@ -172,17 +173,30 @@ DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run) 
   return r;
 }
 
+namespace {
+
+// "" when `input` names logs; `command` is "" for the conversion.
 std::string missing_input_error(std::string_view command, const InputOptions& input) {
   if (!input.empty()) return "";
   if (command.empty()) return "give --log_dir DIR or log files (see --help)";
   return fmt::format("give --log_dir DIR or log files (see pp-timeline {} --help)", command);
 }
 
+}  // namespace
+
 std::string decide_run(std::string_view command, const InputOptions& input, const RunOptions& run,
-                       const SelectionOptions& selection, DriverRequest* out) {
+                       const SelectionOptions& selection, const OutputsDecision& outputs, DriverRequest* request,
+                       std::vector<OutputSpec>* specs) {
   if (std::string error = missing_input_error(command, input); !error.empty()) return error;
-  *out = driver_request(input.request(), run);
-  return parse_selection(selection, &out->selection);
+  LayoutRequest logs = input.request();
+  // Said after the outputs' errors, as the layout would say it.
+  const std::string positional_error = resolve_positional_dir(logs);
+  *request = driver_request(logs, run);
+  if (std::string error = parse_selection(selection, &request->selection); !error.empty()) return error;
+  if (std::string error = outputs(logs, specs); !error.empty()) return error;
+  if (!positional_error.empty()) return positional_error;
+  for (const OutputSpec& out : *specs) request->outputs.push_back(out.path);
+  return "";
 }
 
 }  // namespace ppt::cli

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,7 @@ namespace ppt {
 struct DriverRequest;  // app/driver.h
 struct LayoutRequest;  // input/log_layout.h
 struct Selection;      // app/selection.h
+struct OutputSpec;     // output/outputs.h
 }  // namespace ppt
 
 namespace ppt::cli {
@@ -83,15 +85,21 @@ void add_run_options(CLI::App& app, RunOptions& run);
 // The driver's request for these options (without outputs or stats).
 DriverRequest driver_request(const LayoutRequest& input, const RunOptions& run);
 
-// "give --log_dir DIR or log files (see pp-timeline <command> --help)" when
-// `input` names no logs, else "". `command` is "" for the conversion.
-std::string missing_input_error(std::string_view command, const InputOptions& input);
+// A command's outputs from its options, given the input as decided (a
+// positional directory resolved, where it is one: convert writes beside
+// it): "" or the usage error.
+using OutputsDecision = std::function<std::string(const LayoutRequest& input, std::vector<OutputSpec>* outputs)>;
 
-// A run as every command that reads one decides it, once: the input (or
-// missing_input_error), the passes of `run` and the selection, into the
-// driver's request (`*out`, without outputs, stats or picture, which are the
-// command's own). The usage error to print, else "".
+// A run as every command that reads logs decides it, once, into the one
+// value the command and the driver then read: the input (or "give --log_dir
+// DIR or log files (see pp-timeline <command> --help)"), the selection, the
+// outputs (`outputs`, their paths also in the request, so that one that is
+// an input is refused), a directory named among the files moved to
+// --log_dir, and the passes and threads of `run`. The stats, picture and
+// what-if parts of `*request` are the command's own. The first usage error,
+// in that order, else "".
 std::string decide_run(std::string_view command, const InputOptions& input, const RunOptions& run,
-                       const SelectionOptions& selection, DriverRequest* out);
+                       const SelectionOptions& selection, const OutputsDecision& outputs, DriverRequest* request,
+                       std::vector<OutputSpec>* specs);
 
 }  // namespace ppt::cli

@@ -24,20 +24,16 @@ struct ReportCommandOptions {
 int run_report(const ReportCommandOptions& o) {
   Reporter say("report", o.run.quiet);
   DriverRequest request;
-  if (std::string error = decide_run("report", o.input, o.run, o.selection, &request); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  WriteOptions wopt;
-  wopt.threads = o.run.threads;
   std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_outputs(OutputCommand::kReport, o.outputs, OutputFormat::kHtmlReport, &outputs);
+  auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {
+    return resolve_outputs(OutputCommand::kReport, o.outputs, OutputFormat::kHtmlReport, out);
+  };
+  if (std::string error = decide_run("report", o.input, o.run, o.selection, decide_outputs, &request, &outputs);
       !error.empty()) {
     say.error(error);
     return kExitUsage;
   }
   // Drawn as `convert` draws an .html output: the same driver, the same page.
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   request.stats = true;
   request.suggest = true;
   request.picture = PictureRequest{};
@@ -46,7 +42,7 @@ int run_report(const ReportCommandOptions& o) {
   if (int code = say.load(result, true); code != kExitOk) return code;
   const PictureSelection& sel = *result.picture;
   if (!sel.note.empty()) say.note(sel.note);
-  std::vector<WrittenOutput> written = write_outputs(result, outputs, wopt);
+  std::vector<WrittenOutput> written = write_outputs(result, outputs, WriteOptions{});
   if (o.run.timings) say.timings(result.timings);
   int code = kExitOk;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -66,21 +62,18 @@ int run_report(const ReportCommandOptions& o) {
 
 void setup_report(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<ReportCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "report",
+  CLI::App* sub = add_command(
+      app, "report",
       "Write one self-contained HTML page of a run: the timeline (zoom, pan, a card per job on hover) and the "
       "stats tables. No network, no external file: it opens anywhere. The same page as convert's .html output.\n"
-      "  pp-timeline report --log_dir logs/ -o report.html [--steps 10:20]");
+      "  pp-timeline report --log_dir logs/ -o report.html [--steps 10:20]",
+      chosen, run_report, o);
   add_input_options(*sub, o->input);
   sub->add_option("-o,--output", o->outputs, "the HTML file to write (.html or .htm; - for stdout); may be repeated")
       ->required();
   add_selection_options(*sub, o->selection);
   add_max_jobs_option(*sub, o->max_jobs);
   add_run_options(*sub, o->run);
-  sub->footer(
-      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the page could\n"
-      "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_report(*o); }; });
 }
 
 }  // namespace ppt::cli

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 
+#include "app/driver.h"
 #include "commands.h"
 #include "model/diagnostics.h"
 #include "util/escape.h"

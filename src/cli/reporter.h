@@ -16,8 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "app/driver.h"
 #include "output/text/summary.h"
+#include "util/phase_time.h"
+
+namespace ppt {
+struct DriverResult;  // app/driver.h
+}  // namespace ppt
 
 namespace ppt::cli {
 

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "app/driver.h"
+#include "app/stats_input.h"
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/sink/output_file.h"
@@ -28,15 +30,72 @@ struct StatsCommandOptions {
   std::string color = "auto";
 };
 
+// What stats writes: the errors, and "base.json (12.0 KB), ...", the files
+// written (standard output is not listed).
+struct StatsWritten {
+  std::vector<std::string> errors;
+  std::string list;
+
+  void add(const OutputSpec& out, const std::string& error, size_t bytes) {
+    if (!error.empty())
+      errors.push_back(error);
+    else if (!is_stdout_path(out.path))
+      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path, format_size(bytes));
+  }
+};
+
+// The report of `out`'s format as text, or nullopt for a page (written by
+// the writers phase).
+std::optional<std::string> stats_report(const StatsCommandOptions& o, const StatsInput& input, const OutputSpec& out) {
+  switch (out.format) {
+    case OutputFormat::kReportJson: return format_stats_json(input.stats, input.timeline()->origin_ns);
+    case OutputFormat::kReportMarkdown: return format_stats_markdown(input.stats);
+    case OutputFormat::kReportText: {
+      TextStyle style;
+      style.color = use_color(o.color, is_stdout_path(out.path));
+      return format_stats_text(input.stats, style);
+    }
+    default: return std::nullopt;
+  }
+}
+
+// One analysis, every output from it: the reports here, the page through
+// the writers phase (as report and convert write it).
+StatsWritten write_stats_outputs(const StatsCommandOptions& o, const std::vector<OutputSpec>& outputs,
+                                 StatsInput& input, const Reporter& say) {
+  DriverResult& run = *input.run;
+  const std::vector<std::string> inputs = input_paths(run.timeline->files);
+  std::vector<OutputSpec> pages;
+  StatsWritten written;
+  timed(run, "write", [&] {
+    for (const OutputSpec& out : outputs) {
+      std::optional<std::string> text = stats_report(o, input, out);
+      if (!text) {
+        pages.push_back(out);
+        continue;
+      }
+      size_t bytes = 0;
+      std::string error = write_spec(
+          out, inputs, [&](ByteSink& sink) { sink.write(*text); }, &bytes);
+      written.add(out, error, bytes);
+    }
+    return 0;
+  });
+  if (pages.empty()) return written;
+  if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
+  std::vector<WrittenOutput> page_written = write_outputs(run, pages, WriteOptions{});
+  for (size_t i = 0; i < pages.size(); ++i) written.add(pages[i], page_written[i].error, page_written[i].bytes);
+  return written;
+}
+
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
   DriverRequest request;
-  if (std::string error = decide_run("stats", o.input, o.run, o.selection, &request); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
   std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, &outputs);
+  auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {
+    return resolve_report_outputs(OutputCommand::kStats, o.outputs, o.json, o.markdown, out);
+  };
+  if (std::string error = decide_run("stats", o.input, o.run, o.selection, decide_outputs, &request, &outputs);
       !error.empty()) {
     say.error(error);
     return kExitUsage;
@@ -45,7 +104,6 @@ int run_stats(const StatsCommandOptions& o) {
   request.stats_options.micro_batch_size = o.micro_batch_size;
   request.suggest = true;
   request.device_memory_bytes = o.device_memory_bytes;
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
   if (draws(outputs)) request.picture = PictureRequest{};
   // Files written are listed at the end, in the summary line, as convert does.
   const bool writes_files =
@@ -60,71 +118,27 @@ int run_stats(const StatsCommandOptions& o) {
         "--device-memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
         "FLAGS_profile_pipeline_details_steps): no peak to check against it");
   }
-  const std::vector<std::string> inputs = input_paths(run.timeline->files);
-  // One analysis, every output from it: the reports here, the page through
-  // the writers phase (as report and convert write it).
-  std::vector<OutputSpec> pages;
-  std::vector<std::string> errors;
-  std::string list;  // "base.json (12.0 KB), ...": the files written
-  auto wrote = [&](const OutputSpec& out, size_t bytes) {
-    if (!is_stdout_path(out.path))
-      list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", out.path, format_size(bytes));
-  };
-  timed(run, "write", [&] {
-    for (const OutputSpec& out : outputs) {
-      std::string text;
-      switch (out.format) {
-        case OutputFormat::kReportJson: text = format_stats_json(input.stats, input.timeline()->origin_ns); break;
-        case OutputFormat::kReportMarkdown: text = format_stats_markdown(input.stats); break;
-        case OutputFormat::kReportText: {
-          TextStyle style;
-          style.color = use_color(o.color, is_stdout_path(out.path));
-          text = format_stats_text(input.stats, style);
-          break;
-        }
-        default: pages.push_back(out); continue;
-      }
-      size_t bytes = 0;
-      std::string error = write_spec(
-          out, inputs, [&](ByteSink& sink) { sink.write(text); }, &bytes);
-      if (!error.empty())
-        errors.push_back(error);
-      else
-        wrote(out, bytes);
-    }
-    return 0;
-  });
-  if (!pages.empty()) {
-    WriteOptions wopt;
-    wopt.threads = o.run.threads;
-    if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
-    std::vector<WrittenOutput> written = write_outputs(run, pages, wopt);
-    for (size_t i = 0; i < pages.size(); ++i) {
-      if (!written[i].error.empty())
-        errors.push_back(written[i].error);
-      else
-        wrote(pages[i], written[i].bytes);
-    }
-  }
-  for (const std::string& e : errors) say.error(e);
+  StatsWritten written = write_stats_outputs(o, outputs, input, say);
+  for (const std::string& e : written.errors) say.error(e);
   if (writes_files) {
     std::string summary = format_summary(*run.timeline) + format_pipeline_summary(run);
-    say.line(list.empty() ? summary : summary + " -> " + list);
+    say.line(written.list.empty() ? summary : summary + " -> " + written.list);
   }
   if (o.run.timings) say.timings(run.timings);
   int unread = say.unread_status(*run.timeline);
-  return !errors.empty() ? kExitInput : unread;
+  return !written.errors.empty() ? kExitInput : unread;
 }
 
 }  // namespace
 
 void setup_stats(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<StatsCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "stats",
-      "Measure a run from its logs: step times, each rank's busy and idle time and bubble ratio, job "
-      "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
-      "  pp-timeline stats --log_dir logs/ [--json | --markdown]");
+  CLI::App* sub =
+      add_command(app, "stats",
+                  "Measure a run from its logs: step times, each rank's busy and idle time and bubble ratio, job "
+                  "durations, the schedule and its ideal bubble ratio, stragglers and each step's critical path.\n"
+                  "  pp-timeline stats --log_dir logs/ [--json | --markdown]",
+                  chosen, run_stats, o);
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   add_micro_batch_size_option(*sub, o->micro_batch_size);
@@ -135,10 +149,6 @@ void setup_stats(CLI::App& app, Runner& chosen) {
                   "(.txt: text, .json: JSON, .md: Markdown, .html: the report page; - : standard output); may be "
                   "repeated");
   add_run_options(*sub, o->run);
-  sub->footer(
-      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or the report could\n"
-      "not be written; 2 usage error (an output that is an input among them); 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_stats(*o); }; });
 }
 
 }  // namespace ppt::cli

@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "app/driver.h"
+#include "app/stats_input.h"
 #include "commands.h"
 #include "output/sink/output_file.h"
 #include "output/text/stats_writers.h"
@@ -70,30 +69,13 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
 
 int load_stats_or_json(const std::string& path, DriverRequest request, const Reporter& say, std::string_view label,
                        StatsInput* out) {
-  namespace fs = std::filesystem;
-  request.input.log_dir.clear();
-  request.input.files.clear();
-  if (is_stdin_path(path)) {
-    // One rank's log on standard input (a stats JSON must be named as a file).
-    request.input.files = {path};
-    return load_stats_input(request, say, label, false, out);
-  }
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) {
+  const RunPathKind kind = classify_run_path(path);
+  if (kind == RunPathKind::kMissing) {
     say.error(fmt::format("{}{}: no such file or directory", label, path));
     return kExitUsage;
   }
-  if (fs::is_directory(st)) {
-    request.input.log_dir = path;
-    return load_stats_input(request, say, label, false, out);
-  }
-  std::ifstream in(path, std::ios::binary);
-  char head[256] = {};
-  in.read(head, sizeof head);
-  if (!looks_like_json(std::string_view(head, static_cast<size_t>(in.gcount())))) {
-    request.input.files = {path};
-    return load_stats_input(request, say, label, false, out);
+  if (kind != RunPathKind::kStatsJson) {
+    return load_stats_input(request_for_path(std::move(request), path, kind), say, label, false, out);
   }
   for (const std::string& o : request.outputs) {
     if (same_file(o, path)) {
@@ -101,26 +83,12 @@ int load_stats_or_json(const std::string& path, DriverRequest request, const Rep
       return kExitUsage;
     }
   }
-  in.clear();
-  in.seekg(0);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in && !in.eof()) {
-    say.error(fmt::format("{}{}: cannot read", label, path));
-    return kExitInput;
-  }
   std::string error;
-  bool bad_value = false;
-  std::optional<Stats> stats = parse_stats_json(text.str(), &error, &bad_value);
-  if (!stats) {
-    say.error(fmt::format("{}{}: {}", label, path, error));
-    // A value its schema does not allow: the file given is not a baseline
-    // this version can use (exit 2, like any argument that is wrong).
-    return bad_value ? kExitUsage : kExitInput;
+  bool usage = false;
+  if (!read_stats_file(path, out, &error, &usage)) {
+    say.error(fmt::format("{}{}", label, error));
+    return usage ? kExitUsage : kExitInput;
   }
-  out->stats = std::move(*stats);
-  if (out->stats.source.empty()) out->stats.source = path;
-  out->stats.source = fmt::format("{} (stats of {})", path, out->stats.source);
   return kExitOk;
 }
 

@@ -1,23 +1,21 @@
-// What `stats` and `diff` share: a run read through the driver with its
-// stats (or, for diff, a stats JSON), its problems reported, and the
-// report's colour decision.
+// What `stats` and `diff` share on the command line: a run read through the
+// driver with its stats (or, for diff, a stats JSON: app/stats_input.h), its
+// problems reported, and the report's colour decision.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "app/driver.h"
+#include "output/outputs.h"
 #include "reporter.h"
 
-namespace ppt::cli {
+namespace ppt {
+struct DriverRequest;  // app/driver.h
+struct StatsInput;     // app/stats_input.h
+}  // namespace ppt
 
-struct StatsInput {
-  std::optional<DriverResult> run;  // empty when read from a stats JSON
-  Stats stats;
-  const Timeline* timeline() const { return run && run->timeline ? &*run->timeline : nullptr; }
-};
+namespace ppt::cli {
 
 // Runs the driver with stats on `request` and reports the load on `say`
 // (`label`, "A: " or "B: ", before messages about one of two runs). Returns
@@ -29,7 +27,8 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
                      bool summary = true);
 
 // A directory or log file is read as logs; a file that starts with '{' as
-// the output of `stats --json`. `request.input` is replaced by `path`.
+// the output of `stats --json` (app/stats_input.h decides which).
+// `request.input` is replaced by `path`.
 int load_stats_or_json(const std::string& path, DriverRequest request, const Reporter& say, std::string_view label,
                        StatsInput* out);
 

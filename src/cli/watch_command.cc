@@ -57,7 +57,7 @@ struct WatchCommandOptions {
 
   static RunOptions one_thread() {
     RunOptions r;
-    r.threads = 1;  // beside a training run: one core unless asked
+    r.threads = kWatchThreads;  // beside a training run: one core unless asked
     return r;
   }
 };
@@ -202,10 +202,15 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
     return "--steps selects steps in the other commands; to stop after N completed steps, give --stop-after N";
   }
   WatchPlan plan;
+  DriverRequest& request = plan.request;
+  std::vector<OutputSpec> none;  // -o is checked below, after the input
+  auto no_outputs = [](const LayoutRequest&, std::vector<OutputSpec>*) { return std::string(); };
+  if (std::string error = decide_run("watch", o.input, o.run, SelectionOptions{}, no_outputs, &request, &none);
+      !error.empty()) {
+    return error;
+  }
   LayoutRequest& input = plan.input;
-  input = o.input.request();
-  if (std::string error = resolve_positional_dir(input); !error.empty()) return error;
-  if (input.log_dir.empty() && input.files.empty()) return missing_input_error("watch", {});
+  input = request.input;
   for (const std::string& f : input.files) {
     if (is_stdin_path(f)) return "watch follows files; standard input cannot be followed (give the log files)";
   }
@@ -217,8 +222,6 @@ std::variant<WatchPlan, std::string> plan_watch(const WatchCommandOptions& o) {
   }
   if (o.alert_if_slower < 0 && !o.exec.empty()) return "--exec runs on alerts: give --alert-if-slower PCT too";
 
-  DriverRequest& request = plan.request;
-  request = driver_request(input, o.run);
   request.outputs = o.outputs;
   if (!o.jsonl.empty() && o.jsonl != "-") request.outputs.push_back(o.jsonl);
   if (!o.report.empty()) request.outputs.push_back(o.report);
@@ -260,15 +263,14 @@ std::string watch_account(const Watcher& watcher, const LogFollower& follower) {
 
 // The -o outputs of the whole run, at the end: each path written is added to
 // `written`, each failure to `errors`.
-void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outputs, unsigned threads,
-                     const std::string& source, std::vector<std::string>& written, std::vector<std::string>& errors) {
+void write_whole_run(const Watcher& watcher, const std::vector<OutputSpec>& outputs, const std::string& source,
+                     std::vector<std::string>& written, std::vector<std::string>& errors) {
   std::optional<DriverResult> whole = watcher.whole_run(needs_stats(outputs));
   if (!whole || !whole->ok()) {
     errors.push_back("no job was read: the whole-run outputs were not written; " PPT_PROFILER_ON_HINT);
     return;
   }
   WriteOptions wopt;
-  wopt.threads = threads;
   wopt.source = source;
   std::vector<WrittenOutput> results = write_outputs(*whole, outputs, wopt);
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -303,6 +305,276 @@ std::string waiting_for(const LayoutRequest& input, const LogFollower& follower,
                      counted(watcher.jobs_seen(), "job"));
 }
 
+// One watch from its plan to its end: the logs followed, each completed step
+// reported (the dashboard, the step lines, the page, the alerts), then the
+// outputs and the account. run_watch() below calls its steps in order.
+class WatchSession {
+ public:
+  WatchSession(const WatchCommandOptions& o, const Reporter& say, const WatchPlan& plan)
+      : o_(o),
+        say_(say),
+        input_(plan.input),
+        outputs_(plan.outputs),
+        watcher_(watch_options(o, plan)),
+        follower_(plan.input),
+        source_(input_.log_dir.empty() ? fmt::format("{}", fmt::join(input_.files, " ")) : input_.log_dir),
+        dashboard_on_(o.dashboard == "on" || (o.dashboard == "auto" && isatty(STDOUT_FILENO) == 1)),
+        dash_(source_),
+        alerts_(o.alert_if_slower, o.exec) {}
+
+  // --jsonl's file opened, or standard output chosen; 0 or the exit status.
+  int open_jsonl() {
+    if (!o_.jsonl.empty() && o_.jsonl != "-") {
+      jsonl_ = std::fopen(o_.jsonl.c_str(), "w");
+      if (jsonl_ == nullptr) {
+        say_.error(fmt::format("{}: cannot be written: {}", o_.jsonl, std::strerror(errno)));
+        return kExitInput;
+      }
+      jsonl_owned_ = true;
+    } else if (o_.jsonl == "-" || !dashboard_on_) {
+      jsonl_ = stdout;
+    }
+    jsonl_file_ = jsonl_;
+    return kExitOk;
+  }
+
+  // Until a stop signal, --stop-after or a failure: each poll's lines fed,
+  // each completed step reported. False on a usage error (said).
+  bool follow() {
+    WatchClock::time_point last_update = WatchClock::now();
+    while (!done()) {
+      bool news = feed(false);
+      if (usage_error_.empty()) say_waiting();
+      WatchClock::time_point now = WatchClock::now();
+      if (usage_error_.empty() && (news || now - last_update >= std::chrono::seconds(1))) {
+        std::vector<WatchStep> steps = watcher_.update(now, false);
+        last_update = now;
+        handle(steps);
+        if (dashboard_on_ && (news || !steps.empty())) draw();
+      }
+      alerts_.reap(false);
+      if (done()) break;
+      // A burst is read a budget at a time (log_follower.h), each part through
+      // an update, so the window is cut as its steps are reported: no sleep
+      // while a log holds more.
+      if (!follower_.more()) std::this_thread::sleep_for(std::chrono::milliseconds(std::max(o_.poll_ms, 1)));
+    }
+    if (usage_error_.empty()) return true;
+    say_.error(usage_error_);
+    return false;
+  }
+
+  // The end: what was written until now, every step complete.
+  void drain() {
+    if (stopped_by_count() || watcher_.failure() != DriverFailure::kNone) return;
+    // What the logs held when the end came, a budget at a time; a writer
+    // that keeps appending cannot hold the end off (what it adds after that
+    // is not read, as convert does not read a file past its size at open).
+    const uint64_t until = follower_.bytes_read() + follower_.waiting_bytes();
+    while (follower_.more() && follower_.bytes_read() < until && watcher_.failure() == DriverFailure::kNone &&
+           !stopped_by_count()) {
+      feed(false);
+      std::vector<WatchStep> steps = watcher_.update(WatchClock::now(), false);
+      handle(steps);
+    }
+    feed(true);
+    std::vector<WatchStep> steps = watcher_.update(WatchClock::now(), true);
+    handle(steps);
+  }
+
+  // The step lines closed, the page and -o written, the account said; the
+  // exit status.
+  int finish() {
+    close_jsonl();
+    if (dashboard_on_) draw();
+    if (watcher_.failure() == DriverFailure::kStrict) {
+      errors_.push_back("input problems found and --strict given; the watch stopped");
+    }
+    std::vector<std::string> written;
+    if (jsonl_owned_ && jsonl_ && reported_ > 0) written.push_back(o_.jsonl);
+    if (!o_.report.empty() && watcher_.failure() == DriverFailure::kNone) rewrite_report();
+    if (report_written_) written.push_back(o_.report);
+    if (!outputs_.empty() && watcher_.failure() == DriverFailure::kNone) {
+      write_whole_run(watcher_, outputs_, source_, written, errors_);
+    }
+    alerts_.reap(true);
+    for (const std::string& e : errors_) say_.error(e);
+    if (!ever_found_) {
+      say_.error(follower_.layout_error().empty() ? std::string("no log file was found") : follower_.layout_error());
+      return kExitInput;
+    }
+    say_account(written);
+    if (!errors_.empty()) return kExitInput;
+    return alert_fired_ ? kExitInput : kExitOk;
+  }
+
+ private:
+  static WatchOptions watch_options(const WatchCommandOptions& o, const WatchPlan& plan) {
+    WatchOptions wo;
+    wo.passes = plan.request;
+    wo.keep_steps = o.keep_steps;
+    wo.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout_s * 1000));
+    wo.keep_all = !plan.outputs.empty();
+    return wo;
+  }
+
+  bool stopped_by_count() const { return o_.stop_after > 0 && reported_ >= o_.stop_after; }
+  bool done() const { return g_stop.load() || stopped_by_count() || watcher_.failure() != DriverFailure::kNone; }
+
+  void rewrite_report() {
+    std::string e = write_report(watcher_, o_.report, source_, input_paths(follower_.layout().files));
+    if (!e.empty()) {
+      errors_.push_back(e);
+    } else {
+      report_written_ = true;
+    }
+  }
+
+  // Each completed step: its line, the alerts it raised, the dashboard; the
+  // page every --report-every steps.
+  void handle(std::vector<WatchStep>& steps) {
+    for (WatchStep& w : steps) {
+      if (stopped_by_count()) break;  // the flush below still runs
+      ++reported_;
+      ++since_report_;
+      if (jsonl_) {
+        std::string line = format_step_json(w.stats, watcher_.origin_ns()) + "\n";
+        std::fwrite(line.data(), 1, line.size(), jsonl_);
+      }
+      std::vector<Alert> raised = alerts_.observe(w);
+      dash_.add(w, alerts_.median_ns());
+      for (const Alert& a : raised) {
+        alert_fired_ = true;
+        say_.warning("alert: " + a.message);
+        dash_.alert(a.message);
+        if (std::string e = alerts_.run_command(a); !e.empty()) say_.warning(e);
+      }
+    }
+    if (jsonl_ && (std::fflush(jsonl_) != 0 || std::ferror(jsonl_))) {
+      // A closed pipe or a full disk: nobody reads the steps any more.
+      errors_.push_back(
+          fmt::format("{}: cannot be written", jsonl_ == stdout ? std::string("standard output") : o_.jsonl));
+      jsonl_ = nullptr;
+      g_stop.store(true);
+    }
+    if (!o_.report.empty() && since_report_ >= std::max<size_t>(o_.report_every, 1)) {
+      since_report_ = 0;
+      rewrite_report();
+    }
+  }
+
+  // A line over 1 MB, skipped by the follower in constant memory: a job line
+  // among them is counted rejected (line_too_long) and named, as convert does.
+  void skipped_line(const std::string& path, const FileFollower::LongLine& l) {
+    watcher_.add_skipped_line(l.has_marker);
+    if (!l.has_marker) return;
+    say_.warning(fmt::format("{}: a profiler line longer than {} MB skipped{}: {}", path, kMaxLineBytes >> 20,
+                             l.terminated ? "" : " (the file ends inside it)", printable_excerpt(l.head)));
+  }
+
+  // One poll of the logs into the watcher; whether any line came. `ending`:
+  // each log's last line counts though it has no newline.
+  bool feed(bool ending) {
+    std::vector<LogFollower::Update> updates = follower_.poll();
+    WatchClock::time_point now = WatchClock::now();
+    if (!follower_.layout().files.empty()) ever_found_ = true;
+    if (std::string e = watcher_.set_layout(follower_.layout()); !e.empty()) {
+      usage_error_ = e;
+      g_stop.store(true);
+      return false;
+    }
+    bool news = false;
+    for (const LogFollower::Update& u : updates) {
+      const std::string& path = follower_.files()[u.file]->path();
+      watcher_.add_lines(path, u.lines, now);
+      for (const FileFollower::LongLine& l : u.long_lines) skipped_line(path, l);
+      news = news || !u.lines.empty();
+    }
+    // A log, or the whole log directory, gone (or back): said as it happens.
+    for (const std::string& n : follower_.take_notices()) say_.warning(n);
+    if (ending) {
+      for (const auto& f : follower_.files()) {
+        if (f->more()) continue;  // it grew past what the end reads: its last line is not the file's
+        if (std::optional<FileFollower::LongLine> l = f->partial_too_long())
+          skipped_line(f->path(), *l);
+        else
+          watcher_.add_unterminated(f->path(), f->partial());
+      }
+    }
+    return news;
+  }
+
+  void draw() {
+    std::string screen = dash_.render(32);
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+  }
+
+  // Until the first step, what the watch waits for, said when it changes:
+  // on the dashboard, or (without one) as a note while no log is found.
+  void say_waiting() {
+    std::string now_waiting = reported_ > 0 ? std::string() : waiting_for(input_, follower_, watcher_, source_);
+    if (now_waiting == waiting_) return;
+    waiting_ = now_waiting;
+    if (dashboard_on_) {
+      dash_.set_waiting(waiting_);
+      draw();
+    } else if (!waiting_.empty() && !ever_found_) {
+      say_.note(waiting_);
+    }
+  }
+
+  // The last lines are written here: a full disk or a closed pipe found by
+  // this flush (or the close) is an error like one found between steps.
+  void close_jsonl() {
+    const std::string jsonl_name = jsonl_file_ == stdout ? std::string("standard output") : o_.jsonl;
+    if (jsonl_ && (std::fflush(jsonl_) != 0 || std::ferror(jsonl_))) {
+      errors_.push_back(fmt::format("{}: cannot be written", jsonl_name));
+      jsonl_ = nullptr;
+    }
+    if (jsonl_owned_ && std::fclose(jsonl_file_) != 0 && jsonl_) {
+      errors_.push_back(fmt::format("{}: cannot be written: {}", jsonl_name, std::strerror(errno)));
+      jsonl_ = nullptr;
+    }
+  }
+
+  // The same account as convert's: logs that could not be read and ranks
+  // that are missing named, then the counts.
+  void say_account(const std::vector<std::string>& written) {
+    for (const std::string& note : follower_.layout().notes) say_.warning(note);
+    for (const auto& f : follower_.files()) {
+      if (!f->error().empty()) say_.error(f->error());
+    }
+    std::string account = watch_account(watcher_, follower_);
+    std::string arrows;
+    for (const std::string& path : written) arrows += " -> " + path;
+    say_.info(fmt::format("{} reported from {}, {}{}{}", counted(reported_, "step"),
+                          counted(follower_.files().size(), "file"), account, alert_fired_ ? "; an alert fired" : "",
+                          arrows));
+  }
+
+  const WatchCommandOptions& o_;
+  const Reporter& say_;
+  const LayoutRequest& input_;
+  const std::vector<OutputSpec>& outputs_;
+  Watcher watcher_;
+  LogFollower follower_;
+  const std::string source_;
+  const bool dashboard_on_;
+  Dashboard dash_;
+  WatchAlerts alerts_;
+  std::FILE* jsonl_ = nullptr;       // where the step lines go; null once it failed
+  std::FILE* jsonl_file_ = nullptr;  // the same, kept to close it
+  bool jsonl_owned_ = false;
+  bool alert_fired_ = false;
+  size_t reported_ = 0, since_report_ = 0;
+  std::vector<std::string> errors_;
+  std::string usage_error_;
+  bool ever_found_ = false;
+  bool report_written_ = false;
+  std::string waiting_;
+};
+
 int run_watch(const WatchCommandOptions& o) {
   Reporter say("watch", o.run.quiet);
   std::variant<WatchPlan, std::string> planned = plan_watch(o);
@@ -310,241 +582,24 @@ int run_watch(const WatchCommandOptions& o) {
     say.error(*error);
     return kExitUsage;
   }
-  const WatchPlan& plan = std::get<WatchPlan>(planned);
-  const LayoutRequest& input = plan.input;
-  const std::vector<OutputSpec>& outputs = plan.outputs;
-  const DriverRequest& request = plan.request;
-
-  WatchOptions wo;
-  wo.passes = request;
-  wo.keep_steps = o.keep_steps;
-  wo.idle_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout_s * 1000));
-  wo.keep_all = !outputs.empty();
-  Watcher watcher(wo);
-  LogFollower follower(input);
-  const std::string source = input.log_dir.empty() ? fmt::format("{}", fmt::join(input.files, " ")) : input.log_dir;
-
-  const bool tty = isatty(STDOUT_FILENO) == 1;
-  const bool dashboard_on = o.dashboard == "on" || (o.dashboard == "auto" && tty);
-  std::FILE* jsonl = nullptr;
-  bool jsonl_owned = false;
-  if (!o.jsonl.empty() && o.jsonl != "-") {
-    jsonl = std::fopen(o.jsonl.c_str(), "w");
-    if (jsonl == nullptr) {
-      say.error(fmt::format("{}: cannot be written: {}", o.jsonl, std::strerror(errno)));
-      return kExitInput;
-    }
-    jsonl_owned = true;
-  } else if (o.jsonl == "-" || !dashboard_on) {
-    jsonl = stdout;
-  }
-  std::FILE* const jsonl_file = jsonl;
-
+  WatchSession session(o, say, std::get<WatchPlan>(planned));
+  if (int code = session.open_jsonl(); code != kExitOk) return code;
   install_stop_handlers();
-  Dashboard dash(source);
-  WatchAlerts alerts(o.alert_if_slower, o.exec);
-  bool alert_fired = false;
-  size_t reported = 0, since_report = 0;
-  std::vector<std::string> errors;
-  std::string usage_error;
-  bool ever_found = false;
-  bool report_written = false;
-
-  auto handle = [&](std::vector<WatchStep>& steps) {
-    for (WatchStep& w : steps) {
-      if (o.stop_after > 0 && reported >= o.stop_after) break;  // the flush below still runs
-      ++reported;
-      ++since_report;
-      if (jsonl) {
-        std::string line = format_step_json(w.stats, watcher.origin_ns()) + "\n";
-        std::fwrite(line.data(), 1, line.size(), jsonl);
-      }
-      std::vector<Alert> raised = alerts.observe(w);
-      dash.add(w, alerts.median_ns());
-      for (const Alert& a : raised) {
-        alert_fired = true;
-        say.warning("alert: " + a.message);
-        dash.alert(a.message);
-        if (std::string e = alerts.run_command(a); !e.empty()) say.warning(e);
-      }
-    }
-    if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
-      // A closed pipe or a full disk: nobody reads the steps any more.
-      errors.push_back(
-          fmt::format("{}: cannot be written", jsonl == stdout ? std::string("standard output") : o.jsonl));
-      jsonl = nullptr;
-      g_stop.store(true);
-    }
-    if (!o.report.empty() && since_report >= std::max<size_t>(o.report_every, 1)) {
-      since_report = 0;
-      if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
-        errors.push_back(e);
-      } else {
-        report_written = true;
-      }
-    }
-  };
-
-  // A line over 1 MB, skipped by the follower in constant memory: a job line
-  // among them is counted rejected (line_too_long) and named, as convert does.
-  auto skipped_line = [&](const std::string& path, const FileFollower::LongLine& l) {
-    watcher.add_skipped_line(l.has_marker);
-    if (!l.has_marker) return;
-    say.warning(fmt::format("{}: a profiler line longer than {} MB skipped{}: {}", path, kMaxLineBytes >> 20,
-                            l.terminated ? "" : " (the file ends inside it)", printable_excerpt(l.head)));
-  };
-  auto feed = [&](bool ending) {
-    std::vector<LogFollower::Update> updates = follower.poll();
-    WatchClock::time_point now = WatchClock::now();
-    if (!follower.layout().files.empty()) ever_found = true;
-    if (std::string e = watcher.set_layout(follower.layout()); !e.empty()) {
-      usage_error = e;
-      g_stop.store(true);
-      return false;
-    }
-    bool news = false;
-    for (const LogFollower::Update& u : updates) {
-      const std::string& path = follower.files()[u.file]->path();
-      watcher.add_lines(path, u.lines, now);
-      for (const FileFollower::LongLine& l : u.long_lines) skipped_line(path, l);
-      news = news || !u.lines.empty();
-    }
-    // A log, or the whole log directory, gone (or back): said as it happens.
-    for (const std::string& n : follower.take_notices()) say.warning(n);
-    if (ending) {
-      for (const auto& f : follower.files()) {
-        if (f->more()) continue;  // it grew past what the end reads: its last line is not the file's
-        if (std::optional<FileFollower::LongLine> l = f->partial_too_long())
-          skipped_line(f->path(), *l);
-        else
-          watcher.add_unterminated(f->path(), f->partial());
-      }
-    }
-    return news;
-  };
-  auto draw = [&] {
-    std::string screen = dash.render(32);
-    std::fwrite(screen.data(), 1, screen.size(), stdout);
-    std::fflush(stdout);
-  };
-  auto done = [&] {
-    return g_stop.load() || (o.stop_after > 0 && reported >= o.stop_after) || watcher.failure() != DriverFailure::kNone;
-  };
-
-  // Until the first step, what the watch waits for, said when it changes:
-  // on the dashboard, or (without one) as a note while no log is found.
-  std::string waiting;
-  auto say_waiting = [&] {
-    std::string now_waiting = reported > 0 ? std::string() : waiting_for(input, follower, watcher, source);
-    if (now_waiting == waiting) return;
-    waiting = now_waiting;
-    if (dashboard_on) {
-      dash.set_waiting(waiting);
-      draw();
-    } else if (!waiting.empty() && !ever_found) {
-      say.note(waiting);
-    }
-  };
-
-  WatchClock::time_point last_update = WatchClock::now();
-  while (!done()) {
-    bool news = feed(false);
-    if (usage_error.empty()) say_waiting();
-    WatchClock::time_point now = WatchClock::now();
-    if (usage_error.empty() && (news || now - last_update >= std::chrono::seconds(1))) {
-      std::vector<WatchStep> steps = watcher.update(now, false);
-      last_update = now;
-      handle(steps);
-      if (dashboard_on && (news || !steps.empty())) draw();
-    }
-    alerts.reap(false);
-    if (done()) break;
-    // A burst is read a budget at a time (log_follower.h), each part through
-    // an update, so the window is cut as its steps are reported: no sleep
-    // while a log holds more.
-    if (!follower.more()) std::this_thread::sleep_for(std::chrono::milliseconds(std::max(o.poll_ms, 1)));
-  }
-  if (!usage_error.empty()) {
-    say.error(usage_error);
-    return kExitUsage;
-  }
-
-  // The end: what was written until now, every step complete.
-  const bool stopped_by_count = o.stop_after > 0 && reported >= o.stop_after;
-  if (!stopped_by_count && watcher.failure() == DriverFailure::kNone) {
-    // What the logs held when the end came, a budget at a time; a writer
-    // that keeps appending cannot hold the end off (what it adds after that
-    // is not read, as convert does not read a file past its size at open).
-    const uint64_t until = follower.bytes_read() + follower.waiting_bytes();
-    while (follower.more() && follower.bytes_read() < until && watcher.failure() == DriverFailure::kNone &&
-           !(o.stop_after > 0 && reported >= o.stop_after)) {
-      feed(false);
-      std::vector<WatchStep> steps = watcher.update(WatchClock::now(), false);
-      handle(steps);
-    }
-    feed(true);
-    std::vector<WatchStep> steps = watcher.update(WatchClock::now(), true);
-    handle(steps);
-  }
-  // The last lines are written here: a full disk or a closed pipe found by
-  // this flush (or the close) is an error like one found between steps.
-  const std::string jsonl_name = jsonl_file == stdout ? std::string("standard output") : o.jsonl;
-  if (jsonl && (std::fflush(jsonl) != 0 || std::ferror(jsonl))) {
-    errors.push_back(fmt::format("{}: cannot be written", jsonl_name));
-    jsonl = nullptr;
-  }
-  if (jsonl_owned && std::fclose(jsonl_file) != 0 && jsonl) {
-    errors.push_back(fmt::format("{}: cannot be written: {}", jsonl_name, std::strerror(errno)));
-    jsonl = nullptr;
-  }
-  if (dashboard_on) draw();
-  if (watcher.failure() == DriverFailure::kStrict) {
-    errors.push_back("input problems found and --strict given; the watch stopped");
-  }
-  std::vector<std::string> written;
-  if (jsonl_owned && jsonl && reported > 0) written.push_back(o.jsonl);
-  if (!o.report.empty() && watcher.failure() == DriverFailure::kNone) {
-    if (std::string e = write_report(watcher, o.report, source, input_paths(follower.layout().files)); !e.empty()) {
-      errors.push_back(e);
-    } else {
-      report_written = true;
-    }
-  }
-  if (report_written) written.push_back(o.report);
-  if (!outputs.empty() && watcher.failure() == DriverFailure::kNone) {
-    write_whole_run(watcher, outputs, request.threads, source, written, errors);
-  }
-  alerts.reap(true);
-  for (const std::string& e : errors) say.error(e);
-  if (!ever_found) {
-    say.error(follower.layout_error().empty() ? std::string("no log file was found") : follower.layout_error());
-    return kExitInput;
-  }
-  // The same account as convert's: logs that could not be read and ranks
-  // that are missing named, then the counts.
-  for (const std::string& note : follower.layout().notes) say.warning(note);
-  for (const auto& f : follower.files()) {
-    if (!f->error().empty()) say.error(f->error());
-  }
-  std::string account = watch_account(watcher, follower);
-  std::string arrows;
-  for (const std::string& path : written) arrows += " -> " + path;
-  say.info(fmt::format("{} reported from {}, {}{}{}", counted(reported, "step"),
-                       counted(follower.files().size(), "file"), account, alert_fired ? "; an alert fired" : "",
-                       arrows));
-  if (!errors.empty()) return kExitInput;
-  return alert_fired ? kExitInput : kExitOk;
+  if (!session.follow()) return kExitUsage;
+  session.drain();
+  return session.finish();
 }
 
 }  // namespace
 
 void setup_watch(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<WatchCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "watch",
-      "Follow a training run's growing logs and report every step as it completes: a live dashboard on a "
-      "terminal, one JSON object per step otherwise.\n"
-      "  pp-timeline watch --log_dir logs/ [--jsonl steps.jsonl] [--report live.html] [-o run.pftrace]");
+  CLI::App* sub =
+      add_command(app, "watch",
+                  "Follow a training run's growing logs and report every step as it completes: a live dashboard on a "
+                  "terminal, one JSON object per step otherwise.\n"
+                  "  pp-timeline watch --log_dir logs/ [--jsonl steps.jsonl] [--report live.html] [-o run.pftrace]",
+                  chosen, run_watch, o);
   add_input_options(*sub, o->input);
   sub->add_option("--jsonl", o->jsonl,
                   "write one JSON object per completed step here ('-': standard output; the default when "
@@ -587,10 +642,6 @@ void setup_watch(CLI::App& app, Runner& chosen) {
   add_align_clocks_option(*sub, o->run.align_clocks);
   add_strict_option(*sub, o->run.strict);
   add_quiet_option(*sub, o->run.quiet);
-  sub->footer(
-      "Exit status: 0 done; 1 an alert fired, no log was found, or an output could not be written;\n"
-      "2 usage error; 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_watch(*o); }; });
 }
 
 }  // namespace ppt::cli

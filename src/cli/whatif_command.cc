@@ -8,14 +8,13 @@
 #include <cmath>
 #include <memory>
 
-#include "analysis/diff.h"
 #include "analysis/whatif.h"
 #include "app/driver.h"
 #include "app/picture.h"
+#include "app/whatif_run.h"
 #include "cli/finite_range.h"
 #include "commands.h"
 #include "output/outputs.h"
-#include "output/report/html_report.h"
 #include "output/sink/output_file.h"
 #include "output/text/whatif_writers.h"
 #include "passes/schedule.h"
@@ -76,42 +75,9 @@ std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
   return "";
 }
 
-int run_whatif_command(const WhatifCommandOptions& o) {
-  Reporter say("whatif", o.run.quiet);
-  DriverRequest request;
-  if (std::string error = decide_run("whatif", o.input, o.run, o.selection, &request); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  WhatifChanges changes;
-  if (std::string error = parse_changes(o, &changes); !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  std::vector<OutputSpec> outputs;
-  if (std::string error = resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, &outputs);
-      !error.empty()) {
-    say.error(error);
-    return kExitUsage;
-  }
-  request.stats = true;
-  request.stats_options.critical_paths = false;
-  request.device_memory_bytes = o.device_memory_bytes;
-  for (const OutputSpec& out : outputs) request.outputs.push_back(out.path);
-  // The page shows the measured run above the prediction: both need pictures.
-  const bool page = std::any_of(outputs.begin(), outputs.end(),
-                                [](const OutputSpec& out) { return out.format == OutputFormat::kHtmlReport; });
-  if (page) request.picture = PictureRequest{};
-  DriverResult run = run_driver(request);
-  if (int code = say.load(run, false); code != kExitOk) return code;
-  for (auto [stage, factor] : changes.stage_scale) {
-    if (stage >= run.pipeline.schedule.pp_degree) {
-      say.error(fmt::format("--stage-scale {}: the run has stages 0-{}", stage, run.pipeline.schedule.pp_degree - 1));
-      return kExitUsage;
-    }
-  }
-  WhatifReport report = timed(
-      run, "whatif", [&] { return run_whatif(*run.timeline, run.pipeline, run.dependencies, *run.stats, changes); });
+// What the prediction left to say: no prediction and why, each target that
+// failed, the measured plan not replayed, memory asked of a run without it.
+void report_prediction(const Reporter& say, const WhatifReport& report, int64_t device_memory_bytes) {
   if (!report.refusal.empty()) {
     say.warning("no prediction: " + report.refusal);
   } else {
@@ -120,103 +86,78 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     }
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
-  if (o.device_memory_bytes > 0 && !report.memory.present()) {
+  if (device_memory_bytes > 0 && !report.memory.present()) {
     say.note(
         "--device-memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
         "FLAGS_profile_pipeline_details_steps): no peak to check against it");
   }
+}
+
+// -o: the best-ranked target `best` written as convert writes a run
+// (app/whatif_run.h).
+int write_prediction(const Reporter& say, DriverResult& measured, const WhatifReport& report, const WhatifOutcome* best,
+                     const std::vector<OutputSpec>& outputs) {
+  if (!best->fits) {
+    say.warning(fmt::format("no target fits in {} of device memory: writing {}, which does not",
+                            format_gib(report.device_memory_bytes), best->label));
+  }
+  DriverResult predicted = predicted_run(measured, report, *best, outputs);
+  std::vector<WrittenOutput> written = write_whatif_outputs(measured, predicted, outputs);
+  int code = kExitOk;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!written[i].error.empty()) {
+      say.error(written[i].error);
+      code = kExitInput;
+    } else if (!is_stdout_path(outputs[i].path)) {
+      say.info(fmt::format(
+          "wrote {} ({}): {} {}", outputs[i].path, format_size(written[i].bytes),
+          outputs[i].format == OutputFormat::kHtmlReport ? "the measured run and the predicted" : "the predicted",
+          best->label));
+    }
+  }
+  return code;
+}
+
+int run_whatif_command(const WhatifCommandOptions& o) {
+  Reporter say("whatif", o.run.quiet);
+  DriverRequest request;
+  WhatifChanges changes;
+  std::vector<OutputSpec> outputs;
+  auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {
+    if (std::string error = parse_changes(o, &changes); !error.empty()) return error;
+    return resolve_outputs(OutputCommand::kConvert, o.outputs, OutputFormat::kChromeJson, out);
+  };
+  if (std::string error = decide_run("whatif", o.input, o.run, o.selection, decide_outputs, &request, &outputs);
+      !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  request.stats = true;
+  request.stats_options.critical_paths = false;
+  request.device_memory_bytes = o.device_memory_bytes;
+  // The page shows the measured run above the prediction: both need pictures.
+  const bool page = std::any_of(outputs.begin(), outputs.end(),
+                                [](const OutputSpec& out) { return out.format == OutputFormat::kHtmlReport; });
+  if (page) request.picture = PictureRequest{};
+  DriverResult run = run_driver(request);
+  if (int code = say.load(run, false); code != kExitOk) return code;
+  if (std::string error = check_stage_scale(changes, run); !error.empty()) {
+    say.error(error);
+    return kExitUsage;
+  }
+  WhatifReport report = predict_run(run, changes);
+  report_prediction(say, report, o.device_memory_bytes);
   std::string text = o.json ? format_whatif_json(report) : format_whatif_text(report);
   if (std::string error = write_standard_output(text); !error.empty()) {
     say.error(error);
     return kExitInput;
   }
-
-  int code = kExitOk;
-  if (!outputs.empty()) {
-    // The best-ranked target: one that fits where any does (the ranking
-    // puts those first).
-    const WhatifOutcome* best = nullptr;
-    for (const WhatifOutcome& p : report.predicted) {
-      if (p.error.empty()) {
-        best = &p;
-        break;
-      }
-    }
-    if (!best) {
-      say.error("no target could be predicted: nothing to write");
-      return kExitInput;
-    }
-    if (!best->fits) {
-      say.warning(fmt::format("no target fits in {} of device memory: writing {}, which does not",
-                              format_gib(report.device_memory_bytes), best->label));
-    }
-    // The prediction goes through the passes and writers as a measured run does.
-    DriverResult predicted;
-    // One predicted step per measured step replayed, numbered as those are.
-    predicted.timeline = replay_timeline(best->replay, run.timeline->origin_ns, report.first_replayed_step);
-    predicted.source = fmt::format("{} (predicted: {})", run.source, best->label);
-    predicted.timeline->prediction = fmt::format("predicted ({})", best->label);
-    add_predicted_memory(*predicted.timeline, best->replay, report.memory, report.first_replayed_step);
-    DriverRequest passes;
-    passes.threads = o.run.threads;
-    passes.stats = draws(outputs);
-    if (page && run.picture && run.stats) {
-      // Both sides of the page draw the same steps: the ones the measured
-      // picture chose, within the steps the prediction replays (it has no
-      // others), else the last of those.
-      const int32_t first = report.first_replayed_step;
-      const int32_t last = first + static_cast<int32_t>(best->replay.steps.size()) - 1;
-      StepRange same{last, last};
-      if (const PictureRun* drawn = run.picture->find(run.stats->run)) {
-        const int32_t a = std::max(drawn->first_step, first), b = std::min(drawn->last_step, last);
-        if (a <= b) same = StepRange{a, b};
-      }
-      PictureRequest both;
-      both.steps = same;
-      run.picture = select_picture(*run.timeline, both);
-      passes.picture = both;
-    }
-    run_passes(passes, predicted);
-    // The .html page compares the two, as diff's page does: the deltas, then
-    // the measured timeline above the predicted one on one time scale. The
-    // other outputs are the prediction alone.
-    std::vector<OutputSpec> alone;
-    std::vector<WrittenOutput> written(outputs.size());
-    for (const OutputSpec& out : outputs) {
-      if (out.format != OutputFormat::kHtmlReport) alone.push_back(out);
-    }
-    WriteOptions wopt;
-    wopt.threads = o.run.threads;
-    std::vector<WrittenOutput> alone_written = write_outputs(predicted, alone, wopt);
-    const Diff diff = page ? diff_stats(*run.stats, *predicted.stats) : Diff{};
-    for (size_t i = 0, k = 0; i < outputs.size(); ++i) {
-      if (outputs[i].format != OutputFormat::kHtmlReport) {
-        written[i] = alone_written[k++];
-        continue;
-      }
-      DiffReportInput in{&*run.timeline, &*predicted.timeline, run.source, predicted.source, &diff};
-      in.a_picture = &*run.picture;
-      in.b_picture = &*predicted.picture;
-      in.a_role = "measured";
-      in.b_role = "predicted";
-      ReportOptions ropt;
-      ropt.title = "pp-timeline whatif: measured and predicted";
-      written[i].error = write_spec(
-          outputs[i], input_paths(run.timeline->files), [&](ByteSink& sink) { write_diff_report(in, ropt, sink); },
-          &written[i].bytes);
-    }
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      if (!written[i].error.empty()) {
-        say.error(written[i].error);
-        code = kExitInput;
-      } else if (!is_stdout_path(outputs[i].path)) {
-        say.info(fmt::format(
-            "wrote {} ({}): {} {}", outputs[i].path, format_size(written[i].bytes),
-            outputs[i].format == OutputFormat::kHtmlReport ? "the measured run and the predicted" : "the predicted",
-            best->label));
-      }
-    }
+  const WhatifOutcome* best = best_target(report);
+  if (!outputs.empty() && !best) {
+    say.error("no target could be predicted: nothing to write");
+    return kExitInput;
   }
+  int code = outputs.empty() ? kExitOk : write_prediction(say, run, report, best, outputs);
   if (o.run.timings) say.timings(run.timings);
   if (int unread = say.unread_status(*run.timeline); code == kExitOk) code = unread;
   return code;
@@ -238,12 +179,13 @@ std::string schedule_names(std::string_view sep, bool chunked_only = false) {
 
 void setup_whatif(CLI::App& app, Runner& chosen) {
   auto o = std::make_shared<WhatifCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "whatif",
+  CLI::App* sub = add_command(
+      app, "whatif",
       "Predict what the measured run would do under another schedule, micro-batch count or stage costs: a cost "
       "model fitted to the run's own jobs (docs/whatif.md), checked by replaying the measured schedule, then "
       "replayed under each target; several targets are ranked by predicted throughput (micro-batches per second).\n"
-      "  pp-timeline whatif --log_dir logs/ --schedule 1f1b,zbh1,vpp --micro-batches 8,16 [--json]");
+      "  pp-timeline whatif --log_dir logs/ --schedule 1f1b,zbh1,vpp --micro-batches 8,16 [--json]",
+      chosen, run_whatif_command, o);
   add_input_options(*sub, o->input);
   add_selection_options(*sub, o->selection);
   sub->add_option("--schedule", o->schedules,
@@ -274,10 +216,6 @@ void setup_whatif(CLI::App& app, Runner& chosen) {
                   "write the best-ranked predicted timeline here, as convert writes a run (.json, .pftrace, .svg, "
                   ".png, .html, ...); may be repeated");
   add_run_options(*sub, o->run);
-  sub->footer(
-      "Exit status: 0 done; 1 nothing usable found, --strict and input problems, or an output could\n"
-      "not be written; 2 usage error; 3 internal error.");
-  sub->callback([o, &chosen] { chosen = [o] { return run_whatif_command(*o); }; });
 }
 
 }  // namespace ppt::cli

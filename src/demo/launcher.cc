@@ -79,67 +79,101 @@ std::string log_path(const DemoConfig& c, int rank) {
   std::_Exit(status);
 }
 
-}  // namespace
-
-int launch(const DemoConfig& c) {
-  if (std::string bad = validate(c); !bad.empty()) {
-    std::fprintf(stderr, "pp-demo: %s\n", bad.c_str());
-    return 2;
-  }
-  const int ranks = c.shape.stages;
-  const int per_machine = ranks / c.machines;
-  for (int r = 0; r < ranks; ++r) {
+// Each rank's log folder made; "" or why not.
+std::string make_log_dirs(const DemoConfig& c) {
+  for (int r = 0; r < c.shape.stages; ++r) {
     std::error_code ec;
     const auto dir = std::filesystem::path(log_path(c, r)).parent_path();
     std::filesystem::create_directories(dir, ec);
-    if (ec) {
-      std::fprintf(stderr, "pp-demo: cannot make %s: %s\n", dir.c_str(), ec.message().c_str());
-      return 2;
-    }
+    if (ec) return "cannot make " + dir.string() + ": " + ec.message();
   }
+  return "";
+}
 
-  // link[i] joins stage i (end 0) to stage (i + 1) % P (end 1).
+// The ranks started, followed until they end: which are running, how each
+// ended.
+class Ranks {
+ public:
+  explicit Ranks(int ranks) : pids_(static_cast<size_t>(ranks), -1), statuses_(static_cast<size_t>(ranks), -1) {}
+
+  void started(int r, pid_t pid) {
+    pids_[r] = pid;
+    ++left_;
+  }
+  int left() const { return left_; }
+  bool ended(int r) const { return statuses_[r] != -1; }
+  // Reaps one rank; blocks when `block`. Returns false when none was reaped.
+  bool reap(bool block) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, block ? 0 : WNOHANG);
+    if (pid <= 0) return false;
+    for (size_t r = 0; r < pids_.size(); ++r) {
+      if (pids_[r] == pid) {
+        pids_[r] = -1;
+        statuses_[r] = status;
+        --left_;
+      }
+    }
+    return true;
+  }
+  bool failed(int r) const {
+    return statuses_[r] != -1 && !(WIFEXITED(statuses_[r]) && WEXITSTATUS(statuses_[r]) == 0);
+  }
+  bool any_failed() const {
+    for (size_t r = 0; r < pids_.size(); ++r) {
+      if (failed(static_cast<int>(r))) return true;
+    }
+    return false;
+  }
+  void stop_all() const {
+    for (pid_t p : pids_)
+      if (p > 0) ::kill(p, SIGTERM);
+  }
+  int status(int r) const { return statuses_[r]; }
+
+ private:
+  std::vector<pid_t> pids_;
+  std::vector<int> statuses_;
+  int left_ = 0;
+};
+
+// The sockets between neighbouring stages: link[i] joins stage i (end 0) to
+// stage (i + 1) % P (end 1), a ring for VPP. False when one cannot be made.
+bool make_links(const DemoConfig& c, std::vector<std::array<int, 2>>& link, std::vector<int>& fds) {
+  const int ranks = c.shape.stages;
   const bool ring = schedule_chunked(c.shape.schedule);  // the last stage feeds chunk c+1 on stage 0
-  const int links = ranks == 1 ? 0 : (ring ? ranks : ranks - 1);
-  std::vector<int> fds;
-  std::vector<std::array<int, 2>> link(static_cast<size_t>(links));
+  link.resize(static_cast<size_t>(ranks == 1 ? 0 : (ring ? ranks : ranks - 1)));
   for (auto& l : link) {
     int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-      std::fprintf(stderr, "pp-demo: socketpair failed: %s\n", std::strerror(errno));
-      return 2;
-    }
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return false;
     l = {sv[0], sv[1]};
     fds.push_back(sv[0]);
     fds.push_back(sv[1]);
   }
+  return true;
+}
 
-  // The start barrier (rank.cc): ranks write to `ready` once set up and
-  // start when `go` is closed here.
-  int ready[2], go[2];
-  if (::pipe(ready) != 0 || ::pipe(go) != 0) {
-    std::fprintf(stderr, "pp-demo: pipe failed: %s\n", std::strerror(errno));
-    return 2;
-  }
-
-  std::fflush(nullptr);
-  std::vector<pid_t> pids(static_cast<size_t>(ranks), -1);
-  bool started_all = true;
-  for (int r = 0; r < ranks; ++r) {
+// Every rank forked, each with its neighbours' sockets and the barrier's
+// ends; false when a fork failed (the ranks started before it run on).
+bool start_ranks(const DemoConfig& c, const std::vector<std::array<int, 2>>& link, const std::vector<int>& fds,
+                 const int ready[2], const int go[2], Ranks& ranks) {
+  const int count = c.shape.stages;
+  const int per_machine = count / c.machines;
+  const int links = static_cast<int>(link.size());
+  for (int r = 0; r < count; ++r) {
     RankPlace place;
     place.rank = r;
     place.machine = r / per_machine;
     place.local_rank = r % per_machine;
     if (r < links) place.next_fd = link[r][0];
-    const int prev = (r - 1 + ranks) % ranks;
+    const int prev = (r - 1 + count) % count;
     if (r != prev && prev < links) place.prev_fd = link[prev][1];
     place.ready_fd = ready[1];
     place.go_fd = go[0];
     const pid_t pid = ::fork();
     if (pid < 0) {
       std::fprintf(stderr, "pp-demo: fork failed: %s\n", std::strerror(errno));
-      started_all = false;
-      break;
+      return false;
     }
     if (pid == 0) {
       std::vector<int> others{ready[0], go[1]};
@@ -147,74 +181,53 @@ int launch(const DemoConfig& c) {
         if (fd != place.next_fd && fd != place.prev_fd) others.push_back(fd);
       child(c, place, log_path(c, r), others);
     }
-    pids[r] = pid;
+    ranks.started(r, pid);
   }
-  for (int fd : fds) ::close(fd);
-  ::close(ready[1]);
-  ::close(go[0]);
+  return true;
+}
 
-  std::vector<int> statuses(static_cast<size_t>(ranks), -1);
-  int left = 0;
-  for (pid_t p : pids) left += p > 0 ? 1 : 0;
-  // Reaps one rank; blocks when `block`. Returns false when none was reaped.
-  auto reap = [&](bool block) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, block ? 0 : WNOHANG);
-    if (pid <= 0) return false;
-    for (int r = 0; r < ranks; ++r) {
-      if (pids[r] == pid) {
-        pids[r] = -1;
-        statuses[r] = status;
-        --left;
-      }
-    }
-    return true;
-  };
-  auto failed = [&](int r) { return statuses[r] != -1 && !(WIFEXITED(statuses[r]) && WEXITSTATUS(statuses[r]) == 0); };
-
-  // Wait until every rank is ready; a rank that ends before is a failure.
-  bool ready_all = started_all;
-  for (int got = 0; ready_all && got < ranks;) {
-    pollfd pfd{ready[0], POLLIN, 0};
+// Waits until every rank is ready (one byte each on `ready_fd`); a rank that
+// ends before is a failure: false.
+bool wait_ready(int ready_fd, int count, Ranks& ranks) {
+  bool ready_all = true;
+  for (int got = 0; ready_all && got < count;) {
+    pollfd pfd{ready_fd, POLLIN, 0};
     const int n = ::poll(&pfd, 1, 100);
     if (n > 0) {
       char buf[256];
-      const ssize_t k = ::read(ready[0], buf, sizeof buf);
+      const ssize_t k = ::read(ready_fd, buf, sizeof buf);
       if (k > 0) got += static_cast<int>(k);
     }
-    while (reap(false)) {
+    while (ranks.reap(false)) {
     }
-    for (int r = 0; r < ranks; ++r) ready_all = ready_all && statuses[r] == -1;
+    for (int r = 0; r < count; ++r) ready_all = ready_all && !ranks.ended(r);
   }
-  ::close(ready[0]);
-  if (!ready_all) {
-    for (pid_t p : pids)
-      if (p > 0) ::kill(p, SIGTERM);
-  }
-  ::close(go[1]);  // go (or, after a failure, end the waiting ranks)
+  return ready_all;
+}
 
-  // Wait for every rank; after the first failure, stop the others (they
-  // would only time out waiting for it).
-  bool stopped = !ready_all;
-  while (left > 0) {
-    if (!reap(true)) {
+// Waits for every rank; after the first failure, stops the others (they
+// would only time out waiting for it). `stopped`: they were stopped already.
+void wait_all(Ranks& ranks, bool stopped) {
+  while (ranks.left() > 0) {
+    if (!ranks.reap(true)) {
       if (errno == EINTR) continue;
       break;
     }
-    bool any_failed = false;
-    for (int r = 0; r < ranks; ++r) any_failed = any_failed || failed(r);
-    if (any_failed && !stopped) {
-      for (pid_t p : pids)
-        if (p > 0) ::kill(p, SIGTERM);
+    if (ranks.any_failed() && !stopped) {
+      ranks.stop_all();
       stopped = true;
     }
   }
+}
 
+// 0 when every rank exited 0, 1 when one failed (each named, with its log),
+// 2 when not all could be started.
+int exit_status(const DemoConfig& c, const Ranks& ranks, bool started_all) {
   int result = started_all ? 0 : 2;
-  for (int r = 0; r < ranks; ++r) {
-    if (!failed(r)) continue;
+  for (int r = 0; r < c.shape.stages; ++r) {
+    if (!ranks.failed(r)) continue;
     result = result == 0 ? 1 : result;
-    const int status = statuses[r];
+    const int status = ranks.status(r);
     if (WIFEXITED(status)) {
       std::fprintf(stderr, "pp-demo: rank %d exited with status %d; see %s\n", r, WEXITSTATUS(status),
                    log_path(c, r).c_str());
@@ -224,6 +237,44 @@ int launch(const DemoConfig& c) {
     }
   }
   return result;
+}
+
+}  // namespace
+
+int launch(const DemoConfig& c) {
+  if (std::string bad = validate(c); !bad.empty()) {
+    std::fprintf(stderr, "pp-demo: %s\n", bad.c_str());
+    return 2;
+  }
+  if (std::string bad = make_log_dirs(c); !bad.empty()) {
+    std::fprintf(stderr, "pp-demo: %s\n", bad.c_str());
+    return 2;
+  }
+  std::vector<std::array<int, 2>> link;
+  std::vector<int> fds;
+  if (!make_links(c, link, fds)) {
+    std::fprintf(stderr, "pp-demo: socketpair failed: %s\n", std::strerror(errno));
+    return 2;
+  }
+  // The start barrier (rank.cc): ranks write to `ready` once set up and
+  // start when `go` is closed here.
+  int ready[2], go[2];
+  if (::pipe(ready) != 0 || ::pipe(go) != 0) {
+    std::fprintf(stderr, "pp-demo: pipe failed: %s\n", std::strerror(errno));
+    return 2;
+  }
+  std::fflush(nullptr);
+  Ranks ranks(c.shape.stages);
+  const bool started_all = start_ranks(c, link, fds, ready, go, ranks);
+  for (int fd : fds) ::close(fd);
+  ::close(ready[1]);
+  ::close(go[0]);
+  const bool ready_all = started_all && wait_ready(ready[0], c.shape.stages, ranks);
+  ::close(ready[0]);
+  if (!ready_all) ranks.stop_all();
+  ::close(go[1]);  // go (or, after a failure, end the waiting ranks)
+  wait_all(ranks, !ready_all);
+  return exit_status(c, ranks, started_all);
 }
 
 }  // namespace ppt::demo

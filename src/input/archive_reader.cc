@@ -122,6 +122,17 @@ class Extractor {
   bool write_file(const std::string& name, const std::vector<std::string>& parts);
   // The limits on what is out so far, with `more` bytes of the current entry.
   std::optional<std::string> over_limit(const std::string& name, uint64_t entry_bytes) const;
+  // The archive opened for reading, with the filters and formats allowed;
+  // false (failed) when it cannot be.
+  bool open();
+  // The path of entry `e` named `name` below the root, when it is a file to
+  // extract; nullopt (with a note, or a directory made) for any other entry.
+  std::optional<std::vector<std::string>> file_entry(struct archive_entry* e, const std::string& name);
+  // The size an entry claims, against the limits and the archive's own
+  // size; false (failed) when past them.
+  bool claim_allowed(struct archive_entry* e, const std::string& name);
+  // A second entry of one path is refused: false (failed).
+  bool first_of_its_path(const std::string& name, const std::vector<std::string>& parts);
 
   std::string archive_;
   ArchiveLimits limits_;
@@ -226,26 +237,15 @@ bool Extractor::write_file(const std::string& name, const std::vector<std::strin
   return true;
 }
 
-ArchiveResult Extractor::run() {
-  if (!dest_error_.empty()) {
-    fail(dest_error_);
-    return result_;
-  }
+bool Extractor::open() {
+  if (!dest_error_.empty()) return fail(dest_error_);
   struct stat st;
-  if (::stat(archive_.c_str(), &st) != 0) {
-    fail(fmt::format("{}: cannot open: {}", archive_, std::strerror(errno)));
-    return result_;
-  }
+  if (::stat(archive_.c_str(), &st) != 0)
+    return fail(fmt::format("{}: cannot open: {}", archive_, std::strerror(errno)));
   archive_size_ = static_cast<uint64_t>(st.st_size);
-  if (archive_size_ == 0) {
-    fail(fmt::format("{}: empty file, not an archive", archive_));
-    return result_;
-  }
+  if (archive_size_ == 0) return fail(fmt::format("{}: empty file, not an archive", archive_));
   in_.reset(archive_read_new());
-  if (!in_) {
-    fail(fmt::format("{}: out of memory", archive_));
-    return result_;
-  }
+  if (!in_) return fail(fmt::format("{}: out of memory", archive_));
   // Only these: no filter that runs an external program, no format CI
   // artifacts do not use.
   archive_read_support_filter_gzip(in_.get());
@@ -256,9 +256,85 @@ ArchiveResult Extractor::run() {
   archive_read_support_format_gnutar(in_.get());
   archive_read_support_format_zip(in_.get());
   if (archive_read_open_filename(in_.get(), archive_.c_str(), 1 << 16) != ARCHIVE_OK) {
-    fail(fmt::format("{}: not a tar or zip archive, or a damaged one: {}", archive_, library_error()));
-    return result_;
+    return fail(fmt::format("{}: not a tar or zip archive, or a damaged one: {}", archive_, library_error()));
   }
+  return true;
+}
+
+std::optional<std::vector<std::string>> Extractor::file_entry(struct archive_entry* e, const std::string& name) {
+  if (name.size() > limits_.max_name_bytes) {
+    skip_note(name.substr(0, 200), fmt::format("a name longer than {} bytes refused", limits_.max_name_bytes));
+    return std::nullopt;
+  }
+  std::string why;
+  std::optional<std::vector<std::string>> parts = safe_components(name, &why);
+  if (!parts) {
+    skip_note(name, why);
+    return std::nullopt;
+  }
+  if (archive_entry_hardlink(e)) {
+    skip_note(name, "hard link not extracted");
+    return std::nullopt;
+  }
+  if (archive_entry_is_encrypted(e)) {
+    skip_note(name, "encrypted entry not extracted (no password is asked for)");
+    return std::nullopt;
+  }
+  switch (archive_entry_filetype(e)) {
+    case AE_IFREG: return parts;
+    case AE_IFDIR: {
+      Fd dir = open_dirs(*parts, parts->size(), &why);
+      if (!dir.valid()) skip_note(name, why);
+      return std::nullopt;
+    }
+    case AE_IFLNK: skip_note(name, "symbolic link not extracted"); break;
+    case AE_IFIFO: skip_note(name, "FIFO not extracted"); break;
+    case AE_IFCHR:
+    case AE_IFBLK: skip_note(name, "device not extracted"); break;
+    case AE_IFSOCK: skip_note(name, "socket not extracted"); break;
+    default: skip_note(name, "an entry of unknown type not extracted"); break;
+  }
+  return std::nullopt;
+}
+
+bool Extractor::claim_allowed(struct archive_entry* e, const std::string& name) {
+  if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0) return true;
+  uint64_t claim = static_cast<uint64_t>(archive_entry_size(e));
+  if (claim > limits_.max_entry_bytes) {
+    return fail(fmt::format("{}: claims {} bytes, more than the {} byte limit for one entry; stopped", where(name),
+                            claim, limits_.max_entry_bytes));
+  }
+  if (result_.bytes + claim > limits_.max_bytes) {
+    return fail(fmt::format("{}: claims {} bytes, more than the {} byte limit; stopped", where(name), claim,
+                            limits_.max_bytes));
+  }
+  // A tar entry's data is stored as is, after its 512-byte header: in an
+  // uncompressed tar it cannot end past the file.
+  bool plain_tar = archive_filter_code(in_.get(), 0) == ARCHIVE_FILTER_NONE &&
+                   (archive_format(in_.get()) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
+  la_int64_t header_at = std::max<la_int64_t>(0, archive_read_header_position(in_.get()));
+  if (plain_tar && static_cast<uint64_t>(header_at) + 512 + claim > archive_size_) {
+    return fail(fmt::format("{}: claims {} bytes, but the archive ends before (it is {} bytes)", where(name), claim,
+                            archive_size_));
+  }
+  return true;
+}
+
+bool Extractor::first_of_its_path(const std::string& name, const std::vector<std::string>& parts) {
+  // The second would replace the first, and the first's jobs would be lost
+  // without a word. Which of the two is the log cannot be told, so the
+  // archive is refused.
+  std::string key;
+  for (const std::string& part : parts) key += (key.empty() ? "" : "/") + part;
+  if (files_.insert(key).second) return true;
+  return fail(
+      fmt::format("{}: a second entry of this path (the archive holds two files at one name, and one would "
+                  "replace the other); refused",
+                  where(name)));
+}
+
+ArchiveResult Extractor::run() {
+  if (!open()) return result_;
   uint64_t entries = 0;
   std::string last;  // the previous entry's name, for errors between entries
   while (true) {
@@ -291,74 +367,9 @@ ArchiveResult Extractor::run() {
       skip_note("?", "a name that cannot be read refused");
       continue;
     }
-    if (name.size() > limits_.max_name_bytes) {
-      skip_note(name.substr(0, 200), fmt::format("a name longer than {} bytes refused", limits_.max_name_bytes));
-      continue;
-    }
-    std::string why;
-    std::optional<std::vector<std::string>> parts = safe_components(name, &why);
-    if (!parts) {
-      skip_note(name, why);
-      continue;
-    }
-    if (archive_entry_hardlink(e)) {
-      skip_note(name, "hard link not extracted");
-      continue;
-    }
-    if (archive_entry_is_encrypted(e)) {
-      skip_note(name, "encrypted entry not extracted (no password is asked for)");
-      continue;
-    }
-    switch (archive_entry_filetype(e)) {
-      case AE_IFREG: break;
-      case AE_IFDIR: {
-        Fd dir = open_dirs(*parts, parts->size(), &why);
-        if (!dir.valid()) skip_note(name, why);
-        continue;
-      }
-      case AE_IFLNK: skip_note(name, "symbolic link not extracted"); continue;
-      case AE_IFIFO: skip_note(name, "FIFO not extracted"); continue;
-      case AE_IFCHR:
-      case AE_IFBLK: skip_note(name, "device not extracted"); continue;
-      case AE_IFSOCK: skip_note(name, "socket not extracted"); continue;
-      default: skip_note(name, "an entry of unknown type not extracted"); continue;
-    }
-    if (archive_entry_size_is_set(e) && archive_entry_size(e) >= 0) {
-      uint64_t claim = static_cast<uint64_t>(archive_entry_size(e));
-      if (claim > limits_.max_entry_bytes) {
-        fail(fmt::format("{}: claims {} bytes, more than the {} byte limit for one entry; stopped", where(name), claim,
-                         limits_.max_entry_bytes));
-        return result_;
-      }
-      if (result_.bytes + claim > limits_.max_bytes) {
-        fail(fmt::format("{}: claims {} bytes, more than the {} byte limit; stopped", where(name), claim,
-                         limits_.max_bytes));
-        return result_;
-      }
-      // A tar entry's data is stored as is, after its 512-byte header: in an
-      // uncompressed tar it cannot end past the file.
-      bool plain_tar = archive_filter_code(in_.get(), 0) == ARCHIVE_FILTER_NONE &&
-                       (archive_format(in_.get()) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
-      la_int64_t header_at = std::max<la_int64_t>(0, archive_read_header_position(in_.get()));
-      if (plain_tar && static_cast<uint64_t>(header_at) + 512 + claim > archive_size_) {
-        fail(fmt::format("{}: claims {} bytes, but the archive ends before (it is {} bytes)", where(name), claim,
-                         archive_size_));
-        return result_;
-      }
-    }
-    // Two entries of one path: the second would replace the first, and the
-    // first's jobs would be lost without a word. Which of the two is the log
-    // cannot be told, so the archive is refused.
-    std::string key;
-    for (const std::string& part : *parts) key += (key.empty() ? "" : "/") + part;
-    if (!files_.insert(key).second) {
-      fail(
-          fmt::format("{}: a second entry of this path (the archive holds two files at one name, and one would "
-                      "replace the other); refused",
-                      where(name)));
-      return result_;
-    }
-    if (!write_file(name, *parts)) return result_;
+    std::optional<std::vector<std::string>> parts = file_entry(e, name);
+    if (!parts) continue;
+    if (!claim_allowed(e, name) || !first_of_its_path(name, *parts) || !write_file(name, *parts)) return result_;
   }
   if (skipped_ > result_.skipped.size()) {
     result_.skipped.push_back(

@@ -144,6 +144,25 @@ def main():
             check(rc == 0 and os.path.exists(os.path.join(o("demo-zbh1"), "workerlog.1")),
                   "pp-demo --schedule ZB-H1 runs (got %d: %r)" % (rc, err))
 
+        # A run is decided once, in one order, by every command that reads
+        # logs: the input, the selection, the outputs, then a directory
+        # among the files; the first error is the one said.
+        b = os.path.join(tmp, "b")
+        ppt_test.gen_logs(b, RUN)
+        two_dirs = "%s and %s: one log directory at a time (pp-timeline batch converts many)" % (a, b)
+        for args, want in (
+                (["report", "-o", o("r.html")],
+                 "pp-timeline report: error: give --log_dir DIR or log files (see pp-timeline report --help)"),
+                (["stats", a, b, "--steps", "9:1"],
+                 "pp-timeline stats: error: --steps '9:1': the first step is after the last"),
+                ([a, b, "-o", o("x.bad")], "pp-timeline: error: %s: convert writes " % o("x.bad")),
+                (["whatif", a, b, "--schedule", "nope"], "pp-timeline whatif: error: --schedule nope: not a schedule"),
+                (["stats", a, b], "pp-timeline stats: error: " + two_dirs),
+                (["watch", a, b], "pp-timeline watch: error: " + two_dirs)):
+            rc, out, err = run(binary, *args, cwd=tmp)
+            check(rc == 2 and err.startswith(want) and err.count("\n") == 1 and out == "",
+                  "%s: exit 2, %r first (got %d: %r)" % (" ".join(args), want, rc, err))
+
         # -o's extension in any case
         rc, _, err = run(binary, "--log_dir", a, "-o", o("trace.JSON"), "-q")
         check(rc == 0 and ppt_test.read_json(o("trace.JSON")).get("traceEvents"),

@@ -134,25 +134,13 @@ std::string batch_index_json(const BatchResult& result) {
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-std::string batch_summary_markdown(const BatchResult& result) {
-  size_t ok = count_ok(result);
-  size_t failed = result.runs.size() - ok;
-  std::string out = "## " + batch_title(result) + "\n\n";
-  const BatchLinks& links = result.links;
-  // summary.md is read away from the files (a step summary, a PR comment):
-  // links are relative only when no base is known, and in a CI run whose
-  // artifact files have no address of their own, the run page and the
-  // artifact are named instead.
-  bool name_files = links.base.empty() && !links.run_page.empty();
-  if (name_files) {
-    out += fmt::format(
-        "The reports are in the artifact {} of [this workflow run]({}): download it and open "
-        "`<run>/report.html`.\n\n",
-        links.artifact.empty() ? std::string("uploaded from the output directory") : md_code(links.artifact),
-        links.run_page);
-  }
-  std::string base_name = baseline_name(result);
-  bool with_baseline = result.has_baseline;
+namespace {
+
+// The gate's verdict (the runs slower than allowed, or that it passed, on
+// what) and the steps measured.
+std::string summary_gate(const BatchResult& result) {
+  std::string out;
+  const bool with_baseline = result.has_baseline;
   if (with_baseline && result.gate_failed()) {
     out += fmt::format("**Slower than the baseline by more than {:g}%:**", result.fail_if_slower_pct);
     for (const BatchRun& r : result.runs) {
@@ -174,25 +162,35 @@ std::string batch_summary_markdown(const BatchResult& result) {
   if (!result.selection.empty() && !(with_baseline && result.fail_if_slower_pct >= 0 && !result.gate_failed())) {
     out += "Steps measured: " + md_code(result.selection) + ".\n\n";
   }
+  return out;
+}
+
+// A run's name in the table, linked to its report: through the links' base,
+// else named as a file of the artifact (`name_files`), else relative.
+std::string summary_run_name(const BatchRun& r, const BatchLinks& links, bool name_files) {
+  std::string name = r.name.empty() ? "-" : md_cell(r.name);
+  if (!r.outputs.count("report")) return name;
+  const std::string& rel = r.outputs.at("report");
+  if (!links.base.empty()) {
+    std::string base = links.base;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    return "[" + name + "](" + base + "/" + rel + ")";
+  }
+  if (name_files) return name + " (" + md_code(rel) + ")";
+  return "[" + name + "](" + rel + ")";
+}
+
+// The table of runs, one row each.
+std::string summary_table(const BatchResult& result, bool name_files) {
+  const bool with_baseline = result.has_baseline;
+  std::string base_name = baseline_name(result);
   std::string change_head =
       with_baseline ? " vs " + (base_name.empty() ? std::string("baseline") : md_cell(base_name)) + " |" : "";
-  out += "| run | status | steps | " + step_heading(result) + " |" + change_head + " bubble | schedule | source |\n";
+  std::string out =
+      "| run | status | steps | " + step_heading(result) + " |" + change_head + " bubble | schedule | source |\n";
   out += std::string("| --- | --- | ---: | ---: |") + (with_baseline ? " ---: |" : "") + " ---: | --- | --- |\n";
   for (const BatchRun& r : result.runs) {
     bool good = r.status == BatchStatus::kOk;
-    std::string name = r.name.empty() ? "-" : md_cell(r.name);
-    if (r.outputs.count("report")) {
-      const std::string& rel = r.outputs.at("report");
-      if (!links.base.empty()) {
-        std::string base = links.base;
-        while (!base.empty() && base.back() == '/') base.pop_back();
-        name = "[" + name + "](" + base + "/" + rel + ")";
-      } else if (name_files) {
-        name += " (" + md_code(rel) + ")";
-      } else {
-        name = "[" + name + "](" + rel + ")";
-      }
-    }
     std::string change;
     if (with_baseline) {
       change = " " +
@@ -201,11 +199,35 @@ std::string batch_summary_markdown(const BatchResult& result) {
                               : std::string("-")) +
                " |";
     }
-    out += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} |\n", name,
+    out += fmt::format("| {} | {} | {} | {} |{} {} | {} | {} |\n", summary_run_name(r, result.links, name_files),
                        good ? "ok" : "**" + std::string(batch_status_name(r.status)) + "**",
                        good ? std::to_string(r.steps) : "-", good ? step_cell(result, r) : "-", change,
                        good ? pct_text(r.bubble_ratio) : "-", good ? md_cell(r.schedule) : "-", md_cell(r.source));
   }
+  return out;
+}
+
+}  // namespace
+
+std::string batch_summary_markdown(const BatchResult& result) {
+  size_t ok = count_ok(result);
+  size_t failed = result.runs.size() - ok;
+  std::string out = "## " + batch_title(result) + "\n\n";
+  const BatchLinks& links = result.links;
+  // summary.md is read away from the files (a step summary, a PR comment):
+  // links are relative only when no base is known, and in a CI run whose
+  // artifact files have no address of their own, the run page and the
+  // artifact are named instead.
+  bool name_files = links.base.empty() && !links.run_page.empty();
+  if (name_files) {
+    out += fmt::format(
+        "The reports are in the artifact {} of [this workflow run]({}): download it and open "
+        "`<run>/report.html`.\n\n",
+        links.artifact.empty() ? std::string("uploaded from the output directory") : md_code(links.artifact),
+        links.run_page);
+  }
+  out += summary_gate(result);
+  out += summary_table(result, name_files);
   if (failed > 0) {
     out += "\n### Failed\n\n";
     for (const BatchRun& r : result.runs) {

@@ -174,7 +174,11 @@ std::string format_whatif_json(const WhatifReport& r) {
   return doc.dump(2) + "\n";
 }
 
-std::string format_whatif_text(const WhatifReport& r) {
+namespace {
+
+// The table's cells: the header, then the measured run, its replay and
+// each target; `any_per_mb` set when a target's change is per micro-batch.
+std::vector<std::vector<std::string>> whatif_cells(const WhatifReport& r, bool* any_per_mb) {
   struct Row {
     std::string kind;
     const WhatifOutcome* o;
@@ -190,7 +194,6 @@ std::string format_whatif_text(const WhatifReport& r) {
                                                   "busy ms (mean)", "bubble", "micro-batches/s", "peak in flight"}};
   if (memory) cells[0].push_back("peak GiB");
   cells[0].push_back("");
-  bool any_per_mb = false;
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
     if (!o.error.empty()) {
@@ -204,7 +207,7 @@ std::string format_whatif_text(const WhatifReport& r) {
       bool per_mb = false;
       double d = relative_time(o, r.measured, &per_mb);
       delta = fmt::format("{:+.1f}%{}", d * 100, per_mb ? " per mb" : "");
-      any_per_mb = any_per_mb || per_mb;
+      *any_per_mb = *any_per_mb || per_mb;
     }
     std::string range = row.o == &r.measured ? "" : ms_text(o.period_lo_ns) + "-" + ms_text(o.period_hi_ns);
     std::string kind = row.kind;
@@ -218,14 +221,17 @@ std::string format_whatif_text(const WhatifReport& r) {
     if (memory) cells.back().push_back(peak >= 0 ? fmt::format("{:.2f}", static_cast<double>(peak) / 0x1p30) : "-");
     cells.back().push_back(fit_text(o, r.device_memory_bytes));
   }
+  return cells;
+}
+
+// The cells in aligned columns: the first two and the last to the left,
+// the figures to the right.
+std::string aligned_table(const std::vector<std::vector<std::string>>& cells) {
   std::vector<size_t> w(cells[0].size(), 0);
   for (const auto& row : cells) {
     for (size_t c = 0; c < row.size(); ++c) w[c] = std::max(w[c], row[c].size());
   }
-  std::string out = "pp-timeline whatif: the measured run, replayed with its cost model, and under the targets";
-  out += r.predicted.size() > 1
-             ? ",\nranked by throughput (micro-batches/s: the period's order where M is the same)\n\n"
-             : "\n\n";
+  std::string out;
   for (const auto& row : cells) {
     std::string line;
     for (size_t c = 0; c < row.size(); ++c) {
@@ -236,6 +242,13 @@ std::string format_whatif_text(const WhatifReport& r) {
     line.erase(line.find_last_not_of(' ') + 1);  // the last column is often empty
     out += line + "\n";
   }
+  return out;
+}
+
+// What the table's marks mean, the model's errors, the device memory, and
+// why there is no prediction, if there is none.
+std::string whatif_footnotes(const WhatifReport& r, bool any_per_mb) {
+  std::string out;
   if (any_per_mb) {
     out += fmt::format(
         "\nvs measured: the period; \"per mb\" where M differs from the measured M={}: the time per micro-batch\n"
@@ -252,11 +265,25 @@ std::string format_whatif_text(const WhatifReport& r) {
     out += fmt::format("memory model error (replayed against measured peak, worst on stage {}): {:+.2f}%\n",
                        r.memory_error_stage, r.memory_model_error * 100);
   }
-  if (memory && r.device_memory_bytes > 0) {
+  if (r.memory.present() && r.device_memory_bytes > 0) {
     out += fmt::format("\ndevice memory {}: a target that does not fit is ranked after those that do\n",
                        format_gib(r.device_memory_bytes));
   }
   if (!r.refusal.empty()) out += "\nno prediction: " + terminal_text(r.refusal) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string format_whatif_text(const WhatifReport& r) {
+  bool any_per_mb = false;
+  std::vector<std::vector<std::string>> cells = whatif_cells(r, &any_per_mb);
+  std::string out = "pp-timeline whatif: the measured run, replayed with its cost model, and under the targets";
+  out += r.predicted.size() > 1
+             ? ",\nranked by throughput (micro-batches/s: the period's order where M is the same)\n\n"
+             : "\n\n";
+  out += aligned_table(cells);
+  out += whatif_footnotes(r, any_per_mb);
   if (!r.warnings.empty()) {
     out += "\nwarnings (where the model does not hold):\n";
     for (const std::string& w : r.warnings) out += "  - " + terminal_text(w) + "\n";

@@ -119,4 +119,23 @@ TEST_CASE("driver: the summary names the replicas the pipeline decision counted,
   CHECK(format_pipeline_summary(r).empty());
 }
 
+TEST_CASE("driver: a directory among the files is the log directory, decided by the layout") {
+  auto g = generate_logs("--schedule 1f1b --stages 2 --micro-batches 2 --steps 1 --seed 3");
+  DriverRequest req;
+  req.input.files = {g->logs};
+  req.threads = 2;
+  DriverResult r = run_driver(req);
+  REQUIRE(r.ok());
+  CHECK(r.source == g->logs);
+  CHECK(r.timeline->rank_files() == 2);
+  // The writers phase runs on the request's threads, carried by the result.
+  CHECK(r.threads == 2);
+  // Two directories: the layout's usage error, as the command line says it.
+  req.input.files = {g->logs, g->logs};
+  r = run_driver(req);
+  CHECK(r.failure == DriverFailure::kLayout);
+  CHECK(r.usage_error);
+  CHECK(r.error.find("one log directory at a time") != std::string::npos);
+}
+
 }  // namespace ppt::testing
