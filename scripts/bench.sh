@@ -590,7 +590,8 @@ section_pftrace() {
 # ---------------------------------------------------------- stats/diff --
 # `stats` and `diff` on the benchmark set, against a plain convert (one
 # Chrome .json output) timed in this section, in the same run. Goal: each at
-# most 1.5x the plain convert. `diff` reads the set as both A and B (two full
+# most 1.5x the plain convert, and `stats --json` (with its suggestions) at
+# most 0.75x. `diff` reads the set as both A and B (two full
 # loads; B from the page cache like A), and with a `stats --json` file as A
 # (the CI gate's use: a stored baseline). `diff -o` (both runs into one trace)
 # is printed without a goal.
@@ -627,6 +628,11 @@ section_stats() {
   row "plain convert (-o one .json)" "$T_plain" "$RSS_plain" "baseline of the stats/diff rows"
   stats_case st "stats (table)" 1 sh -c '"$0" stats --log_dir "$1" --color never >"$2/stats.txt"' "$bin" "$logs" "$d"
   stats_case sj "stats --json" 1 sh -c '"$0" stats --log_dir "$1" --json >"$2/stats.json"' "$bin" "$logs" "$d"
+  if [[ -n ${T_sj:-} ]]; then
+    local sj_r
+    sj_r=$(calc '%.2f' "$T_sj / $T_plain")
+    goal "stats --json / plain convert (the advice's cost)" "${sj_r}x" "<= 0.75x" "$(awk -v r="$sj_r" 'BEGIN {print (r <= 0.75) ? 1 : 0}')"
+  fi
   stats_case dl "diff LOGS LOGS" 1 sh -c '"$0" diff "$1" "$1" >"$2/diff.txt"' "$bin" "$logs" "$d"
   stats_case dj "diff stats.json LOGS" 1 sh -c '"$0" diff "$2/stats.json" "$1" >"$2/diff_json.txt"' "$bin" "$logs" "$d"
   stats_case do "diff LOGS LOGS -o trace.json" 0 sh -c '"$0" diff "$1" "$1" -q -o "$2/diff_trace.json" >/dev/null' "$bin" "$logs" "$d"
@@ -634,7 +640,9 @@ section_stats() {
 
 # The whatif section: `whatif` on the set (the measured 1F1B replayed) and
 # with twelve targets (every schedule at M and 2M), against `stats --json`,
-# which reads the same logs; the whatif phase alone as --timings reports it
+# which reads the same logs, and `stats --json` against the same without its
+# suggestions (--no-suggestions; goal: at most 1.1x); the whatif phase alone
+# as --timings reports it
 # (goal: at most 1 s beyond reading the logs: fit, replays and the stats'
 # suggestions). Then the model's accuracy table (tests/e2e/whatif_cli.py
 # --table): per case the measured, replayed and predicted periods against a
@@ -652,16 +660,14 @@ section_whatif() {
     return
   fi
   row "stats --json (with suggestions)" "$T_wsj" "$RSS_wsj" "baseline of the whatif rows"
-  # The suggestions' own share of stats --json: its whatif lap (--timings)
-  # against the whole run (goal: at most 10%).
-  local lap total
-  read -r lap total < <("$bin" stats --log_dir "$logs" --json -q --timings -o "$d/stats_t.json" 2>&1 >/dev/null |
-    awk '/whatif [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "whatif") w = $(i + 1)}
-         /total [0-9.]+ s/ {for (i = 1; i < NF; i++) if ($i == "total") t = $(i + 1)}
-         END {print w + 0, t + 0}')
-  if [[ -n "$total" && "$total" != 0 ]]; then
-    goal "stats --json: the suggestions' lap (--timings)" "${lap} s of ${total} s" "<= 10%" \
-      "$(awk -v w="$lap" -v t="$total" 'BEGIN {print (w <= 0.1 * t) ? 1 : 0}')"
+  # The suggestions' own cost: stats --json against the same without them
+  # (--no-suggestions; goal: at most 10% more).
+  if "$bin" stats --help 2>&1 | grep -q -- '--no-suggestions'; then
+    if timed wsn "$bin" stats --log_dir "$logs" --json -q --no-suggestions -o "$d/stats_plain.json"; then
+      row "stats --json --no-suggestions" "$T_wsn" "$RSS_wsn" "the stats alone"
+      r=$(calc '%.3f' "$T_wsj / $T_wsn")
+      goal "stats --json / the same without suggestions" "${r}x" "<= 1.1x" "$(awk -v r="$r" 'BEGIN {print (r <= 1.1) ? 1 : 0}')"
+    fi
   fi
   local all=(--schedule fthenb,1f1b,eager1f1b,vpp,zbh1,zbvpp --micro-batches 64,128)
   for c in one:"whatif (measured replayed)" all:"whatif (12 targets)"; do

@@ -26,6 +26,7 @@ struct StatsCommandOptions {
   double straggler_margin_pct = 10;
   bool json = false;
   bool markdown = false;
+  bool no_suggestions = false;
   std::vector<std::string> outputs;
   std::string color = "auto";
 };
@@ -102,7 +103,7 @@ int run_stats(const StatsCommandOptions& o) {
   }
   request.stats_options.straggler_margin = o.straggler_margin_pct / 100.0;
   request.stats_options.micro_batch_size = o.micro_batch_size;
-  request.suggest = true;
+  request.suggest = !o.no_suggestions;
   request.device_memory_bytes = o.device_memory_bytes;
   if (draws(outputs)) request.picture = PictureRequest{};
   // Files written are listed at the end, in the summary line, as convert does.
@@ -144,6 +145,9 @@ void setup_stats(CLI::App& app, Runner& chosen) {
   add_micro_batch_size_option(*sub, o->micro_batch_size);
   add_device_memory_option(*sub, o->device_memory_bytes);
   add_report_format_options(*sub, o->straggler_margin_pct, o->json, o->markdown, o->color);
+  sub->add_flag("--no-suggestions", o->no_suggestions,
+                "leave out what would help (the what-if replays of other schedules, 2M and balanced stages, and "
+                "their caveats): the stats alone, sooner");
   sub->add_option("-o,--output", o->outputs,
                   "write the report here instead of standard output, in the format of the name's extension "
                   "(.txt: text, .json: JSON, .md: Markdown, .html: the report page; - : standard output); may be "

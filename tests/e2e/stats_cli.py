@@ -324,6 +324,23 @@ def main():
         rc, out, _ = run(binary, "stats", "--json", *files)
         check(rc == 0 and json.loads(out)["ranks"][3]["busy_us"] == doc["ranks"][3]["busy_us"],
               "stats on files equals stats on the directory")
+        # The suggestions' replays run beside the stats: the same bytes on
+        # one thread or two; --no-suggestions leaves out only them.
+        outs = {t: run(binary, "stats", "--log_dir", slow, "--json", "--threads", t) for t in ("1", "2", "3")}
+        check(all(o[0] == 0 for o in outs.values()) and outs["1"][1] == outs["2"][1] == outs["3"][1],
+              "stats --json is the same on 1, 2 and 3 threads")
+        with_s = json.loads(outs["2"][1]) if outs["2"][0] == 0 else {}
+        rc, out, err = run(binary, "stats", "--log_dir", slow, "--json", "--no-suggestions")
+        without = json.loads(out) if rc == 0 else {}
+        check(with_s.get("suggestions"), "the slow stage's run gets a suggestion")
+        check(rc == 0 and without.get("suggestions") == [] and "suggestion_warnings" not in without,
+              f"stats --no-suggestions makes none ({err.strip()})")
+        for d in (with_s, without):
+            d.pop("suggestions", None)
+            d.pop("suggestion_warnings", None)
+        check(with_s == without and with_s, "stats --no-suggestions changes nothing else")
+        rc, out, _ = run(binary, "stats", "--log_dir", slow, "--no-suggestions")
+        check(rc == 0 and "would help" not in out, "stats --no-suggestions prints no 'would help' line")
         rc, out, _ = run(binary, "stats", "--log_dir", a, "--devices", "0,1", "--json", "--threads", "1")
         check(rc == 0 and len(json.loads(out)["ranks"]) == 2, "stats --devices keeps those ranks")
 
