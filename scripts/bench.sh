@@ -631,7 +631,7 @@ section_stats() {
   if [[ -n ${T_sj:-} ]]; then
     local sj_r
     sj_r=$(calc '%.2f' "$T_sj / $T_plain")
-    goal "stats --json / plain convert (the advice's cost)" "${sj_r}x" "<= 0.75x" "$(awk -v r="$sj_r" 'BEGIN {print (r <= 0.75) ? 1 : 0}')"
+    goal "stats --json / plain convert (advice)" "${sj_r}x" "<= 0.75x" "$(awk -v r="$sj_r" 'BEGIN {print (r <= 0.75) ? 1 : 0}')"
   fi
   stats_case dl "diff LOGS LOGS" 1 sh -c '"$0" diff "$1" "$1" >"$2/diff.txt"' "$bin" "$logs" "$d"
   stats_case dj "diff stats.json LOGS" 1 sh -c '"$0" diff "$2/stats.json" "$1" >"$2/diff_json.txt"' "$bin" "$logs" "$d"
