@@ -86,60 +86,62 @@ bool is_compute(const std::vector<JobClass>& classes, uint32_t type) {
 
 }  // namespace
 
-std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads, int32_t only_run) {
-  struct Candidate {
-    uint64_t hash;
-    uint32_t count;
-    std::vector<OrderItem> order;
-  };
-  // The distinct step orders of a set of steps, in order of first appearance.
-  struct Candidates {
-    std::vector<Candidate> candidates;
-    std::unordered_multimap<uint64_t, size_t> by_hash;  // into candidates
-    uint32_t steps = 0;
-    void add(uint64_t h, uint32_t count, const std::vector<OrderItem>& order) {
-      for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
-        Candidate& c = candidates[it->second];
-        if (c.order == order) {
-          c.count += count;
-          return;
-        }
+namespace {
+
+struct Candidate {
+  uint64_t hash;
+  uint32_t count;
+  std::vector<OrderItem> order;
+};
+
+// The distinct step orders of a set of steps, in order of first appearance.
+struct Candidates {
+  std::vector<Candidate> candidates;
+  std::unordered_multimap<uint64_t, size_t> by_hash;  // into candidates
+  uint32_t steps = 0;
+  void add(uint64_t h, uint32_t count, const std::vector<OrderItem>& order) {
+    for (auto [it, end] = by_hash.equal_range(h); it != end; ++it) {
+      Candidate& c = candidates[it->second];
+      if (c.order == order) {
+        c.count += count;
+        return;
       }
-      by_hash.emplace(h, candidates.size());
-      candidates.push_back({h, count, order});
     }
+    by_hash.emplace(h, candidates.size());
+    candidates.push_back({h, count, order});
+  }
+};
+
+// One track's step orders, in (step, line) order.
+void track_orders(const Track& t, Candidates& tc) {
+  std::vector<uint32_t> idx(t.jobs.size());
+  std::iota(idx.begin(), idx.end(), 0u);
+  auto by_step_line = [&](uint32_t a, uint32_t b) {
+    const Job& x = t.jobs[a];
+    const Job& y = t.jobs[b];
+    return x.step != y.step ? x.step < y.step : x.line < y.line;
   };
-  // Each track's orders on their own (in parallel), then merged by rank in
-  // track order, which keeps the order of first appearance.
-  std::vector<Candidates> of_track(tl.tracks.size());
-  parallel_for(tl.tracks.size(), threads, [&](size_t ti) {
-    const Track& t = tl.tracks[ti];
-    if (only_run >= 0 && t.run != static_cast<uint32_t>(only_run)) return;
-    Candidates& tc = of_track[ti];
-    std::vector<uint32_t> idx(t.jobs.size());
-    std::iota(idx.begin(), idx.end(), 0u);
-    auto by_step_line = [&](uint32_t a, uint32_t b) {
-      const Job& x = t.jobs[a];
-      const Job& y = t.jobs[b];
-      return x.step != y.step ? x.step < y.step : x.line < y.line;
-    };
-    // Jobs in start order are mostly in (step, line) order already.
-    if (!std::is_sorted(idx.begin(), idx.end(), by_step_line)) std::stable_sort(idx.begin(), idx.end(), by_step_line);
-    std::vector<OrderItem> order;
-    for (size_t i = 0; i < idx.size();) {
-      int32_t step = t.jobs[idx[i]].step;
-      order.clear();
-      size_t k = i;
-      for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
-        const Job& j = t.jobs[idx[k]];
-        order.push_back({j.type, j.micro_batch});
-      }
-      i = k;
-      if (step < 0) continue;
-      ++tc.steps;
-      tc.add(order_hash(order), 1, order);
+  // Jobs in start order are mostly in (step, line) order already.
+  if (!std::is_sorted(idx.begin(), idx.end(), by_step_line)) std::stable_sort(idx.begin(), idx.end(), by_step_line);
+  std::vector<OrderItem> order;
+  for (size_t i = 0; i < idx.size();) {
+    int32_t step = t.jobs[idx[i]].step;
+    order.clear();
+    size_t k = i;
+    for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
+      const Job& j = t.jobs[idx[k]];
+      order.push_back({j.type, j.micro_batch});
     }
-  });
+    i = k;
+    if (step < 0) continue;
+    ++tc.steps;
+    tc.add(order_hash(order), 1, order);
+  }
+}
+
+// The tracks' orders merged by rank in track order, which keeps the order of
+// first appearance; each track's are released once merged.
+std::map<int32_t, Candidates> merge_by_rank(const Timeline& tl, std::vector<Candidates>& of_track, int32_t only_run) {
   std::map<int32_t, Candidates> by_rank;
   for (const Run& run : tl.runs) {
     if (only_run >= 0 && run.index != static_cast<uint32_t>(only_run)) continue;
@@ -150,9 +152,14 @@ std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads, int32_t
       of_track[ti] = Candidates();
     }
   }
+  return by_rank;
+}
+
+// Each rank's most common order (the first seen of those as common).
+std::vector<RankOrder> most_common_orders(const std::map<int32_t, Candidates>& by_rank) {
   std::vector<RankOrder> out;
   out.reserve(by_rank.size());
-  for (auto& [rank, pr] : by_rank) {
+  for (const auto& [rank, pr] : by_rank) {
     RankOrder ro;
     ro.rank = rank;
     ro.steps = pr.steps;
@@ -167,6 +174,20 @@ std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads, int32_t
     out.push_back(std::move(ro));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<RankOrder> rank_orders(const Timeline& tl, unsigned threads, int32_t only_run) {
+  // Each track's orders on their own (in parallel), then merged by rank in
+  // track order, which keeps the order of first appearance.
+  std::vector<Candidates> of_track(tl.tracks.size());
+  parallel_for(tl.tracks.size(), threads, [&](size_t ti) {
+    const Track& t = tl.tracks[ti];
+    if (only_run >= 0 && t.run != static_cast<uint32_t>(only_run)) return;
+    track_orders(t, of_track[ti]);
+  });
+  return most_common_orders(merge_by_rank(tl, of_track, only_run));
 }
 
 std::string order_item_text(const Timeline& tl, const OrderItem& item) {
@@ -193,34 +214,25 @@ static int32_t stated_pp_degree(const Timeline& tl, int32_t world) {
   return p;
 }
 
-PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrder>& orders,
-                                   const std::vector<JobClass>& classes, int32_t pp_degree_option) {
-  // Ranks are the whole run's (log_layout.h): with a subset loaded (--devices)
-  // P and the stages are still those of the run, never of a smaller pipeline.
-  const int32_t world = std::max<int32_t>(tl.rank_count(), static_cast<int32_t>(orders.size()));
-  const int32_t loaded = static_cast<int32_t>(orders.size());
-  if (pp_degree_option > 0) {
-    return {pp_degree_option, std::max(1, world / pp_degree_option), "--pp-degree"};
-  }
-  if (world <= 1) return {1, 1, "all ranks"};
-  // Dynamic-graph profile records state each rank's stage (tid - 1): P is the
-  // number of stages when every rank's stage is its rank mod P.
-  if (int32_t p = stated_pp_degree(tl, world); p > 0) return {p, world / p, "stages of the profile records"};
-  if (loaded <= 1) return {world, 1, "all ranks"};
+namespace {
+
+bool any_compute_job(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes) {
   bool any_compute = false;
   for (const RankOrder& ro : orders) {
     for (const OrderItem& it : ro.order) any_compute = any_compute || is_compute(classes, it.type);
   }
-  if (!any_compute) return {1, world, "no pipeline"};
+  return any_compute;
+}
 
-  // The plans repeat with period P over rank = replica*P + stage: the
-  // smallest P that divides the run's ranks such that the loaded ranks of each
-  // stage have the same plan. Each stage seen must be seen on two ranks at
-  // least, or nothing supports the period (always so when every rank is
-  // loaded; a subset with one rank per stage falls back to all ranks).
+// The plans repeat with period P over rank = replica*P + stage: the
+// smallest P that divides the run's ranks such that the loaded ranks of each
+// stage have the same plan. Each stage seen must be seen on two ranks at
+// least, or nothing supports the period (always so when every rank is
+// loaded; a subset with one rank per stage falls back to all ranks).
+int32_t plan_period(const std::vector<RankOrder>& orders, int32_t world) {
+  const int32_t loaded = static_cast<int32_t>(orders.size());
   std::vector<uint64_t> sig(loaded);
   for (int32_t i = 0; i < loaded; ++i) sig[i] = order_hash(orders[i].order);
-  int32_t period = world;
   // By stage, for the stages of loaded ranks only: world may be far beyond
   // the ranks loaded (docs/hardening.md, the index of a rank).
   std::map<int32_t, int32_t> first_of, seen;
@@ -242,35 +254,35 @@ PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrd
       periodic = sig[i] == sig[f] && orders[i].order == orders[f].order;
     }
     for (auto it = seen.begin(); it != seen.end() && periodic; ++it) periodic = it->second != 1;
-    if (periodic) {
-      period = p;
-      break;
+    if (periodic) return p;
+  }
+  return world;
+}
+
+// The start and the length of each track position's first job of `span`.
+void first_jobs(const Timeline& tl, const Run& run, const StepSpan& span, std::vector<int64_t>& first_start,
+                std::vector<int64_t>& first_len) {
+  for (size_t pos = 0; pos < run.tracks.size(); ++pos) {
+    const Track& t = tl.tracks[run.tracks[pos]];
+    for (const Job& j : t.jobs) {
+      if (j.step == span.number && j.start_ns < first_start[pos]) {
+        first_start[pos] = j.start_ns;
+        first_len[pos] = j.end_ns - j.start_ns;
+      }
     }
   }
-  if (period > 1) {
-    // A subset without a period shown is taken as one pipeline of the run's ranks.
-    return {period, world / period, period == world && loaded != world ? "all ranks" : "job order"};
-  }
+}
 
-  // Every rank has the same plan (FThenB, or one micro-batch): the ranks that
-  // start the first complete step together (within half the median length of
-  // a rank's first job) are the first stages of the replicas. Needs every
-  // rank of the run.
-  const int32_t n = world;
-  if (loaded != world) return {n, 1, "all ranks"};
+// Every rank has the same plan (FThenB, or one micro-batch): the ranks that
+// start the first complete step together (within half the median length of
+// a rank's first job) are the first stages of the replicas. Needs every
+// rank of the run (n of them).
+PipelineShape shape_from_start_times(const Timeline& tl, int32_t n) {
   for (const Run& run : tl.runs) {
     for (const StepSpan& span : run.steps) {
       if (span.ranks != run.tracks.size() || run.tracks.size() != static_cast<size_t>(n)) continue;
       std::vector<int64_t> first_start(n, INT64_MAX), first_len(n, 0);
-      for (int32_t pos = 0; pos < n; ++pos) {
-        const Track& t = tl.tracks[run.tracks[pos]];
-        for (const Job& j : t.jobs) {
-          if (j.step == span.number && j.start_ns < first_start[pos]) {
-            first_start[pos] = j.start_ns;
-            first_len[pos] = j.end_ns - j.start_ns;
-          }
-        }
-      }
+      first_jobs(tl, run, span, first_start, first_len);
       int64_t t0 = *std::min_element(first_start.begin(), first_start.end());
       std::vector<int64_t> lens = first_len;
       std::nth_element(lens.begin(), lens.begin() + n / 2, lens.end());
@@ -289,6 +301,33 @@ PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrd
     }
   }
   return {n, 1, "all ranks"};
+}
+
+}  // namespace
+
+PipelineShape infer_pipeline_shape(const Timeline& tl, const std::vector<RankOrder>& orders,
+                                   const std::vector<JobClass>& classes, int32_t pp_degree_option) {
+  // Ranks are the whole run's (log_layout.h): with a subset loaded (--devices)
+  // P and the stages are still those of the run, never of a smaller pipeline.
+  const int32_t world = std::max<int32_t>(tl.rank_count(), static_cast<int32_t>(orders.size()));
+  const int32_t loaded = static_cast<int32_t>(orders.size());
+  if (pp_degree_option > 0) {
+    return {pp_degree_option, std::max(1, world / pp_degree_option), "--pp-degree"};
+  }
+  if (world <= 1) return {1, 1, "all ranks"};
+  // Dynamic-graph profile records state each rank's stage (tid - 1): P is the
+  // number of stages when every rank's stage is its rank mod P.
+  if (int32_t p = stated_pp_degree(tl, world); p > 0) return {p, world / p, "stages of the profile records"};
+  if (loaded <= 1) return {world, 1, "all ranks"};
+  if (!any_compute_job(orders, classes)) return {1, world, "no pipeline"};
+
+  const int32_t period = plan_period(orders, world);
+  if (period > 1) {
+    // A subset without a period shown is taken as one pipeline of the run's ranks.
+    return {period, world / period, period == world && loaded != world ? "all ranks" : "job order"};
+  }
+  if (loaded != world) return {world, 1, "all ranks"};
+  return shape_from_start_times(tl, world);
 }
 
 double ideal_bubble_ratio(ScheduleKind kind, int32_t p, int32_t m, int32_t v, std::string* formula,
