@@ -8,6 +8,7 @@
 #include <cctype>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -373,17 +374,8 @@ std::string join_ints(const std::vector<int32_t>& v, size_t max_items = 12) {
   return s;
 }
 
-}  // namespace
-
-ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes,
-                                const PipelineShape& shape) {
-  ScheduleInfo info;
-  info.pp_degree = shape.pp_degree;
-  info.pp_degree_source = shape.source;
-  info.replicas = shape.replicas;
-  const int32_t p = std::max(1, shape.pp_degree);
-
-  // Each rank's plan, forward/backward jobs only.
+// Each rank's plan, forward/backward jobs only, and what their types show.
+struct Plans {
   struct Plan {
     int32_t rank;
     std::vector<OrderItem> items;
@@ -391,37 +383,32 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
   std::vector<Plan> plans;
   bool any_default = false, has_split = false, has_piece = false;
   std::set<int32_t> chunks;
+};
+
+Plans compute_plans(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes) {
+  Plans out;
   for (const RankOrder& ro : orders) {
-    Plan plan{ro.rank, {}};
+    Plans::Plan plan{ro.rank, {}};
     for (const OrderItem& it : ro.order) {
       if (it.type >= classes.size()) continue;
       const JobClass& c = classes[it.type];
-      any_default = any_default || c.no_pipeline;
+      out.any_default = out.any_default || c.no_pipeline;
       if (!c.role) continue;
-      has_split = has_split || c.split;
-      has_piece = has_piece || c.piece;
-      if (c.chunk >= 0) chunks.insert(c.chunk);
+      out.has_split = out.has_split || c.split;
+      out.has_piece = out.has_piece || c.piece;
+      if (c.chunk >= 0) out.chunks.insert(c.chunk);
       plan.items.push_back(it);
     }
-    if (!plan.items.empty()) plans.push_back(std::move(plan));
+    if (!plan.items.empty()) out.plans.push_back(std::move(plan));
   }
-  if (plans.empty()) {
-    info.kind = any_default ? ScheduleKind::kNoPipeline : ScheduleKind::kUnknown;
-    info.evidence = any_default ? "only `default` jobs: no pipeline parallelism"
-                                : "no forward or backward jobs to recognise a schedule from";
-    info.ideal_bubble_ratio = ideal_bubble_ratio(info.kind, p, 0, 1, &info.ideal_formula);
-    return info;
-  }
-  // V, the one definition (the dependencies' virtual stages use it too): the
-  // highest model chunk of the forward/backward jobs + 1, so that chunk c's
-  // virtual stage c * P + s exists even when some chunk has no job here; a
-  // single chunk, or none, is V = 1.
-  info.chunks = chunks.size() > 1 ? *chunks.rbegin() + 1 : 1;
+  return out;
+}
 
-  // M: the distinct micro-batches a rank runs forwards for (ids restart per
-  // chunk); the most common value over the ranks.
+// M: the distinct micro-batches a rank runs forwards for (ids restart per
+// chunk); the most common value over the ranks.
+int32_t common_micro_batches(const Plans& plans, const std::vector<JobClass>& classes, int32_t chunks) {
   std::map<int32_t, int32_t> m_votes;
-  for (const Plan& plan : plans) {
+  for (const Plans::Plan& plan : plans.plans) {
     std::set<int32_t> mbs;
     int32_t forwards = 0;
     for (const OrderItem& it : plan.items) {
@@ -429,7 +416,7 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       ++forwards;
       if (it.micro_batch >= 0) mbs.insert(it.micro_batch);
     }
-    int32_t m = !mbs.empty() ? static_cast<int32_t>(mbs.size()) : forwards / info.chunks;
+    int32_t m = !mbs.empty() ? static_cast<int32_t>(mbs.size()) : forwards / chunks;
     ++m_votes[m];
   }
   int32_t m = 0, best = 0;
@@ -439,59 +426,73 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
       m = value;
     }
   }
-  info.micro_batches = m;
+  return m;
+}
 
-  auto finish = [&](ScheduleKind kind, std::string variant, std::string evidence) {
-    info.kind = kind;
-    info.variant = std::move(variant);
-    info.evidence = std::move(evidence);
-    info.ideal_bubble_ratio =
-        ideal_bubble_ratio(kind, p, m, info.chunks, &info.ideal_formula, info.variant == "split backward");
-    return info;
-  };
+// What a schedule is recognised as: kind, variant and the evidence.
+struct Verdict {
+  ScheduleKind kind;
+  std::string variant;
+  std::string evidence;
+};
 
-  if (has_split && info.chunks > 1) {
-    // V shape: on the last stage, chunk 1 of a micro-batch follows chunk 0 at once.
-    bool v_shape = false;
-    for (const Plan& plan : plans) {
-      if (pipeline_stage(plan.rank, p) != p - 1) continue;
-      int32_t chunk0_before = 0;
-      for (const OrderItem& it : plan.items) {
-        const JobClass& c = classes[it.type];
-        if (c.role != PlanRole::kForward) continue;
-        if (c.chunk == 1) break;
-        if (c.chunk == 0) ++chunk0_before;
-      }
-      v_shape = v_shape || (chunk0_before == 1 && p > 1);
+// V shape: on the last stage, chunk 1 of a micro-batch follows chunk 0 at once.
+bool last_stage_v_shape(const Plans& plans, const std::vector<JobClass>& classes, int32_t p) {
+  bool v_shape = false;
+  for (const Plans::Plan& plan : plans.plans) {
+    if (pipeline_stage(plan.rank, p) != p - 1) continue;
+    int32_t chunk0_before = 0;
+    for (const OrderItem& it : plan.items) {
+      const JobClass& c = classes[it.type];
+      if (c.role != PlanRole::kForward) continue;
+      if (c.chunk == 1) break;
+      if (c.chunk == 0) ++chunk0_before;
     }
-    if (v_shape) {
-      return finish(ScheduleKind::kZBVPP, "",
-                    fmt::format("backward split into backward_b/backward_w over {} chunks; the last stage runs "
-                                "chunk 1 of a micro-batch right after its chunk 0 (V shape)",
-                                info.chunks));
-    }
-    return finish(ScheduleKind::kVPP, "split backward",
-                  fmt::format("forward/backward types over {} model chunks, backward split into "
-                              "backward_b/backward_w, chunks interleaved in groups",
-                              info.chunks));
+    v_shape = v_shape || (chunk0_before == 1 && p > 1);
   }
-  if (has_split) {
-    return finish(ScheduleKind::kZBH1, "", "backward split into backward_b/backward_w, one model chunk");
-  }
-  if (has_piece) {
-    return finish(ScheduleKind::k1F1B, "backward/forward overlap",
-                  "types like forward(chunk0): 1F1B with the steady phase's backward and forward overlapped");
-  }
-  if (info.chunks > 1) {
-    return finish(ScheduleKind::kVPP, "",
-                  fmt::format("forward/backward types over {} model chunks, interleaved", info.chunks));
-  }
+  return v_shape;
+}
 
-  // One chunk, whole backwards: the number of warm-up forwards per stage (of
-  // the stages loaded: P may be far beyond them).
-  std::map<int32_t, int32_t> warmup_of_stage;
+// The schedules the job types alone tell apart (split backwards, overlapped
+// pieces, model chunks); none for one chunk of whole backwards.
+std::optional<Verdict> verdict_from_types(const Plans& plans, const std::vector<JobClass>& classes, int32_t p,
+                                          int32_t chunks) {
+  if (plans.has_split && chunks > 1) {
+    if (last_stage_v_shape(plans, classes, p)) {
+      return Verdict{ScheduleKind::kZBVPP, "",
+                     fmt::format("backward split into backward_b/backward_w over {} chunks; the last stage runs "
+                                 "chunk 1 of a micro-batch right after its chunk 0 (V shape)",
+                                 chunks)};
+    }
+    return Verdict{ScheduleKind::kVPP, "split backward",
+                   fmt::format("forward/backward types over {} model chunks, backward split into "
+                               "backward_b/backward_w, chunks interleaved in groups",
+                               chunks)};
+  }
+  if (plans.has_split) {
+    return Verdict{ScheduleKind::kZBH1, "", "backward split into backward_b/backward_w, one model chunk"};
+  }
+  if (plans.has_piece) {
+    return Verdict{ScheduleKind::k1F1B, "backward/forward overlap",
+                   "types like forward(chunk0): 1F1B with the steady phase's backward and forward overlapped"};
+  }
+  if (chunks > 1) {
+    return Verdict{ScheduleKind::kVPP, "",
+                   fmt::format("forward/backward types over {} model chunks, interleaved", chunks)};
+  }
+  return std::nullopt;
+}
+
+// One chunk, whole backwards: the number of warm-up forwards per stage (of
+// the stages loaded: P may be far beyond them), and the schedules they fit.
+struct Warmups {
+  std::map<int32_t, int32_t> of_stage;
   bool fthenb = true, one_f1b = true, eager = true, consistent = true;
-  for (const Plan& plan : plans) {
+};
+
+Warmups warmup_forwards(const Plans& plans, const std::vector<JobClass>& classes, int32_t p) {
+  Warmups w;
+  for (const Plans::Plan& plan : plans.plans) {
     int32_t forwards = 0, warmup = -1;
     for (const OrderItem& it : plan.items) {
       const std::optional<PlanRole> r = classes[it.type].role;
@@ -500,11 +501,17 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
     }
     if (warmup < 0) warmup = forwards;
     int32_t s = pipeline_stage(plan.rank, p);
-    consistent = consistent && warmup_of_stage.emplace(s, warmup).first->second == warmup;
-    fthenb = fthenb && warmup == forwards;
-    one_f1b = one_f1b && warmup == std::min(p - s, forwards);
-    eager = eager && warmup == std::min(2 * (p - s) - 1, forwards);
+    w.consistent = w.consistent && w.of_stage.emplace(s, warmup).first->second == warmup;
+    w.fthenb = w.fthenb && warmup == forwards;
+    w.one_f1b = w.one_f1b && warmup == std::min(p - s, forwards);
+    w.eager = w.eager && warmup == std::min(2 * (p - s) - 1, forwards);
   }
+  return w;
+}
+
+// The schedule the warm-up forwards fit, or kUnknown with what they are
+// and what 1F1B and Eager1F1B would have.
+Verdict verdict_from_warmups(const Warmups& w, int32_t p, int32_t m, const PipelineShape& shape) {
   // The first 12 stages are shown (the text follows what is read, not P).
   constexpr int32_t kShownStages = 12;
   std::vector<int32_t> want_1f1b, want_eager;
@@ -516,29 +523,63 @@ ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std:
   // A stage none of whose ranks was loaded (--devices) shows as "-".
   std::string seen;
   for (int32_t i = 0; i < p && i < kShownStages; ++i) {
-    auto it = warmup_of_stage.find(i);
+    auto it = w.of_stage.find(i);
     seen += i ? ", " : "";
-    seen += it == warmup_of_stage.end() ? std::string("-") : std::to_string(it->second);
+    seen += it == w.of_stage.end() ? std::string("-") : std::to_string(it->second);
   }
   seen += more;
-  if (fthenb) {
-    return finish(ScheduleKind::kFThenB, "",
-                  fmt::format("every rank runs all {} forwards before its first backward", m));
+  if (w.fthenb) {
+    return {ScheduleKind::kFThenB, "", fmt::format("every rank runs all {} forwards before its first backward", m)};
   }
-  if (one_f1b) {
-    return finish(ScheduleKind::k1F1B, "",
-                  fmt::format("stage s runs min(P-s, M) forwards before its first backward: {}", seen));
+  if (w.one_f1b) {
+    return {ScheduleKind::k1F1B, "",
+            fmt::format("stage s runs min(P-s, M) forwards before its first backward: {}", seen)};
   }
-  if (eager) {
-    return finish(ScheduleKind::kEager1F1B, "",
-                  fmt::format("stage s runs min(2(P-s)-1, M) forwards before its first backward: {}", seen));
+  if (w.eager) {
+    return {ScheduleKind::kEager1F1B, "",
+            fmt::format("stage s runs min(2(P-s)-1, M) forwards before its first backward: {}", seen)};
   }
-  info.kind = ScheduleKind::kUnknown;
-  info.evidence =
-      fmt::format("warm-up forwards per stage ({}) match neither 1F1B ({}{}) nor Eager1F1B ({}{}) with P={} ({}){}",
-                  seen, join_ints(want_1f1b), more, join_ints(want_eager), more, p, shape.source,
-                  consistent ? "" : "; replicas of a stage disagree");
-  info.ideal_bubble_ratio = -1;
+  return {ScheduleKind::kUnknown, "",
+          fmt::format("warm-up forwards per stage ({}) match neither 1F1B ({}{}) nor Eager1F1B ({}{}) with P={} ({}){}",
+                      seen, join_ints(want_1f1b), more, join_ints(want_eager), more, p, shape.source,
+                      w.consistent ? "" : "; replicas of a stage disagree")};
+}
+
+}  // namespace
+
+ScheduleInfo recognize_schedule(const std::vector<RankOrder>& orders, const std::vector<JobClass>& classes,
+                                const PipelineShape& shape) {
+  ScheduleInfo info;
+  info.pp_degree = shape.pp_degree;
+  info.pp_degree_source = shape.source;
+  info.replicas = shape.replicas;
+  const int32_t p = std::max(1, shape.pp_degree);
+
+  const Plans plans = compute_plans(orders, classes);
+  if (plans.plans.empty()) {
+    info.kind = plans.any_default ? ScheduleKind::kNoPipeline : ScheduleKind::kUnknown;
+    info.evidence = plans.any_default ? "only `default` jobs: no pipeline parallelism"
+                                      : "no forward or backward jobs to recognise a schedule from";
+    info.ideal_bubble_ratio = ideal_bubble_ratio(info.kind, p, 0, 1, &info.ideal_formula);
+    return info;
+  }
+  // V, the one definition (the dependencies' virtual stages use it too): the
+  // highest model chunk of the forward/backward jobs + 1, so that chunk c's
+  // virtual stage c * P + s exists even when some chunk has no job here; a
+  // single chunk, or none, is V = 1.
+  info.chunks = plans.chunks.size() > 1 ? *plans.chunks.rbegin() + 1 : 1;
+  info.micro_batches = common_micro_batches(plans, classes, info.chunks);
+
+  std::optional<Verdict> v = verdict_from_types(plans, classes, p, info.chunks);
+  if (!v) v = verdict_from_warmups(warmup_forwards(plans, classes, p), p, info.micro_batches, shape);
+  info.kind = v->kind;
+  info.variant = std::move(v->variant);
+  info.evidence = std::move(v->evidence);
+  // An unrecognised schedule has no ideal (and no formula to show).
+  info.ideal_bubble_ratio = info.kind == ScheduleKind::kUnknown
+                                ? -1
+                                : ideal_bubble_ratio(info.kind, p, info.micro_batches, info.chunks, &info.ideal_formula,
+                                                     info.variant == "split backward");
   return info;
 }
 
