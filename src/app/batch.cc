@@ -342,12 +342,10 @@ BatchRun::Change compare_with_baseline(const Stats& base, const Stats& run, doub
           d.verdict,    d.gate_failed};
 }
 
-// Converts one run; `base` (the baseline's stats) is compared with, and
-// `keep` receives this run's stats (for the baseline run), when not null.
-void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads, const Stats* base,
-             std::optional<Stats>* keep) {
-  // As `convert` does, through the same driver: the passes, then the stats
-  // for the report.
+// The driver's run of one log directory, through the same driver as
+// `convert`: the passes, then the stats for the report. Paths and messages
+// name the archive's entries; the layout's notes are the run's warnings.
+DriverResult drive(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads) {
   DriverRequest request = opt.passes;
   request.input = LayoutRequest{};
   request.input.log_dir = job.dir;
@@ -363,17 +361,23 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   if (result.layout) {
     for (const std::string& n : result.layout->notes) run.warnings.push_back(archive_names(n, art));
   }
+  return result;
+}
+
+// The run's counts and warnings from its timeline; false, with the status
+// and error set, when the driver gave no stats.
+bool take_timeline(const DriverResult& result, BatchRun& run) {
   if (result.failure == DriverFailure::kUsage) {
     run.status = BatchStatus::kBadArtifact;  // an option does not fit this run (--pp-degree, no step selected)
     run.error = result.error;
-    return;
+    return false;
   }
   if (!result.timeline) {
     run.status = BatchStatus::kNoLogs;
     run.error = result.error;
-    return;
+    return false;
   }
-  Timeline& tl = *result.timeline;
+  const Timeline& tl = *result.timeline;
   run.ranks = static_cast<uint32_t>(tl.rank_files());
   run.jobs = tl.job_count();
   run.rejected_lines = tl.diagnostics.rejected_jobs();
@@ -384,10 +388,14 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
     run.status = BatchStatus::kNoJobs;
     run.error = fmt::format("{} file{} read, no 'Profiler Info: Job' line in them; " PPT_PROFILER_ON_HINT,
                             tl.files.size(), tl.files.size() == 1 ? "" : "s");
-    return;
+    return false;
   }
-  Stats& stats = *result.stats;
-  stats.source = run.source;
+  return true;
+}
+
+// The report's figures of the run, and its change against the baseline.
+void take_stats(const Stats& stats, BatchRun& run, const BatchOptions& opt, const Stats* base,
+                std::optional<Stats>* keep) {
   run.steps = static_cast<uint32_t>(stats.steps.size());
   run.step_time_us = static_cast<double>(stats.step_time.median_ns) / 1000.0;
   bool period = stats.step_period.count > 0;
@@ -397,23 +405,33 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
   run.schedule = schedule_label(stats.schedule);
   if (base) run.change = compare_with_baseline(*base, stats, opt.fail_if_slower_pct);
   if (keep) *keep = stats;
+}
 
-  fs::path dir = fs::path(opt.out_dir) / run.name;
+// The run's folder under --out; false, with the status and error set, when
+// it cannot be made or must not be written into.
+bool make_run_dir(const fs::path& dir, BatchRun& run, const BatchOptions& opt) {
   std::error_code ec;
   // A run folder an artifact planted as a link (say into the user's home)
   // is never written into: --out may lie inside the artifact's own folder.
   if (std::string why = link_inside(opt.out_dir, dir.string()); !why.empty()) {
     run.status = BatchStatus::kOutputError;
     run.error = why;
-    return;
+    return false;
   }
   fs::create_directories(dir, ec);
   if (ec) {
     run.status = BatchStatus::kOutputError;
     run.error = fmt::format("{}: cannot create: {}", dir.string(), ec.message());
-    return;
+    return false;
   }
-  // The report first (it carries the stats), then the picture and the traces.
+  return true;
+}
+
+// The outputs asked for, into the run's folder: the report first (it
+// carries the stats), then the picture and the traces. The first error
+// stops them.
+void write_run_outputs(DriverResult& result, const Stats& stats, const fs::path& dir, BatchRun& run,
+                       const BatchOptions& opt) {
   WriteOptions w;
   w.title = "pp-timeline report: " + run.name;
   w.source = run.source;
@@ -442,6 +460,20 @@ void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned
     }
     run.outputs[kind] = run.name + "/" + file;
   }
+}
+
+// Converts one run; `base` (the baseline's stats) is compared with, and
+// `keep` receives this run's stats (for the baseline run), when not null.
+void convert(const RunJob& job, BatchRun& run, const BatchOptions& opt, unsigned threads, const Stats* base,
+             std::optional<Stats>* keep) {
+  DriverResult result = drive(job, run, opt, threads);
+  if (!take_timeline(result, run)) return;
+  Stats& stats = *result.stats;
+  stats.source = run.source;
+  take_stats(stats, run, opt, base, keep);
+  const fs::path dir = fs::path(opt.out_dir) / run.name;
+  if (!make_run_dir(dir, run, opt)) return;
+  write_run_outputs(result, stats, dir, run, opt);
 }
 
 // Each artifact (the baseline first, when there is one) found: extracted

@@ -250,69 +250,99 @@ struct Machine {
   std::map<int, std::string> logs;
 };
 
+// A folder of a dynamic-graph run: the top one ("") or a sub-folder.
+struct ProfileFolder {
+  std::string name;
+  fs::path path;
+  DirScan scan;
+};
+
+// The top folder and the sub-folders that hold logs; `any` tells whether any
+// holds a profile file.
+std::vector<ProfileFolder> profile_folders(const fs::path& dir, const DirScan& top, bool* any) {
+  std::vector<ProfileFolder> folders;
+  folders.push_back({"", dir, top});
+  *any = !top.profiles.empty();
+  for (const std::string& name : top.subdirs) {
+    std::error_code ec;
+    DirScan sub = scan_dir(dir / name, ec);
+    if (ec) continue;
+    *any = *any || !sub.profiles.empty();
+    if (!sub.profiles.empty() || !sub.workerlogs.empty() || !sub.past_bound.empty())
+      folders.push_back({name, dir / name, std::move(sub)});
+  }
+  return folders;
+}
+
+// The files of one folder: its profile files by rank (the ranks wanted), its
+// launch logs as companions; a folder with profile files is a machine.
+void take_folder(const ProfileFolder& f, size_t with_profiles, const std::set<int>& wanted, Layout& layout,
+                 std::map<int, SourceFile>& by_rank, std::vector<SourceFile>& companions) {
+  for (const std::string& d : f.scan.duplicates) {
+    layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same file is present", d));
+  }
+  note_past_bound(f.scan, layout.notes);
+  int32_t machine = -1;
+  std::string machine_name = f.name.empty() && with_profiles > 1 ? "." : f.name;
+  if (!f.scan.profiles.empty()) {
+    machine = static_cast<int32_t>(layout.machines.size());
+    layout.machines.push_back(machine_name);
+  }
+  for (const auto& [rank, path] : f.scan.profiles) {
+    if (!wanted.empty() && wanted.count(rank) == 0) continue;
+    SourceFile file{path, machine_name, machine, rank, rank};
+    file.dygraph_profile = true;
+    auto [it, inserted] = by_rank.emplace(rank, file);
+    if (!inserted) {
+      layout.notes.push_back(fmt::format("{}: ignored, rank {} is read from {}", path, rank, it->second.path));
+    }
+  }
+  for (const auto& [index, path] : f.scan.workerlogs) {
+    SourceFile file{path, machine_name, std::max(machine, 0), index, -1};
+    file.companion = true;
+    companions.push_back(file);
+  }
+}
+
+// The ranks of every profile file present (wanted or not).
+std::set<int> ranks_present(const std::vector<ProfileFolder>& folders) {
+  std::set<int> present;
+  for (const ProfileFolder& f : folders) {
+    for (const auto& [rank, path] : f.scan.profiles) present.insert(rank);
+  }
+  return present;
+}
+
+// Names the profile files missing below the highest rank present.
+void note_missing_profiles(const std::string& where, const std::set<int>& present, int32_t max_rank, Layout& layout) {
+  std::map<int, bool> present_ranks;
+  for (int r : present) present_ranks.emplace(r, true);
+  size_t missing = 0;
+  std::string names = missing_names(present_ranks, max_rank + 1, kDygraphProfilePrefix, 4, &missing);
+  if (missing > 0) {
+    layout.notes.push_back(fmt::format("{}: no {} ({} of {} ranks have no profile file; the others keep their ranks)",
+                                       where, names, missing, max_rank + 1));
+  }
+}
+
 // Dynamic-graph profile files (input/dygraph_profile.h) in `dir` or its
 // sub-folders: each is the rank its name says (a global rank). Launch logs
 // anywhere in the directory then are companions: read for the account of job
 // lines (mixed_formats), no ranks. Returns false when there is no profile file.
 bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan& top, const std::set<int>& wanted,
                     Layout& layout, std::string& error) {
-  struct Folder {
-    std::string name;
-    fs::path path;
-    DirScan scan;
-  };
-  std::vector<Folder> folders;
-  folders.push_back({"", dir, top});
-  bool any = !top.profiles.empty();
-  for (const std::string& name : top.subdirs) {
-    std::error_code ec;
-    DirScan sub = scan_dir(dir / name, ec);
-    if (ec) continue;
-    any = any || !sub.profiles.empty();
-    if (!sub.profiles.empty() || !sub.workerlogs.empty() || !sub.past_bound.empty())
-      folders.push_back({name, dir / name, std::move(sub)});
-  }
+  bool any = false;
+  const std::vector<ProfileFolder> folders = profile_folders(dir, top, &any);
   if (!any) return false;
   // Machines: the folders that hold profile files (the top folder is "" when
   // it is the only one, "." beside sub-folders).
   size_t with_profiles = 0;
-  for (const Folder& f : folders) with_profiles += f.scan.profiles.empty() ? 0 : 1;
+  for (const ProfileFolder& f : folders) with_profiles += f.scan.profiles.empty() ? 0 : 1;
   std::map<int, SourceFile> by_rank;
   std::vector<SourceFile> companions;
-  for (const Folder& f : folders) {
-    for (const std::string& d : f.scan.duplicates) {
-      layout.notes.push_back(fmt::format("{}: ignored, a plain copy of the same file is present", d));
-    }
-    note_past_bound(f.scan, layout.notes);
-    int32_t machine = -1;
-    std::string machine_name = f.name.empty() && with_profiles > 1 ? "." : f.name;
-    if (!f.scan.profiles.empty()) {
-      machine = static_cast<int32_t>(layout.machines.size());
-      layout.machines.push_back(machine_name);
-    }
-    for (const auto& [rank, path] : f.scan.profiles) {
-      if (!wanted.empty() && wanted.count(rank) == 0) continue;
-      SourceFile file{path, machine_name, machine, rank, rank};
-      file.dygraph_profile = true;
-      auto [it, inserted] = by_rank.emplace(rank, file);
-      if (!inserted) {
-        layout.notes.push_back(fmt::format("{}: ignored, rank {} is read from {}", path, rank, it->second.path));
-      }
-    }
-    for (const auto& [index, path] : f.scan.workerlogs) {
-      SourceFile file{path, machine_name, std::max(machine, 0), index, -1};
-      file.companion = true;
-      companions.push_back(file);
-    }
-  }
-  int32_t max_rank = -1;
-  std::set<int> present;
-  for (const Folder& f : folders) {
-    for (const auto& [rank, path] : f.scan.profiles) {
-      present.insert(rank);
-      max_rank = std::max(max_rank, rank);
-    }
-  }
+  for (const ProfileFolder& f : folders) take_folder(f, with_profiles, wanted, layout, by_rank, companions);
+  const std::set<int> present = ranks_present(folders);
+  const int32_t max_rank = present.empty() ? -1 : std::max(-1, *present.rbegin());
   if (by_rank.empty()) {
     error = fmt::format(
         "{}: no profile_record_tmp_file_for_rank_<N> for the ranks asked for (--devices picks the "
@@ -322,14 +352,7 @@ bool dygraph_layout(const fs::path& dir, const std::string& where, const DirScan
   }
   for (auto& [rank, file] : by_rank) layout.files.push_back(std::move(file));
   layout.world_ranks = max_rank + 1;
-  std::map<int, bool> present_ranks;
-  for (int r : present) present_ranks.emplace(r, true);
-  size_t missing = 0;
-  std::string names = missing_names(present_ranks, max_rank + 1, kDygraphProfilePrefix, 4, &missing);
-  if (missing > 0) {
-    layout.notes.push_back(fmt::format("{}: no {} ({} of {} ranks have no profile file; the others keep their ranks)",
-                                       where, names, missing, max_rank + 1));
-  }
+  note_missing_profiles(where, present, max_rank, layout);
   if (!companions.empty()) {
     layout.notes.push_back(
         fmt::format("{}: {} launch log{} beside the dynamic-graph profile records: read for their job lines only (the "

@@ -206,9 +206,8 @@ void recompute_bounds(Timeline& tl, Run& run) {
   finalize_step_spans(tl, run);  // as number_steps() ends: disjoint, in order
 }
 
-ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& deps) {
-  ClockAlignment out;
-  // Crossing dependencies by run.
+// The dependencies between two machines of one run, by run.
+std::vector<std::vector<const Dependency*>> crossing_by_run(const Timeline& tl, const Dependencies& deps) {
   std::vector<std::vector<const Dependency*>> by_run(tl.runs.size());
   for (const Dependency& e : deps.edges) {
     const Track& pt = tl.tracks[e.producer.track];
@@ -216,6 +215,181 @@ ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& de
     if (pt.machine == ct.machine || pt.run != ct.run) continue;
     by_run[pt.run].push_back(&e);
   }
+  return by_run;
+}
+
+// The machines of a run's crossing dependencies, in machine order: their
+// local slots (the reference, the machine of the lowest rank, is the lowest
+// machine).
+std::vector<int32_t> machines_of(const Timeline& tl, const std::vector<const Dependency*>& edges) {
+  std::vector<int32_t> machines;
+  for (const Dependency* e : edges) {
+    machines.push_back(tl.tracks[e->producer.track].machine);
+    machines.push_back(tl.tracks[e->consumer.track].machine);
+  }
+  std::sort(machines.begin(), machines.end());
+  machines.erase(std::unique(machines.begin(), machines.end()), machines.end());
+  return machines;
+}
+
+// The pairs of machines the edges join, with each edge's bound.
+Graph pair_bounds(const Timeline& tl, const std::vector<const Dependency*>& edges,
+                  const std::vector<int32_t>& machines) {
+  auto slot = [&](int32_t m) {
+    return static_cast<int>(std::lower_bound(machines.begin(), machines.end(), m) - machines.begin());
+  };
+  Graph g;
+  g.n = static_cast<int>(machines.size());
+  std::map<std::pair<int, int>, int> pair_of;
+  for (const Dependency* e : edges) {
+    int pa = slot(tl.tracks[e->producer.track].machine);
+    int cb = slot(tl.tracks[e->consumer.track].machine);
+    int a = std::min(pa, cb), b = std::max(pa, cb);
+    auto [it, inserted] = pair_of.emplace(std::make_pair(a, b), static_cast<int>(g.pairs.size()));
+    if (inserted) {
+      g.pairs.emplace_back();
+      g.pairs.back().a = a;
+      g.pairs.back().b = b;
+    }
+    Pair& p = g.pairs[it->second];
+    int64_t slack = dependency_slack_ns(tl, *e);
+    if (pa == a) {
+      p.uppers.push_back(slack);
+    } else {
+      p.lowers.push_back(-slack);
+    }
+  }
+  return g;
+}
+
+// Each pair's interval and aim, and the pairs incident to each machine;
+// clears `consistent` when a pair's bounds contradict each other.
+void set_intervals(Graph& g, bool& consistent) {
+  g.incident.assign(g.n, {});
+  for (int pi = 0; pi < static_cast<int>(g.pairs.size()); ++pi) {
+    Pair& p = g.pairs[pi];
+    if (!p.uppers.empty()) p.hi = static_cast<double>(*std::min_element(p.uppers.begin(), p.uppers.end()));
+    if (!p.lowers.empty()) p.lo = static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
+    if (p.lo > p.hi) {
+      p.empty = true;
+      consistent = false;
+      double x = static_cast<double>(least_broken(p.lowers, p.uppers));
+      p.lo = p.hi = p.aim = x;
+    } else if (p.lo > -kInf && p.hi < kInf) {
+      p.aim = p.lo + (p.hi - p.lo) / 2;
+    } else {
+      p.aim = std::clamp(0.0, p.lo, p.hi);  // one side only: the smallest change
+    }
+    g.incident[p.a].push_back(pi);
+    g.incident[p.b].push_back(pi);
+  }
+}
+
+// The offsets: the tree point, else a feasible point, refined when every
+// pair's interval holds.
+std::vector<double> solve_offsets(const Graph& g, bool& consistent) {
+  std::vector<double> o = tree_point(g);
+  if (!satisfies(g, o)) {
+    std::vector<double> start;
+    if (feasible_point(g, start)) {
+      o = start;
+    } else {
+      consistent = false;  // keep the tree point: its pairs are at their aims
+    }
+  }
+  if (satisfies(g, o)) refine(g, o);
+  return o;
+}
+
+// Each group of connected machines keeps its lowest machine's clock.
+void zero_groups(const Graph& g, std::vector<double>& o) {
+  std::vector<int> group(g.n, -1);
+  for (int start = 0; start < g.n; ++start) {
+    if (group[start] >= 0) continue;
+    std::vector<int> stack{start}, members;
+    group[start] = start;
+    while (!stack.empty()) {
+      int m = stack.back();
+      stack.pop_back();
+      members.push_back(m);
+      for (int pi : g.incident[m]) {
+        int other = g.pairs[pi].a == m ? g.pairs[pi].b : g.pairs[pi].a;
+        if (group[other] < 0) {
+          group[other] = start;
+          stack.push_back(other);
+        }
+      }
+    }
+    double base = o[start];
+    for (int m : members) o[m] -= base;
+  }
+}
+
+// The range machine m's offset could take: from the pairs' own bounds (not
+// the chosen point of an empty pair), the other machines at their final
+// offsets; and the dependencies it has with them.
+void offset_range(const Graph& g, const std::vector<double>& final_o, int m, MachineOffset& mo) {
+  double lo = -kInf, hi = kInf;
+  for (int pi : g.incident[m]) {
+    const Pair& p = g.pairs[pi];
+    double plo = p.lowers.empty() ? -kInf : static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
+    double phi = p.uppers.empty() ? kInf : static_cast<double>(*std::min_element(p.uppers.begin(), p.uppers.end()));
+    if (p.a == m) {
+      lo = std::max(lo, final_o[p.b] + plo);
+      hi = std::min(hi, final_o[p.b] + phi);
+    } else {
+      lo = std::max(lo, final_o[p.a] - phi);
+      hi = std::min(hi, final_o[p.a] - plo);
+    }
+    mo.dependencies += static_cast<uint32_t>(p.count());
+  }
+  mo.lo_ns = to_ns(lo);
+  mo.hi_ns = to_ns(hi);
+}
+
+// The offsets of one run whose logged times break some dependency.
+void align_run(const Timeline& tl, uint32_t r, const std::vector<const Dependency*>& edges, ClockAlignment& out) {
+  const std::vector<int32_t> machines = machines_of(tl, edges);
+  Graph g = pair_bounds(tl, edges, machines);
+  set_intervals(g, out.consistent);
+  std::vector<double> o = solve_offsets(g, out.consistent);
+  zero_groups(g, o);
+  std::vector<int64_t> rounded(g.n);
+  for (int m = 0; m < g.n; ++m) rounded[m] = std::llround(o[m]);
+  std::vector<double> final_o(rounded.begin(), rounded.end());
+  for (int m = 0; m < g.n; ++m) {
+    MachineOffset mo;
+    mo.run = r;
+    mo.machine = machines[m];
+    mo.offset_ns = rounded[m];
+    offset_range(g, final_o, m, mo);
+    out.machines.push_back(mo);
+  }
+}
+
+// What stays broken with the offsets.
+uint64_t count_broken_after(const Timeline& tl, const std::vector<std::vector<const Dependency*>>& by_run,
+                            const std::vector<MachineOffset>& machines) {
+  std::map<std::pair<uint32_t, int32_t>, int64_t> offset_of;
+  for (const MachineOffset& m : machines) offset_of[{m.run, m.machine}] = m.offset_ns;
+  auto offset = [&](const Track& t) {
+    auto it = offset_of.find({t.run, t.machine});
+    return it == offset_of.end() ? int64_t{0} : it->second;
+  };
+  uint64_t n = 0;
+  for (const auto& edges : by_run) {
+    for (const Dependency* e : edges) {
+      const Track& pt = tl.tracks[e->producer.track];
+      const Track& ct = tl.tracks[e->consumer.track];
+      n += dependency_slack_ns(tl, *e) + offset(ct) - offset(pt) < 0 ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& deps) {
+  ClockAlignment out;
+  const std::vector<std::vector<const Dependency*>> by_run = crossing_by_run(tl, deps);
   for (uint32_t r = 0; r < tl.runs.size(); ++r) {
     const auto& edges = by_run[r];
     out.crossing += edges.size();
@@ -223,135 +397,9 @@ ClockAlignment estimate_clock_offsets(const Timeline& tl, const Dependencies& de
     for (const Dependency* e : edges) broken += dependency_slack_ns(tl, *e) < 0 ? 1 : 0;
     out.broken_before += broken;
     if (broken == 0) continue;  // the logged times break nothing: keep them
-
-    // Local slots for the run's machines, in machine order (the reference,
-    // the machine of the lowest rank, is the lowest machine).
-    std::vector<int32_t> machines;
-    for (const Dependency* e : edges) {
-      machines.push_back(tl.tracks[e->producer.track].machine);
-      machines.push_back(tl.tracks[e->consumer.track].machine);
-    }
-    std::sort(machines.begin(), machines.end());
-    machines.erase(std::unique(machines.begin(), machines.end()), machines.end());
-    auto slot = [&](int32_t m) {
-      return static_cast<int>(std::lower_bound(machines.begin(), machines.end(), m) - machines.begin());
-    };
-    Graph g;
-    g.n = static_cast<int>(machines.size());
-    std::map<std::pair<int, int>, int> pair_of;
-    for (const Dependency* e : edges) {
-      int pa = slot(tl.tracks[e->producer.track].machine);
-      int cb = slot(tl.tracks[e->consumer.track].machine);
-      int a = std::min(pa, cb), b = std::max(pa, cb);
-      auto [it, inserted] = pair_of.emplace(std::make_pair(a, b), static_cast<int>(g.pairs.size()));
-      if (inserted) {
-        g.pairs.emplace_back();
-        g.pairs.back().a = a;
-        g.pairs.back().b = b;
-      }
-      Pair& p = g.pairs[it->second];
-      int64_t slack = dependency_slack_ns(tl, *e);
-      if (pa == a) {
-        p.uppers.push_back(slack);
-      } else {
-        p.lowers.push_back(-slack);
-      }
-    }
-    g.incident.assign(g.n, {});
-    for (int pi = 0; pi < static_cast<int>(g.pairs.size()); ++pi) {
-      Pair& p = g.pairs[pi];
-      if (!p.uppers.empty()) p.hi = static_cast<double>(*std::min_element(p.uppers.begin(), p.uppers.end()));
-      if (!p.lowers.empty()) p.lo = static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
-      if (p.lo > p.hi) {
-        p.empty = true;
-        out.consistent = false;
-        double x = static_cast<double>(least_broken(p.lowers, p.uppers));
-        p.lo = p.hi = p.aim = x;
-      } else if (p.lo > -kInf && p.hi < kInf) {
-        p.aim = p.lo + (p.hi - p.lo) / 2;
-      } else {
-        p.aim = std::clamp(0.0, p.lo, p.hi);  // one side only: the smallest change
-      }
-      g.incident[p.a].push_back(pi);
-      g.incident[p.b].push_back(pi);
-    }
-
-    std::vector<double> o = tree_point(g);
-    if (!satisfies(g, o)) {
-      std::vector<double> start;
-      if (feasible_point(g, start)) {
-        o = start;
-      } else {
-        out.consistent = false;  // keep the tree point: its pairs are at their aims
-      }
-    }
-    if (satisfies(g, o)) refine(g, o);
-
-    // Each group of connected machines keeps its lowest machine's clock.
-    std::vector<int> group(g.n, -1);
-    for (int start = 0; start < g.n; ++start) {
-      if (group[start] >= 0) continue;
-      std::vector<int> stack{start}, members;
-      group[start] = start;
-      while (!stack.empty()) {
-        int m = stack.back();
-        stack.pop_back();
-        members.push_back(m);
-        for (int pi : g.incident[m]) {
-          int other = g.pairs[pi].a == m ? g.pairs[pi].b : g.pairs[pi].a;
-          if (group[other] < 0) {
-            group[other] = start;
-            stack.push_back(other);
-          }
-        }
-      }
-      double base = o[start];
-      for (int m : members) o[m] -= base;
-    }
-    std::vector<int64_t> rounded(g.n);
-    for (int m = 0; m < g.n; ++m) rounded[m] = std::llround(o[m]);
-    std::vector<double> final_o(rounded.begin(), rounded.end());
-    for (int m = 0; m < g.n; ++m) {
-      MachineOffset mo;
-      mo.run = r;
-      mo.machine = machines[m];
-      mo.offset_ns = rounded[m];
-      // The range from the pairs' own bounds (not the chosen point of an
-      // empty pair), the other machines at their final offsets.
-      double lo = -kInf, hi = kInf;
-      for (int pi : g.incident[m]) {
-        const Pair& p = g.pairs[pi];
-        double plo =
-            p.lowers.empty() ? -kInf : static_cast<double>(*std::max_element(p.lowers.begin(), p.lowers.end()));
-        double phi = p.uppers.empty() ? kInf : static_cast<double>(*std::min_element(p.uppers.begin(), p.uppers.end()));
-        if (p.a == m) {
-          lo = std::max(lo, final_o[p.b] + plo);
-          hi = std::min(hi, final_o[p.b] + phi);
-        } else {
-          lo = std::max(lo, final_o[p.a] - phi);
-          hi = std::min(hi, final_o[p.a] - plo);
-        }
-        mo.dependencies += static_cast<uint32_t>(p.count());
-      }
-      mo.lo_ns = to_ns(lo);
-      mo.hi_ns = to_ns(hi);
-      out.machines.push_back(mo);
-    }
+    align_run(tl, r, edges, out);
   }
-  // What stays broken with the offsets.
-  std::map<std::pair<uint32_t, int32_t>, int64_t> offset_of;
-  for (const MachineOffset& m : out.machines) offset_of[{m.run, m.machine}] = m.offset_ns;
-  auto offset = [&](const Track& t) {
-    auto it = offset_of.find({t.run, t.machine});
-    return it == offset_of.end() ? int64_t{0} : it->second;
-  };
-  for (const auto& edges : by_run) {
-    for (const Dependency* e : edges) {
-      const Track& pt = tl.tracks[e->producer.track];
-      const Track& ct = tl.tracks[e->consumer.track];
-      out.broken_after += dependency_slack_ns(tl, *e) + offset(ct) - offset(pt) < 0 ? 1 : 0;
-    }
-  }
+  out.broken_after += count_broken_after(tl, by_run, out.machines);
   return out;
 }
 

@@ -91,6 +91,110 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
 
 std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
 
+// The incoming edges of the tracks of one run: each consumer's group is
+// matched with its producer's on the track of the producer's stage.
+class RunSearch {
+ public:
+  RunSearch(const Timeline& tl, const Run& run, const std::vector<TrackGroups>& groups, ScheduleKind kind, int32_t p,
+            int32_t stages)
+      : tl_(tl), groups_(groups), kind_(kind), p_(p), stages_(stages) {
+    // (rank, track index) of this run, sorted by rank: the ranks present
+    // only, not a table up to the highest rank (which may be far beyond the
+    // logs read: docs/hardening.md, the index of a rank).
+    for (uint32_t ti : run.tracks) {
+      if (tl.tracks[ti].rank >= 0) track_of_rank_.emplace_back(tl.tracks[ti].rank, ti);
+    }
+    std::sort(track_of_rank_.begin(), track_of_rank_.end());
+  }
+
+  // The incoming edges of one track, sorted by consumer job.
+  void search(uint32_t ti, std::vector<Dependency>& mine) const {
+    const Track& t = tl_.tracks[ti];
+    if (t.rank < 0) return;
+    find_edges(ti, t, mine);
+    sort_by_consumer(t, mine);
+  }
+
+ private:
+  int64_t track_at(int32_t replica, int32_t stage) const {
+    const int64_t rank = int64_t{replica} * p_ + stage;
+    auto it = std::lower_bound(track_of_rank_.begin(), track_of_rank_.end(), std::make_pair(rank, int64_t{-1}));
+    return it != track_of_rank_.end() && it->first == rank ? it->second : -1;
+  }
+
+  void find_edges(uint32_t ti, const Track& t, std::vector<Dependency>& mine) const {
+    const int32_t stage = pipeline_stage(t.rank, p_);
+    const int32_t replica = pipeline_replica(t.rank, p_);
+    mine.reserve(groups_[ti].groups.size());
+    // Search hints by producer track: a handful of tracks feed one track.
+    std::vector<std::pair<int64_t, size_t>> hints;
+    for (const Group& g : groups_[ti].groups) {
+      const int dir = static_cast<int>((g.key >> 39) & 1);
+      const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
+      const int32_t v = virtual_stage(kind_, p_, stage, chunk);
+      const int32_t from =
+          producer_virtual_stage(dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward, v, stages_);
+      if (from < 0) continue;
+      StageChunk src = virtual_stage_place(kind_, p_, from);
+      int64_t pt = track_at(replica, src.stage);
+      if (pt < 0) continue;
+      uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);
+      size_t* hint = nullptr;
+      for (auto& [track, pos] : hints) {
+        if (track == pt) hint = &pos;
+      }
+      if (!hint) hint = &hints.emplace_back(pt, 0).second;
+      const Group* prod = groups_[pt].find(want, hint);
+      if (!prod) continue;
+      Dependency e;
+      e.producer = {static_cast<uint32_t>(pt), prod->last};
+      e.consumer = {ti, g.first};
+      e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
+      mine.push_back(e);
+    }
+  }
+
+  // By consumer job. A job is the first of at most one group, so it
+  // consumes at most one edge: a scatter by job orders them.
+  static void sort_by_consumer(const Track& t, std::vector<Dependency>& mine) {
+    std::vector<uint32_t> at_job(t.jobs.size(), UINT32_MAX);
+    for (uint32_t e = 0; e < mine.size(); ++e) at_job[mine[e].consumer.job] = e;
+    std::vector<Dependency> sorted;
+    sorted.reserve(mine.size());
+    for (uint32_t e : at_job) {
+      if (e != UINT32_MAX) sorted.push_back(mine[e]);
+    }
+    mine.swap(sorted);
+  }
+
+  const Timeline& tl_;
+  const std::vector<TrackGroups>& groups_;
+  const ScheduleKind kind_;
+  const int32_t p_;
+  const int32_t stages_;
+  std::vector<std::pair<int64_t, int64_t>> track_of_rank_;
+};
+
+// Tracks in parallel, a window at a time, so that the edges being found
+// besides those kept stay few (20 bytes an edge, about one per job).
+void collect_edges(const Run& run, const RunSearch& search, const std::vector<TrackGroups>& groups, unsigned threads,
+                   Dependencies& deps) {
+  const size_t window = size_t{resolve_threads(threads)} * 8;
+  // At most one edge per group: room for all at once, not by doubling.
+  size_t most = deps.edges.size();
+  for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
+  deps.edges.reserve(most);
+  std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
+  for (size_t at = 0; at < run.tracks.size(); at += window) {
+    const size_t count = std::min(window, run.tracks.size() - at);
+    parallel_for(count, threads, [&](size_t k) { search.search(run.tracks[at + k], incoming[k]); });
+    for (size_t k = 0; k < count; ++k) {
+      deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
+      incoming[k].clear();
+    }
+  }
+}
+
 }  // namespace
 
 size_t Dependencies::count(DependencyKind kind) const {
@@ -118,80 +222,8 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
   for (const Run& run : tl.runs) {
-    // (rank, track index) of this run, sorted by rank: the ranks present
-    // only, not a table up to the highest rank (which may be far beyond the
-    // logs read: docs/hardening.md, the index of a rank).
-    std::vector<std::pair<int64_t, int64_t>> track_of_rank;
-    for (uint32_t ti : run.tracks) {
-      if (tl.tracks[ti].rank >= 0) track_of_rank.emplace_back(tl.tracks[ti].rank, ti);
-    }
-    std::sort(track_of_rank.begin(), track_of_rank.end());
-    auto track_at = [&](int32_t replica, int32_t stage) -> int64_t {
-      const int64_t rank = int64_t{replica} * p + stage;
-      auto it = std::lower_bound(track_of_rank.begin(), track_of_rank.end(), std::make_pair(rank, int64_t{-1}));
-      return it != track_of_rank.end() && it->first == rank ? it->second : -1;
-    };
-
-    // The incoming edges of one track, sorted by consumer job.
-    auto search = [&](uint32_t ti, std::vector<Dependency>& mine) {
-      const Track& t = tl.tracks[ti];
-      if (t.rank < 0) return;
-      const int32_t stage = pipeline_stage(t.rank, p);
-      const int32_t replica = pipeline_replica(t.rank, p);
-      mine.reserve(groups[ti].groups.size());
-      // Search hints by producer track: a handful of tracks feed one track.
-      std::vector<std::pair<int64_t, size_t>> hints;
-      for (const Group& g : groups[ti].groups) {
-        const int dir = static_cast<int>((g.key >> 39) & 1);
-        const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
-        const int32_t v = virtual_stage(schedule.kind, p, stage, chunk);
-        const int32_t from =
-            producer_virtual_stage(dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward, v, stages);
-        if (from < 0) continue;
-        StageChunk src = virtual_stage_place(schedule.kind, p, from);
-        int64_t pt = track_at(replica, src.stage);
-        if (pt < 0) continue;
-        uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);
-        size_t* hint = nullptr;
-        for (auto& [track, pos] : hints) {
-          if (track == pt) hint = &pos;
-        }
-        if (!hint) hint = &hints.emplace_back(pt, 0).second;
-        const Group* prod = groups[pt].find(want, hint);
-        if (!prod) continue;
-        Dependency e;
-        e.producer = {static_cast<uint32_t>(pt), prod->last};
-        e.consumer = {ti, g.first};
-        e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
-        mine.push_back(e);
-      }
-      // By consumer job. A job is the first of at most one group, so it
-      // consumes at most one edge: a scatter by job orders them.
-      std::vector<uint32_t> at_job(t.jobs.size(), UINT32_MAX);
-      for (uint32_t e = 0; e < mine.size(); ++e) at_job[mine[e].consumer.job] = e;
-      std::vector<Dependency> sorted;
-      sorted.reserve(mine.size());
-      for (uint32_t e : at_job) {
-        if (e != UINT32_MAX) sorted.push_back(mine[e]);
-      }
-      mine.swap(sorted);
-    };
-    // Tracks in parallel, a window at a time, so that the edges being found
-    // besides those kept stay few (20 bytes an edge, about one per job).
-    const size_t window = size_t{resolve_threads(threads)} * 8;
-    // At most one edge per group: room for all at once, not by doubling.
-    size_t most = deps.edges.size();
-    for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
-    deps.edges.reserve(most);
-    std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
-    for (size_t at = 0; at < run.tracks.size(); at += window) {
-      const size_t count = std::min(window, run.tracks.size() - at);
-      parallel_for(count, threads, [&](size_t k) { search(run.tracks[at + k], incoming[k]); });
-      for (size_t k = 0; k < count; ++k) {
-        deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
-        incoming[k].clear();
-      }
-    }
+    const RunSearch search(tl, run, groups, schedule.kind, p, stages);
+    collect_edges(run, search, groups, threads, deps);
   }
   check_dependencies(tl, deps, threads);
   return deps;

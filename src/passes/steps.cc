@@ -309,12 +309,15 @@ void finalize_step_spans(const Timeline& timeline, Run& run) {
   }
 }
 
-void number_steps(Timeline& timeline, Run& run) {
-  // Each track's local steps, with their spans.
-  std::vector<std::vector<LocalStep>> locals(run.tracks.size());
+namespace {
+
+// Each track's local steps, with their spans (`locals`), and one entry per
+// local step, sorted by start.
+std::vector<Entry> local_step_entries(const Timeline& timeline, const Run& run,
+                                      std::vector<std::vector<LocalStep>>& locals) {
   std::vector<Entry> entries;
   for (uint32_t p = 0; p < run.tracks.size(); ++p) {
-    Track& t = timeline.tracks[run.tracks[p]];
+    const Track& t = timeline.tracks[run.tracks[p]];
     for (const Job& j : t.jobs) {
       if (j.step < 0) continue;
       if (static_cast<size_t>(j.step) >= locals[p].size()) locals[p].resize(j.step + 1);
@@ -328,17 +331,39 @@ void number_steps(Timeline& timeline, Run& run) {
       entries.push_back({s.start, s.end, p, k});
     }
   }
-  run.steps.clear();
-  if (entries.empty()) return;
   std::sort(entries.begin(), entries.end(), by_start);
+  return entries;
+}
 
-  // Machines' clocks can be any amount apart (never synchronised: seconds),
-  // while the ranks of one machine share a clock. So the steps are clustered
-  // by time within each machine first; each machine's step starts are then
-  // matched to the reference machine's (the one with the most steps) to find
-  // the shift that lines them up, and all ranks are clustered together on
-  // the shifted times. The shift serves the matching only; the times stay as
-  // logged (clock_align.h moves them, from the dependencies).
+// Each machine's steps, clustered by time on its own clock.
+std::vector<MachineSteps> steps_by_machine(const std::vector<Entry>& entries, const std::vector<int32_t>& machine_of,
+                                           const std::vector<int32_t>& machines, size_t tracks) {
+  std::vector<MachineSteps> steps(machines.size());
+  for (size_t mi = 0; mi < machines.size(); ++mi) {
+    std::vector<Entry> own;
+    for (const Entry& e : entries) {
+      if (machine_of[e.track_pos] == machines[mi]) own.push_back(e);
+    }
+    MachineSteps& ms = steps[mi];
+    cluster_by_time(own, tracks, [&](const Entry& e, int32_t c) {
+      if (static_cast<size_t>(c) >= ms.starts.size()) {  // sorted: the first entry starts earliest
+        ms.starts.push_back(e.start);
+        ms.ends.push_back(e.end);
+      }
+      ms.ends.back() = std::max(ms.ends.back(), e.end);
+    });
+  }
+  return steps;
+}
+
+// Machines' clocks can be any amount apart (never synchronised: seconds),
+// while the ranks of one machine share a clock. So the steps are clustered
+// by time within each machine first; each machine's step starts are then
+// matched to the reference machine's (the one with the most steps) to find
+// the shift that lines them up, and all ranks are clustered together on
+// the shifted times. The shift serves the matching only; the times stay as
+// logged (clock_align.h moves them, from the dependencies).
+void shift_machine_clocks(const Timeline& timeline, const Run& run, std::vector<Entry>& entries) {
   std::vector<int32_t> machine_of(run.tracks.size());
   std::vector<int32_t> machines;
   for (uint32_t p = 0; p < run.tracks.size(); ++p) {
@@ -347,63 +372,49 @@ void number_steps(Timeline& timeline, Run& run) {
   }
   std::sort(machines.begin(), machines.end());
   machines.erase(std::unique(machines.begin(), machines.end()), machines.end());
-  if (machines.size() > 1) {
-    auto slot = [&](int32_t m) { return std::lower_bound(machines.begin(), machines.end(), m) - machines.begin(); };
-    std::vector<MachineSteps> steps(machines.size());
-    for (size_t mi = 0; mi < machines.size(); ++mi) {
-      std::vector<Entry> own;
-      for (const Entry& e : entries) {
-        if (machine_of[e.track_pos] == machines[mi]) own.push_back(e);
-      }
-      MachineSteps& ms = steps[mi];
-      cluster_by_time(own, run.tracks.size(), [&](const Entry& e, int32_t c) {
-        if (static_cast<size_t>(c) >= ms.starts.size()) {  // sorted: the first entry starts earliest
-          ms.starts.push_back(e.start);
-          ms.ends.push_back(e.end);
-        }
-        ms.ends.back() = std::max(ms.ends.back(), e.end);
-      });
-    }
-    size_t ref = 0;
-    for (size_t mi = 1; mi < machines.size(); ++mi) {
-      if (steps[mi].starts.size() > steps[ref].starts.size()) ref = mi;
-    }
-    std::vector<int64_t> shift(machines.size(), 0);
-    bool any = false;
-    for (size_t mi = 0; mi < machines.size(); ++mi) {
-      if (mi != ref) shift[mi] = coarse_shift(steps[ref], steps[mi]);
-      any = any || shift[mi] != 0;
-    }
-    if (any) {
-      auto shifted = [](int64_t t, int64_t d) {
-        int64_t out;
-        if (__builtin_add_overflow(t, d, &out)) out = d > 0 ? std::numeric_limits<int64_t>::max() : 0;
-        return out;
-      };
-      for (Entry& e : entries) {
-        int64_t d = shift[slot(machine_of[e.track_pos])];
-        e.start = shifted(e.start, d);
-        e.end = shifted(e.end, d);
-      }
-      std::sort(entries.begin(), entries.end(), by_start);
-    }
+  if (machines.size() <= 1) return;
+  auto slot = [&](int32_t m) { return std::lower_bound(machines.begin(), machines.end(), m) - machines.begin(); };
+  const std::vector<MachineSteps> steps = steps_by_machine(entries, machine_of, machines, run.tracks.size());
+  size_t ref = 0;
+  for (size_t mi = 1; mi < machines.size(); ++mi) {
+    if (steps[mi].starts.size() > steps[ref].starts.size()) ref = mi;
   }
+  std::vector<int64_t> shift(machines.size(), 0);
+  bool any = false;
+  for (size_t mi = 0; mi < machines.size(); ++mi) {
+    if (mi != ref) shift[mi] = coarse_shift(steps[ref], steps[mi]);
+    any = any || shift[mi] != 0;
+  }
+  if (!any) return;
+  auto shifted = [](int64_t t, int64_t d) {
+    int64_t out;
+    if (__builtin_add_overflow(t, d, &out)) out = d > 0 ? std::numeric_limits<int64_t>::max() : 0;
+    return out;
+  };
+  for (Entry& e : entries) {
+    int64_t d = shift[slot(machine_of[e.track_pos])];
+    e.start = shifted(e.start, d);
+    e.end = shifted(e.end, d);
+  }
+  std::sort(entries.begin(), entries.end(), by_start);
+}
 
-  std::vector<std::vector<int32_t>> cluster_of(run.tracks.size());
-  for (uint32_t p = 0; p < run.tracks.size(); ++p) cluster_of[p].assign(locals[p].size(), -1);
-  int32_t clusters = cluster_by_time(entries, run.tracks.size(),
-                                     [&](const Entry& e, int32_t c) { cluster_of[e.track_pos][e.local] = c; });
-  refine_clusters(entries, clusters, cluster_of);
-  // A rank's steps must keep their order; if clock noise broke that, fall back
-  // to the rank's own order from its first cluster.
-  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
-    std::vector<int32_t>& c = cluster_of[p];
+// A rank's steps must keep their order; if clock noise broke that, fall back
+// to the rank's own order from its first cluster. Returns the clusters then.
+int32_t keep_rank_order(std::vector<std::vector<int32_t>>& cluster_of, int32_t clusters) {
+  for (std::vector<int32_t>& c : cluster_of) {
     for (size_t k = 1; k < c.size(); ++k) {
       if (c[k] >= 0 && c[k - 1] >= 0 && c[k] <= c[k - 1]) c[k] = c[k - 1] + 1;
     }
     for (int32_t v : c) clusters = std::max(clusters, v + 1);
   }
+  return clusters;
+}
 
+// Each job's step, the run's numbering (from its marker's first step, else
+// 0); a rank with no job in a step is reported.
+void renumber_jobs(Timeline& timeline, Run& run, const std::vector<std::vector<int32_t>>& cluster_of,
+                   int32_t clusters) {
   int32_t base = run.has_marker ? run.marker_start_step : 0;
   run.steps.assign(clusters, StepSpan{});
   for (int32_t i = 0; i < clusters; ++i) run.steps[i].number = base + i;
@@ -423,6 +434,24 @@ void number_steps(Timeline& timeline, Run& run) {
       }
     }
   }
+}
+
+}  // namespace
+
+void number_steps(Timeline& timeline, Run& run) {
+  std::vector<std::vector<LocalStep>> locals(run.tracks.size());
+  std::vector<Entry> entries = local_step_entries(timeline, run, locals);
+  run.steps.clear();
+  if (entries.empty()) return;
+  shift_machine_clocks(timeline, run, entries);
+
+  std::vector<std::vector<int32_t>> cluster_of(run.tracks.size());
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) cluster_of[p].assign(locals[p].size(), -1);
+  int32_t clusters = cluster_by_time(entries, run.tracks.size(),
+                                     [&](const Entry& e, int32_t c) { cluster_of[e.track_pos][e.local] = c; });
+  refine_clusters(entries, clusters, cluster_of);
+  clusters = keep_rank_order(cluster_of, clusters);
+  renumber_jobs(timeline, run, cluster_of, clusters);
   for (uint32_t track : run.tracks) assign_memory_steps(timeline.tracks[track]);
   // Spans from the jobs; clusters that ended up empty (only possible after
   // the order fix-up) are dropped.

@@ -159,6 +159,141 @@ void reject_companion(FileScan& scan, uint32_t file_index, const std::string& pa
   }
 }
 
+// One file's counts, resolutions and diagnostics added to the timeline's.
+void merge_counts(Timeline& tl, const FileScan& s) {
+  tl.counts.files += s.counts.files;
+  tl.counts.bytes += s.counts.bytes;
+  tl.counts.lines += s.counts.lines;
+  tl.counts.profiler_lines += s.counts.profiler_lines;
+  tl.counts.jobs += s.counts.jobs;
+  tl.counts.profile_records += s.counts.profile_records;
+  tl.counts.details_lines += s.counts.details_lines;
+  tl.counts.memory_samples += s.counts.memory_samples;
+  if (s.dygraph) tl.resolution_ns = std::max(tl.resolution_ns, kDygraphResolutionNs);
+  if (s.details_jobs) tl.resolution_ns = std::max(tl.resolution_ns, kDetailsResolutionNs);
+  tl.diagnostics.merge(s.diagnostics);
+}
+
+// A file that holds more than one run says so: where each later run begins,
+// and the evidence (the first three).
+void report_reruns(Timeline& tl, uint32_t f, const std::vector<RunSlice>& sl) {
+  if (sl.size() <= 1) return;
+  std::string where;
+  for (size_t k = 1; k < sl.size() && k <= 3; ++k) {
+    where +=
+        fmt::format("{}run {} at line {}: {}", k > 1 ? "; " : "", k + 1, sl[k].why_line, run_start_reason(sl[k].why));
+  }
+  if (sl.size() > 4) where += "; ...";
+  tl.diagnostics.add(IssueKind::kRerun, f, sl[1].why_line,
+                     fmt::format("holds {} runs appended ({}); each is shown separately", sl.size(), where));
+}
+
+// Merges the scans in file order: counts, diagnostics, interned types.
+// Returns each file's type ids in the timeline's.
+std::vector<std::vector<uint32_t>> merge_scans(Timeline& tl, const std::vector<FileScan>& scans,
+                                               const std::vector<FileRuns>& runs_of) {
+  std::unordered_map<std::string, uint32_t> type_ids;
+  std::vector<std::vector<uint32_t>> type_map(scans.size());
+  for (uint32_t f = 0; f < scans.size(); ++f) {
+    const FileScan& s = scans[f];
+    merge_counts(tl, s);
+    report_reruns(tl, f, runs_of[f].slices);
+    for (const std::string& t : s.types) {
+      auto [it, inserted] = type_ids.emplace(t, static_cast<uint32_t>(tl.types.size()));
+      if (inserted) tl.types.push_back(t);
+      type_map[f].push_back(it->second);
+    }
+  }
+  return type_map;
+}
+
+// Memory samples, split as the jobs are.
+std::vector<std::vector<std::vector<MemorySample>>> split_all_memory(Timeline& tl, const std::vector<FileScan>& scans,
+                                                                     const std::vector<FileRuns>& runs_of) {
+  std::vector<std::vector<std::vector<MemorySample>>> memory_of(scans.size());
+  for (uint32_t f = 0; f < scans.size(); ++f) {
+    if (scans[f].memory.empty()) continue;
+    memory_of[f] = split_memory(scans[f], runs_of[f].slices);
+    tl.memory_resolution_bytes = kDetailsResolutionBytes;
+  }
+  return memory_of;
+}
+
+// The scans and their per-file parts, as the global runs take them.
+struct ScanParts {
+  std::vector<FileScan>& scans;
+  const std::vector<FileRuns>& runs_of;
+  std::vector<std::vector<std::vector<MemorySample>>>& memory_of;
+  const std::vector<std::vector<uint32_t>>& type_map;
+};
+
+// The track of slice `s` of file `f` in run `g`: its jobs moved (or copied,
+// for one of several runs) out of the scan, their types the timeline's.
+Track make_track(const Timeline& tl, ScanParts& parts, uint32_t f, uint32_t s, uint32_t g) {
+  FileScan& scan = parts.scans[f];
+  const RunSlice& slice = parts.runs_of[f].slices[s];
+  Track t;
+  t.file = f;
+  t.run = g;
+  t.rank = tl.files[f].global_rank;
+  t.machine = tl.files[f].machine;
+  t.local_index = tl.files[f].local_index;
+  t.stage = scan.stage;
+  t.resolution_ns = scan.dygraph ? kDygraphResolutionNs : scan.details_jobs ? kDetailsResolutionNs : 1;
+  if (!parts.memory_of[f].empty()) t.memory = std::move(parts.memory_of[f][s]);
+  std::vector<Job>& src = scan.jobs;
+  if (slice.begin == 0 && slice.end == src.size()) {
+    t.jobs = std::move(src);  // the common case: one run per file, no copy
+  } else {
+    t.jobs.assign(src.begin() + slice.begin, src.begin() + slice.end);
+  }
+  const std::vector<uint32_t>& types = parts.type_map[f];
+  for (Job& j : t.jobs) j.type = types[j.type];
+  return t;
+}
+
+// Global runs, ordered by time; tracks ordered by (run, rank).
+void build_runs(Timeline& tl, ScanParts& parts) {
+  auto groups = group_runs(parts.runs_of, tl.files);
+  for (uint32_t g = 0; g < groups.size(); ++g) {
+    auto& members = groups[g];
+    std::sort(members.begin(), members.end());
+    Run run;
+    run.index = g;
+    run.first_ns = std::numeric_limits<int64_t>::max();
+    run.last_ns = std::numeric_limits<int64_t>::min();
+    for (auto [f, s] : members) {
+      const RunSlice& slice = parts.runs_of[f].slices[s];
+      if (slice.has_marker && !run.has_marker) {
+        run.has_marker = true;
+        run.marker_start_step = slice.marker_start_step;
+      }
+      run.first_ns = std::min(run.first_ns, slice.first_ns);
+      run.last_ns = std::max(run.last_ns, slice.last_ns);
+      run.tracks.push_back(static_cast<uint32_t>(tl.tracks.size()));
+      tl.tracks.push_back(make_track(tl, parts, f, s, g));
+    }
+    tl.runs.push_back(std::move(run));
+  }
+}
+
+// Stages the records state against rank = replica * P + stage (one
+// message per file).
+void report_stage_mismatches(Timeline& tl) {
+  int32_t max_stage = -1;
+  for (const Track& t : tl.tracks) max_stage = std::max(max_stage, t.stage);
+  if (max_stage < 0) return;
+  const int32_t p = max_stage + 1;
+  std::vector<uint8_t> told(tl.files.size(), 0);
+  for (const Track& t : tl.tracks) {
+    if (t.stage < 0 || t.rank % p == t.stage || told[t.file]) continue;
+    told[t.file] = 1;
+    tl.diagnostics.add(IssueKind::kStageMismatch, t.file, t.jobs.empty() ? 0 : t.jobs.front().line,
+                       fmt::format("rank {} records stage {} (tid {}), but rank mod {} stages is {}", t.rank, t.stage,
+                                   t.stage + 1, p, t.rank % p));
+  }
+}
+
 }  // namespace
 
 Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string> machines, std::vector<FileScan> scans,
@@ -171,107 +306,15 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
   std::vector<FileRuns> runs_of(scans.size());
   parallel_for(scans.size(), threads, [&](size_t i) { runs_of[i].slices = split_runs(scans[i]); });
 
-  // Merge in file order: counts, diagnostics, interned types.
-  std::unordered_map<std::string, uint32_t> type_ids;
-  std::vector<std::vector<uint32_t>> type_map(scans.size());
-  for (uint32_t f = 0; f < scans.size(); ++f) {
-    FileScan& s = scans[f];
-    tl.counts.files += s.counts.files;
-    tl.counts.bytes += s.counts.bytes;
-    tl.counts.lines += s.counts.lines;
-    tl.counts.profiler_lines += s.counts.profiler_lines;
-    tl.counts.jobs += s.counts.jobs;
-    tl.counts.profile_records += s.counts.profile_records;
-    tl.counts.details_lines += s.counts.details_lines;
-    tl.counts.memory_samples += s.counts.memory_samples;
-    if (s.dygraph) tl.resolution_ns = std::max(tl.resolution_ns, kDygraphResolutionNs);
-    if (s.details_jobs) tl.resolution_ns = std::max(tl.resolution_ns, kDetailsResolutionNs);
-    tl.diagnostics.merge(s.diagnostics);
-    if (runs_of[f].slices.size() > 1) {
-      // Where each later run begins, and the evidence (the first three).
-      const std::vector<RunSlice>& sl = runs_of[f].slices;
-      std::string where;
-      for (size_t k = 1; k < sl.size() && k <= 3; ++k) {
-        where += fmt::format("{}run {} at line {}: {}", k > 1 ? "; " : "", k + 1, sl[k].why_line,
-                             run_start_reason(sl[k].why));
-      }
-      if (sl.size() > 4) where += "; ...";
-      tl.diagnostics.add(IssueKind::kRerun, f, sl[1].why_line,
-                         fmt::format("holds {} runs appended ({}); each is shown separately", sl.size(), where));
-    }
-    for (const std::string& t : s.types) {
-      auto [it, inserted] = type_ids.emplace(t, static_cast<uint32_t>(tl.types.size()));
-      if (inserted) tl.types.push_back(t);
-      type_map[f].push_back(it->second);
-    }
-  }
-
-  // Memory samples, split as the jobs are.
-  std::vector<std::vector<std::vector<MemorySample>>> memory_of(scans.size());
-  for (uint32_t f = 0; f < scans.size(); ++f) {
-    if (scans[f].memory.empty()) continue;
-    memory_of[f] = split_memory(scans[f], runs_of[f].slices);
-    tl.memory_resolution_bytes = kDetailsResolutionBytes;
-  }
-
-  // Global runs, ordered by time; tracks ordered by (run, rank).
-  auto groups = group_runs(runs_of, tl.files);
-  for (uint32_t g = 0; g < groups.size(); ++g) {
-    auto& members = groups[g];
-    std::sort(members.begin(), members.end());
-    Run run;
-    run.index = g;
-    run.first_ns = std::numeric_limits<int64_t>::max();
-    run.last_ns = std::numeric_limits<int64_t>::min();
-    for (auto [f, s] : members) {
-      const RunSlice& slice = runs_of[f].slices[s];
-      if (slice.has_marker && !run.has_marker) {
-        run.has_marker = true;
-        run.marker_start_step = slice.marker_start_step;
-      }
-      run.first_ns = std::min(run.first_ns, slice.first_ns);
-      run.last_ns = std::max(run.last_ns, slice.last_ns);
-      Track t;
-      t.file = f;
-      t.run = g;
-      t.rank = tl.files[f].global_rank;
-      t.machine = tl.files[f].machine;
-      t.local_index = tl.files[f].local_index;
-      t.stage = scans[f].stage;
-      t.resolution_ns = scans[f].dygraph ? kDygraphResolutionNs : scans[f].details_jobs ? kDetailsResolutionNs : 1;
-      if (!memory_of[f].empty()) t.memory = std::move(memory_of[f][s]);
-      std::vector<Job>& src = scans[f].jobs;
-      if (slice.begin == 0 && slice.end == src.size()) {
-        t.jobs = std::move(src);  // the common case: one run per file, no copy
-      } else {
-        t.jobs.assign(src.begin() + slice.begin, src.begin() + slice.end);
-      }
-      for (Job& j : t.jobs) j.type = type_map[f][j.type];
-      run.tracks.push_back(static_cast<uint32_t>(tl.tracks.size()));
-      tl.tracks.push_back(std::move(t));
-    }
-    tl.runs.push_back(std::move(run));
-  }
+  const std::vector<std::vector<uint32_t>> type_map = merge_scans(tl, scans, runs_of);
+  std::vector<std::vector<std::vector<MemorySample>>> memory_of = split_all_memory(tl, scans, runs_of);
+  ScanParts parts{scans, runs_of, memory_of, type_map};
+  build_runs(tl, parts);
   // The per-file job vectors are copied into tracks; free them before the
   // passes that follow.
   scans.clear();
   scans.shrink_to_fit();
-
-  // Stages the records state against rank = replica * P + stage (one
-  // message per file).
-  int32_t max_stage = -1;
-  for (const Track& t : tl.tracks) max_stage = std::max(max_stage, t.stage);
-  if (max_stage >= 0) {
-    const int32_t p = max_stage + 1;
-    std::vector<uint8_t> told(tl.files.size(), 0);
-    for (const Track& t : tl.tracks) {
-      if (t.stage < 0 || t.rank % p == t.stage || told[t.file]) continue;
-      told[t.file] = 1;
-      tl.diagnostics.add(IssueKind::kStageMismatch, t.file, t.jobs.empty() ? 0 : t.jobs.front().line,
-                         fmt::format("rank {} records stage {} (tid {}), but rank mod {} stages is {}", t.rank, t.stage,
-                                     t.stage + 1, p, t.rank % p));
-    }
-  }
+  report_stage_mismatches(tl);
 
   parallel_for(tl.tracks.size(), threads, [&](size_t i) { assign_lanes(tl.tracks[i]); });
   for (Run& run : tl.runs) number_steps(tl, run);

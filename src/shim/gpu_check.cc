@@ -314,14 +314,13 @@ void enqueue_long_work(const Device& d) {
   for (int i = 0; i < d.long_memsets; ++i) cudaMemsetAsync(d.big, i & 0xff, d.big_bytes, d.stream);
 }
 
-bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step) {
-  static const char* const kTypes[] = {"forward", "backward_b", "backward_w", "forward1"};
-  std::vector<double> costs;
-  costs.reserve(static_cast<size_t>(a.jobs_per_step) * a.steps);
-  bool ok = true;
-  // Warm-up step: sizes the event pool and the job list.
+// The job types the steps cycle through.
+const char* const kJobTypes[] = {"forward", "backward_b", "backward_w", "forward1"};
+
+// Warm-up step: sizes the event pool and the job list.
+bool warm_up(Profiler& p, const Device& d, const Args& a, int64_t* step) {
   for (int j = 0; j < a.jobs_per_step; ++j) {
-    (void)p.begin(kTypes[j % 4], j);
+    (void)p.begin(kJobTypes[j % 4], j);
     cudaMemsetAsync(d.small, j & 0xff, d.small_bytes, d.stream);
     (void)p.end();
   }
@@ -333,93 +332,135 @@ bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, co
     std::printf("FAIL: warm-up finish: %s\n", s.message().c_str());
     return false;
   }
+  return true;
+}
+
+// What the timed steps measured: each begin()/end() pair's host cost, the
+// CUDA calls and allocations inside the steps, each flush's time.
+struct StepCosts {
+  std::vector<double> costs;
   Counts in_steps{};
   int64_t growths = 0;
   std::vector<double> flush_us;
+};
+
+// The host cost of each begin()/end() pair of one step.
+bool time_jobs(Profiler& p, const Device& d, const Args& a, std::vector<double>& costs) {
+  bool ok = true;
+  for (int j = 0; j < a.jobs_per_step; ++j) {
+    const int64_t t0 = steady_ns();
+    ppt::shim::Status st = p.begin(kJobTypes[j % 4], j);
+    const int64_t t1 = steady_ns();
+    cudaMemsetAsync(d.small, j & 0xff, d.small_bytes, d.stream);
+    const int64_t t2 = steady_ns();
+    ppt::shim::Status st2 = p.end();
+    const int64_t t3 = steady_ns();
+    if (!st.ok() || !st2.ok()) ok = false;
+    costs.push_back(static_cast<double>((t1 - t0) + (t3 - t2)) / 1000.0);
+  }
+  return ok;
+}
+
+bool time_steps(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step,
+                StepCosts& m) {
+  bool ok = true;
+  m.costs.reserve(static_cast<size_t>(a.jobs_per_step) * a.steps);
   for (int s = 0; s < a.steps; ++s) {
     lines.clear();
     const int64_t growths_before = p.stats().hot_path_growths;
     const Counts c0 = snapshot();
-    for (int j = 0; j < a.jobs_per_step; ++j) {
-      const int64_t t0 = steady_ns();
-      ppt::shim::Status st = p.begin(kTypes[j % 4], j);
-      const int64_t t1 = steady_ns();
-      cudaMemsetAsync(d.small, j & 0xff, d.small_bytes, d.stream);
-      const int64_t t2 = steady_ns();
-      ppt::shim::Status st2 = p.end();
-      const int64_t t3 = steady_ns();
-      if (!st.ok() || !st2.ok()) ok = false;
-      costs.push_back(static_cast<double>((t1 - t0) + (t3 - t2)) / 1000.0);
-    }
+    if (!time_jobs(p, d, a, m.costs)) ok = false;
     const Counts c1 = snapshot();
-    growths += p.stats().hot_path_growths - growths_before;
-    for (int i = 0; i < kApiCount; ++i) in_steps.calls[i] += c1.calls[i] - c0.calls[i];
-    in_steps.news += c1.news - c0.news;
+    m.growths += p.stats().hot_path_growths - growths_before;
+    for (int i = 0; i < kApiCount; ++i) m.in_steps.calls[i] += c1.calls[i] - c0.calls[i];
+    m.in_steps.news += c1.news - c0.news;
     const int64_t f0 = steady_ns();
     if (auto st = p.flush((*step)++); !st.ok()) {
       std::printf("FAIL: flush: %s\n", st.message().c_str());
       ok = false;
     }
-    flush_us.push_back(static_cast<double>(steady_ns() - f0) / 1000.0);
+    m.flush_us.push_back(static_cast<double>(steady_ns() - f0) / 1000.0);
   }
-  // The baseline: two bare cudaEventRecord calls per job, the floor of any
-  // CUDA-event timer, around the same work.
-  std::vector<double> bare;
-  {
-    cudaEvent_t e0, e1;
-    if (!check(cudaEventCreateWithFlags(&e0, cudaEventDefault), "cudaEventCreate") ||
-        !check(cudaEventCreateWithFlags(&e1, cudaEventDefault), "cudaEventCreate")) {
-      return false;
-    }
-    bare.reserve(costs.size());
-    for (size_t j = 0; j < costs.size(); ++j) {
-      const int64_t t0 = steady_ns();
-      cudaEventRecord(e0, d.stream);
-      const int64_t t1 = steady_ns();
-      cudaMemsetAsync(d.small, static_cast<int>(j & 0xff), d.small_bytes, d.stream);
-      const int64_t t2 = steady_ns();
-      cudaEventRecord(e1, d.stream);
-      const int64_t t3 = steady_ns();
-      bare.push_back(static_cast<double>((t1 - t0) + (t3 - t2)) / 1000.0);
-    }
-    cudaStreamSynchronize(d.stream);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
+  return ok;
+}
+
+// The baseline: two bare cudaEventRecord calls per job, the floor of any
+// CUDA-event timer, around the same work.
+bool bare_costs(const Device& d, size_t jobs, std::vector<double>& bare) {
+  cudaEvent_t e0, e1;
+  if (!check(cudaEventCreateWithFlags(&e0, cudaEventDefault), "cudaEventCreate") ||
+      !check(cudaEventCreateWithFlags(&e1, cudaEventDefault), "cudaEventCreate")) {
+    return false;
   }
-  const double median = percentile(costs, 0.5);
-  const double p99 = percentile(costs, 0.99);
+  bare.reserve(jobs);
+  for (size_t j = 0; j < jobs; ++j) {
+    const int64_t t0 = steady_ns();
+    cudaEventRecord(e0, d.stream);
+    const int64_t t1 = steady_ns();
+    cudaMemsetAsync(d.small, static_cast<int>(j & 0xff), d.small_bytes, d.stream);
+    const int64_t t2 = steady_ns();
+    cudaEventRecord(e1, d.stream);
+    const int64_t t3 = steady_ns();
+    bare.push_back(static_cast<double>((t1 - t0) + (t3 - t2)) / 1000.0);
+  }
+  cudaStreamSynchronize(d.stream);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return true;
+}
+
+// Section 1: the host cost against its goal and the baseline.
+bool report_host_cost(const StepCosts& m, const std::vector<double>& bare, const Args& a) {
+  const double median = percentile(m.costs, 0.5);
+  const double p99 = percentile(m.costs, 0.99);
   const double bare_median = percentile(bare, 0.5);
-  std::printf("\n== host cost of a begin()/end() pair (%zu jobs) ==\n", costs.size());
-  std::printf("median %.3f us, p99 %.3f us, max %.3f us (goal: median <= 2 us)\n", median, p99, percentile(costs, 1.0));
+  std::printf("\n== host cost of a begin()/end() pair (%zu jobs) ==\n", m.costs.size());
+  std::printf("median %.3f us, p99 %.3f us, max %.3f us (goal: median <= 2 us)\n", median, p99,
+              percentile(m.costs, 1.0));
   std::printf(
       "baseline, two bare cudaEventRecord: median %.3f us, p99 %.3f us; the shim adds "
       "%.3f us\n",
       bare_median, percentile(bare, 0.99), median - bare_median);
-  std::printf("flush of %d jobs: median %.1f us\n", a.jobs_per_step, percentile(flush_us, 0.5));
+  std::printf("flush of %d jobs: median %.1f us\n", a.jobs_per_step, percentile(m.flush_us, 0.5));
   if (median > 2.0) {
     std::printf("FAIL: median host cost above 2 us\n");
-    ok = false;
+    return false;
   }
+  return true;
+}
 
+// Section 2: the CUDA calls and allocations inside the steps (goal 0).
+bool report_calls_in_steps(const StepCosts& m, const Args& a) {
   std::printf("\n== CUDA calls inside %d steps of %d jobs (between begin() and flush()) ==\n", a.steps,
               a.jobs_per_step);
   int64_t forbidden = 0;
-  for (Api api : kForbiddenInStep) forbidden += in_steps.calls[api];
+  for (Api api : kForbiddenInStep) forbidden += m.in_steps.calls[api];
   for (int i = 0; i < kApiCount; ++i) {
-    if (in_steps.calls[i] != 0) {
-      std::printf("  %-26s %lld\n", kApiNames[i], static_cast<long long>(in_steps.calls[i]));
+    if (m.in_steps.calls[i] != 0) {
+      std::printf("  %-26s %lld\n", kApiNames[i], static_cast<long long>(m.in_steps.calls[i]));
     }
   }
   std::printf("synchronisations, queries, callbacks, allocations: %lld (goal 0)\n", static_cast<long long>(forbidden));
-  std::printf("C++ allocations: %lld, storage growths: %lld (goal 0)\n", static_cast<long long>(in_steps.news),
-              static_cast<long long>(growths));
-  const int64_t records = in_steps.calls[kEventRecord];
+  std::printf("C++ allocations: %lld, storage growths: %lld (goal 0)\n", static_cast<long long>(m.in_steps.news),
+              static_cast<long long>(m.growths));
+  const int64_t records = m.in_steps.calls[kEventRecord];
   std::printf("cudaEventRecord per job: %.2f (expected 2)\n",
               static_cast<double>(records) / (static_cast<double>(a.jobs_per_step) * a.steps));
-  if (forbidden != 0 || in_steps.news != 0 || growths != 0) {
+  if (forbidden != 0 || m.in_steps.news != 0 || m.growths != 0) {
     std::printf("FAIL: the hot path synchronised, called back or allocated\n");
-    ok = false;
+    return false;
   }
+  return true;
+}
+
+bool host_cost(Profiler& p, std::vector<std::string>& lines, const Device& d, const Args& a, int64_t* step) {
+  if (!warm_up(p, d, a, step)) return false;
+  StepCosts m;
+  bool ok = time_steps(p, lines, d, a, step, m);
+  std::vector<double> bare;
+  if (!bare_costs(d, m.costs.size(), bare)) return false;
+  if (!report_host_cost(m, bare, a)) ok = false;
+  if (!report_calls_in_steps(m, a)) ok = false;
   const ppt::shim::Stats st = p.stats();
   std::printf(
       "in flush, over all steps so far: %lld waits, %lld queries, %lld anchors; last "

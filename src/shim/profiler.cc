@@ -530,6 +530,79 @@ struct Profiler::Impl {
     std::lock_guard<std::mutex> lock(m.mu);
     m.wind_down("still alive when the program exited");
   }
+
+  // The parts of flush(step); `name` is "flush(<step>)", for the messages.
+  // Each returns what went wrong, or an ok status.
+
+  // Open jobs, on this thread or others, are dropped: a job belongs to one
+  // step. Removed last first, so that the indices of the others hold.
+  Status drop_open_jobs(const std::string& name) {
+    if (opens.empty()) return Status();
+    const Open& first = opens.front();
+    Status s(Code::kOpenJobAtFlush,
+             name + " with " + describe_job(type_names[first.type], first.micro_batch) + " still open" +
+                 (opens.size() > 1 ? " (and " + std::to_string(opens.size() - 1) + " more, on other threads)"
+                                   : std::string()) +
+                 "; dropped, call end() before flush()");
+    std::sort(opens.begin(), opens.end(),
+              [](const Open& a, const Open& b) { return a.recorded && (!b.recorded || a.job > b.job); });
+    while (!opens.empty()) {
+      const Open o = opens.front();
+      opens.erase(opens.begin());
+      nvtx_end(o.range);
+      if (o.recorded) {
+        remove_job(o.job);
+        ++stats.jobs_dropped;
+      }
+    }
+    return s;
+  }
+
+  Status drop_refused_jobs(const std::string& name) {
+    if (refused <= 0) return Status();
+    stats.jobs_dropped += refused;
+    return Status(Code::kTooManyJobs, name + ": " + std::to_string(refused) + " job(s) past the cap of " +
+                                          std::to_string(options.max_jobs_per_step) +
+                                          " per step were refused and are not written; the first ones are");
+  }
+
+  Status drop_untimed_jobs(const std::string& name) {
+    stats.jobs_dropped += begins;
+    return Status(Code::kCudaUnavailable, name + ": its " + std::to_string(begins) +
+                                              " jobs were not timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) "
+                                              "and CUDA cannot be used: " +
+                                              disabled_why);
+  }
+
+  Status drop_unrecorded_jobs(int64_t step, const std::string& name) {
+    if (recording || begins <= 0) return Status();
+    stats.jobs_dropped += begins;
+    return Status(Code::kStepNotRecorded,
+                  name + ": step " + std::to_string(step) + " is in the window [" +
+                      std::to_string(options.window_start) + ", " +
+                      (options.window_end == kNoEndStep ? std::string("end") : std::to_string(options.window_end)) +
+                      ") but its " + std::to_string(begins) + " jobs were not recorded: step " +
+                      std::to_string(expected_step) + " was expected next; call set_step(" + std::to_string(step) +
+                      ") before a step whose number is not the previous one + 1");
+  }
+
+  // The step's jobs wait for the device; the next step starts empty.
+  Status queue_step(int64_t step) {
+    if (current.jobs.empty()) return Status();
+    current.number = step;
+    const size_t size = current.jobs.size();
+    pending.push_back(std::move(current));
+    if (!spare.empty()) {
+      current = std::move(spare.back());
+      spare.pop_back();
+    } else {
+      current = Step{};
+    }
+    // Room here, not in begin(), for a next step as large as this one:
+    // its jobs, and its events while this one waits for the device.
+    current.jobs.reserve(std::max(options.reserve_jobs, size));
+    return make_free_slots(2 * size);
+  }
 };
 
 namespace {
@@ -797,65 +870,13 @@ Status Profiler::flush(int64_t step) {
   auto keep = [&](Status s) {
     if (result.ok() && !s.ok()) result = std::move(s);
   };
-  if (!m.opens.empty()) {
-    // Open jobs, on this thread or others, are dropped: a job belongs to one
-    // step. Removed last first, so that the indices of the others hold.
-    const Impl::Open& first = m.opens.front();
-    keep(Status(Code::kOpenJobAtFlush,
-                name + " with " + describe_job(m.type_names[first.type], first.micro_batch) + " still open" +
-                    (m.opens.size() > 1 ? " (and " + std::to_string(m.opens.size() - 1) + " more, on other threads)"
-                                        : std::string()) +
-                    "; dropped, call end() before flush()"));
-    std::sort(m.opens.begin(), m.opens.end(),
-              [](const Impl::Open& a, const Impl::Open& b) { return a.recorded && (!b.recorded || a.job > b.job); });
-    while (!m.opens.empty()) {
-      const Impl::Open o = m.opens.front();
-      m.opens.erase(m.opens.begin());
-      nvtx_end(o.range);
-      if (o.recorded) {
-        m.remove_job(o.job);
-        ++m.stats.jobs_dropped;
-      }
-    }
-  }
-  if (m.refused > 0) {
-    m.stats.jobs_dropped += m.refused;
-    keep(Status(Code::kTooManyJobs, name + ": " + std::to_string(m.refused) + " job(s) past the cap of " +
-                                        std::to_string(m.options.max_jobs_per_step) +
-                                        " per step were refused and are not written; the first ones are"));
-  }
+  keep(m.drop_open_jobs(name));
+  keep(m.drop_refused_jobs(name));
   if (m.disabled && m.begins > 0 && m.in_window(step)) {
-    m.stats.jobs_dropped += m.begins;
-    keep(Status(Code::kCudaUnavailable, name + ": its " + std::to_string(m.begins) +
-                                            " jobs were not timed: CUDA events are required (PPT_SHIM_CLOCK=cuda) and "
-                                            "CUDA cannot be used: " +
-                                            m.disabled_why));
+    keep(m.drop_untimed_jobs(name));
   } else if (m.in_window(step)) {
-    if (!m.recording && m.begins > 0) {
-      m.stats.jobs_dropped += m.begins;
-      keep(Status(Code::kStepNotRecorded,
-                  name + ": step " + std::to_string(step) + " is in the window [" +
-                      std::to_string(m.options.window_start) + ", " +
-                      (m.options.window_end == kNoEndStep ? std::string("end") : std::to_string(m.options.window_end)) +
-                      ") but its " + std::to_string(m.begins) + " jobs were not recorded: step " +
-                      std::to_string(m.expected_step) + " was expected next; call set_step(" + std::to_string(step) +
-                      ") before a step whose number is not the previous one + 1"));
-    }
-    if (!m.current.jobs.empty()) {
-      m.current.number = step;
-      const size_t size = m.current.jobs.size();
-      m.pending.push_back(std::move(m.current));
-      if (!m.spare.empty()) {
-        m.current = std::move(m.spare.back());
-        m.spare.pop_back();
-      } else {
-        m.current = Impl::Step{};
-      }
-      // Room here, not in begin(), for a next step as large as this one:
-      // its jobs, and its events while this one waits for the device.
-      m.current.jobs.reserve(std::max(m.options.reserve_jobs, size));
-      keep(m.make_free_slots(2 * size));
-    }
+    keep(m.drop_unrecorded_jobs(step, name));
+    keep(m.queue_step(step));
   } else {
     m.release(m.current);  // outside the window: recorded only in case it was in it
   }
