@@ -125,68 +125,68 @@ int64_t whole_backward(const CostModel& m, int32_t stage, size_t chunk) {
   return bb >= 0 && bw >= 0 ? bb + bw : -1;
 }
 
-// Per stage, the costs of a target's jobs from the model: the measured
-// chunk's when the target has the measured V, else the stage's total over
-// the target's V; a split backward from the measured halves, else the whole
-// one split by `w`.
-TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w) {
-  TargetCosts t;
-  const int32_t P = shape.stages;
-  const size_t V = static_cast<size_t>(std::max(1, shape.chunks));
-  const bool same_v = shape.chunks == m.chunks;
-  const bool halves_from_w = ch.w_share >= 0 || m.w_share < 0;
-  t.jobs.assign(P, std::vector<std::array<int64_t, kPlanRoles>>(V, std::array<int64_t, kPlanRoles>{-1, -1, -1, -1}));
-  t.optimizer.assign(P, -1);
-  for (int32_t s = 0; s < P && s < m.stages; ++s) {
-    const size_t mv = m.jobs[s].size();
-    int64_t f_tot = 0, b_tot = 0, bb_tot = 0, bw_tot = 0;
-    bool have_f = false, have_b = false, have_bb = false, have_bw = false;
-    for (size_t c = 0; c < mv; ++c) {
-      if (int64_t f = measured(m, s, c, kF); f >= 0) f_tot += f, have_f = true;
-      if (int64_t b = whole_backward(m, s, c); b >= 0) b_tot += b, have_b = true;
-      if (int64_t b = measured(m, s, c, kBb); b >= 0) bb_tot += b, have_bb = true;
-      if (int64_t b = measured(m, s, c, kBw); b >= 0) bw_tot += b, have_bw = true;
-    }
-    const double share = static_cast<double>(V);
-    for (size_t c = 0; c < V; ++c) {
-      std::array<int64_t, kPlanRoles>& j = t.jobs[s][c];
-      int64_t f = same_v ? measured(m, s, c, kF) : -1;
-      int64_t b = same_v ? whole_backward(m, s, c) : -1;
-      if (f < 0 && have_f) f = std::llround(f_tot / share);
-      if (b < 0 && have_b) b = std::llround(b_tot / share);
-      j[kF] = f;
-      j[kB] = b;
-      if (halves_from_w || !have_bb || !have_bw) {
-        j[kBb] = b >= 0 ? std::llround(b * (1 - w)) : -1;
-        j[kBw] = b >= 0 ? std::llround(b * w) : -1;
-      } else {
-        int64_t bb = same_v ? measured(m, s, c, kBb) : -1;
-        int64_t bw = same_v ? measured(m, s, c, kBw) : -1;
-        j[kBb] = bb >= 0 ? bb : std::llround(bb_tot / share);
-        j[kBw] = bw >= 0 ? bw : std::llround(bw_tot / share);
-      }
-    }
-    if (s < static_cast<int32_t>(m.optimizer.size()) && m.optimizer[s].count > 0) {
-      t.optimizer[s] = m.optimizer[s].cost_ns + (s < static_cast<int32_t>(m.other_ns.size()) ? m.other_ns[s] : 0);
+// One measured stage's costs of the target's jobs (target_costs): the
+// measured chunk's when the target has the measured V, else the stage's
+// total over the target's V; a split backward from the measured halves,
+// else the whole one split by `w`; and its optimizer with the other work.
+void stage_target_costs(const CostModel& m, int32_t s, size_t V, bool same_v, bool halves_from_w, double w,
+                        TargetCosts& t) {
+  const size_t mv = m.jobs[s].size();
+  int64_t f_tot = 0, b_tot = 0, bb_tot = 0, bw_tot = 0;
+  bool have_f = false, have_b = false, have_bb = false, have_bw = false;
+  for (size_t c = 0; c < mv; ++c) {
+    if (int64_t f = measured(m, s, c, kF); f >= 0) f_tot += f, have_f = true;
+    if (int64_t b = whole_backward(m, s, c); b >= 0) b_tot += b, have_b = true;
+    if (int64_t b = measured(m, s, c, kBb); b >= 0) bb_tot += b, have_bb = true;
+    if (int64_t b = measured(m, s, c, kBw); b >= 0) bw_tot += b, have_bw = true;
+  }
+  const double share = static_cast<double>(V);
+  for (size_t c = 0; c < V; ++c) {
+    std::array<int64_t, kPlanRoles>& j = t.jobs[s][c];
+    int64_t f = same_v ? measured(m, s, c, kF) : -1;
+    int64_t b = same_v ? whole_backward(m, s, c) : -1;
+    if (f < 0 && have_f) f = std::llround(f_tot / share);
+    if (b < 0 && have_b) b = std::llround(b_tot / share);
+    j[kF] = f;
+    j[kB] = b;
+    if (halves_from_w || !have_bb || !have_bw) {
+      j[kBb] = b >= 0 ? std::llround(b * (1 - w)) : -1;
+      j[kBw] = b >= 0 ? std::llround(b * w) : -1;
+    } else {
+      int64_t bb = same_v ? measured(m, s, c, kBb) : -1;
+      int64_t bw = same_v ? measured(m, s, c, kBw) : -1;
+      j[kBb] = bb >= 0 ? bb : std::llround(bb_tot / share);
+      j[kBw] = bw >= 0 ? bw : std::llround(bw_tot / share);
     }
   }
-  // What a stage lacks (or, balanced, every stage) is the median stage's.
-  auto median_over_stages = [&](auto get) {
-    std::vector<int64_t> v;
-    for (int32_t s = 0; s < P; ++s) {
-      if (int64_t x = get(s); x >= 0) v.push_back(x);
-    }
-    return v.empty() ? int64_t{0} : median_rounded(v);
-  };
+  if (s < static_cast<int32_t>(m.optimizer.size()) && m.optimizer[s].count > 0) {
+    t.optimizer[s] = m.optimizer[s].cost_ns + (s < static_cast<int32_t>(m.other_ns.size()) ? m.other_ns[s] : 0);
+  }
+}
+
+// The median over the stages 0..P-1 of get(stage), leaving out the stages
+// without one (< 0); 0 when none has one.
+template <class Get>
+int64_t median_over_stages(int32_t P, Get get) {
+  std::vector<int64_t> v;
+  for (int32_t s = 0; s < P; ++s) {
+    if (int64_t x = get(s); x >= 0) v.push_back(x);
+  }
+  return v.empty() ? int64_t{0} : median_rounded(v);
+}
+
+// What a stage lacks (or, balanced, every stage) is the median stage's; then
+// the stages the changes scale.
+void fill_and_scale_stages(const WhatifChanges& ch, int32_t P, size_t V, TargetCosts& t) {
   for (size_t c = 0; c < V; ++c) {
     for (size_t r = 0; r < kPlanRoles; ++r) {
-      int64_t med = median_over_stages([&](int32_t s) { return t.jobs[s][c][r]; });
+      int64_t med = median_over_stages(P, [&](int32_t s) { return t.jobs[s][c][r]; });
       for (int32_t s = 0; s < P; ++s) {
         if (ch.balance || t.jobs[s][c][r] < 0) t.jobs[s][c][r] = med;
       }
     }
   }
-  int64_t opt_med = median_over_stages([&](int32_t s) { return t.optimizer[s]; });
+  int64_t opt_med = median_over_stages(P, [&](int32_t s) { return t.optimizer[s]; });
   for (int32_t s = 0; s < P; ++s) {
     if (ch.balance || t.optimizer[s] < 0) t.optimizer[s] = opt_med;
   }
@@ -197,9 +197,12 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
     }
     t.optimizer[stage] = std::llround(static_cast<double>(t.optimizer[stage]) * factor);
   }
-  // Host gaps: a kind the stage never showed (its jobs of that kind always
-  // waited for their input, or the run has none) takes its split half's or
-  // whole backward's, else the median over the stages that showed it, else 0.
+}
+
+// Host gaps: a kind the stage never showed (its jobs of that kind always
+// waited for their input, or the run has none) takes its split half's or
+// whole backward's, else the median over the stages that showed it, else 0.
+void target_host_gaps(const CostModel& m, int32_t P, TargetCosts& t) {
   t.host_gap.assign(P, {});
   for (int32_t s = 0; s < P; ++s) {
     const auto measured = s < m.stages ? m.host_gap_ns.find(s) : m.host_gap_ns.end();
@@ -212,11 +215,27 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
     if (t.host_gap[s][kB] < 0 && t.host_gap[s][kBb] >= 0) t.host_gap[s][kB] = t.host_gap[s][kBb];
   }
   for (size_t r = 0; r <= kPlanRoles; ++r) {
-    int64_t med = median_over_stages([&](int32_t s) { return t.host_gap[s][r]; });
+    int64_t med = median_over_stages(P, [&](int32_t s) { return t.host_gap[s][r]; });
     for (int32_t s = 0; s < P; ++s) {
       if (t.host_gap[s][r] < 0) t.host_gap[s][r] = med;
     }
   }
+}
+
+// Per stage, the costs of a target's jobs from the model (stage_target_costs
+// for the measured stages; the median stage's for the others, and with
+// --balance for all), scaled by the changes, and the stages' host gaps.
+TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w) {
+  TargetCosts t;
+  const int32_t P = shape.stages;
+  const size_t V = static_cast<size_t>(std::max(1, shape.chunks));
+  const bool same_v = shape.chunks == m.chunks;
+  const bool halves_from_w = ch.w_share >= 0 || m.w_share < 0;
+  t.jobs.assign(P, std::vector<std::array<int64_t, kPlanRoles>>(V, std::array<int64_t, kPlanRoles>{-1, -1, -1, -1}));
+  t.optimizer.assign(P, -1);
+  for (int32_t s = 0; s < P && s < m.stages; ++s) stage_target_costs(m, s, V, same_v, halves_from_w, w, t);
+  fill_and_scale_stages(ch, P, V, t);
+  target_host_gaps(m, P, t);
   return t;
 }
 
@@ -422,17 +441,8 @@ struct StepChoice {
   std::vector<std::vector<int32_t>> replicas;  // [step index]: the replicas worth replaying
 };
 
-WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
-                             int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
-                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
-  WhatifOutcome o;
-  o.shape = shape;
-  o.label = shape_label(shape);
-  if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
-    o.error = why;
-    return o;
-  }
-  TargetCosts t = target_costs(m, shape, ch, w);
+// The replay's costs from a target's costs (`t`, which must outlive them).
+ReplayCosts replay_costs(const CostModel& m, const WhatifChanges& ch, const TargetCosts& t) {
   ReplayCosts costs;
   costs.duration_ns = [&t](int32_t stage, const PlanJob& job) {
     const auto& chunks = t.jobs[stage];
@@ -446,6 +456,203 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     return t.host_gap[stage][static_cast<size_t>(job.role)];
   };
   for (const auto& g : t.host_gap) costs.optimizer_gap_ns.push_back(g[kPlanRoles]);
+  return costs;
+}
+
+// An outcome's figures from a replay of the fitted costs alone (no measured
+// steps to replay).
+void set_fitted_figures(WhatifOutcome& o) {
+  o.period_ns = replay_period_ns(o.replay);
+  double busy = 0;
+  for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
+  o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
+  o.bubble_ratio = replay_bubble_ratio(o.replay);
+}
+
+// A target's replays of the measured steps (replay_outcome with samples):
+// each measured step, each replica on its own with that step's jitter; the
+// step lasts as long as its slowest replica. The slowest replica's steps, one
+// after the other with the gap between them, are the prediction written out
+// (-o): its mean period is this one.
+//
+// Each replica's replay of a step needs only its length and the stages' busy
+// times: the plan's one order of waits (flatten_replay) is walked with the
+// replica's durations, and the slowest replica's step alone is replayed in
+// full for the prediction written out. The same figures as a full replay of
+// every replica, a fraction of the time.
+class StepReplays {
+ public:
+  StepReplays(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, const JitterSamples& samples,
+              const TargetCosts& t, const ReplayCosts& costs, const std::vector<std::vector<PlanJob>>& plans,
+              const PreparedReplay& prepared, const StepChoice* only, StepChoice* found)
+      : m_(m),
+        shape_(shape),
+        ch_(ch),
+        samples_(samples),
+        t_(t),
+        costs_(costs),
+        prepared_(prepared),
+        only_(only),
+        found_(found),
+        total_(samples.jobs.size()) {
+    all_.resize(static_cast<size_t>(std::max(0, samples.replicas)));
+    for (size_t i = 0; i < all_.size(); ++i) all_[i] = static_cast<int32_t>(i);
+    if (found_) found_->replicas.assign(total_, {});
+    flat_ = flatten_replay(prepared, costs);
+    flat_base_.resize(flat_.items.size());
+    lookups_.resize(flat_.items.size());
+    for (size_t i = 0; i < flat_.items.size(); ++i) {
+      const FlatReplay::Item& it = flat_.items[i];
+      const PlanJob& job = plans[it.stage][it.index];
+      const auto& chunks = t.jobs[it.stage];
+      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+      flat_base_[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+      lookups_[i] = samples.lookup(it.stage, shape, job);
+    }
+    durations_.resize(flat_.items.size());
+  }
+
+  // The steps `only` names, in order; without it (the base), from the last
+  // step back until the range is reached (StepChoice), the steps it chose
+  // then kept in `found`.
+  void replay_steps() {
+    if (only_) {
+      for (size_t k = std::min(only_->first, total_); k < total_; ++k) replay_step(k);
+      return;
+    }
+    size_t k = total_;
+    while (k > 0) {
+      replay_step(--k);
+      const double n = static_cast<double>(periods_.size()), mean = sum_ / n;
+      if (periods_.size() >= kMinSteps && mean > 0) {
+        const double se = std::sqrt(std::max(0.0, (sq_ - n * mean * mean) / (n - 1)) / n);
+        if (2 * se <= kRangeTarget * mean) break;
+      }
+    }
+    if (found_) found_->first = k;
+    std::reverse(periods_.begin(), periods_.end());
+    std::reverse(slowest_steps_.begin(), slowest_steps_.end());
+  }
+
+  // The outcome's replay (the slowest replicas' steps stitched) and figures.
+  void write(WhatifOutcome& o, int32_t steps) {
+    ReplayResult stitched;
+    stitched.shape = shape_;
+    stitched.peak_in_flight = o.replay.peak_in_flight;
+    int64_t at = 0;
+    for (ReplayedStep& st : slowest_steps_) {
+      if (st.stages.empty()) continue;
+      shift_step(st, at - st.start_ns);
+      at = st.end_ns + std::max<int64_t>(0, m_.step_gap_ns);
+      stitched.steps.push_back(std::move(st));
+    }
+    if (!stitched.steps.empty()) {
+      o.replay = std::move(stitched);
+    } else {
+      o.replay = replay_prepared(prepared_, costs_, std::max(2, steps));  // as without measured steps
+    }
+    o.step_periods_ns = std::move(periods_);
+    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
+    o.busy_ns = span_sum_ / n;
+    o.period_ns = o.busy_ns + static_cast<double>(m_.step_gap_ns);
+    o.bubble_ratio = room_ > 0 ? idle_ / room_ : 0;
+  }
+
+ private:
+  // The costs of step k on replica `rep`: the fitted ones times the jitter.
+  ReplayCosts replica_costs(size_t k, int32_t rep) const {
+    ReplayCosts one = costs_;
+    one.duration_ns = [this, k, rep](int32_t stage, const PlanJob& job) {
+      // costs.duration_ns's figure, read here without its call.
+      const auto& chunks = t_.jobs[stage];
+      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+      const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+      return std::llround(base * samples_.ratio(k, rep, stage, shape_, job, ch_.balance));
+    };
+    for (int32_t st = 0; st < shape_.stages && st < samples_.stages; ++st) {
+      const float r = samples_.optimizer[k][static_cast<size_t>(rep) * samples_.stages + st];
+      if (r >= 0 && !ch_.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t_.optimizer[st]) * r);
+    }
+    return one;
+  }
+
+  void replay_step(size_t k) {
+    int64_t span = -1;
+    int32_t slowest_rep = -1;
+    std::vector<int64_t> busy;
+    ReplayedStep slowest;
+    const std::vector<int32_t>& reps =
+        only_ && !ch_.balance && k < only_->replicas.size() && !only_->replicas[k].empty() ? only_->replicas[k] : all_;
+    spans_.assign(all_.size(), -1);
+    for (int32_t rep : reps) {
+      if (!flat_.error.empty()) continue;  // not after the check above, which walked the same waits
+      for (size_t i = 0; i < flat_.items.size(); ++i) {
+        durations_[i] = std::llround(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
+      }
+      const ReplayCosts one = replica_costs(k, rep);
+      const int64_t len = replay_flat_step(flat_, durations_, one.optimizer_ns, stage_busy_, free_at_, ends_);
+      busy.insert(busy.end(), stage_busy_.begin(), stage_busy_.end());
+      spans_[static_cast<size_t>(rep)] = len;
+      if (len > span) span = len, slowest_rep = rep;
+    }
+    if (slowest_rep >= 0) {
+      ReplayResult rr = replay_prepared(prepared_, replica_costs(k, slowest_rep), 1);
+      if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
+    }
+    if (span < 0) span = 0;
+    if (found_) keep_close_replicas(k, span);
+    const double period = static_cast<double>(span + m_.step_gap_ns);
+    span_sum_ += static_cast<double>(span);
+    periods_.push_back(period);
+    sum_ += period;
+    sq_ += period * period;
+    for (int64_t b : busy) idle_ += static_cast<double>(span - b);
+    room_ += static_cast<double>(span) * static_cast<double>(busy.size());
+    slowest_steps_.push_back(std::move(slowest));
+  }
+
+  // The replicas of step k within kReplicaMargin of its slowest (StepChoice).
+  void keep_close_replicas(size_t k, int64_t span) {
+    for (size_t rep = 0; rep < spans_.size(); ++rep) {
+      if (spans_[rep] >= 0 && static_cast<double>(spans_[rep]) >= (1 - kReplicaMargin) * static_cast<double>(span)) {
+        found_->replicas[k].push_back(static_cast<int32_t>(rep));
+      }
+    }
+  }
+
+  const CostModel& m_;
+  const PlanShape& shape_;
+  const WhatifChanges& ch_;
+  const JitterSamples& samples_;
+  const TargetCosts& t_;
+  const ReplayCosts& costs_;
+  const PreparedReplay& prepared_;
+  const StepChoice* only_;
+  StepChoice* found_;
+  const size_t total_;
+  std::vector<int32_t> all_;
+  std::vector<int64_t> spans_;
+  std::vector<ReplayedStep> slowest_steps_;  // in the order replayed
+  std::vector<double> periods_;
+  double span_sum_ = 0, idle_ = 0, room_ = 0, sum_ = 0, sq_ = 0;
+  FlatReplay flat_;
+  std::vector<double> flat_base_;  // costs.duration_ns's figure per item
+  std::vector<JitterSamples::Lookup> lookups_;
+  std::vector<int64_t> durations_, stage_busy_, free_at_, ends_;
+};
+
+WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
+                             int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
+                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
+  WhatifOutcome o;
+  o.shape = shape;
+  o.label = shape_label(shape);
+  if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
+    o.error = why;
+    return o;
+  }
+  const TargetCosts t = target_costs(m, shape, ch, w);
+  const ReplayCosts costs = replay_costs(m, ch, t);
   // The plans are built, checked and their waits found once for every
   // replay below. With measured steps to
   // replay, this replay of the fitted costs only says whether the plan runs
@@ -460,133 +667,11 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   }
   o.peak_in_flight = o.replay.peak_in_flight;
   if (samples.empty()) {
-    o.period_ns = replay_period_ns(o.replay);
-    double busy = 0;
-    for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
-    o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
-    o.bubble_ratio = replay_bubble_ratio(o.replay);
+    set_fitted_figures(o);
   } else {
-    // Each measured step, each replica on its own with that step's jitter;
-    // the step lasts as long as its slowest replica. The slowest replica's
-    // steps, one after the other with the gap between them, are the
-    // prediction written out (-o): its mean period is this one.
-    const size_t total = samples.jobs.size();
-    std::vector<int32_t> all(static_cast<size_t>(std::max(0, samples.replicas)));
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
-    std::vector<int64_t> spans;
-    std::vector<ReplayedStep> slowest_steps;  // in the order replayed
-    std::vector<double> periods;
-    double span_sum = 0, idle = 0, room = 0, sum = 0, sq = 0;
-    if (found) found->replicas.assign(total, {});
-    // Each replica's replay of a step needs only its length and the stages'
-    // busy times: the plan's one order of waits (flatten_replay) is walked
-    // with the replica's durations, and the slowest replica's step alone is
-    // replayed in full for the prediction written out. The same figures as
-    // a full replay of every replica, a fraction of the time.
-    const FlatReplay flat = flatten_replay(prepared, costs);
-    std::vector<double> flat_base(flat.items.size());  // costs.duration_ns's figure per item
-    std::vector<JitterSamples::Lookup> lookups(flat.items.size());
-    for (size_t i = 0; i < flat.items.size(); ++i) {
-      const FlatReplay::Item& it = flat.items[i];
-      const PlanJob& job = plans[it.stage][it.index];
-      const auto& chunks = t.jobs[it.stage];
-      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
-      flat_base[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-      lookups[i] = samples.lookup(it.stage, shape, job);
-    }
-    std::vector<int64_t> durations(flat.items.size()), stage_busy, free_at, ends;
-    auto replica_costs = [&](size_t k, int32_t rep) {
-      ReplayCosts one = costs;
-      one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
-        // costs.duration_ns's figure, read here without its call.
-        const auto& chunks = t.jobs[stage];
-        const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
-        const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-        return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
-      };
-      for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
-        const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
-        if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
-      }
-      return one;
-    };
-    auto replay_step = [&](size_t k) {
-      int64_t span = -1;
-      int32_t slowest_rep = -1;
-      std::vector<int64_t> busy;
-      ReplayedStep slowest;
-      const std::vector<int32_t>& reps =
-          only && !ch.balance && k < only->replicas.size() && !only->replicas[k].empty() ? only->replicas[k] : all;
-      spans.assign(all.size(), -1);
-      for (int32_t rep : reps) {
-        if (!flat.error.empty()) continue;  // not after the check above, which walked the same waits
-        for (size_t i = 0; i < flat.items.size(); ++i) {
-          durations[i] = std::llround(flat_base[i] * samples.ratio(k, rep, lookups[i], ch.balance));
-        }
-        const ReplayCosts one = replica_costs(k, rep);
-        const int64_t len = replay_flat_step(flat, durations, one.optimizer_ns, stage_busy, free_at, ends);
-        busy.insert(busy.end(), stage_busy.begin(), stage_busy.end());
-        spans[static_cast<size_t>(rep)] = len;
-        if (len > span) span = len, slowest_rep = rep;
-      }
-      if (slowest_rep >= 0) {
-        ReplayResult rr = replay_prepared(prepared, replica_costs(k, slowest_rep), 1);
-        if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
-      }
-      if (span < 0) span = 0;
-      if (found) {
-        for (size_t rep = 0; rep < spans.size(); ++rep) {
-          if (spans[rep] >= 0 && static_cast<double>(spans[rep]) >= (1 - kReplicaMargin) * static_cast<double>(span)) {
-            found->replicas[k].push_back(static_cast<int32_t>(rep));
-          }
-        }
-      }
-      const double period = static_cast<double>(span + m.step_gap_ns);
-      span_sum += static_cast<double>(span);
-      periods.push_back(period);
-      sum += period;
-      sq += period * period;
-      for (int64_t b : busy) idle += static_cast<double>(span - b);
-      room += static_cast<double>(span) * static_cast<double>(busy.size());
-      slowest_steps.push_back(std::move(slowest));
-    };
-    if (only) {
-      for (size_t k = std::min(only->first, total); k < total; ++k) replay_step(k);
-    } else {
-      // The base: from the last step back, until the range is reached.
-      size_t k = total;
-      while (k > 0) {
-        replay_step(--k);
-        const double n = static_cast<double>(periods.size()), mean = sum / n;
-        if (periods.size() >= kMinSteps && mean > 0) {
-          const double se = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)) / n);
-          if (2 * se <= kRangeTarget * mean) break;
-        }
-      }
-      if (found) found->first = k;
-      std::reverse(periods.begin(), periods.end());
-      std::reverse(slowest_steps.begin(), slowest_steps.end());
-    }
-    ReplayResult stitched;
-    stitched.shape = shape;
-    stitched.peak_in_flight = o.replay.peak_in_flight;
-    int64_t at = 0;
-    for (ReplayedStep& st : slowest_steps) {
-      if (st.stages.empty()) continue;
-      shift_step(st, at - st.start_ns);
-      at = st.end_ns + std::max<int64_t>(0, m.step_gap_ns);
-      stitched.steps.push_back(std::move(st));
-    }
-    if (!stitched.steps.empty()) {
-      o.replay = std::move(stitched);
-    } else {
-      o.replay = replay_prepared(prepared, costs, std::max(2, steps));  // as without measured steps
-    }
-    o.step_periods_ns = std::move(periods);
-    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
-    o.busy_ns = span_sum / n;
-    o.period_ns = o.busy_ns + static_cast<double>(m.step_gap_ns);
-    o.bubble_ratio = room > 0 ? idle / room : 0;
+    StepReplays replays(m, shape, ch, samples, t, costs, plans, prepared, only, found);
+    replays.replay_steps();
+    replays.write(o, steps);
   }
   set_period_range(o);
   if (o.period_ns > 0) {
