@@ -796,6 +796,122 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
   return a.period_lo_ns / da <= b.period_hi_ns / db && b.period_lo_ns / db <= a.period_hi_ns / da;
 }
 
+namespace {
+
+// Each step's jobs of a track as one 64-bit FNV-1a hash of (type,
+// micro-batch) in order: the steps are compared without keeping their jobs
+// (the jobs of a track are in start order, and a step's jobs are contiguous).
+std::vector<std::pair<int32_t, uint64_t>> step_hashes(const Track& t, const PipelinePlan& plan) {
+  std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
+  for (const Job& j : t.jobs) {
+    if (plan.classes[j.type].piece) continue;
+    if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
+    uint64_t& h = steps.back().second;
+    for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
+      h = (h ^ x) * 1099511628211ULL;
+    }
+  }
+  return steps;
+}
+
+// A schedule that changes inside the run: per rank, the steps whose jobs
+// (type, micro-batch, in order) are not the rank's most common step.
+void check_usual_steps(const Timeline& tl, const PipelinePlan& plan, const Run& run, RunChecks& c) {
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const std::vector<std::pair<int32_t, uint64_t>> steps = step_hashes(t, plan);
+    std::map<uint64_t, uint32_t> count;
+    uint32_t most = 0;
+    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
+    const uint32_t n = static_cast<uint32_t>(steps.size());
+    c.off_steps += n - most;
+    c.rank_steps += n;
+    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
+    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
+  }
+}
+
+// A backward_b as a backward, so that a split is no difference.
+PlanJob coarse(PlanJob j) {
+  if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
+  return j;
+}
+
+// Per stage, the plan's forwards and backwards (coarse, backward_w left out).
+std::vector<std::vector<PlanJob>> expected_jobs(const PlanShape& shape, PlanCache& plans) {
+  std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
+  for (int32_t st = 0; st < shape.stages; ++st) {
+    for (const PlanJob& j : stage_plan(shape, st, &plans)) {
+      if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
+    }
+  }
+  return expected;
+}
+
+// One step of a rank (`got`) against its stage's plan (`want`).
+void close_step(const Track& t, int32_t step, const std::vector<PlanJob>& got, const std::vector<PlanJob>& want,
+                RunChecks& c) {
+  if (got.empty()) return;
+  ++c.plan_steps;
+  // A step with fewer jobs lost some (a bad line, a cut log): said
+  // above; one with as many or more runs another plan.
+  if (got != want && got.size() >= want.size()) {
+    ++c.off_plan;
+    if (c.example.empty()) {
+      size_t i = 0;
+      while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+      auto text = [&](const std::vector<PlanJob>& v) {
+        return i < v.size() ? fmt::format("{}:{}", plan_job_type(c.shape, v[i]), v[i].micro_batch)
+                            : std::string("the step's end");
+      };
+      c.example =
+          fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got), text(want));
+    }
+  }
+}
+
+// A rank's steps against its stage's plan; nothing when its jobs have no
+// micro-batch ids.
+void compare_track(const Track& t, const std::vector<PlanJob>& want, const std::vector<int8_t>& roles,
+                   const PipelinePlan& plan, RunChecks& c) {
+  std::vector<PlanJob> got;
+  int32_t step = std::numeric_limits<int32_t>::min();
+  for (const Job& j : t.jobs) {
+    const int role = roles[j.type];
+    if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
+    if (j.micro_batch < 0) return;  // no micro-batch ids: nothing to compare
+    if (j.step != step) {
+      close_step(t, step, got, want, c);
+      got.clear();
+      step = j.step;
+    }
+    got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
+  }
+  close_step(t, step, got, want, c);
+}
+
+// The run against the plan the model replays: per rank and step, its
+// forwards and backwards (a backward_b as a backward, backward_w left out,
+// so that a split is no difference) against the plan's. Steps that differ
+// are a run of another schedule or M than the one recognised (a log whose
+// runs changed schedule), or steps that lost jobs.
+void compare_with_plan(const Timeline& tl, const PipelinePlan& plan, const Run& run, const CostModel& m,
+                       PlanCache& plans, RunChecks& c) {
+  std::string why;
+  c.shape = measured_shape(m, &why, plans);
+  if (!why.empty()) return;
+  c.plan_compared = true;
+  const PlanShape& shape = c.shape;
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
+  const std::vector<std::vector<PlanJob>> expected = expected_jobs(shape, plans);
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    compare_track(t, expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))], roles, plan, c);
+  }
+}
+
+}  // namespace
+
 RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_index, const CostModel& m,
                     PlanCache& plans) {
   RunChecks c;
@@ -806,94 +922,8 @@ RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_i
     c.jobs += tl.tracks[ti].jobs.size();
     c.overlapping += tl.tracks[ti].overlapping_jobs;
   }
-  // A schedule that changes inside the run: per rank, the steps whose jobs
-  // (type, micro-batch, in order) are not the rank's most common step.
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    // Each step's jobs as one 64-bit FNV-1a hash of (type, micro-batch) in
-    // order: the steps are compared without keeping their jobs (the jobs of
-    // a track are in start order, and a step's jobs are contiguous).
-    std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
-    for (const Job& j : t.jobs) {
-      if (plan.classes[j.type].piece) continue;
-      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
-      uint64_t& h = steps.back().second;
-      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
-        h = (h ^ x) * 1099511628211ULL;
-      }
-    }
-    std::map<uint64_t, uint32_t> count;
-    uint32_t most = 0;
-    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
-    const uint32_t n = static_cast<uint32_t>(steps.size());
-    c.off_steps += n - most;
-    c.rank_steps += n;
-    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
-    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
-  }
-  // The run against the plan the model replays: per rank and step, its
-  // forwards and backwards (a backward_b as a backward, backward_w left out,
-  // so that a split is no difference) against the plan's. Steps that differ
-  // are a run of another schedule or M than the one recognised (a log whose
-  // runs changed schedule), or steps that lost jobs.
-  std::string why;
-  c.shape = measured_shape(m, &why, plans);
-  if (!why.empty()) return c;
-  c.plan_compared = true;
-  const PlanShape& shape = c.shape;
-  const std::vector<int8_t> roles = roles_by_type(tl, plan);
-  auto coarse = [](PlanJob j) {
-    if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
-    return j;
-  };
-  std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
-  for (int32_t st = 0; st < shape.stages; ++st) {
-    for (const PlanJob& j : stage_plan(shape, st, &plans)) {
-      if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
-    }
-  }
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
-    std::vector<PlanJob> got;
-    bool comparable = true;
-    auto close_step = [&](int32_t step) {
-      if (got.empty()) return;
-      ++c.plan_steps;
-      // A step with fewer jobs lost some (a bad line, a cut log): said
-      // above; one with as many or more runs another plan.
-      if (got != want && got.size() >= want.size()) {
-        ++c.off_plan;
-        if (c.example.empty()) {
-          size_t i = 0;
-          while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-          auto text = [&](const std::vector<PlanJob>& v) {
-            return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
-                                : std::string("the step's end");
-          };
-          c.example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
-                                  text(want));
-        }
-      }
-      got.clear();
-    };
-    int32_t step = std::numeric_limits<int32_t>::min();
-    for (const Job& j : t.jobs) {
-      const int role = roles[j.type];
-      if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
-      if (j.micro_batch < 0) {
-        comparable = false;  // no micro-batch ids: nothing to compare
-        break;
-      }
-      if (j.step != step) close_step(step), step = j.step;
-      got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
-    }
-    if (!comparable) {
-      got.clear();
-      continue;
-    }
-    close_step(step);
-  }
+  check_usual_steps(tl, plan, run, c);
+  compare_with_plan(tl, plan, run, m, plans, c);
   return c;
 }
 
@@ -979,98 +1009,121 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   return fit_cost_model(tl, plan, deps, stats.run);
 }
 
-CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
-  CostModel m;
-  const int32_t P = std::max(1, plan.schedule.pp_degree);
-  m.stages = P;
-  m.chunks = std::max(1, plan.schedule.chunks);
-  m.micro_batches = plan.schedule.micro_batches;
-  m.replicas = std::max(1, plan.schedule.replicas);
-  m.schedule = plan.schedule.kind;
-  if (run_index >= tl.runs.size()) return m;
-  const Run& run = tl.runs[run_index];
-  m.steps = static_cast<uint32_t>(run.steps.size());
+namespace {
 
-  std::vector<bool> optimizer_type(tl.types.size()), other_type(tl.types.size());
+// Per type of the timeline: whether it is the optimizer, and whether it is
+// other timed work (lr, communication) counted with it.
+struct FitTypes {
+  std::vector<bool> optimizer, other;
+};
+
+FitTypes fit_types(const Timeline& tl, const PipelinePlan& plan) {
+  FitTypes ft{std::vector<bool>(tl.types.size()), std::vector<bool>(tl.types.size())};
   for (size_t i = 0; i < tl.types.size(); ++i) {
     JobKind k = job_kind(tl.types[i]);
-    optimizer_type[i] = k == JobKind::kOptimizer;
-    other_type[i] =
-        !optimizer_type[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
+    ft.optimizer[i] = k == JobKind::kOptimizer;
+    ft.other[i] =
+        !ft.optimizer[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
   }
-  // [stage][chunk][role] fits of the durations; optimizer medians per rank;
-  // other work per rank-step: for the stages measured only (P may be the
-  // run's whole rank count when few of its logs are loaded: memory follows
-  // the logs). One stage at a time: its durations are held until its fit
-  // only (all of them at once were 8 bytes a job beside the stats).
-  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
-  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
+  return ft;
+}
+
+// The fits gathered one stage at a time (fit_stages): [chunk][role] fits of
+// the durations, the optimizer medians per rank, other work per rank-step.
+struct StageFits {
   std::map<int32_t, std::vector<std::array<DurationFit, kPlanRoles>>> fits;
   std::map<int32_t, std::vector<int64_t>> opt_rank_medians, other_per_step;
+};
+using ChunkDurations = std::vector<std::array<std::vector<int64_t>, kPlanRoles>>;  // [chunk][role]
+
+// One track's jobs of stage s: forward/backward durations into `stage_dur`
+// (true when it had any), its optimizer median and its other work per step
+// into `out`, its pieces and other jobs counted in `m`.
+bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTypes& types, CostModel& m,
+               ChunkDurations& stage_dur, StageFits& out) {
+  bool measured = false;
+  std::vector<int64_t> opt;
+  // (step, timed other work): a track's jobs are in start order, so a
+  // step's jobs follow each other; merged by step below in case they do not.
+  std::vector<std::pair<int32_t, int64_t>> other;
+  for (const Job& j : t.jobs) {
+    const int64_t d = j.end_ns - j.start_ns;
+    if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
+    if (types.optimizer[j.type]) {
+      opt.push_back(d);
+      continue;
+    }
+    if (plan.classes[j.type].piece) {
+      ++m.pieces;
+      continue;
+    }
+    if (types.other[j.type]) {
+      if (d > 0) {
+        other.back().second += d;
+        ++m.other_jobs;
+      }
+      continue;
+    }
+    int role = role_of(plan.classes[j.type]);
+    if (role < 0) continue;
+    size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
+    measured = true;
+    if (stage_dur.size() <= c) stage_dur.resize(c + 1);
+    stage_dur[c][static_cast<size_t>(role)].push_back(d);
+  }
+  if (!opt.empty()) {
+    int64_t med = median_rounded(opt);
+    m.optimizer_by_rank.emplace_back(t.rank, med);
+    out.opt_rank_medians[s].push_back(med);
+  }
+  std::sort(other.begin(), other.end());
+  for (size_t i = 0; i < other.size();) {
+    int64_t ns = 0;
+    size_t k = i;
+    for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
+    out.other_per_step[s].push_back(ns);
+    i = k;
+  }
+  return measured;
+}
+
+// The stages' fits: for the stages measured only (P may be the run's whole
+// rank count when few of its logs are loaded: memory follows the logs). One
+// stage at a time: its durations are held until its fit only (all of them
+// at once were 8 bytes a job beside the stats).
+StageFits fit_stages(const Timeline& tl, const PipelinePlan& plan, const Run& run, int32_t P, CostModel& m) {
+  const FitTypes types = fit_types(tl, plan);
+  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
+  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
+  StageFits out;
   for (const auto& [s, tracks] : tracks_of_stage) {
-    std::vector<std::array<std::vector<int64_t>, kPlanRoles>> stage_dur;
+    ChunkDurations stage_dur;
     bool measured = false;  // a stage without forward/backward jobs gets no fit
     for (uint32_t ti : tracks) {
-      const Track& t = tl.tracks[ti];
-      std::vector<int64_t> opt;
-      // (step, timed other work): a track's jobs are in start order, so a
-      // step's jobs follow each other; merged by step below in case they do not.
-      std::vector<std::pair<int32_t, int64_t>> other;
-      for (const Job& j : t.jobs) {
-        const int64_t d = j.end_ns - j.start_ns;
-        if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
-        if (optimizer_type[j.type]) {
-          opt.push_back(d);
-          continue;
-        }
-        if (plan.classes[j.type].piece) {
-          ++m.pieces;
-          continue;
-        }
-        if (other_type[j.type]) {
-          if (d > 0) {
-            other.back().second += d;
-            ++m.other_jobs;
-          }
-          continue;
-        }
-        int role = role_of(plan.classes[j.type]);
-        if (role < 0) continue;
-        size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-        measured = true;
-        if (stage_dur.size() <= c) stage_dur.resize(c + 1);
-        stage_dur[c][static_cast<size_t>(role)].push_back(d);
-      }
-      if (!opt.empty()) {
-        int64_t med = median_rounded(opt);
-        m.optimizer_by_rank.emplace_back(t.rank, med);
-        opt_rank_medians[s].push_back(med);
-      }
-      std::sort(other.begin(), other.end());
-      for (size_t i = 0; i < other.size();) {
-        int64_t ns = 0;
-        size_t k = i;
-        for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
-        other_per_step[s].push_back(ns);
-        i = k;
-      }
+      if (add_track(tl.tracks[ti], s, plan, types, m, stage_dur, out)) measured = true;
     }
     if (!measured) continue;
-    auto& stage_fits = fits[s];
+    auto& stage_fits = out.fits[s];
     stage_fits.resize(stage_dur.size());
     for (size_t c = 0; c < stage_dur.size(); ++c) {
       for (size_t r = 0; r < kPlanRoles; ++r) stage_fits[c][r] = fit_durations(std::move(stage_dur[c][r]));
     }
   }
+  return out;
+}
+
+// The model's per-stage tables from the stages' fits, and the measured share
+// of backward_w in a split backward.
+void set_stage_fits(StageFits& f, int32_t P, CostModel& m) {
   size_t chunks = static_cast<size_t>(m.chunks);
-  for (const auto& [s, f] : fits) chunks = std::max(chunks, f.size());
+  for (const auto& [s, sf] : f.fits) chunks = std::max(chunks, sf.size());
   m.chunks = static_cast<int32_t>(chunks);
   // A stage never measured keeps no chunk rows (measured() reads it as none).
   m.jobs.resize(P);
   m.optimizer.resize(P);
   m.other_ns.assign(P, 0);
   double w_sum = 0, b_sum = 0;
-  for (auto& [s, stage_fits] : fits) {
+  for (auto& [s, stage_fits] : f.fits) {
     m.jobs[s].resize(chunks);
     for (size_t c = 0; c < stage_fits.size(); ++c) {
       m.jobs[s][c] = stage_fits[c];
@@ -1081,14 +1134,17 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       }
     }
   }
-  for (auto& [s, medians] : opt_rank_medians) m.optimizer[s] = fit_durations(medians);
-  for (auto& [s, per_step] : other_per_step) {
+  for (auto& [s, medians] : f.opt_rank_medians) m.optimizer[s] = fit_durations(medians);
+  for (auto& [s, per_step] : f.other_per_step) {
     if (!per_step.empty()) m.other_ns[s] = median_rounded(per_step);
   }
   std::sort(m.optimizer_by_rank.begin(), m.optimizer_by_rank.end());
   if (b_sum > 0) m.w_share = w_sum / b_sum;
+}
 
-  // Links: per (from, to, step) the smallest lag where the consumer waited.
+// Links: per (from, to, step) the smallest lag where the consumer waited;
+// per pair the median over the steps, and the median over the pairs.
+void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index, int32_t P, CostModel& m) {
   // A track's dependencies follow each other (consumer order), so most share
   // the previous one's key: its entry is kept rather than looked up again.
   using LinkKey = std::tuple<int32_t, int32_t, int32_t>;
@@ -1119,14 +1175,35 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     fitted.push_back(l);
   }
   m.median_link_ns = fitted.empty() ? 0 : median_rounded(fitted);
+}
 
-  fit_host_gaps(tl, plan, deps, run, m);
-
+// The median gap between the run's steps.
+int64_t step_gap(const Run& run) {
   std::vector<int64_t> gaps;
   for (size_t k = 0; k + 1 < run.steps.size(); ++k) {
     gaps.push_back(std::max<int64_t>(0, run.steps[k + 1].start_ns - run.steps[k].end_ns));
   }
-  m.step_gap_ns = gaps.empty() ? 0 : median_rounded(gaps);
+  return gaps.empty() ? 0 : median_rounded(gaps);
+}
+
+}  // namespace
+
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
+  CostModel m;
+  const int32_t P = std::max(1, plan.schedule.pp_degree);
+  m.stages = P;
+  m.chunks = std::max(1, plan.schedule.chunks);
+  m.micro_batches = plan.schedule.micro_batches;
+  m.replicas = std::max(1, plan.schedule.replicas);
+  m.schedule = plan.schedule.kind;
+  if (run_index >= tl.runs.size()) return m;
+  const Run& run = tl.runs[run_index];
+  m.steps = static_cast<uint32_t>(run.steps.size());
+  StageFits fits = fit_stages(tl, plan, run, P, m);
+  set_stage_fits(fits, P, m);
+  fit_links(tl, deps, run_index, P, m);
+  fit_host_gaps(tl, plan, deps, run, m);
+  m.step_gap_ns = step_gap(run);
   return m;
 }
 
