@@ -1441,52 +1441,74 @@ void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const
   predicted.memory_resolution_bytes = memory.resolution_bytes;
 }
 
-WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
-                        const WhatifChanges& ch, int32_t steps) {
-  WhatifReport r;
-  r.model = fit_cost_model(tl, plan, deps, stats);
+namespace {
+
+// The measured run's own figures, as an outcome beside the replays.
+WhatifOutcome measured_outcome(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, const CostModel& m,
+                               const PlanShape& ms) {
+  WhatifOutcome o;
+  o.shape = ms;
+  o.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
+  o.period_ns = stats.step_period.mean_ns;
+  o.busy_ns = stats.step_time.mean_ns;
+  o.bubble_ratio = stats.bubble_ratio;
+  o.micro_batches_per_second = stats.throughput.micro_batches_per_second;
+  if (m.micro_batches > 0) o.time_per_micro_batch_ns = o.period_ns / m.micro_batches;
+  o.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
+  if (stats.step_period.count == 0) o.error = "the measured run has one step: no period";
+  return o;
+}
+
+// The samples hold a row per stage and serve replays only: taken when the
+// first shape a plan can replay asks for them (P may be a run's whole rank
+// count when few of its logs are loaded, and then no plan fits M < P).
+class LazySamples {
+ public:
+  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run, PlanCache& plans)
+      : tl_(tl), plan_(plan), m_(m), run_(run), plans_(plans) {}
+  const JitterSamples& for_shape(const PlanShape& shape) {
+    if (!check_plan_shape(shape, &plans_).empty()) return none_;
+    if (!sampled_) sampled_ = collect_samples(tl_, plan_, m_, run_);
+    return *sampled_;
+  }
+  // The samples taken, or null when no shape asked.
+  const JitterSamples* taken() const { return sampled_ ? &*sampled_ : nullptr; }
+
+ private:
+  const Timeline& tl_;
+  const PipelinePlan& plan_;
+  const CostModel& m_;
+  const uint32_t run_;
+  PlanCache& plans_;
+  std::optional<JitterSamples> sampled_;
+  const JitterSamples none_;
+};
+
+// The measured plan replayed (r.replayed), the steps and replicas it chose
+// kept in `candidates`; `why` says why there is no plan to replay.
+void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms, const std::string& why, int32_t steps,
+                     LazySamples& samples, PlanCache& plans, WhatifReport& r, StepChoice& candidates) {
   const CostModel& m = r.model;
-  PlanCache plans;  // this report's costly plans (PlanCache), built once each
-  std::string why;
-  PlanShape ms = measured_shape(m, &why, plans);
-
-  r.measured.shape = ms;
-  r.measured.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
-  r.measured.period_ns = stats.step_period.mean_ns;
-  r.measured.busy_ns = stats.step_time.mean_ns;
-  r.measured.bubble_ratio = stats.bubble_ratio;
-  r.measured.micro_batches_per_second = stats.throughput.micro_batches_per_second;
-  if (m.micro_batches > 0) r.measured.time_per_micro_batch_ns = r.measured.period_ns / m.micro_batches;
-  r.measured.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
-  if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
-
-  const double w = effective_w(m, ch);
-  // The samples hold a row per stage and serve replays only: taken when the
-  // first shape a plan can replay asks for them (P may be a run's whole rank
-  // count when few of its logs are loaded, and then no plan fits M < P).
-  std::optional<JitterSamples> sampled;
-  const JitterSamples none_sampled;
-  auto samples_for = [&](const PlanShape& shape) -> const JitterSamples& {
-    if (!check_plan_shape(shape, &plans).empty()) return none_sampled;
-    if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
-    return *sampled;
-  };
-  StepChoice candidates;
-  if (why.empty()) {
-    const JitterSamples& samples = samples_for(ms);
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples, plans, nullptr,
-                                &candidates);
-    if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
-      const auto& st = tl.runs[stats.run].steps;
-      const size_t first = (st.size() > samples.jobs.size() ? st.size() - samples.jobs.size() : 0) + candidates.first;
-      r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
-    }
-  } else {
+  if (!why.empty()) {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
     r.replayed.error = why;
+    return;
   }
+  const JitterSamples& sampled = samples.for_shape(ms);
+  r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, sampled, plans, nullptr,
+                              &candidates);
+  if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
+    const auto& st = tl.runs[stats.run].steps;
+    const size_t first = (st.size() > sampled.jobs.size() ? st.size() - sampled.jobs.size() : 0) + candidates.first;
+    r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
+  }
+}
 
+// Every target (each schedule with each M) replayed into r.predicted.
+void predict_targets(const WhatifChanges& ch, double w, int32_t steps, const PlanShape& ms, const std::string& why,
+                     const StepChoice& candidates, LazySamples& samples, PlanCache& plans, WhatifReport& r) {
+  const CostModel& m = r.model;
   std::vector<ScheduleKind> kinds = ch.schedules;
   if (kinds.empty()) kinds.push_back(m.schedule);
   std::vector<int32_t> ms_list = ch.micro_batches;
@@ -1511,18 +1533,23 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
       if (same && why.empty()) {
         r.predicted.push_back(r.replayed);
       } else {
-        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s), plans,
+        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples.for_shape(s), plans,
                                              why.empty() && !candidates.replicas.empty() ? &candidates : nullptr));
       }
     }
   }
-  // The model's own error widens every range; what does not hold is said,
-  // and where nothing can be predicted, every target says why.
+}
+
+// The model's own error widens every range; what does not hold is said,
+// and where nothing can be predicted, every target says why. Then the
+// memory, and the targets ranked.
+void judge_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, PlanCache& plans,
+                   WhatifReport& r) {
   const double model_error = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                  ? r.replayed.period_ns / r.measured.period_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   r.model_error = model_error;
-  r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal, &plans);
+  r.warnings = whatif_warnings(tl, plan, stats, r.model, model_error, &r.refusal, &plans);
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {
     widen_by_model_error(o, model_error);
@@ -1538,9 +1565,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   for (size_t i = 1; i < r.predicted.size(); ++i) {
     if (r.predicted[i].fits && within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
   }
+}
 
-  // What the figures rest on, for the user.
-  auto& as = r.assumptions;
+// What the fit rests on: the job costs, links, steps, gaps and host gaps.
+void model_assumptions(const Timeline& tl, const Stats& stats, const CostModel& m, const WhatifChanges& ch,
+                       std::vector<std::string>& as) {
   as.push_back(fmt::format(
       "job costs: per stage, chunk and job type the mean of the middle 80% of the durations over {} step(s) and {} "
       "replica(s) of the measured run",
@@ -1562,18 +1591,22 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   as.push_back(
       "ranges: the mean period less and plus twice its standard error over the replayed steps and the model's own "
       "error; targets whose ranges overlap are within each other's noise");
-  {
-    std::vector<int64_t> gaps;
-    for (const auto& [stage, kinds] : m.host_gap_ns) {
-      for (int64_t g : kinds) {
-        if (g >= 0) gaps.push_back(g);
-      }
+  std::vector<int64_t> gaps;
+  for (const auto& [stage, kinds] : m.host_gap_ns) {
+    for (int64_t g : kinds) {
+      if (g >= 0) gaps.push_back(g);
     }
-    as.push_back(fmt::format(
-        "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
-        "was already there, charged before each job and optimizer ({} pair(s); median {})",
-        m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
   }
+  as.push_back(fmt::format(
+      "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
+      "was already there, charged before each job and optimizer ({} pair(s); median {})",
+      m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
+}
+
+// What the targets rest on: the split backward, another V, what Paddle
+// refuses, and the changes asked for.
+void target_assumptions(const WhatifReport& r, const WhatifChanges& ch, double w, std::vector<std::string>& as) {
+  const CostModel& m = r.model;
   bool wants_split = false;
   bool wants_other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
@@ -1604,6 +1637,12 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   for (auto [stage, factor] : ch.stage_scale) {
     as.push_back(fmt::format("stage {}: every job's cost x {:g}", stage, factor));
   }
+}
+
+// What the replays leave out or rest on: other jobs, the measured steps
+// replayed (`sampled`, when taken), pieces.
+void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std::vector<std::string>& as) {
+  const CostModel& m = r.model;
   if (m.other_jobs > 0) {
     as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
   }
@@ -1619,7 +1658,30 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
   }
-  memory_assumptions(r, as);
+}
+
+}  // namespace
+
+WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
+                        const WhatifChanges& ch, int32_t steps) {
+  WhatifReport r;
+  r.model = fit_cost_model(tl, plan, deps, stats);
+  const CostModel& m = r.model;
+  PlanCache plans;  // this report's costly plans (PlanCache), built once each
+  std::string why;
+  const PlanShape ms = measured_shape(m, &why, plans);
+  r.measured = measured_outcome(tl, plan, stats, m, ms);
+  const double w = effective_w(m, ch);
+  LazySamples samples(tl, plan, m, stats.run, plans);
+  StepChoice candidates;
+  replay_measured(tl, stats, ms, why, steps, samples, plans, r, candidates);
+  predict_targets(ch, w, steps, ms, why, candidates, samples, plans, r);
+  judge_targets(tl, plan, stats, plans, r);
+  // What the figures rest on, for the user.
+  model_assumptions(tl, stats, m, ch, r.assumptions);
+  target_assumptions(r, ch, w, r.assumptions);
+  replay_assumptions(r, samples.taken(), r.assumptions);
+  memory_assumptions(r, r.assumptions);
   return r;
 }
 
@@ -1670,70 +1732,100 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   return r;
 }
 
-std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
-                                              size_t limit, std::vector<std::string>* warnings) {
-  std::vector<WhatifSuggestion> out;
-  if (!replays.replayable) return out;
-  const WhatifOutcome& base = replays.base;
-  PlanCache& plans = replays.plans;
-  const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
-                                 ? base.period_ns / stats.step_period.mean_ns - 1
-                                 : std::numeric_limits<double>::quiet_NaN();
-  std::string refusal;
-  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
-  if (warnings) *warnings = said;
-  if (!refusal.empty()) return out;
-  auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
-    int32_t peak = 0;
-    for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
-    return static_cast<double>(peak) / std::max(1, o.shape.chunks);
-  };
-  const double base_memory = memory(base);
-  // With memory samples, the memory model's peaks in bytes (highest stage).
-  const int64_t base_bytes = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
-  const int64_t device = stats.memory.device_memory_bytes;
-  auto add = [&](const std::string& change, const WhatifOutcome& o) {
+namespace {
+
+// Micro-batch activations at an outcome's peak: chunks count 1/V.
+double activation_peak(const WhatifOutcome& o) {
+  int32_t peak = 0;
+  for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
+  return static_cast<double>(peak) / std::max(1, o.shape.chunks);
+}
+
+// Half the range of a suggestion's gain: both plans replay the same measured
+// steps, so the per-step gains pair up; twice their standard error, and the
+// model's own error, on either side.
+double gain_half_range(const WhatifOutcome& o, const WhatifOutcome& base, bool per_micro_batch, double model_error) {
+  double half = std::isfinite(model_error) ? std::abs(model_error) : 0;
+  const size_t n = std::min(o.step_periods_ns.size(), base.step_periods_ns.size());
+  if (n >= 2) {
+    const double scale =
+        per_micro_batch ? static_cast<double>(base.shape.micro_batches) / std::max(1, o.shape.micro_batches) : 1.0;
+    std::vector<double> g(n);
+    double mean = 0, sq = 0;
+    for (size_t k = 0; k < n; ++k) mean += g[k] = 1 - o.step_periods_ns[k] * scale / base.step_periods_ns[k];
+    mean /= static_cast<double>(n);
+    for (double x : g) sq += (x - mean) * (x - mean);
+    half += 2 * std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
+  }
+  return half;
+}
+
+// A suggestion's peak memory against the measured plan's, in words.
+std::string memory_text(const WhatifSuggestion& s, int64_t base_bytes, double base_memory) {
+  std::string mem = "same peak memory";
+  if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
+    mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
+    if (s.peak_memory_bytes != base_bytes) {
+      mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
+    }
+  } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
+    mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
+  }
+  return mem;
+}
+
+// The suggestions from the replayed changes: those that fit the device and
+// gain beyond the noise.
+class Suggestions {
+ public:
+  Suggestions(const WhatifOutcome& base, const Stats& stats, PlanCache& plans, double model_error)
+      : base_(base), stats_(stats), plans_(plans), model_error_(model_error), base_memory_(activation_peak(base)) {
+    // With memory samples, the memory model's peaks in bytes (highest stage).
+    base_bytes_ = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
+  }
+
+  void add(const std::string& change, const WhatifOutcome& o) {
     if (!o.error.empty() || o.period_ns <= 0) return;
     WhatifSuggestion s;
     s.change = change;
-    s.period_gain = -relative_time(o, base, &s.per_micro_batch);
-    s.peak_memory = memory(o);
-    s.measured_peak_memory = base_memory;
-    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats.memory, o.shape, &plans));
+    s.period_gain = -relative_time(o, base_, &s.per_micro_batch);
+    s.peak_memory = activation_peak(o);
+    s.measured_peak_memory = base_memory_;
+    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats_.memory, o.shape, &plans_));
+    const int64_t device = stats_.memory.device_memory_bytes;
     if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
-    // The gain's range: both plans replay the same measured steps, so the
-    // per-step gains pair up; twice their standard error, and the model's
-    // own error, on either side.
-    double half = std::isfinite(model_error) ? std::abs(model_error) : 0;
-    const size_t n = std::min(o.step_periods_ns.size(), base.step_periods_ns.size());
-    if (n >= 2) {
-      const double scale =
-          s.per_micro_batch ? static_cast<double>(base.shape.micro_batches) / std::max(1, o.shape.micro_batches) : 1.0;
-      std::vector<double> g(n);
-      double mean = 0, sq = 0;
-      for (size_t k = 0; k < n; ++k) mean += g[k] = 1 - o.step_periods_ns[k] * scale / base.step_periods_ns[k];
-      mean /= static_cast<double>(n);
-      for (double x : g) sq += (x - mean) * (x - mean);
-      half += 2 * std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
-    }
+    const double half = gain_half_range(o, base_, s.per_micro_batch, model_error_);
     s.gain_lo = s.period_gain - half;
     s.gain_hi = s.period_gain + half;
     if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
-    std::string mem = "same peak memory";
-    if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
-      mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
-      if (s.peak_memory_bytes != base_bytes) {
-        mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
-      }
-    } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
-      mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
-    }
     s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
-                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100, mem);
+                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100,
+                         memory_text(s, base_bytes_, base_memory_));
     if (const ScheduleRow* refuses = paddle_refuses(o.shape)) s.text += fmt::format(" ({})", refuses->assertion);
-    out.push_back(std::move(s));
-  };
-  // The straggler: the stage busiest per rank-step.
+    out_.push_back(std::move(s));
+  }
+
+  // The best `limit` of them, by gain.
+  std::vector<WhatifSuggestion> best(size_t limit) {
+    std::stable_sort(out_.begin(), out_.end(), [](const WhatifSuggestion& a, const WhatifSuggestion& b) {
+      return a.period_gain > b.period_gain;
+    });
+    if (out_.size() > limit) out_.resize(limit);
+    return std::move(out_);
+  }
+
+ private:
+  const WhatifOutcome& base_;
+  const Stats& stats_;
+  PlanCache& plans_;
+  const double model_error_;
+  const double base_memory_;
+  int64_t base_bytes_ = 0;
+  std::vector<WhatifSuggestion> out_;
+};
+
+// The straggler: the stage busiest per rank-step; -1 when none.
+int32_t busiest_stage(const Stats& stats) {
   int32_t slowest = -1;
   double most = 0;
   for (const StageStats& st : stats.stages) {
@@ -1741,18 +1833,13 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
     double busy = static_cast<double>(st.busy_ns) / st.rank_steps;
     if (busy > most) most = busy, slowest = st.stage;
   }
-  for (const SuggestionReplays::Change& c : replays.changes) {
-    if (!c.text.empty()) {
-      add(c.text, c.outcome);
-    } else {
-      add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"), c.outcome);
-    }
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
-  if (out.size() > limit) out.resize(limit);
-  // Balancing a stage stats finds no straggler on rests on that stage being
-  // busiest by noise alone: said, beside the suggestion.
+  return slowest;
+}
+
+// Balancing a stage stats finds no straggler on rests on that stage being
+// busiest by noise alone: said, beside the suggestion.
+void warn_balancing_noise(const std::vector<WhatifSuggestion>& out, const Stats& stats, int32_t slowest,
+                          std::vector<std::string>* warnings) {
   const bool balancing = std::any_of(out.begin(), out.end(),
                                      [](const WhatifSuggestion& s) { return s.change.rfind("balancing", 0) == 0; });
   const bool straggler = std::any_of(stats.stragglers.begin(), stats.stragglers.end(),
@@ -1763,6 +1850,33 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
         "may be the run's noise",
         slowest));
   }
+}
+
+}  // namespace
+
+std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
+                                              size_t limit, std::vector<std::string>* warnings) {
+  if (!replays.replayable) return {};
+  const WhatifOutcome& base = replays.base;
+  const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
+                                 ? base.period_ns / stats.step_period.mean_ns - 1
+                                 : std::numeric_limits<double>::quiet_NaN();
+  std::string refusal;
+  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
+  if (warnings) *warnings = said;
+  if (!refusal.empty()) return {};
+  Suggestions suggestions(base, stats, replays.plans, model_error);
+  const int32_t slowest = busiest_stage(stats);
+  for (const SuggestionReplays::Change& c : replays.changes) {
+    if (!c.text.empty()) {
+      suggestions.add(c.text, c.outcome);
+    } else {
+      suggestions.add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
+                      c.outcome);
+    }
+  }
+  std::vector<WhatifSuggestion> out = suggestions.best(limit);
+  warn_balancing_noise(out, stats, slowest, warnings);
   return out;
 }
 
