@@ -585,7 +585,7 @@ class StepReplays {
         only_ && !ch_.balance && k < only_->replicas.size() && !only_->replicas[k].empty() ? only_->replicas[k] : all_;
     spans_.assign(all_.size(), -1);
     for (int32_t rep : reps) {
-      if (!flat_.error.empty()) continue;  // not after the check above, which walked the same waits
+      if (!flat_.error.empty()) continue;  // not after replay_outcome's first replay, which walked the same waits
       for (size_t i = 0; i < flat_.items.size(); ++i) {
         durations_[i] = std::llround(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
       }
