@@ -125,68 +125,68 @@ int64_t whole_backward(const CostModel& m, int32_t stage, size_t chunk) {
   return bb >= 0 && bw >= 0 ? bb + bw : -1;
 }
 
-// Per stage, the costs of a target's jobs from the model: the measured
-// chunk's when the target has the measured V, else the stage's total over
-// the target's V; a split backward from the measured halves, else the whole
-// one split by `w`.
-TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w) {
-  TargetCosts t;
-  const int32_t P = shape.stages;
-  const size_t V = static_cast<size_t>(std::max(1, shape.chunks));
-  const bool same_v = shape.chunks == m.chunks;
-  const bool halves_from_w = ch.w_share >= 0 || m.w_share < 0;
-  t.jobs.assign(P, std::vector<std::array<int64_t, kPlanRoles>>(V, std::array<int64_t, kPlanRoles>{-1, -1, -1, -1}));
-  t.optimizer.assign(P, -1);
-  for (int32_t s = 0; s < P && s < m.stages; ++s) {
-    const size_t mv = m.jobs[s].size();
-    int64_t f_tot = 0, b_tot = 0, bb_tot = 0, bw_tot = 0;
-    bool have_f = false, have_b = false, have_bb = false, have_bw = false;
-    for (size_t c = 0; c < mv; ++c) {
-      if (int64_t f = measured(m, s, c, kF); f >= 0) f_tot += f, have_f = true;
-      if (int64_t b = whole_backward(m, s, c); b >= 0) b_tot += b, have_b = true;
-      if (int64_t b = measured(m, s, c, kBb); b >= 0) bb_tot += b, have_bb = true;
-      if (int64_t b = measured(m, s, c, kBw); b >= 0) bw_tot += b, have_bw = true;
-    }
-    const double share = static_cast<double>(V);
-    for (size_t c = 0; c < V; ++c) {
-      std::array<int64_t, kPlanRoles>& j = t.jobs[s][c];
-      int64_t f = same_v ? measured(m, s, c, kF) : -1;
-      int64_t b = same_v ? whole_backward(m, s, c) : -1;
-      if (f < 0 && have_f) f = std::llround(f_tot / share);
-      if (b < 0 && have_b) b = std::llround(b_tot / share);
-      j[kF] = f;
-      j[kB] = b;
-      if (halves_from_w || !have_bb || !have_bw) {
-        j[kBb] = b >= 0 ? std::llround(b * (1 - w)) : -1;
-        j[kBw] = b >= 0 ? std::llround(b * w) : -1;
-      } else {
-        int64_t bb = same_v ? measured(m, s, c, kBb) : -1;
-        int64_t bw = same_v ? measured(m, s, c, kBw) : -1;
-        j[kBb] = bb >= 0 ? bb : std::llround(bb_tot / share);
-        j[kBw] = bw >= 0 ? bw : std::llround(bw_tot / share);
-      }
-    }
-    if (s < static_cast<int32_t>(m.optimizer.size()) && m.optimizer[s].count > 0) {
-      t.optimizer[s] = m.optimizer[s].cost_ns + (s < static_cast<int32_t>(m.other_ns.size()) ? m.other_ns[s] : 0);
+// One measured stage's costs of the target's jobs (target_costs): the
+// measured chunk's when the target has the measured V, else the stage's
+// total over the target's V; a split backward from the measured halves,
+// else the whole one split by `w`; and its optimizer with the other work.
+void stage_target_costs(const CostModel& m, int32_t s, size_t V, bool same_v, bool halves_from_w, double w,
+                        TargetCosts& t) {
+  const size_t mv = m.jobs[s].size();
+  int64_t f_tot = 0, b_tot = 0, bb_tot = 0, bw_tot = 0;
+  bool have_f = false, have_b = false, have_bb = false, have_bw = false;
+  for (size_t c = 0; c < mv; ++c) {
+    if (int64_t f = measured(m, s, c, kF); f >= 0) f_tot += f, have_f = true;
+    if (int64_t b = whole_backward(m, s, c); b >= 0) b_tot += b, have_b = true;
+    if (int64_t b = measured(m, s, c, kBb); b >= 0) bb_tot += b, have_bb = true;
+    if (int64_t b = measured(m, s, c, kBw); b >= 0) bw_tot += b, have_bw = true;
+  }
+  const double share = static_cast<double>(V);
+  for (size_t c = 0; c < V; ++c) {
+    std::array<int64_t, kPlanRoles>& j = t.jobs[s][c];
+    int64_t f = same_v ? measured(m, s, c, kF) : -1;
+    int64_t b = same_v ? whole_backward(m, s, c) : -1;
+    if (f < 0 && have_f) f = std::llround(f_tot / share);
+    if (b < 0 && have_b) b = std::llround(b_tot / share);
+    j[kF] = f;
+    j[kB] = b;
+    if (halves_from_w || !have_bb || !have_bw) {
+      j[kBb] = b >= 0 ? std::llround(b * (1 - w)) : -1;
+      j[kBw] = b >= 0 ? std::llround(b * w) : -1;
+    } else {
+      int64_t bb = same_v ? measured(m, s, c, kBb) : -1;
+      int64_t bw = same_v ? measured(m, s, c, kBw) : -1;
+      j[kBb] = bb >= 0 ? bb : std::llround(bb_tot / share);
+      j[kBw] = bw >= 0 ? bw : std::llround(bw_tot / share);
     }
   }
-  // What a stage lacks (or, balanced, every stage) is the median stage's.
-  auto median_over_stages = [&](auto get) {
-    std::vector<int64_t> v;
-    for (int32_t s = 0; s < P; ++s) {
-      if (int64_t x = get(s); x >= 0) v.push_back(x);
-    }
-    return v.empty() ? int64_t{0} : median_rounded(v);
-  };
+  if (s < static_cast<int32_t>(m.optimizer.size()) && m.optimizer[s].count > 0) {
+    t.optimizer[s] = m.optimizer[s].cost_ns + (s < static_cast<int32_t>(m.other_ns.size()) ? m.other_ns[s] : 0);
+  }
+}
+
+// The median over the stages 0..P-1 of get(stage), leaving out the stages
+// without one (< 0); 0 when none has one.
+template <class Get>
+int64_t median_over_stages(int32_t P, Get get) {
+  std::vector<int64_t> v;
+  for (int32_t s = 0; s < P; ++s) {
+    if (int64_t x = get(s); x >= 0) v.push_back(x);
+  }
+  return v.empty() ? int64_t{0} : median_rounded(v);
+}
+
+// What a stage lacks (or, balanced, every stage) is the median stage's; then
+// the stages the changes scale.
+void fill_and_scale_stages(const WhatifChanges& ch, int32_t P, size_t V, TargetCosts& t) {
   for (size_t c = 0; c < V; ++c) {
     for (size_t r = 0; r < kPlanRoles; ++r) {
-      int64_t med = median_over_stages([&](int32_t s) { return t.jobs[s][c][r]; });
+      int64_t med = median_over_stages(P, [&](int32_t s) { return t.jobs[s][c][r]; });
       for (int32_t s = 0; s < P; ++s) {
         if (ch.balance || t.jobs[s][c][r] < 0) t.jobs[s][c][r] = med;
       }
     }
   }
-  int64_t opt_med = median_over_stages([&](int32_t s) { return t.optimizer[s]; });
+  int64_t opt_med = median_over_stages(P, [&](int32_t s) { return t.optimizer[s]; });
   for (int32_t s = 0; s < P; ++s) {
     if (ch.balance || t.optimizer[s] < 0) t.optimizer[s] = opt_med;
   }
@@ -197,9 +197,12 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
     }
     t.optimizer[stage] = std::llround(static_cast<double>(t.optimizer[stage]) * factor);
   }
-  // Host gaps: a kind the stage never showed (its jobs of that kind always
-  // waited for their input, or the run has none) takes its split half's or
-  // whole backward's, else the median over the stages that showed it, else 0.
+}
+
+// Host gaps: a kind the stage never showed (its jobs of that kind always
+// waited for their input, or the run has none) takes its split half's or
+// whole backward's, else the median over the stages that showed it, else 0.
+void target_host_gaps(const CostModel& m, int32_t P, TargetCosts& t) {
   t.host_gap.assign(P, {});
   for (int32_t s = 0; s < P; ++s) {
     const auto measured = s < m.stages ? m.host_gap_ns.find(s) : m.host_gap_ns.end();
@@ -212,11 +215,27 @@ TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const Whati
     if (t.host_gap[s][kB] < 0 && t.host_gap[s][kBb] >= 0) t.host_gap[s][kB] = t.host_gap[s][kBb];
   }
   for (size_t r = 0; r <= kPlanRoles; ++r) {
-    int64_t med = median_over_stages([&](int32_t s) { return t.host_gap[s][r]; });
+    int64_t med = median_over_stages(P, [&](int32_t s) { return t.host_gap[s][r]; });
     for (int32_t s = 0; s < P; ++s) {
       if (t.host_gap[s][r] < 0) t.host_gap[s][r] = med;
     }
   }
+}
+
+// Per stage, the costs of a target's jobs from the model (stage_target_costs
+// for the measured stages; the median stage's for the others, and with
+// --balance for all), scaled by the changes, and the stages' host gaps.
+TargetCosts target_costs(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w) {
+  TargetCosts t;
+  const int32_t P = shape.stages;
+  const size_t V = static_cast<size_t>(std::max(1, shape.chunks));
+  const bool same_v = shape.chunks == m.chunks;
+  const bool halves_from_w = ch.w_share >= 0 || m.w_share < 0;
+  t.jobs.assign(P, std::vector<std::array<int64_t, kPlanRoles>>(V, std::array<int64_t, kPlanRoles>{-1, -1, -1, -1}));
+  t.optimizer.assign(P, -1);
+  for (int32_t s = 0; s < P && s < m.stages; ++s) stage_target_costs(m, s, V, same_v, halves_from_w, w, t);
+  fill_and_scale_stages(ch, P, V, t);
+  target_host_gaps(m, P, t);
   return t;
 }
 
@@ -422,17 +441,8 @@ struct StepChoice {
   std::vector<std::vector<int32_t>> replicas;  // [step index]: the replicas worth replaying
 };
 
-WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
-                             int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
-                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
-  WhatifOutcome o;
-  o.shape = shape;
-  o.label = shape_label(shape);
-  if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
-    o.error = why;
-    return o;
-  }
-  TargetCosts t = target_costs(m, shape, ch, w);
+// The replay's costs from a target's costs (`t`, which must outlive them).
+ReplayCosts replay_costs(const CostModel& m, const WhatifChanges& ch, const TargetCosts& t) {
   ReplayCosts costs;
   costs.duration_ns = [&t](int32_t stage, const PlanJob& job) {
     const auto& chunks = t.jobs[stage];
@@ -446,6 +456,203 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
     return t.host_gap[stage][static_cast<size_t>(job.role)];
   };
   for (const auto& g : t.host_gap) costs.optimizer_gap_ns.push_back(g[kPlanRoles]);
+  return costs;
+}
+
+// An outcome's figures from a replay of the fitted costs alone (no measured
+// steps to replay).
+void set_fitted_figures(WhatifOutcome& o) {
+  o.period_ns = replay_period_ns(o.replay);
+  double busy = 0;
+  for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
+  o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
+  o.bubble_ratio = replay_bubble_ratio(o.replay);
+}
+
+// A target's replays of the measured steps (replay_outcome with samples):
+// each measured step, each replica on its own with that step's jitter; the
+// step lasts as long as its slowest replica. The slowest replica's steps, one
+// after the other with the gap between them, are the prediction written out
+// (-o): its mean period is this one.
+//
+// Each replica's replay of a step needs only its length and the stages' busy
+// times: the plan's one order of waits (flatten_replay) is walked with the
+// replica's durations, and the slowest replica's step alone is replayed in
+// full for the prediction written out. The same figures as a full replay of
+// every replica, a fraction of the time.
+class StepReplays {
+ public:
+  StepReplays(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, const JitterSamples& samples,
+              const TargetCosts& t, const ReplayCosts& costs, const std::vector<std::vector<PlanJob>>& plans,
+              const PreparedReplay& prepared, const StepChoice* only, StepChoice* found)
+      : m_(m),
+        shape_(shape),
+        ch_(ch),
+        samples_(samples),
+        t_(t),
+        costs_(costs),
+        prepared_(prepared),
+        only_(only),
+        found_(found),
+        total_(samples.jobs.size()) {
+    all_.resize(static_cast<size_t>(std::max(0, samples.replicas)));
+    for (size_t i = 0; i < all_.size(); ++i) all_[i] = static_cast<int32_t>(i);
+    if (found_) found_->replicas.assign(total_, {});
+    flat_ = flatten_replay(prepared, costs);
+    flat_base_.resize(flat_.items.size());
+    lookups_.resize(flat_.items.size());
+    for (size_t i = 0; i < flat_.items.size(); ++i) {
+      const FlatReplay::Item& it = flat_.items[i];
+      const PlanJob& job = plans[it.stage][it.index];
+      const auto& chunks = t.jobs[it.stage];
+      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+      flat_base_[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+      lookups_[i] = samples.lookup(it.stage, shape, job);
+    }
+    durations_.resize(flat_.items.size());
+  }
+
+  // The steps `only` names, in order; without it (the base), from the last
+  // step back until the range is reached (StepChoice), the steps it chose
+  // then kept in `found`.
+  void replay_steps() {
+    if (only_) {
+      for (size_t k = std::min(only_->first, total_); k < total_; ++k) replay_step(k);
+      return;
+    }
+    size_t k = total_;
+    while (k > 0) {
+      replay_step(--k);
+      const double n = static_cast<double>(periods_.size()), mean = sum_ / n;
+      if (periods_.size() >= kMinSteps && mean > 0) {
+        const double se = std::sqrt(std::max(0.0, (sq_ - n * mean * mean) / (n - 1)) / n);
+        if (2 * se <= kRangeTarget * mean) break;
+      }
+    }
+    if (found_) found_->first = k;
+    std::reverse(periods_.begin(), periods_.end());
+    std::reverse(slowest_steps_.begin(), slowest_steps_.end());
+  }
+
+  // The outcome's replay (the slowest replicas' steps stitched) and figures.
+  void write(WhatifOutcome& o, int32_t steps) {
+    ReplayResult stitched;
+    stitched.shape = shape_;
+    stitched.peak_in_flight = o.replay.peak_in_flight;
+    int64_t at = 0;
+    for (ReplayedStep& st : slowest_steps_) {
+      if (st.stages.empty()) continue;
+      shift_step(st, at - st.start_ns);
+      at = st.end_ns + std::max<int64_t>(0, m_.step_gap_ns);
+      stitched.steps.push_back(std::move(st));
+    }
+    if (!stitched.steps.empty()) {
+      o.replay = std::move(stitched);
+    } else {
+      o.replay = replay_prepared(prepared_, costs_, std::max(2, steps));  // as without measured steps
+    }
+    o.step_periods_ns = std::move(periods_);
+    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
+    o.busy_ns = span_sum_ / n;
+    o.period_ns = o.busy_ns + static_cast<double>(m_.step_gap_ns);
+    o.bubble_ratio = room_ > 0 ? idle_ / room_ : 0;
+  }
+
+ private:
+  // The costs of step k on replica `rep`: the fitted ones times the jitter.
+  ReplayCosts replica_costs(size_t k, int32_t rep) const {
+    ReplayCosts one = costs_;
+    one.duration_ns = [this, k, rep](int32_t stage, const PlanJob& job) {
+      // costs.duration_ns's figure, read here without its call.
+      const auto& chunks = t_.jobs[stage];
+      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
+      const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
+      return std::llround(base * samples_.ratio(k, rep, stage, shape_, job, ch_.balance));
+    };
+    for (int32_t st = 0; st < shape_.stages && st < samples_.stages; ++st) {
+      const float r = samples_.optimizer[k][static_cast<size_t>(rep) * samples_.stages + st];
+      if (r >= 0 && !ch_.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t_.optimizer[st]) * r);
+    }
+    return one;
+  }
+
+  void replay_step(size_t k) {
+    int64_t span = -1;
+    int32_t slowest_rep = -1;
+    std::vector<int64_t> busy;
+    ReplayedStep slowest;
+    const std::vector<int32_t>& reps =
+        only_ && !ch_.balance && k < only_->replicas.size() && !only_->replicas[k].empty() ? only_->replicas[k] : all_;
+    spans_.assign(all_.size(), -1);
+    for (int32_t rep : reps) {
+      if (!flat_.error.empty()) continue;  // not after replay_outcome's first replay, which walked the same waits
+      for (size_t i = 0; i < flat_.items.size(); ++i) {
+        durations_[i] = std::llround(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
+      }
+      const ReplayCosts one = replica_costs(k, rep);
+      const int64_t len = replay_flat_step(flat_, durations_, one.optimizer_ns, stage_busy_, free_at_, ends_);
+      busy.insert(busy.end(), stage_busy_.begin(), stage_busy_.end());
+      spans_[static_cast<size_t>(rep)] = len;
+      if (len > span) span = len, slowest_rep = rep;
+    }
+    if (slowest_rep >= 0) {
+      ReplayResult rr = replay_prepared(prepared_, replica_costs(k, slowest_rep), 1);
+      if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
+    }
+    if (span < 0) span = 0;
+    if (found_) keep_close_replicas(k, span);
+    const double period = static_cast<double>(span + m_.step_gap_ns);
+    span_sum_ += static_cast<double>(span);
+    periods_.push_back(period);
+    sum_ += period;
+    sq_ += period * period;
+    for (int64_t b : busy) idle_ += static_cast<double>(span - b);
+    room_ += static_cast<double>(span) * static_cast<double>(busy.size());
+    slowest_steps_.push_back(std::move(slowest));
+  }
+
+  // The replicas of step k within kReplicaMargin of its slowest (StepChoice).
+  void keep_close_replicas(size_t k, int64_t span) {
+    for (size_t rep = 0; rep < spans_.size(); ++rep) {
+      if (spans_[rep] >= 0 && static_cast<double>(spans_[rep]) >= (1 - kReplicaMargin) * static_cast<double>(span)) {
+        found_->replicas[k].push_back(static_cast<int32_t>(rep));
+      }
+    }
+  }
+
+  const CostModel& m_;
+  const PlanShape& shape_;
+  const WhatifChanges& ch_;
+  const JitterSamples& samples_;
+  const TargetCosts& t_;
+  const ReplayCosts& costs_;
+  const PreparedReplay& prepared_;
+  const StepChoice* only_;
+  StepChoice* found_;
+  const size_t total_;
+  std::vector<int32_t> all_;
+  std::vector<int64_t> spans_;
+  std::vector<ReplayedStep> slowest_steps_;  // in the order replayed
+  std::vector<double> periods_;
+  double span_sum_ = 0, idle_ = 0, room_ = 0, sum_ = 0, sq_ = 0;
+  FlatReplay flat_;
+  std::vector<double> flat_base_;  // costs.duration_ns's figure per item
+  std::vector<JitterSamples::Lookup> lookups_;
+  std::vector<int64_t> durations_, stage_busy_, free_at_, ends_;
+};
+
+WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
+                             int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
+                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
+  WhatifOutcome o;
+  o.shape = shape;
+  o.label = shape_label(shape);
+  if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
+    o.error = why;
+    return o;
+  }
+  const TargetCosts t = target_costs(m, shape, ch, w);
+  const ReplayCosts costs = replay_costs(m, ch, t);
   // The plans are built, checked and their waits found once for every
   // replay below. With measured steps to
   // replay, this replay of the fitted costs only says whether the plan runs
@@ -460,133 +667,11 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   }
   o.peak_in_flight = o.replay.peak_in_flight;
   if (samples.empty()) {
-    o.period_ns = replay_period_ns(o.replay);
-    double busy = 0;
-    for (const ReplayedStep& s : o.replay.steps) busy += static_cast<double>(s.end_ns - s.start_ns);
-    o.busy_ns = o.replay.steps.empty() ? 0 : busy / static_cast<double>(o.replay.steps.size());
-    o.bubble_ratio = replay_bubble_ratio(o.replay);
+    set_fitted_figures(o);
   } else {
-    // Each measured step, each replica on its own with that step's jitter;
-    // the step lasts as long as its slowest replica. The slowest replica's
-    // steps, one after the other with the gap between them, are the
-    // prediction written out (-o): its mean period is this one.
-    const size_t total = samples.jobs.size();
-    std::vector<int32_t> all(static_cast<size_t>(std::max(0, samples.replicas)));
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int32_t>(i);
-    std::vector<int64_t> spans;
-    std::vector<ReplayedStep> slowest_steps;  // in the order replayed
-    std::vector<double> periods;
-    double span_sum = 0, idle = 0, room = 0, sum = 0, sq = 0;
-    if (found) found->replicas.assign(total, {});
-    // Each replica's replay of a step needs only its length and the stages'
-    // busy times: the plan's one order of waits (flatten_replay) is walked
-    // with the replica's durations, and the slowest replica's step alone is
-    // replayed in full for the prediction written out. The same figures as
-    // a full replay of every replica, a fraction of the time.
-    const FlatReplay flat = flatten_replay(prepared, costs);
-    std::vector<double> flat_base(flat.items.size());  // costs.duration_ns's figure per item
-    std::vector<JitterSamples::Lookup> lookups(flat.items.size());
-    for (size_t i = 0; i < flat.items.size(); ++i) {
-      const FlatReplay::Item& it = flat.items[i];
-      const PlanJob& job = plans[it.stage][it.index];
-      const auto& chunks = t.jobs[it.stage];
-      const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
-      flat_base[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-      lookups[i] = samples.lookup(it.stage, shape, job);
-    }
-    std::vector<int64_t> durations(flat.items.size()), stage_busy, free_at, ends;
-    auto replica_costs = [&](size_t k, int32_t rep) {
-      ReplayCosts one = costs;
-      one.duration_ns = [&, k, rep](int32_t stage, const PlanJob& job) {
-        // costs.duration_ns's figure, read here without its call.
-        const auto& chunks = t.jobs[stage];
-        const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
-        const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-        return std::llround(base * samples.ratio(k, rep, stage, shape, job, ch.balance));
-      };
-      for (int32_t st = 0; st < shape.stages && st < samples.stages; ++st) {
-        const float r = samples.optimizer[k][static_cast<size_t>(rep) * samples.stages + st];
-        if (r >= 0 && !ch.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t.optimizer[st]) * r);
-      }
-      return one;
-    };
-    auto replay_step = [&](size_t k) {
-      int64_t span = -1;
-      int32_t slowest_rep = -1;
-      std::vector<int64_t> busy;
-      ReplayedStep slowest;
-      const std::vector<int32_t>& reps =
-          only && !ch.balance && k < only->replicas.size() && !only->replicas[k].empty() ? only->replicas[k] : all;
-      spans.assign(all.size(), -1);
-      for (int32_t rep : reps) {
-        if (!flat.error.empty()) continue;  // not after the check above, which walked the same waits
-        for (size_t i = 0; i < flat.items.size(); ++i) {
-          durations[i] = std::llround(flat_base[i] * samples.ratio(k, rep, lookups[i], ch.balance));
-        }
-        const ReplayCosts one = replica_costs(k, rep);
-        const int64_t len = replay_flat_step(flat, durations, one.optimizer_ns, stage_busy, free_at, ends);
-        busy.insert(busy.end(), stage_busy.begin(), stage_busy.end());
-        spans[static_cast<size_t>(rep)] = len;
-        if (len > span) span = len, slowest_rep = rep;
-      }
-      if (slowest_rep >= 0) {
-        ReplayResult rr = replay_prepared(prepared, replica_costs(k, slowest_rep), 1);
-        if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
-      }
-      if (span < 0) span = 0;
-      if (found) {
-        for (size_t rep = 0; rep < spans.size(); ++rep) {
-          if (spans[rep] >= 0 && static_cast<double>(spans[rep]) >= (1 - kReplicaMargin) * static_cast<double>(span)) {
-            found->replicas[k].push_back(static_cast<int32_t>(rep));
-          }
-        }
-      }
-      const double period = static_cast<double>(span + m.step_gap_ns);
-      span_sum += static_cast<double>(span);
-      periods.push_back(period);
-      sum += period;
-      sq += period * period;
-      for (int64_t b : busy) idle += static_cast<double>(span - b);
-      room += static_cast<double>(span) * static_cast<double>(busy.size());
-      slowest_steps.push_back(std::move(slowest));
-    };
-    if (only) {
-      for (size_t k = std::min(only->first, total); k < total; ++k) replay_step(k);
-    } else {
-      // The base: from the last step back, until the range is reached.
-      size_t k = total;
-      while (k > 0) {
-        replay_step(--k);
-        const double n = static_cast<double>(periods.size()), mean = sum / n;
-        if (periods.size() >= kMinSteps && mean > 0) {
-          const double se = std::sqrt(std::max(0.0, (sq - n * mean * mean) / (n - 1)) / n);
-          if (2 * se <= kRangeTarget * mean) break;
-        }
-      }
-      if (found) found->first = k;
-      std::reverse(periods.begin(), periods.end());
-      std::reverse(slowest_steps.begin(), slowest_steps.end());
-    }
-    ReplayResult stitched;
-    stitched.shape = shape;
-    stitched.peak_in_flight = o.replay.peak_in_flight;
-    int64_t at = 0;
-    for (ReplayedStep& st : slowest_steps) {
-      if (st.stages.empty()) continue;
-      shift_step(st, at - st.start_ns);
-      at = st.end_ns + std::max<int64_t>(0, m.step_gap_ns);
-      stitched.steps.push_back(std::move(st));
-    }
-    if (!stitched.steps.empty()) {
-      o.replay = std::move(stitched);
-    } else {
-      o.replay = replay_prepared(prepared, costs, std::max(2, steps));  // as without measured steps
-    }
-    o.step_periods_ns = std::move(periods);
-    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
-    o.busy_ns = span_sum / n;
-    o.period_ns = o.busy_ns + static_cast<double>(m.step_gap_ns);
-    o.bubble_ratio = room > 0 ? idle / room : 0;
+    StepReplays replays(m, shape, ch, samples, t, costs, plans, prepared, only, found);
+    replays.replay_steps();
+    replays.write(o, steps);
   }
   set_period_range(o);
   if (o.period_ns > 0) {
@@ -711,6 +796,122 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
   return a.period_lo_ns / da <= b.period_hi_ns / db && b.period_lo_ns / db <= a.period_hi_ns / da;
 }
 
+namespace {
+
+// Each step's jobs of a track as one 64-bit FNV-1a hash of (type,
+// micro-batch) in order: the steps are compared without keeping their jobs
+// (the jobs of a track are in start order, and a step's jobs are contiguous).
+std::vector<std::pair<int32_t, uint64_t>> step_hashes(const Track& t, const PipelinePlan& plan) {
+  std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
+  for (const Job& j : t.jobs) {
+    if (plan.classes[j.type].piece) continue;
+    if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
+    uint64_t& h = steps.back().second;
+    for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
+      h = (h ^ x) * 1099511628211ULL;
+    }
+  }
+  return steps;
+}
+
+// A schedule that changes inside the run: per rank, the steps whose jobs
+// (type, micro-batch, in order) are not the rank's most common step.
+void check_usual_steps(const Timeline& tl, const PipelinePlan& plan, const Run& run, RunChecks& c) {
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    const std::vector<std::pair<int32_t, uint64_t>> steps = step_hashes(t, plan);
+    std::map<uint64_t, uint32_t> count;
+    uint32_t most = 0;
+    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
+    const uint32_t n = static_cast<uint32_t>(steps.size());
+    c.off_steps += n - most;
+    c.rank_steps += n;
+    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
+    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
+  }
+}
+
+// A backward_b as a backward, so that a split is no difference.
+PlanJob coarse(PlanJob j) {
+  if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
+  return j;
+}
+
+// Per stage, the plan's forwards and backwards (coarse, backward_w left out).
+std::vector<std::vector<PlanJob>> expected_jobs(const PlanShape& shape, PlanCache& plans) {
+  std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
+  for (int32_t st = 0; st < shape.stages; ++st) {
+    for (const PlanJob& j : stage_plan(shape, st, &plans)) {
+      if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
+    }
+  }
+  return expected;
+}
+
+// One step of a rank (`got`) against its stage's plan (`want`).
+void close_step(const Track& t, int32_t step, const std::vector<PlanJob>& got, const std::vector<PlanJob>& want,
+                RunChecks& c) {
+  if (got.empty()) return;
+  ++c.plan_steps;
+  // A step with fewer jobs lost some (a bad line, a cut log): said
+  // above; one with as many or more runs another plan.
+  if (got != want && got.size() >= want.size()) {
+    ++c.off_plan;
+    if (c.example.empty()) {
+      size_t i = 0;
+      while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+      auto text = [&](const std::vector<PlanJob>& v) {
+        return i < v.size() ? fmt::format("{}:{}", plan_job_type(c.shape, v[i]), v[i].micro_batch)
+                            : std::string("the step's end");
+      };
+      c.example =
+          fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got), text(want));
+    }
+  }
+}
+
+// A rank's steps against its stage's plan; nothing when its jobs have no
+// micro-batch ids.
+void compare_track(const Track& t, const std::vector<PlanJob>& want, const std::vector<int8_t>& roles,
+                   const PipelinePlan& plan, RunChecks& c) {
+  std::vector<PlanJob> got;
+  int32_t step = std::numeric_limits<int32_t>::min();
+  for (const Job& j : t.jobs) {
+    const int role = roles[j.type];
+    if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
+    if (j.micro_batch < 0) return;  // no micro-batch ids: nothing to compare
+    if (j.step != step) {
+      close_step(t, step, got, want, c);
+      got.clear();
+      step = j.step;
+    }
+    got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
+  }
+  close_step(t, step, got, want, c);
+}
+
+// The run against the plan the model replays: per rank and step, its
+// forwards and backwards (a backward_b as a backward, backward_w left out,
+// so that a split is no difference) against the plan's. Steps that differ
+// are a run of another schedule or M than the one recognised (a log whose
+// runs changed schedule), or steps that lost jobs.
+void compare_with_plan(const Timeline& tl, const PipelinePlan& plan, const Run& run, const CostModel& m,
+                       PlanCache& plans, RunChecks& c) {
+  std::string why;
+  c.shape = measured_shape(m, &why, plans);
+  if (!why.empty()) return;
+  c.plan_compared = true;
+  const PlanShape& shape = c.shape;
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
+  const std::vector<std::vector<PlanJob>> expected = expected_jobs(shape, plans);
+  for (uint32_t ti : run.tracks) {
+    const Track& t = tl.tracks[ti];
+    compare_track(t, expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))], roles, plan, c);
+  }
+}
+
+}  // namespace
+
 RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_index, const CostModel& m,
                     PlanCache& plans) {
   RunChecks c;
@@ -721,94 +922,8 @@ RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_i
     c.jobs += tl.tracks[ti].jobs.size();
     c.overlapping += tl.tracks[ti].overlapping_jobs;
   }
-  // A schedule that changes inside the run: per rank, the steps whose jobs
-  // (type, micro-batch, in order) are not the rank's most common step.
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    // Each step's jobs as one 64-bit FNV-1a hash of (type, micro-batch) in
-    // order: the steps are compared without keeping their jobs (the jobs of
-    // a track are in start order, and a step's jobs are contiguous).
-    std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
-    for (const Job& j : t.jobs) {
-      if (plan.classes[j.type].piece) continue;
-      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
-      uint64_t& h = steps.back().second;
-      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
-        h = (h ^ x) * 1099511628211ULL;
-      }
-    }
-    std::map<uint64_t, uint32_t> count;
-    uint32_t most = 0;
-    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
-    const uint32_t n = static_cast<uint32_t>(steps.size());
-    c.off_steps += n - most;
-    c.rank_steps += n;
-    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
-    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
-  }
-  // The run against the plan the model replays: per rank and step, its
-  // forwards and backwards (a backward_b as a backward, backward_w left out,
-  // so that a split is no difference) against the plan's. Steps that differ
-  // are a run of another schedule or M than the one recognised (a log whose
-  // runs changed schedule), or steps that lost jobs.
-  std::string why;
-  c.shape = measured_shape(m, &why, plans);
-  if (!why.empty()) return c;
-  c.plan_compared = true;
-  const PlanShape& shape = c.shape;
-  const std::vector<int8_t> roles = roles_by_type(tl, plan);
-  auto coarse = [](PlanJob j) {
-    if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
-    return j;
-  };
-  std::vector<std::vector<PlanJob>> expected(static_cast<size_t>(shape.stages));
-  for (int32_t st = 0; st < shape.stages; ++st) {
-    for (const PlanJob& j : stage_plan(shape, st, &plans)) {
-      if (j.role != PlanRole::kBackwardW) expected[static_cast<size_t>(st)].push_back(coarse(j));
-    }
-  }
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    const std::vector<PlanJob>& want = expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))];
-    std::vector<PlanJob> got;
-    bool comparable = true;
-    auto close_step = [&](int32_t step) {
-      if (got.empty()) return;
-      ++c.plan_steps;
-      // A step with fewer jobs lost some (a bad line, a cut log): said
-      // above; one with as many or more runs another plan.
-      if (got != want && got.size() >= want.size()) {
-        ++c.off_plan;
-        if (c.example.empty()) {
-          size_t i = 0;
-          while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-          auto text = [&](const std::vector<PlanJob>& v) {
-            return i < v.size() ? fmt::format("{}:{}", plan_job_type(shape, v[i]), v[i].micro_batch)
-                                : std::string("the step's end");
-          };
-          c.example = fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got),
-                                  text(want));
-        }
-      }
-      got.clear();
-    };
-    int32_t step = std::numeric_limits<int32_t>::min();
-    for (const Job& j : t.jobs) {
-      const int role = roles[j.type];
-      if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
-      if (j.micro_batch < 0) {
-        comparable = false;  // no micro-batch ids: nothing to compare
-        break;
-      }
-      if (j.step != step) close_step(step), step = j.step;
-      got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
-    }
-    if (!comparable) {
-      got.clear();
-      continue;
-    }
-    close_step(step);
-  }
+  check_usual_steps(tl, plan, run, c);
+  compare_with_plan(tl, plan, run, m, plans, c);
   return c;
 }
 
@@ -894,98 +1009,121 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   return fit_cost_model(tl, plan, deps, stats.run);
 }
 
-CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
-  CostModel m;
-  const int32_t P = std::max(1, plan.schedule.pp_degree);
-  m.stages = P;
-  m.chunks = std::max(1, plan.schedule.chunks);
-  m.micro_batches = plan.schedule.micro_batches;
-  m.replicas = std::max(1, plan.schedule.replicas);
-  m.schedule = plan.schedule.kind;
-  if (run_index >= tl.runs.size()) return m;
-  const Run& run = tl.runs[run_index];
-  m.steps = static_cast<uint32_t>(run.steps.size());
+namespace {
 
-  std::vector<bool> optimizer_type(tl.types.size()), other_type(tl.types.size());
+// Per type of the timeline: whether it is the optimizer, and whether it is
+// other timed work (lr, communication) counted with it.
+struct FitTypes {
+  std::vector<bool> optimizer, other;
+};
+
+FitTypes fit_types(const Timeline& tl, const PipelinePlan& plan) {
+  FitTypes ft{std::vector<bool>(tl.types.size()), std::vector<bool>(tl.types.size())};
   for (size_t i = 0; i < tl.types.size(); ++i) {
     JobKind k = job_kind(tl.types[i]);
-    optimizer_type[i] = k == JobKind::kOptimizer;
-    other_type[i] =
-        !optimizer_type[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
+    ft.optimizer[i] = k == JobKind::kOptimizer;
+    ft.other[i] =
+        !ft.optimizer[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
   }
-  // [stage][chunk][role] fits of the durations; optimizer medians per rank;
-  // other work per rank-step: for the stages measured only (P may be the
-  // run's whole rank count when few of its logs are loaded: memory follows
-  // the logs). One stage at a time: its durations are held until its fit
-  // only (all of them at once were 8 bytes a job beside the stats).
-  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
-  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
+  return ft;
+}
+
+// The fits gathered one stage at a time (fit_stages): [chunk][role] fits of
+// the durations, the optimizer medians per rank, other work per rank-step.
+struct StageFits {
   std::map<int32_t, std::vector<std::array<DurationFit, kPlanRoles>>> fits;
   std::map<int32_t, std::vector<int64_t>> opt_rank_medians, other_per_step;
+};
+using ChunkDurations = std::vector<std::array<std::vector<int64_t>, kPlanRoles>>;  // [chunk][role]
+
+// One track's jobs of stage s: forward/backward durations into `stage_dur`
+// (true when it had any), its optimizer median and its other work per step
+// into `out`, its pieces and other jobs counted in `m`.
+bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTypes& types, CostModel& m,
+               ChunkDurations& stage_dur, StageFits& out) {
+  bool measured = false;
+  std::vector<int64_t> opt;
+  // (step, timed other work): a track's jobs are in start order, so a
+  // step's jobs follow each other; merged by step below in case they do not.
+  std::vector<std::pair<int32_t, int64_t>> other;
+  for (const Job& j : t.jobs) {
+    const int64_t d = j.end_ns - j.start_ns;
+    if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
+    if (types.optimizer[j.type]) {
+      opt.push_back(d);
+      continue;
+    }
+    if (plan.classes[j.type].piece) {
+      ++m.pieces;
+      continue;
+    }
+    if (types.other[j.type]) {
+      if (d > 0) {
+        other.back().second += d;
+        ++m.other_jobs;
+      }
+      continue;
+    }
+    int role = role_of(plan.classes[j.type]);
+    if (role < 0) continue;
+    size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
+    measured = true;
+    if (stage_dur.size() <= c) stage_dur.resize(c + 1);
+    stage_dur[c][static_cast<size_t>(role)].push_back(d);
+  }
+  if (!opt.empty()) {
+    int64_t med = median_rounded(opt);
+    m.optimizer_by_rank.emplace_back(t.rank, med);
+    out.opt_rank_medians[s].push_back(med);
+  }
+  std::sort(other.begin(), other.end());
+  for (size_t i = 0; i < other.size();) {
+    int64_t ns = 0;
+    size_t k = i;
+    for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
+    out.other_per_step[s].push_back(ns);
+    i = k;
+  }
+  return measured;
+}
+
+// The stages' fits: for the stages measured only (P may be the run's whole
+// rank count when few of its logs are loaded: memory follows the logs). One
+// stage at a time: its durations are held until its fit only (all of them
+// at once were 8 bytes a job beside the stats).
+StageFits fit_stages(const Timeline& tl, const PipelinePlan& plan, const Run& run, int32_t P, CostModel& m) {
+  const FitTypes types = fit_types(tl, plan);
+  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
+  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
+  StageFits out;
   for (const auto& [s, tracks] : tracks_of_stage) {
-    std::vector<std::array<std::vector<int64_t>, kPlanRoles>> stage_dur;
+    ChunkDurations stage_dur;
     bool measured = false;  // a stage without forward/backward jobs gets no fit
     for (uint32_t ti : tracks) {
-      const Track& t = tl.tracks[ti];
-      std::vector<int64_t> opt;
-      // (step, timed other work): a track's jobs are in start order, so a
-      // step's jobs follow each other; merged by step below in case they do not.
-      std::vector<std::pair<int32_t, int64_t>> other;
-      for (const Job& j : t.jobs) {
-        const int64_t d = j.end_ns - j.start_ns;
-        if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
-        if (optimizer_type[j.type]) {
-          opt.push_back(d);
-          continue;
-        }
-        if (plan.classes[j.type].piece) {
-          ++m.pieces;
-          continue;
-        }
-        if (other_type[j.type]) {
-          if (d > 0) {
-            other.back().second += d;
-            ++m.other_jobs;
-          }
-          continue;
-        }
-        int role = role_of(plan.classes[j.type]);
-        if (role < 0) continue;
-        size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-        measured = true;
-        if (stage_dur.size() <= c) stage_dur.resize(c + 1);
-        stage_dur[c][static_cast<size_t>(role)].push_back(d);
-      }
-      if (!opt.empty()) {
-        int64_t med = median_rounded(opt);
-        m.optimizer_by_rank.emplace_back(t.rank, med);
-        opt_rank_medians[s].push_back(med);
-      }
-      std::sort(other.begin(), other.end());
-      for (size_t i = 0; i < other.size();) {
-        int64_t ns = 0;
-        size_t k = i;
-        for (; k < other.size() && other[k].first == other[i].first; ++k) ns += other[k].second;
-        other_per_step[s].push_back(ns);
-        i = k;
-      }
+      if (add_track(tl.tracks[ti], s, plan, types, m, stage_dur, out)) measured = true;
     }
     if (!measured) continue;
-    auto& stage_fits = fits[s];
+    auto& stage_fits = out.fits[s];
     stage_fits.resize(stage_dur.size());
     for (size_t c = 0; c < stage_dur.size(); ++c) {
       for (size_t r = 0; r < kPlanRoles; ++r) stage_fits[c][r] = fit_durations(std::move(stage_dur[c][r]));
     }
   }
+  return out;
+}
+
+// The model's per-stage tables from the stages' fits, and the measured share
+// of backward_w in a split backward.
+void set_stage_fits(StageFits& f, int32_t P, CostModel& m) {
   size_t chunks = static_cast<size_t>(m.chunks);
-  for (const auto& [s, f] : fits) chunks = std::max(chunks, f.size());
+  for (const auto& [s, sf] : f.fits) chunks = std::max(chunks, sf.size());
   m.chunks = static_cast<int32_t>(chunks);
   // A stage never measured keeps no chunk rows (measured() reads it as none).
   m.jobs.resize(P);
   m.optimizer.resize(P);
   m.other_ns.assign(P, 0);
   double w_sum = 0, b_sum = 0;
-  for (auto& [s, stage_fits] : fits) {
+  for (auto& [s, stage_fits] : f.fits) {
     m.jobs[s].resize(chunks);
     for (size_t c = 0; c < stage_fits.size(); ++c) {
       m.jobs[s][c] = stage_fits[c];
@@ -996,14 +1134,17 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
       }
     }
   }
-  for (auto& [s, medians] : opt_rank_medians) m.optimizer[s] = fit_durations(medians);
-  for (auto& [s, per_step] : other_per_step) {
+  for (auto& [s, medians] : f.opt_rank_medians) m.optimizer[s] = fit_durations(medians);
+  for (auto& [s, per_step] : f.other_per_step) {
     if (!per_step.empty()) m.other_ns[s] = median_rounded(per_step);
   }
   std::sort(m.optimizer_by_rank.begin(), m.optimizer_by_rank.end());
   if (b_sum > 0) m.w_share = w_sum / b_sum;
+}
 
-  // Links: per (from, to, step) the smallest lag where the consumer waited.
+// Links: per (from, to, step) the smallest lag where the consumer waited;
+// per pair the median over the steps, and the median over the pairs.
+void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index, int32_t P, CostModel& m) {
   // A track's dependencies follow each other (consumer order), so most share
   // the previous one's key: its entry is kept rather than looked up again.
   using LinkKey = std::tuple<int32_t, int32_t, int32_t>;
@@ -1034,14 +1175,35 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
     fitted.push_back(l);
   }
   m.median_link_ns = fitted.empty() ? 0 : median_rounded(fitted);
+}
 
-  fit_host_gaps(tl, plan, deps, run, m);
-
+// The median gap between the run's steps.
+int64_t step_gap(const Run& run) {
   std::vector<int64_t> gaps;
   for (size_t k = 0; k + 1 < run.steps.size(); ++k) {
     gaps.push_back(std::max<int64_t>(0, run.steps[k + 1].start_ns - run.steps[k].end_ns));
   }
-  m.step_gap_ns = gaps.empty() ? 0 : median_rounded(gaps);
+  return gaps.empty() ? 0 : median_rounded(gaps);
+}
+
+}  // namespace
+
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
+  CostModel m;
+  const int32_t P = std::max(1, plan.schedule.pp_degree);
+  m.stages = P;
+  m.chunks = std::max(1, plan.schedule.chunks);
+  m.micro_batches = plan.schedule.micro_batches;
+  m.replicas = std::max(1, plan.schedule.replicas);
+  m.schedule = plan.schedule.kind;
+  if (run_index >= tl.runs.size()) return m;
+  const Run& run = tl.runs[run_index];
+  m.steps = static_cast<uint32_t>(run.steps.size());
+  StageFits fits = fit_stages(tl, plan, run, P, m);
+  set_stage_fits(fits, P, m);
+  fit_links(tl, deps, run_index, P, m);
+  fit_host_gaps(tl, plan, deps, run, m);
+  m.step_gap_ns = step_gap(run);
   return m;
 }
 
@@ -1279,52 +1441,74 @@ void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const
   predicted.memory_resolution_bytes = memory.resolution_bytes;
 }
 
-WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
-                        const WhatifChanges& ch, int32_t steps) {
-  WhatifReport r;
-  r.model = fit_cost_model(tl, plan, deps, stats);
+namespace {
+
+// The measured run's own figures, as an outcome beside the replays.
+WhatifOutcome measured_outcome(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, const CostModel& m,
+                               const PlanShape& ms) {
+  WhatifOutcome o;
+  o.shape = ms;
+  o.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
+  o.period_ns = stats.step_period.mean_ns;
+  o.busy_ns = stats.step_time.mean_ns;
+  o.bubble_ratio = stats.bubble_ratio;
+  o.micro_batches_per_second = stats.throughput.micro_batches_per_second;
+  if (m.micro_batches > 0) o.time_per_micro_batch_ns = o.period_ns / m.micro_batches;
+  o.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
+  if (stats.step_period.count == 0) o.error = "the measured run has one step: no period";
+  return o;
+}
+
+// The samples hold a row per stage and serve replays only: taken when the
+// first shape a plan can replay asks for them (P may be a run's whole rank
+// count when few of its logs are loaded, and then no plan fits M < P).
+class LazySamples {
+ public:
+  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run, PlanCache& plans)
+      : tl_(tl), plan_(plan), m_(m), run_(run), plans_(plans) {}
+  const JitterSamples& for_shape(const PlanShape& shape) {
+    if (!check_plan_shape(shape, &plans_).empty()) return none_;
+    if (!sampled_) sampled_ = collect_samples(tl_, plan_, m_, run_);
+    return *sampled_;
+  }
+  // The samples taken, or null when no shape asked.
+  const JitterSamples* taken() const { return sampled_ ? &*sampled_ : nullptr; }
+
+ private:
+  const Timeline& tl_;
+  const PipelinePlan& plan_;
+  const CostModel& m_;
+  const uint32_t run_;
+  PlanCache& plans_;
+  std::optional<JitterSamples> sampled_;
+  const JitterSamples none_;
+};
+
+// The measured plan replayed (r.replayed), the steps and replicas it chose
+// kept in `candidates`; `why` says why there is no plan to replay.
+void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms, const std::string& why, int32_t steps,
+                     LazySamples& samples, PlanCache& plans, WhatifReport& r, StepChoice& candidates) {
   const CostModel& m = r.model;
-  PlanCache plans;  // this report's costly plans (PlanCache), built once each
-  std::string why;
-  PlanShape ms = measured_shape(m, &why, plans);
-
-  r.measured.shape = ms;
-  r.measured.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
-  r.measured.period_ns = stats.step_period.mean_ns;
-  r.measured.busy_ns = stats.step_time.mean_ns;
-  r.measured.bubble_ratio = stats.bubble_ratio;
-  r.measured.micro_batches_per_second = stats.throughput.micro_batches_per_second;
-  if (m.micro_batches > 0) r.measured.time_per_micro_batch_ns = r.measured.period_ns / m.micro_batches;
-  r.measured.peak_in_flight = measured_peak_in_flight(tl, plan, stats.run);
-  if (stats.step_period.count == 0) r.measured.error = "the measured run has one step: no period";
-
-  const double w = effective_w(m, ch);
-  // The samples hold a row per stage and serve replays only: taken when the
-  // first shape a plan can replay asks for them (P may be a run's whole rank
-  // count when few of its logs are loaded, and then no plan fits M < P).
-  std::optional<JitterSamples> sampled;
-  const JitterSamples none_sampled;
-  auto samples_for = [&](const PlanShape& shape) -> const JitterSamples& {
-    if (!check_plan_shape(shape, &plans).empty()) return none_sampled;
-    if (!sampled) sampled = collect_samples(tl, plan, m, stats.run);
-    return *sampled;
-  };
-  StepChoice candidates;
-  if (why.empty()) {
-    const JitterSamples& samples = samples_for(ms);
-    r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, samples, plans, nullptr,
-                                &candidates);
-    if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
-      const auto& st = tl.runs[stats.run].steps;
-      const size_t first = (st.size() > samples.jobs.size() ? st.size() - samples.jobs.size() : 0) + candidates.first;
-      r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
-    }
-  } else {
+  if (!why.empty()) {
     r.replayed.shape = ms;
     r.replayed.label = r.measured.label;
     r.replayed.error = why;
+    return;
   }
+  const JitterSamples& sampled = samples.for_shape(ms);
+  r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, sampled, plans, nullptr,
+                              &candidates);
+  if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
+    const auto& st = tl.runs[stats.run].steps;
+    const size_t first = (st.size() > sampled.jobs.size() ? st.size() - sampled.jobs.size() : 0) + candidates.first;
+    r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
+  }
+}
 
+// Every target (each schedule with each M) replayed into r.predicted.
+void predict_targets(const WhatifChanges& ch, double w, int32_t steps, const PlanShape& ms, const std::string& why,
+                     const StepChoice& candidates, LazySamples& samples, PlanCache& plans, WhatifReport& r) {
+  const CostModel& m = r.model;
   std::vector<ScheduleKind> kinds = ch.schedules;
   if (kinds.empty()) kinds.push_back(m.schedule);
   std::vector<int32_t> ms_list = ch.micro_batches;
@@ -1349,18 +1533,23 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
       if (same && why.empty()) {
         r.predicted.push_back(r.replayed);
       } else {
-        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples_for(s), plans,
+        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples.for_shape(s), plans,
                                              why.empty() && !candidates.replicas.empty() ? &candidates : nullptr));
       }
     }
   }
-  // The model's own error widens every range; what does not hold is said,
-  // and where nothing can be predicted, every target says why.
+}
+
+// The model's own error widens every range; what does not hold is said,
+// and where nothing can be predicted, every target says why. Then the
+// memory, and the targets ranked.
+void judge_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, PlanCache& plans,
+                   WhatifReport& r) {
   const double model_error = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                  ? r.replayed.period_ns / r.measured.period_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   r.model_error = model_error;
-  r.warnings = whatif_warnings(tl, plan, stats, m, model_error, &r.refusal, &plans);
+  r.warnings = whatif_warnings(tl, plan, stats, r.model, model_error, &r.refusal, &plans);
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {
     widen_by_model_error(o, model_error);
@@ -1376,9 +1565,11 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   for (size_t i = 1; i < r.predicted.size(); ++i) {
     if (r.predicted[i].fits && within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
   }
+}
 
-  // What the figures rest on, for the user.
-  auto& as = r.assumptions;
+// What the fit rests on: the job costs, links, steps, gaps and host gaps.
+void model_assumptions(const Timeline& tl, const Stats& stats, const CostModel& m, const WhatifChanges& ch,
+                       std::vector<std::string>& as) {
   as.push_back(fmt::format(
       "job costs: per stage, chunk and job type the mean of the middle 80% of the durations over {} step(s) and {} "
       "replica(s) of the measured run",
@@ -1400,18 +1591,22 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   as.push_back(
       "ranges: the mean period less and plus twice its standard error over the replayed steps and the model's own "
       "error; targets whose ranges overlap are within each other's noise");
-  {
-    std::vector<int64_t> gaps;
-    for (const auto& [stage, kinds] : m.host_gap_ns) {
-      for (int64_t g : kinds) {
-        if (g >= 0) gaps.push_back(g);
-      }
+  std::vector<int64_t> gaps;
+  for (const auto& [stage, kinds] : m.host_gap_ns) {
+    for (int64_t g : kinds) {
+      if (g >= 0) gaps.push_back(g);
     }
-    as.push_back(fmt::format(
-        "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
-        "was already there, charged before each job and optimizer ({} pair(s); median {})",
-        m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
   }
+  as.push_back(fmt::format(
+      "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
+      "was already there, charged before each job and optimizer ({} pair(s); median {})",
+      m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
+}
+
+// What the targets rest on: the split backward, another V, what Paddle
+// refuses, and the changes asked for.
+void target_assumptions(const WhatifReport& r, const WhatifChanges& ch, double w, std::vector<std::string>& as) {
+  const CostModel& m = r.model;
   bool wants_split = false;
   bool wants_other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
@@ -1442,6 +1637,12 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   for (auto [stage, factor] : ch.stage_scale) {
     as.push_back(fmt::format("stage {}: every job's cost x {:g}", stage, factor));
   }
+}
+
+// What the replays leave out or rest on: other jobs, the measured steps
+// replayed (`sampled`, when taken), pieces.
+void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std::vector<std::string>& as) {
+  const CostModel& m = r.model;
   if (m.other_jobs > 0) {
     as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
   }
@@ -1457,7 +1658,30 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   if (m.pieces > 0) {
     as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
   }
-  memory_assumptions(r, as);
+}
+
+}  // namespace
+
+WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
+                        const WhatifChanges& ch, int32_t steps) {
+  WhatifReport r;
+  r.model = fit_cost_model(tl, plan, deps, stats);
+  const CostModel& m = r.model;
+  PlanCache plans;  // this report's costly plans (PlanCache), built once each
+  std::string why;
+  const PlanShape ms = measured_shape(m, &why, plans);
+  r.measured = measured_outcome(tl, plan, stats, m, ms);
+  const double w = effective_w(m, ch);
+  LazySamples samples(tl, plan, m, stats.run, plans);
+  StepChoice candidates;
+  replay_measured(tl, stats, ms, why, steps, samples, plans, r, candidates);
+  predict_targets(ch, w, steps, ms, why, candidates, samples, plans, r);
+  judge_targets(tl, plan, stats, plans, r);
+  // What the figures rest on, for the user.
+  model_assumptions(tl, stats, m, ch, r.assumptions);
+  target_assumptions(r, ch, w, r.assumptions);
+  replay_assumptions(r, samples.taken(), r.assumptions);
+  memory_assumptions(r, r.assumptions);
   return r;
 }
 
@@ -1508,70 +1732,100 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   return r;
 }
 
-std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
-                                              size_t limit, std::vector<std::string>* warnings) {
-  std::vector<WhatifSuggestion> out;
-  if (!replays.replayable) return out;
-  const WhatifOutcome& base = replays.base;
-  PlanCache& plans = replays.plans;
-  const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
-                                 ? base.period_ns / stats.step_period.mean_ns - 1
-                                 : std::numeric_limits<double>::quiet_NaN();
-  std::string refusal;
-  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
-  if (warnings) *warnings = said;
-  if (!refusal.empty()) return out;
-  auto memory = [](const WhatifOutcome& o) {  // micro-batch activations at the peak: chunks count 1/V
-    int32_t peak = 0;
-    for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
-    return static_cast<double>(peak) / std::max(1, o.shape.chunks);
-  };
-  const double base_memory = memory(base);
-  // With memory samples, the memory model's peaks in bytes (highest stage).
-  const int64_t base_bytes = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
-  const int64_t device = stats.memory.device_memory_bytes;
-  auto add = [&](const std::string& change, const WhatifOutcome& o) {
+namespace {
+
+// Micro-batch activations at an outcome's peak: chunks count 1/V.
+double activation_peak(const WhatifOutcome& o) {
+  int32_t peak = 0;
+  for (int32_t p : o.peak_in_flight) peak = std::max(peak, p);
+  return static_cast<double>(peak) / std::max(1, o.shape.chunks);
+}
+
+// Half the range of a suggestion's gain: both plans replay the same measured
+// steps, so the per-step gains pair up; twice their standard error, and the
+// model's own error, on either side.
+double gain_half_range(const WhatifOutcome& o, const WhatifOutcome& base, bool per_micro_batch, double model_error) {
+  double half = std::isfinite(model_error) ? std::abs(model_error) : 0;
+  const size_t n = std::min(o.step_periods_ns.size(), base.step_periods_ns.size());
+  if (n >= 2) {
+    const double scale =
+        per_micro_batch ? static_cast<double>(base.shape.micro_batches) / std::max(1, o.shape.micro_batches) : 1.0;
+    std::vector<double> g(n);
+    double mean = 0, sq = 0;
+    for (size_t k = 0; k < n; ++k) mean += g[k] = 1 - o.step_periods_ns[k] * scale / base.step_periods_ns[k];
+    mean /= static_cast<double>(n);
+    for (double x : g) sq += (x - mean) * (x - mean);
+    half += 2 * std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
+  }
+  return half;
+}
+
+// A suggestion's peak memory against the measured plan's, in words.
+std::string memory_text(const WhatifSuggestion& s, int64_t base_bytes, double base_memory) {
+  std::string mem = "same peak memory";
+  if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
+    mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
+    if (s.peak_memory_bytes != base_bytes) {
+      mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
+    }
+  } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
+    mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
+  }
+  return mem;
+}
+
+// The suggestions from the replayed changes: those that fit the device and
+// gain beyond the noise.
+class Suggestions {
+ public:
+  Suggestions(const WhatifOutcome& base, const Stats& stats, PlanCache& plans, double model_error)
+      : base_(base), stats_(stats), plans_(plans), model_error_(model_error), base_memory_(activation_peak(base)) {
+    // With memory samples, the memory model's peaks in bytes (highest stage).
+    base_bytes_ = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
+  }
+
+  void add(const std::string& change, const WhatifOutcome& o) {
     if (!o.error.empty() || o.period_ns <= 0) return;
     WhatifSuggestion s;
     s.change = change;
-    s.period_gain = -relative_time(o, base, &s.per_micro_batch);
-    s.peak_memory = memory(o);
-    s.measured_peak_memory = base_memory;
-    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats.memory, o.shape, &plans));
+    s.period_gain = -relative_time(o, base_, &s.per_micro_batch);
+    s.peak_memory = activation_peak(o);
+    s.measured_peak_memory = base_memory_;
+    s.peak_memory_bytes = highest_peak(predict_peak_memory(stats_.memory, o.shape, &plans_));
+    const int64_t device = stats_.memory.device_memory_bytes;
     if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
-    // The gain's range: both plans replay the same measured steps, so the
-    // per-step gains pair up; twice their standard error, and the model's
-    // own error, on either side.
-    double half = std::isfinite(model_error) ? std::abs(model_error) : 0;
-    const size_t n = std::min(o.step_periods_ns.size(), base.step_periods_ns.size());
-    if (n >= 2) {
-      const double scale =
-          s.per_micro_batch ? static_cast<double>(base.shape.micro_batches) / std::max(1, o.shape.micro_batches) : 1.0;
-      std::vector<double> g(n);
-      double mean = 0, sq = 0;
-      for (size_t k = 0; k < n; ++k) mean += g[k] = 1 - o.step_periods_ns[k] * scale / base.step_periods_ns[k];
-      mean /= static_cast<double>(n);
-      for (double x : g) sq += (x - mean) * (x - mean);
-      half += 2 * std::sqrt(sq / static_cast<double>(n - 1) / static_cast<double>(n));
-    }
+    const double half = gain_half_range(o, base_, s.per_micro_batch, model_error_);
     s.gain_lo = s.period_gain - half;
     s.gain_hi = s.period_gain + half;
     if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
-    std::string mem = "same peak memory";
-    if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
-      mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
-      if (s.peak_memory_bytes != base_bytes) {
-        mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
-      }
-    } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
-      mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
-    }
     s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
-                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100, mem);
+                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100,
+                         memory_text(s, base_bytes_, base_memory_));
     if (const ScheduleRow* refuses = paddle_refuses(o.shape)) s.text += fmt::format(" ({})", refuses->assertion);
-    out.push_back(std::move(s));
-  };
-  // The straggler: the stage busiest per rank-step.
+    out_.push_back(std::move(s));
+  }
+
+  // The best `limit` of them, by gain.
+  std::vector<WhatifSuggestion> best(size_t limit) {
+    std::stable_sort(out_.begin(), out_.end(), [](const WhatifSuggestion& a, const WhatifSuggestion& b) {
+      return a.period_gain > b.period_gain;
+    });
+    if (out_.size() > limit) out_.resize(limit);
+    return std::move(out_);
+  }
+
+ private:
+  const WhatifOutcome& base_;
+  const Stats& stats_;
+  PlanCache& plans_;
+  const double model_error_;
+  const double base_memory_;
+  int64_t base_bytes_ = 0;
+  std::vector<WhatifSuggestion> out_;
+};
+
+// The straggler: the stage busiest per rank-step; -1 when none.
+int32_t busiest_stage(const Stats& stats) {
   int32_t slowest = -1;
   double most = 0;
   for (const StageStats& st : stats.stages) {
@@ -1579,18 +1833,13 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
     double busy = static_cast<double>(st.busy_ns) / st.rank_steps;
     if (busy > most) most = busy, slowest = st.stage;
   }
-  for (const SuggestionReplays::Change& c : replays.changes) {
-    if (!c.text.empty()) {
-      add(c.text, c.outcome);
-    } else {
-      add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"), c.outcome);
-    }
-  }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const WhatifSuggestion& a, const WhatifSuggestion& b) { return a.period_gain > b.period_gain; });
-  if (out.size() > limit) out.resize(limit);
-  // Balancing a stage stats finds no straggler on rests on that stage being
-  // busiest by noise alone: said, beside the suggestion.
+  return slowest;
+}
+
+// Balancing a stage stats finds no straggler on rests on that stage being
+// busiest by noise alone: said, beside the suggestion.
+void warn_balancing_noise(const std::vector<WhatifSuggestion>& out, const Stats& stats, int32_t slowest,
+                          std::vector<std::string>* warnings) {
   const bool balancing = std::any_of(out.begin(), out.end(),
                                      [](const WhatifSuggestion& s) { return s.change.rfind("balancing", 0) == 0; });
   const bool straggler = std::any_of(stats.stragglers.begin(), stats.stragglers.end(),
@@ -1601,6 +1850,33 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
         "may be the run's noise",
         slowest));
   }
+}
+
+}  // namespace
+
+std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
+                                              size_t limit, std::vector<std::string>* warnings) {
+  if (!replays.replayable) return {};
+  const WhatifOutcome& base = replays.base;
+  const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
+                                 ? base.period_ns / stats.step_period.mean_ns - 1
+                                 : std::numeric_limits<double>::quiet_NaN();
+  std::string refusal;
+  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
+  if (warnings) *warnings = said;
+  if (!refusal.empty()) return {};
+  Suggestions suggestions(base, stats, replays.plans, model_error);
+  const int32_t slowest = busiest_stage(stats);
+  for (const SuggestionReplays::Change& c : replays.changes) {
+    if (!c.text.empty()) {
+      suggestions.add(c.text, c.outcome);
+    } else {
+      suggestions.add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
+                      c.outcome);
+    }
+  }
+  std::vector<WhatifSuggestion> out = suggestions.best(limit);
+  warn_balancing_noise(out, stats, slowest, warnings);
   return out;
 }
 
