@@ -308,7 +308,8 @@ void check_compressed_pftrace(const ppt::Timeline& tl, const std::string& plain)
   ppt::StringSink sink;
   ppt::write_perfetto_trace(tl, ppt::PerfettoWriteOptions{}, sink);
   std::string inflated;
-  bool ok = walk_fields(sink.data, [&](uint32_t, uint32_t, uint64_t, std::string_view packet) {
+  bool ok = true;  // set before the walk: its callback updates it
+  ok &= walk_fields(sink.data, [&](uint32_t, uint32_t, uint64_t, std::string_view packet) {
     std::string_view packed;
     size_t fields = 0;
     ok &= walk_fields(packet, [&](uint32_t f, uint32_t, uint64_t, std::string_view v) {
