@@ -53,9 +53,9 @@ std::string details_line(std::string_view message, int64_t allocated_bytes, int6
 namespace {
 
 // Whether a job of this kind allocates, frees or is logged.
-bool allocates(JobKind kind) { return kind == JobKind::kForward; }
-bool frees(JobKind kind) { return kind == JobKind::kBackward || kind == JobKind::kBackwardW; }
-bool logged_in_details(JobKind kind) { return kind == JobKind::kForward || kind == JobKind::kBackward; }
+bool allocates(const JobSpec& job) { return job.is(PlanRole::kForward); }
+bool frees(const JobSpec& job) { return job.is(PlanRole::kBackward) || job.is(PlanRole::kBackwardW); }
+bool logged_in_details(const JobSpec& job) { return job.is(PlanRole::kForward) || job.is(PlanRole::kBackward); }
 
 }  // namespace
 
@@ -82,7 +82,7 @@ bool JobMemory::log(const std::string& message, std::string* error) {
 }
 
 std::string JobMemory::job_message(const JobSpec& job, bool before) const {
-  const bool forward = job.kind == JobKind::kForward;
+  const bool forward = job.is(PlanRole::kForward);
   // Paddle's 1F1B loop passes the micro-batch; the interleaved class the
   // virtual micro-step, counted per kind (forward, backward) over the step.
   const int step = chunked_ ? (forward ? forwards_ : backwards_) : job.micro_batch;
@@ -98,22 +98,22 @@ bool JobMemory::start_step(std::string* error) {
 bool JobMemory::end_step(std::string* error) { return log(kEndPipelineMessage, error); }
 
 bool JobMemory::before_job(const JobSpec& job, std::string* error) {
-  return !logged_in_details(job.kind) || log(job_message(job, true), error);
+  return !logged_in_details(job) || log(job_message(job, true), error);
 }
 
 bool JobMemory::begin_job(const JobSpec& job, std::string* error) {
-  return !allocates(job.kind) || memory_->allocate(job.micro_batch, job.chunk, bytes_per_job_, error);
+  return !allocates(job) || memory_->allocate(job.micro_batch, job.chunk, bytes_per_job_, error);
 }
 
 bool JobMemory::end_job(const JobSpec& job, std::string* error) {
-  return !frees(job.kind) || memory_->release(job.micro_batch, job.chunk, error);
+  return !frees(job) || memory_->release(job.micro_batch, job.chunk, error);
 }
 
 bool JobMemory::after_job(const JobSpec& job, std::string* error) {
-  if (!logged_in_details(job.kind)) return true;
+  if (!logged_in_details(job)) return true;
   const bool ok = log(job_message(job, false), error);
-  if (job.kind == JobKind::kForward) ++forwards_;
-  if (job.kind == JobKind::kBackward) ++backwards_;
+  if (job.is(PlanRole::kForward)) ++forwards_;
+  if (job.is(PlanRole::kBackward)) ++backwards_;
   return ok;
 }
 

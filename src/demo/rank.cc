@@ -27,15 +27,15 @@ namespace {
 // A job's work on `stage`: --work_us is the stage's forward for one
 // micro-batch, so a chunk job (VPP) does 1/V of it; the optimizer updates the
 // whole stage once. --stage-scale multiplies all of the stage's work.
-double work_of(const DemoConfig& c, JobKind kind, int stage) {
+double work_of(const DemoConfig& c, const JobSpec& job, int stage) {
   const double scale = stage < static_cast<int>(c.stage_scale.size()) ? c.stage_scale[stage] : 1.0;
   const double chunk = c.work_us * scale / std::max(c.shape.chunks, 1);
-  switch (kind) {
-    case JobKind::kForward: return chunk;
-    case JobKind::kBackward: return 2 * chunk;
-    case JobKind::kBackwardB: return chunk;
-    case JobKind::kBackwardW: return chunk;
-    case JobKind::kOptimizer: return c.work_us * scale / 2;
+  if (job.optimizer()) return c.work_us * scale / 2;
+  switch (*job.role) {
+    case PlanRole::kForward: return chunk;
+    case PlanRole::kBackward: return 2 * chunk;
+    case PlanRole::kBackwardB: return chunk;
+    case PlanRole::kBackwardW: return chunk;
   }
   return chunk;
 }
@@ -104,8 +104,7 @@ struct StepRunner {
     const JobSpec& job = jobs[i];
     if (shim::Status s = profiler.begin(types[i], job.micro_batch); !s.ok()) return shim_failed(s);
     const bool ran = job_memory.begin_job(job, &error) &&
-                     work.run(work_of(c, job.kind, stage), input, want_output, &error) &&
-                     job_memory.end_job(job, &error);
+                     work.run(work_of(c, job, stage), input, want_output, &error) && job_memory.end_job(job, &error);
     if (shim::Status s = profiler.end(); !s.ok()) return shim_failed(s);
     return ran || failed(step, i);
   }
@@ -117,7 +116,7 @@ struct StepRunner {
     if (auto from = input_from(shape, stage, job)) {
       if (!mailbox.receive(*from, job.chunk, job.micro_batch, &input, &error)) return failed(step, i);
     }
-    if (job.kind == JobKind::kOptimizer && !job_memory.end_step(&error)) return failed(step, i);
+    if (job.optimizer() && !job_memory.end_step(&error)) return failed(step, i);
     if (!job_memory.before_job(job, &error)) return failed(step, i);
     const auto to = output_to(shape, stage, job);
     if (!timed_job(step, i, to.has_value())) return false;

@@ -63,16 +63,6 @@ std::string chunked_names() {
   return out;
 }
 
-JobKind kind_of(PlanRole role) {
-  switch (role) {
-    case PlanRole::kForward: return JobKind::kForward;
-    case PlanRole::kBackward: return JobKind::kBackward;
-    case PlanRole::kBackwardB: return JobKind::kBackwardB;
-    case PlanRole::kBackwardW: return JobKind::kBackwardW;
-  }
-  return JobKind::kForward;
-}
-
 }  // namespace
 
 std::string validate(const PipelineShape& s) {
@@ -98,31 +88,26 @@ std::string validate(const PipelineShape& s) {
 
 std::vector<JobSpec> stage_jobs(const PipelineShape& shape, int stage) {
   std::vector<JobSpec> out;
-  for (const PlanJob& j : stage_plan(plan_shape(shape), stage))
-    out.push_back({kind_of(j.role), j.chunk, j.micro_batch});
-  out.push_back({JobKind::kOptimizer, 0, 0});
+  for (const PlanJob& j : stage_plan(plan_shape(shape), stage)) out.push_back({j.role, j.chunk, j.micro_batch});
+  out.push_back({std::nullopt, 0, 0});
   return out;
 }
 
 std::string job_type(const PipelineShape& shape, const JobSpec& job) {
   const bool chunked = schedule_chunked(shape.schedule);
   const std::string suffix = chunked ? std::to_string(job.chunk) : std::string();
-  switch (job.kind) {
-    case JobKind::kForward: return "forward" + suffix;
-    case JobKind::kBackward: return "backward" + suffix;
-    case JobKind::kBackwardB: return "backward_b" + suffix;
-    case JobKind::kBackwardW: return "backward_w" + suffix;
-    case JobKind::kOptimizer: return "optimizer";
-  }
-  return "?";
+  if (job.optimizer()) return "optimizer";
+  return plan_role_name(*job.role) + suffix;
 }
 
 std::optional<JobSpec> parse_job_type(const PipelineShape& shape, const std::string& type, int micro_batch) {
   const int chunks = schedule_chunked(shape.schedule) ? shape.chunks : 1;
-  for (JobKind kind :
-       {JobKind::kForward, JobKind::kBackward, JobKind::kBackwardB, JobKind::kBackwardW, JobKind::kOptimizer}) {
+  for (std::optional<PlanRole> role :
+       {std::optional<PlanRole>(PlanRole::kForward), std::optional<PlanRole>(PlanRole::kBackward),
+        std::optional<PlanRole>(PlanRole::kBackwardB), std::optional<PlanRole>(PlanRole::kBackwardW),
+        std::optional<PlanRole>()}) {
     for (int c = 0; c < chunks; ++c) {
-      JobSpec j{kind, c, kind == JobKind::kOptimizer ? 0 : micro_batch};
+      JobSpec j{role, c, role ? micro_batch : 0};
       if (job_type(shape, j) == type) return j;
     }
   }
@@ -147,32 +132,32 @@ Endpoint endpoint_of(const PipelineShape& shape, int vs, Payload payload) {
 
 std::optional<Endpoint> input_from(const PipelineShape& shape, int stage, const JobSpec& job) {
   const int vs = virtual_stage(shape, stage, job.chunk);
-  switch (job.kind) {
-    case JobKind::kForward:
+  if (job.optimizer()) return std::nullopt;
+  switch (*job.role) {
+    case PlanRole::kForward:
       if (vs > 0) return endpoint_of(shape, vs - 1, Payload::kActivation);
       return std::nullopt;
-    case JobKind::kBackward:
-    case JobKind::kBackwardB:
+    case PlanRole::kBackward:
+    case PlanRole::kBackwardB:
       if (vs + 1 < virtual_stages(shape)) return endpoint_of(shape, vs + 1, Payload::kGradient);
       return std::nullopt;
-    case JobKind::kBackwardW:
-    case JobKind::kOptimizer: return std::nullopt;
+    case PlanRole::kBackwardW: return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::optional<Endpoint> output_to(const PipelineShape& shape, int stage, const JobSpec& job) {
   const int vs = virtual_stage(shape, stage, job.chunk);
-  switch (job.kind) {
-    case JobKind::kForward:
+  if (job.optimizer()) return std::nullopt;
+  switch (*job.role) {
+    case PlanRole::kForward:
       if (vs + 1 < virtual_stages(shape)) return endpoint_of(shape, vs + 1, Payload::kActivation);
       return std::nullopt;
-    case JobKind::kBackward:
-    case JobKind::kBackwardB:
+    case PlanRole::kBackward:
+    case PlanRole::kBackwardB:
       if (vs > 0) return endpoint_of(shape, vs - 1, Payload::kGradient);
       return std::nullopt;
-    case JobKind::kBackwardW:
-    case JobKind::kOptimizer: return std::nullopt;
+    case PlanRole::kBackwardW: return std::nullopt;
   }
   return std::nullopt;
 }
@@ -185,7 +170,7 @@ std::string check_runs_to_completion(const PipelineShape& shape) {
   // (receiving virtual stage, payload, micro-batch) of every message sent.
   std::set<std::tuple<int, Payload, int>> sent;
   // Local order: (virtual stage, kind, micro-batch) of every job done.
-  std::set<std::tuple<int, JobKind, int>> done;
+  std::set<std::tuple<int, std::optional<PlanRole>, int>> done;
   std::vector<size_t> pc(p, 0);
   auto describe = [&](int s, const JobSpec& j) {
     return "stage " + std::to_string(s) + " " + job_type(shape, j) + " micro-batch " + std::to_string(j.micro_batch);
@@ -200,17 +185,17 @@ std::string check_runs_to_completion(const PipelineShape& shape) {
           if (!sent.count({vs, in->payload, j.micro_batch})) break;
         }
         // A backward needs its own forward; a weight gradient its input gradient.
-        if ((j.kind == JobKind::kBackward || j.kind == JobKind::kBackwardB) &&
-            !done.count({vs, JobKind::kForward, j.micro_batch})) {
+        if ((j.is(PlanRole::kBackward) || j.is(PlanRole::kBackwardB)) &&
+            !done.count({vs, PlanRole::kForward, j.micro_batch})) {
           return describe(s, j) + " comes before its forward";
         }
-        if (j.kind == JobKind::kBackwardW && !done.count({vs, JobKind::kBackwardB, j.micro_batch})) {
+        if (j.is(PlanRole::kBackwardW) && !done.count({vs, PlanRole::kBackwardB, j.micro_batch})) {
           return describe(s, j) + " comes before its backward_b";
         }
         if (auto out = output_to(shape, s, j)) {
           sent.insert({virtual_stage(shape, out->stage, out->chunk), out->payload, j.micro_batch});
         }
-        done.insert({vs, j.kind, j.micro_batch});
+        done.insert({vs, j.role, j.micro_batch});
         ++pc[s];
         progress = true;
       }

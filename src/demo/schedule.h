@@ -25,7 +25,6 @@ namespace ppt::demo {
 // The schedules are the table's (schedule/schedules.h); the demo runs those
 // of demo_schedules().
 using ppt::ScheduleKind;
-enum class JobKind { kForward, kBackward, kBackwardB, kBackwardW, kOptimizer };
 
 struct PipelineShape {
   ScheduleKind schedule = ScheduleKind::k1F1B;
@@ -34,10 +33,15 @@ struct PipelineShape {
   int micro_batches = 1;  // M
 };
 
+// A job of a step: one of the plan's, with its role (schedule/shape.h: the
+// one role enum of plans, replays and dependencies), or the optimizer that
+// ends the step, which no plan holds (no role).
 struct JobSpec {
-  JobKind kind = JobKind::kForward;
+  std::optional<PlanRole> role = PlanRole::kForward;  // nullopt: the optimizer
   int chunk = 0;
   int micro_batch = 0;
+  bool is(PlanRole r) const { return role == r; }
+  bool optimizer() const { return !role; }
   bool operator==(const JobSpec&) const = default;
 };
 

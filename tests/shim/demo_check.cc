@@ -178,7 +178,7 @@ std::vector<std::string> check_dependencies(const demo::PipelineShape& shape, co
       sender.chunk = from->chunk;
       auto it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
       if (it == index.end() && from->payload == demo::Payload::kGradient) {
-        sender.kind = sender.kind == demo::JobKind::kBackward ? demo::JobKind::kBackwardB : demo::JobKind::kBackward;
+        sender.role = sender.is(PlanRole::kBackward) ? PlanRole::kBackwardB : PlanRole::kBackward;
         it = index.find({j.local_step, from->stage, demo::job_type(shape, sender), j.micro_batch});
       }
       if (it == index.end()) {

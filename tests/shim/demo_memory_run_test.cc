@@ -17,7 +17,7 @@
 #include "schedule.h"
 
 using namespace ppt::demo_check;
-using ppt::demo::JobKind;
+using ppt::PlanRole;
 using ppt::demo::JobSpec;
 using ppt::demo::PipelineShape;
 using ppt::demo::ScheduleKind;
@@ -102,18 +102,18 @@ std::vector<Line> expected_lines(const PipelineShape& shape, int stage, int step
     int forwards = 0, backwards = 0;
     add("Start_forward_backward_pipeline");
     for (const JobSpec& j : ppt::demo::stage_jobs(shape, stage)) {
-      const bool fwd = j.kind == JobKind::kForward;
-      const bool logged = fwd || j.kind == JobKind::kBackward;
-      if (j.kind == JobKind::kOptimizer) add("End_forward_backward_pipeline");
+      const bool fwd = j.is(PlanRole::kForward);
+      const bool logged = fwd || j.is(PlanRole::kBackward);
+      if (j.optimizer()) add("End_forward_backward_pipeline");
       const std::string name = std::string(fwd ? "forward" : "backward") + "_step_chunk_" +
                                (vpp ? std::to_string(j.chunk) : "None") + "_step_" +
                                std::to_string(vpp ? (fwd ? forwards : backwards) : j.micro_batch);
       if (logged) add("Before_" + name);
       if (fwd) ++held;
-      if (j.kind == JobKind::kBackward || j.kind == JobKind::kBackwardW) --held;
+      if (j.is(PlanRole::kBackward) || j.is(PlanRole::kBackwardW)) --held;
       if (logged) add("After_" + name);
       forwards += fwd ? 1 : 0;
-      backwards += j.kind == JobKind::kBackward ? 1 : 0;
+      backwards += j.is(PlanRole::kBackward) ? 1 : 0;
     }
   }
   return out;

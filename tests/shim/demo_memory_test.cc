@@ -13,6 +13,7 @@
 #include "schedule.h"
 
 using namespace ppt::demo;
+using ppt::PlanRole;
 
 namespace {
 
@@ -137,7 +138,7 @@ TEST_CASE("1F1B's lines name the micro-batch and chunk None; backward_b and back
     std::string error;
     REQUIRE(jm.start_step(&error));
     for (const JobSpec& job : stage_jobs(shape, 0)) {
-      if (job.kind == JobKind::kOptimizer) REQUIRE(jm.end_step(&error));
+      if (job.optimizer()) REQUIRE(jm.end_step(&error));
       REQUIRE(jm.before_job(job, &error));
       REQUIRE(jm.begin_job(job, &error));
       REQUIRE(jm.end_job(job, &error));
@@ -164,14 +165,14 @@ TEST_CASE("1F1B's lines name the micro-batch and chunk None; backward_b and back
     std::string error;
     int split = 0;
     for (const JobSpec& job : stage_jobs(shape, 2)) {
-      split += job.kind == JobKind::kBackwardB ? 1 : 0;
+      split += job.is(PlanRole::kBackwardB) ? 1 : 0;
       REQUIRE(jm.before_job(job, &error));
       REQUIRE(jm.begin_job(job, &error));
       // backward_b keeps the micro-batch's activations; backward_w frees them.
       const size_t held = memory.activations_held();
       REQUIRE(jm.end_job(job, &error));
-      if (job.kind == JobKind::kBackwardB) CHECK(memory.activations_held() == held);
-      if (job.kind == JobKind::kBackwardW) CHECK(memory.activations_held() == held - 1);
+      if (job.is(PlanRole::kBackwardB)) CHECK(memory.activations_held() == held);
+      if (job.is(PlanRole::kBackwardW)) CHECK(memory.activations_held() == held - 1);
       REQUIRE(jm.after_job(job, &error));
     }
     REQUIRE(split > 0);

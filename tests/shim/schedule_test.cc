@@ -7,14 +7,14 @@
 #include "schedule.h"
 
 using namespace ppt::demo;
+using ppt::PlanRole;
 
 namespace {
 
 std::vector<std::string> types_of(const PipelineShape& shape, int stage) {
   std::vector<std::string> out;
   for (const JobSpec& j : stage_jobs(shape, stage)) {
-    out.push_back(j.kind == JobKind::kOptimizer ? job_type(shape, j)
-                                                : job_type(shape, j) + ":" + std::to_string(j.micro_batch));
+    out.push_back(j.optimizer() ? job_type(shape, j) : job_type(shape, j) + ":" + std::to_string(j.micro_batch));
   }
   return out;
 }
@@ -48,7 +48,7 @@ TEST_CASE("Eager1F1B warms up with 2(P-s)-1 forwards") {
 
 TEST_CASE("1F1B with fewer micro-batches than stages is refused, as Paddle refuses it") {
   CHECK_THAT(validate({ScheduleKind::k1F1B, 4, 1, 2}), Catch::Contains("M >= P"));
-  CHECK(stage_jobs({ScheduleKind::k1F1B, 4, 1, 2}, 0) == std::vector<JobSpec>{{JobKind::kOptimizer, 0, 0}});
+  CHECK(stage_jobs({ScheduleKind::k1F1B, 4, 1, 2}, 0) == std::vector<JobSpec>{{std::nullopt, 0, 0}});
 }
 
 TEST_CASE("VPP follows Megatron's interleaved order, chunk suffixes as Paddle prints them") {
@@ -91,8 +91,8 @@ TEST_CASE("Every schedule runs to completion and holds each job exactly once") {
             int forwards = 0, input_grads = 0;
             for (const JobSpec& j : stage_jobs(s, stage)) {
               ++seen[job_type(s, j) + ":" + std::to_string(j.micro_batch)];
-              forwards += j.kind == JobKind::kForward ? 1 : 0;
-              input_grads += j.kind == JobKind::kBackward || j.kind == JobKind::kBackwardB ? 1 : 0;
+              forwards += j.is(PlanRole::kForward) ? 1 : 0;
+              input_grads += j.is(PlanRole::kBackward) || j.is(PlanRole::kBackwardB) ? 1 : 0;
             }
             CHECK(seen.size() == stage_jobs(s, stage).size());
             CHECK(forwards == m * v);
@@ -118,15 +118,15 @@ TEST_CASE("Shapes that cannot run are refused with a reason") {
 TEST_CASE("Activations go up the virtual stages and gradients come down") {
   const PipelineShape s{ScheduleKind::kVPP, 2, 2, 2};
   // Stage 1 chunk 0 (virtual stage 1) feeds stage 0 chunk 1 (virtual stage 2).
-  const JobSpec f{JobKind::kForward, 0, 0};
+  const JobSpec f{PlanRole::kForward, 0, 0};
   CHECK(output_to(s, 1, f) == Endpoint{0, 1, Payload::kActivation});
-  CHECK(input_from(s, 0, JobSpec{JobKind::kForward, 1, 0}) == Endpoint{1, 0, Payload::kActivation});
+  CHECK(input_from(s, 0, JobSpec{PlanRole::kForward, 1, 0}) == Endpoint{1, 0, Payload::kActivation});
   CHECK_FALSE(input_from(s, 0, f).has_value());
-  CHECK(input_from(s, 1, JobSpec{JobKind::kBackward, 0, 0}) == Endpoint{0, 1, Payload::kGradient});
-  CHECK_FALSE(output_to(s, 0, JobSpec{JobKind::kBackward, 0, 0}).has_value());
+  CHECK(input_from(s, 1, JobSpec{PlanRole::kBackward, 0, 0}) == Endpoint{0, 1, Payload::kGradient});
+  CHECK_FALSE(output_to(s, 0, JobSpec{PlanRole::kBackward, 0, 0}).has_value());
   const PipelineShape z{ScheduleKind::kZBH1, 2, 1, 2};
-  CHECK_FALSE(input_from(z, 0, JobSpec{JobKind::kBackwardW, 0, 0}).has_value());
-  CHECK(input_from(z, 0, JobSpec{JobKind::kBackwardB, 0, 0}) == Endpoint{1, 0, Payload::kGradient});
+  CHECK_FALSE(input_from(z, 0, JobSpec{PlanRole::kBackwardW, 0, 0}).has_value());
+  CHECK(input_from(z, 0, JobSpec{PlanRole::kBackwardB, 0, 0}) == Endpoint{1, 0, Payload::kGradient});
 }
 
 TEST_CASE("Job types parse back to the job they name") {
