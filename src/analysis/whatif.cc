@@ -13,6 +13,7 @@
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
 #include "util/checked.h"
+#include "util/parallel.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -1686,7 +1687,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
 }
 
 SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                     uint32_t run) {
+                                     uint32_t run, unsigned threads) {
   SuggestionReplays r;
   {
     // A measured shape no plan can replay gets no suggestion: said before the
@@ -1712,7 +1713,14 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   r.base = replay_outcome(m, ms, none, w, 2, samples, r.plans, nullptr, &candidates);
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
-  r.checks = check_run(tl, plan, run, m, r.plans);
+  // The candidate changes: the other schedules at the run's M, 2M, every
+  // stage balanced (its text is the stats', empty here).
+  struct Target {
+    std::string text;
+    PlanShape shape;
+    WhatifChanges changes;
+  };
+  std::vector<Target> targets;
   for (ScheduleKind k : planned_schedules()) {
     if (k == m.schedule) continue;
     PlanShape s = ms;
@@ -1720,15 +1728,30 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     s.chunks = target_chunks(m, k, 0);
     std::string change(schedule_name(k));
     if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    r.changes.push_back({change, replay_outcome(m, s, none, w, 2, samples, r.plans, &candidates)});
+    targets.push_back({change, s, none});
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  r.changes.push_back(
-      {fmt::format("M={}", twice.micro_batches), replay_outcome(m, twice, none, w, 2, samples, r.plans, &candidates)});
+  targets.push_back({fmt::format("M={}", twice.micro_batches), twice, none});
   WhatifChanges balance;
   balance.balance = true;
-  r.changes.push_back({"", replay_outcome(m, ms, balance, w, 2, samples, r.plans, &candidates)});
+  targets.push_back({"", ms, balance});
+  // The run's checks and the targets' replays are independent: side by side
+  // on the run's threads (once the stats beside them are done, on both),
+  // each target with a plan cache of its own (a cache is one thread's), the
+  // caches gathered after. The same figures in the same order on any number
+  // of threads.
+  r.changes.resize(targets.size());
+  std::vector<PlanCache> caches(targets.size());
+  parallel_for(targets.size() + 1, threads, [&](size_t i) {
+    if (i == 0) {
+      r.checks = check_run(tl, plan, run, m, r.plans);
+      return;
+    }
+    const Target& t = targets[i - 1];
+    r.changes[i - 1] = {t.text, replay_outcome(m, t.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
+  });
+  for (PlanCache& c : caches) r.plans.greedy.merge(c.greedy);
   return r;
 }
 
@@ -1882,7 +1905,7 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
 
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
                                               const Stats& stats, size_t limit, std::vector<std::string>* warnings) {
-  SuggestionReplays replays = replay_suggestions(tl, plan, deps, stats.run);
+  SuggestionReplays replays = replay_suggestions(tl, plan, deps, stats.run, 1);
   return suggest_changes(replays, tl, stats, limit, warnings);
 }
 

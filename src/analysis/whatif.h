@@ -292,9 +292,10 @@ struct SuggestionReplays {
   RunChecks checks;
 };
 
-// The replays of stats' suggestions for the run `run` (measured_run_index).
+// The replays of stats' suggestions for the run `run` (measured_run_index),
+// on up to `threads` threads (0: one per core); the same on any number.
 SuggestionReplays replay_suggestions(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
-                                     uint32_t run);
+                                     uint32_t run, unsigned threads);
 
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
 // 2M at the measured schedule, every stage balanced; those with a gain

@@ -146,7 +146,7 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
       if (task == 0) {
         r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
       } else {
-        replays = replay_suggestions(tl, r.pipeline, r.dependencies, run);
+        replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads);
       }
     });
     r.stats->source = r.source;
