@@ -282,7 +282,7 @@ void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const
 struct SuggestionReplays {
   bool replayable = false;  // false: the measured plan cannot be replayed, no suggestion
   CostModel model;
-  PlanCache plans;     // their ZB-VPP plans, built once each
+  PlanCache plans;     // their costly plans (PlanCache), built once each
   WhatifOutcome base;  // the measured plan replayed
   struct Change {
     std::string text;  // "ZB-H1", "VPP V=2", "M=128"; empty for the balanced stages (named after the stats)
