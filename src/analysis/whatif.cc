@@ -60,6 +60,15 @@ std::vector<int8_t> roles_by_type(const Timeline& tl, const PipelinePlan& plan) 
   return out;
 }
 
+// The run's tracks by stage, in run.tracks' order within a stage: the fit
+// walks one stage at a time, holding only that stage's samples.
+using StageTracks = std::map<int32_t, std::vector<uint32_t>>;
+StageTracks tracks_by_stage(const Timeline& tl, const Run& run, int32_t stages) {
+  StageTracks out;
+  for (uint32_t ti : run.tracks) out[pipeline_stage(tl.tracks[ti].rank, stages)].push_back(ti);
+  return out;
+}
+
 // percentile()'s value (analysis/stats.h: the nearest rank) where `d` is
 // already partitioned at `mid` (median_unsorted's nth_element): only the side
 // holding the rank is searched.
@@ -729,8 +738,8 @@ namespace {
 // producers on other stages (the dependency edges, which are sorted by
 // consumer) ended, plus the fitted link, no later than that. The pair's gap
 // (0 where they overlap) is a sample of its stage and the second's kind.
-void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Run& run,
-                   CostModel& m) {
+void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                   const StageTracks& tracks_of_stage, CostModel& m) {
   const int32_t P = m.stages;
   const std::vector<int8_t> roles = roles_by_type(tl, plan);
   // By stage, for the stages with samples only: P may be a run's whole rank
@@ -740,8 +749,6 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
     auto it = m.link_ns.find({from, to});
     return it != m.link_ns.end() ? it->second : m.median_link_ns;
   };
-  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
-  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
   m.host_gap_ns.clear();
   for (const auto& [s, tracks] : tracks_of_stage) {
     std::array<std::vector<int64_t>, kPlanRoles + 1> kinds;
@@ -1092,10 +1099,8 @@ bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTyp
 // rank count when few of its logs are loaded: memory follows the logs). One
 // stage at a time: its durations are held until its fit only (all of them
 // at once were 8 bytes a job beside the stats).
-StageFits fit_stages(const Timeline& tl, const PipelinePlan& plan, const Run& run, int32_t P, CostModel& m) {
+StageFits fit_stages(const Timeline& tl, const PipelinePlan& plan, const StageTracks& tracks_of_stage, CostModel& m) {
   const FitTypes types = fit_types(tl, plan);
-  std::map<int32_t, std::vector<uint32_t>> tracks_of_stage;  // run.tracks' order within a stage
-  for (uint32_t ti : run.tracks) tracks_of_stage[pipeline_stage(tl.tracks[ti].rank, P)].push_back(ti);
   StageFits out;
   for (const auto& [s, tracks] : tracks_of_stage) {
     ChunkDurations stage_dur;
@@ -1200,10 +1205,11 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   if (run_index >= tl.runs.size()) return m;
   const Run& run = tl.runs[run_index];
   m.steps = static_cast<uint32_t>(run.steps.size());
-  StageFits fits = fit_stages(tl, plan, run, P, m);
+  const StageTracks tracks_of_stage = tracks_by_stage(tl, run, P);
+  StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
   set_stage_fits(fits, P, m);
   fit_links(tl, deps, run_index, P, m);
-  fit_host_gaps(tl, plan, deps, run, m);
+  fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
   m.step_gap_ns = step_gap(run);
   return m;
 }
