@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "output/text/json_text.h"
 #include "output/text/stats_schema.h"
 #include "util/json_values.h"
 
@@ -78,53 +79,68 @@ struct JsonContext {
 class JsonWriter {
  public:
   static constexpr bool kWrites = true;
-  explicit JsonWriter(JsonContext context) : context(std::move(context)) {}
+  JsonWriter(JsonContext context, JsonTextStyle& style, int depth = 0)
+      : context(std::move(context)), members_(style, depth) {}
 
   template <typename T>
   void value(const char* key, const T& v) {
-    doc[key] = v;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      members_.add_integer(key, static_cast<int64_t>(v));
+    } else {
+      members_.add(key, json(v));
+    }
   }
-  void micros(const char* key, double ns) { doc[key] = us(ns); }
-  void micros3(const char* key, double ns) { doc[key] = round3(us(ns)); }
-  void ratio(const char* key, double r) { doc[key] = round6(r); }
-  void nullable_ratio(const char* key, double r) { doc[key] = ratio_or_null(r); }
-  void nullable_micros(const char* key, int64_t ns) { doc[key] = ns >= 0 ? json(us(ns)) : json(nullptr); }
-  void nonzero(const char* key, uint32_t v) { doc[key] = v > 0 ? json(v) : json(nullptr); }
-  void bytes(const char* key, int64_t b) { doc[key] = clamp_bytes(b); }
+  void micros(const char* key, double ns) { members_.add(key, us(ns)); }
+  void micros3(const char* key, double ns) { members_.add(key, round3(us(ns))); }
+  void ratio(const char* key, double r) { members_.add(key, round6(r)); }
+  void nullable_ratio(const char* key, double r) { members_.add(key, ratio_or_null(r)); }
+  void nullable_micros(const char* key, int64_t ns) { members_.add(key, ns >= 0 ? json(us(ns)) : json(nullptr)); }
+  void nonzero(const char* key, uint32_t v) { members_.add(key, v > 0 ? json(v) : json(nullptr)); }
+  void bytes(const char* key, int64_t b) { members_.add_integer(key, clamp_bytes(b)); }
   void bytes(const char* key, const std::vector<int64_t>& list) {
-    json arr = json::array();
-    for (int64_t b : list) arr.push_back(clamp_bytes(b));
-    doc[key] = std::move(arr);
+    JsonArrayText arr(style(), members_.depth() + 1);
+    for (int64_t b : list) arr.add_text(style().integer(clamp_bytes(b)));
+    members_.add_text(key, arr.finish());
   }
-  void schedule_kind(const char* key, ScheduleKind kind) { doc[key] = std::string(schedule_name(kind)); }
+  void schedule_kind(const char* key, ScheduleKind kind) { members_.add(key, std::string(schedule_name(kind))); }
   template <typename Fn>
   void written(const char* key, Fn&& fn) {
-    doc[key] = fn();
+    members_.add(key, json(fn()));
   }
   // An object whose fields `fn` lists (on a JsonWriter of its own).
   template <typename Fn>
   void block(const char* key, Fn&& fn) {
-    JsonWriter sub(context);
+    JsonWriter sub(context, style(), members_.depth() + 1);
     fn(sub);
-    doc[key] = std::move(sub.doc);
+    members_.add_text(key, sub.finish());
   }
   template <typename T>
   void object(const char* key, const T& item) {
     block(key, [&](JsonWriter& sub) { fields(sub, item); });
   }
+  // A list of objects, each written by `fn(writer, item)`.
+  template <typename T, typename Fn>
+  void list_of(const char* key, const std::vector<T>& items, Fn&& fn) {
+    JsonArrayText arr(style(), members_.depth() + 1);
+    for (const T& item : items) {
+      JsonWriter sub(context, style(), members_.depth() + 2);
+      fn(sub, item);
+      arr.add_text(sub.finish());
+    }
+    members_.add_text(key, arr.finish());
+  }
   template <typename T>
   void list(const char* key, const std::vector<T>& items) {
-    json arr = json::array();
-    for (const T& item : items) {
-      JsonWriter sub(context);
-      fields(sub, item);
-      arr.push_back(std::move(sub.doc));
-    }
-    doc[key] = std::move(arr);
+    list_of(key, items, [](JsonWriter& sub, const T& item) { fields(sub, item); });
   }
 
+  JsonTextStyle& style() const { return members_.style(); }
+  std::string finish() { return members_.finish(); }
+
   JsonContext context;
-  json doc = json::object();
+
+ private:
+  JsonObjectText members_;
 };
 
 class JsonReader {
@@ -242,19 +258,20 @@ void fields(IO& io, Field<IO, StepTimeSummary>& t) {
 }
 
 // A step's critical path: written, not read back (diff compares figures).
-json critical_path_json(const CriticalPath& cp, int64_t origin) {
-  json hops = json::array();
-  for (const CriticalHop& h : cp.hops) {
-    hops.push_back({{"rank", h.rank},
-                    {"type", h.type},
-                    {"micro_batch", h.micro_batch},
-                    {"start_us", us(h.start_ns - origin)},
-                    {"dur_us", us(h.end_ns - h.start_ns)},
-                    {"wait_us", us(h.wait_ns)},
-                    {"from_other_rank", h.from_other_rank}});
-  }
-  return {
-      {"share", round6(cp.share)}, {"job_us", us(cp.job_ns)}, {"wait_us", us(cp.wait_ns)}, {"hops", std::move(hops)}};
+void critical_path_fields(JsonWriter& io, const CriticalPath& cp) {
+  const int64_t origin = io.context.origin;
+  io.ratio("share", cp.share);
+  io.micros("job_us", static_cast<double>(cp.job_ns));
+  io.micros("wait_us", static_cast<double>(cp.wait_ns));
+  io.list_of("hops", cp.hops, [origin](JsonWriter& hop, const CriticalHop& h) {
+    hop.value("rank", h.rank);
+    hop.value("type", h.type);
+    hop.value("micro_batch", h.micro_batch);
+    hop.micros("start_us", static_cast<double>(h.start_ns - origin));
+    hop.micros("dur_us", static_cast<double>(h.end_ns - h.start_ns));
+    hop.micros("wait_us", static_cast<double>(h.wait_ns));
+    hop.value("from_other_rank", h.from_other_rank);
+  });
 }
 
 // A step's times: relative to the origin in the JSON, absolute inside.
@@ -262,7 +279,9 @@ void step_times(JsonWriter& io, const StepStats& s) {
   io.micros("time_us", static_cast<double>(s.time_ns()));
   io.micros("start_us", static_cast<double>(s.start_ns - io.context.origin));
   io.micros("end_us", static_cast<double>(s.end_ns - io.context.origin));
-  if (!s.critical_path.hops.empty()) io.doc["critical_path"] = critical_path_json(s.critical_path, io.context.origin);
+  if (!s.critical_path.hops.empty()) {
+    io.block("critical_path", [&](JsonWriter& cp) { critical_path_fields(cp, s.critical_path); });
+  }
 }
 void step_times(JsonReader& io, StepStats& s) {
   int64_t start = 0, time = 0;
@@ -431,24 +450,27 @@ void fields(IO& io, Field<IO, Stats>& st) {
   if (!IO::kWrites || st.memory.present()) io.object("memory", st.memory);
 }
 
-// One block on its own: a step (watch's lines), a straggler (diff's).
+// One block on its own, as text: a step (watch's lines, compact), or a
+// straggler (diff's, read into diff's document).
 template <typename T>
-json to_json(const T& item, JsonContext context = {}) {
-  JsonWriter io(std::move(context));
+std::string block_text(const T& item, JsonContext context, int indent) {
+  JsonTextStyle style(indent);
+  JsonWriter io(std::move(context), style);
   fields(io, item);
-  return std::move(io.doc);
+  return io.finish();
 }
 
-json step_json(const StepStats& step, int64_t origin) {
-  JsonContext context;
-  context.origin = origin;
-  return to_json(step, context);
+template <typename T>
+json to_json(const T& item) {
+  return json::parse(block_text(item, JsonContext{}, -1));
 }
 
 }  // namespace
 
 std::string format_step_json(const StepStats& step, int64_t time_origin_ns) {
-  return dumped(step_json(step, time_origin_ns), -1);
+  JsonContext context;
+  context.origin = time_origin_ns;
+  return block_text(step, context, -1);
 }
 
 bool looks_like_json(std::string_view head) {
@@ -463,10 +485,11 @@ std::string format_stats_json(const Stats& st, int64_t origin) {
   JsonContext context;
   context.origin = origin;
   context.resolution_errors = st.resolution_ns > 1;
-  JsonWriter io(context);
+  JsonTextStyle style(1);
+  JsonWriter io(context, style);
   io.value("schema", std::string(kStatsSchema));
   fields(io, st);
-  return dumped(io.doc, 1) + "\n";
+  return io.finish() + "\n";
 }
 
 namespace {
