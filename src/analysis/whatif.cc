@@ -355,16 +355,28 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   for (uint32_t ti : run.tracks)
     js.replicas = std::max(js.replicas, pipeline_replica(tl.tracks[ti].rank, m.stages) + 1);
   const size_t first = run.steps.size() > kSampledSteps ? run.steps.size() - kSampledSteps : 0;
-  std::map<int32_t, size_t> step_index;
-  for (size_t k = first; k < run.steps.size(); ++k) step_index.emplace(run.steps[k].number, k - first);
+  // The sampled steps by number, sorted, for a binary search; a track's jobs
+  // come step after step, so most find the previous job's step again.
+  std::vector<std::pair<int32_t, size_t>> step_index;
+  for (size_t k = first; k < run.steps.size(); ++k) step_index.emplace_back(run.steps[k].number, k - first);
+  std::sort(step_index.begin(), step_index.end());
+  step_index.erase(std::unique(step_index.begin(), step_index.end(),
+                               [](const auto& a, const auto& b) { return a.first == b.first; }),
+                   step_index.end());
   const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
-  js.jobs.assign(step_index.size(), std::vector<float>(per_step, -1.0F));
-  js.optimizer.assign(step_index.size(), std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
+  js.jobs.assign(run.steps.size() - first, std::vector<float>(per_step, -1.0F));
+  js.optimizer.assign(run.steps.size() - first,
+                      std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
   for (uint32_t ti : run.tracks) {
     const Track& t = tl.tracks[ti];
     const int32_t s = pipeline_stage(t.rank, m.stages), rep = pipeline_replica(t.rank, m.stages);
+    auto k = step_index.end();
     for (const Job& j : t.jobs) {
-      auto k = step_index.find(j.step);
+      if (k == step_index.end() || k->first != j.step) {
+        k = std::lower_bound(step_index.begin(), step_index.end(), j.step,
+                             [](const auto& e, int32_t step) { return e.first < step; });
+        if (k != step_index.end() && k->first != j.step) k = step_index.end();
+      }
       if (k == step_index.end()) continue;
       const double d = static_cast<double>(j.end_ns - j.start_ns);
       const int role = roles[j.type];
@@ -1194,7 +1206,8 @@ int64_t step_gap(const Run& run) {
 
 }  // namespace
 
-CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index,
+                         unsigned threads) {
   CostModel m;
   const int32_t P = std::max(1, plan.schedule.pp_degree);
   m.stages = P;
@@ -1206,10 +1219,18 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   const Run& run = tl.runs[run_index];
   m.steps = static_cast<uint32_t>(run.steps.size());
   const StageTracks tracks_of_stage = tracks_by_stage(tl, run, P);
-  StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
-  set_stage_fits(fits, P, m);
-  fit_links(tl, deps, run_index, P, m);
-  fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
+  // The stages' costs, and the links then the host gaps (which read the
+  // links), need nothing of each other: fitted side by side, each writing
+  // fields of m the other does not touch.
+  parallel_for(2, threads, [&](size_t part) {
+    if (part == 0) {
+      StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
+      set_stage_fits(fits, P, m);
+    } else {
+      fit_links(tl, deps, run_index, P, m);
+      fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
+    }
+  });
   m.step_gap_ns = step_gap(run);
   return m;
 }
@@ -1707,7 +1728,7 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
       return r;
     }
   }
-  r.model = fit_cost_model(tl, plan, deps, run);
+  r.model = fit_cost_model(tl, plan, deps, run, threads);
   const CostModel& m = r.model;
   std::string why;
   PlanShape ms = measured_shape(m, &why, r.plans);
