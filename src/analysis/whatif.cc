@@ -365,8 +365,7 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
                    step_index.end());
   const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
   js.jobs.assign(run.steps.size() - first, std::vector<float>(per_step, -1.0F));
-  js.optimizer.assign(run.steps.size() - first,
-                      std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
+  js.optimizer.assign(run.steps.size() - first, std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
   for (uint32_t ti : run.tracks) {
     const Track& t = tl.tracks[ti];
     const int32_t s = pipeline_stage(t.rank, m.stages), rep = pipeline_replica(t.rank, m.stages);

@@ -14,16 +14,14 @@ struct JsonTextStyle::Serializer {
   nlohmann::detail::serializer<json> s;
 };
 
-JsonTextStyle::JsonTextStyle(int indent)
-    : indent_(indent), serializer_(std::make_unique<Serializer>(scratch_)) {}
+JsonTextStyle::JsonTextStyle(int indent) : indent_(indent), serializer_(std::make_unique<Serializer>(scratch_)) {}
 
 JsonTextStyle::~JsonTextStyle() = default;
 
 std::string JsonTextStyle::text(const json& value, int depth) {
   scratch_.clear();
   const int step = std::max(indent_, 0);
-  serializer_->s.dump(value, pretty(), false, static_cast<unsigned>(step),
-                      static_cast<unsigned>(step * depth));
+  serializer_->s.dump(value, pretty(), false, static_cast<unsigned>(step), static_cast<unsigned>(step * depth));
   return scratch_;
 }
 

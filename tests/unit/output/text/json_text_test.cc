@@ -29,8 +29,8 @@ json random_scalar(std::mt19937_64& rng) {
     case 4: return std::ldexp(static_cast<double>(static_cast<int64_t>(rng() % 2000001) - 1000000), -int(rng() % 20));
     case 5: return static_cast<double>(static_cast<int64_t>(rng() % 10'000'000'000)) / 1000.0;  // microseconds
     case 6: {
-      const double special[] = {0.0, -0.0, 1e300, -1e-300, 1e15, 1e16, 0.0001, 0.00001, std::nan(""),
-                                std::numeric_limits<double>::infinity()};
+      const double special[] = {0.0,  -0.0,   1e300,   -1e-300,      1e15,
+                                1e16, 0.0001, 0.00001, std::nan(""), std::numeric_limits<double>::infinity()};
       return special[rng() % std::size(special)];
     }
     case 7: return std::string("plain");
