@@ -1,7 +1,8 @@
 #include "output/trace/packet_deflate.h"
 
-#include <zlib.h>
+#include <emmintrin.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -94,7 +95,7 @@ struct Bits {
   uint64_t buf = 0;  // bits not written yet (fewer than 8 between calls)
   int n = 0;         // how many
 
-  // Appends `count` bits (at most 32), low bit first: the pending bits are
+  // Appends `count` bits (at most 56), low bit first: the pending bits are
   // stored whole (8 bytes; the buffer has room) and the whole bytes among
   // them passed, without a branch.
   void put(uint64_t value, int count) {
@@ -121,8 +122,10 @@ struct Bits {
       if (l > kMaxMatch) l = length - kMaxMatch < 3 ? length - 3 : kMaxMatch;  // what is left stays a match
       const uint32_t lc = length_code(l);
       const uint32_t c = kFixed.litlen[257 + lc];
-      put((c >> 5) | uint64_t{l - kLengthBase[lc]} << (c & 31), static_cast<int>(c & 31) + kLengthExtra[lc]);
-      put(dist_bits, dist_count);
+      // The length's code and extra bits (13 at most), then the distance's
+      // (18 at most): one put.
+      const int length_count = static_cast<int>(c & 31) + kLengthExtra[lc];
+      put((c >> 5) | uint64_t{l - kLengthBase[lc]} << (c & 31) | dist_bits << length_count, length_count + dist_count);
       length -= l;
     }
   }
@@ -198,10 +201,58 @@ size_t deflate_packets(std::string_view packets, std::string& out, size_t at) {
   bits.put(kFixed.litlen[kEndOfBlock] >> 5, static_cast<int>(kFixed.litlen[kEndOfBlock] & 31));
   char* p = bits.p;
   if (bits.n > 0) *p++ = static_cast<char>(bits.buf & 0xff);  // the last byte, padded with zeros
-  const auto adler = static_cast<uint32_t>(adler32(
-      adler32(0, nullptr, 0), reinterpret_cast<const Bytef*>(packets.data()), static_cast<uInt>(packets.size())));
+  const uint32_t adler = adler32_of(packets);
   for (int shift = 24; shift >= 0; shift -= 8) *p++ = static_cast<char>((adler >> shift) & 0xff);
   return static_cast<size_t>(p - start);
+}
+
+// zlib's adler32() takes the bytes one by one (unrolled): 4% of a conversion
+// to .pftrace.
+// Here a 16-byte block at a time. Over bytes b_1..b_L, from (a0, s0):
+//   a = a0 + sum b_j,   s = s0 + L * a0 + sum (L - j + 1) b_j,
+// and in blocks of 16, (L - j + 1) is 16 * (the blocks after b_j's) plus
+// (16 - its place in its block): so s gains 16 * (the sum of the bytes
+// before each block, summed over the blocks) plus each block's bytes
+// weighted 16..1. The sums are taken modulo 65521 every 5552 bytes or
+// fewer (zlib's NMAX), before 32-bit lanes could overflow.
+uint32_t adler32_of(std::string_view bytes, uint32_t adler) {
+  constexpr uint32_t kMod = 65521;
+  constexpr size_t kBlocksPerRound = 5552 / 16;
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  size_t n = bytes.size();
+  uint64_t a = adler & 0xffff, s = adler >> 16;
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i weights_lo = _mm_setr_epi16(16, 15, 14, 13, 12, 11, 10, 9);
+  const __m128i weights_hi = _mm_setr_epi16(8, 7, 6, 5, 4, 3, 2, 1);
+  while (n >= 16) {
+    const size_t blocks = std::min(n / 16, kBlocksPerRound);
+    __m128i sum = zero;     // the bytes so far this round (two 64-bit lanes)
+    __m128i before = zero;  // the sums before each block, added up (two 64-bit lanes)
+    __m128i weighted = zero;
+    for (size_t k = 0; k < blocks; ++k, p += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      before = _mm_add_epi64(before, sum);
+      sum = _mm_add_epi64(sum, _mm_sad_epu8(v, zero));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpacklo_epi8(v, zero), weights_lo));
+      weighted = _mm_add_epi32(weighted, _mm_madd_epi16(_mm_unpackhi_epi8(v, zero), weights_hi));
+    }
+    alignas(16) uint64_t sums[2], befores[2];
+    alignas(16) uint32_t w[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sums), sum);
+    _mm_store_si128(reinterpret_cast<__m128i*>(befores), before);
+    _mm_store_si128(reinterpret_cast<__m128i*>(w), weighted);
+    const uint64_t length = 16 * blocks;
+    s += length * a + 16 * (befores[0] + befores[1]) + w[0] + w[1] + w[2] + w[3];
+    a += sums[0] + sums[1];
+    a %= kMod;
+    s %= kMod;
+    n -= length;
+  }
+  for (; n > 0; --n) {
+    a += *p++;
+    s += a;
+  }
+  return static_cast<uint32_t>((s % kMod) << 16 | (a % kMod));
 }
 
 }  // namespace ppt::proto

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,9 @@ namespace ppt::proto {
 // from `at` on, growing it as needed; returns the stream's size. The bytes
 // depend on `packets` only.
 size_t deflate_packets(std::string_view packets, std::string& out, size_t at);
+
+// The Adler-32 checksum (RFC 1950, 8.2) of `bytes`, continuing from `adler`
+// (1 for a new stream): zlib's adler32(), 16 bytes at a time with SSE2.
+uint32_t adler32_of(std::string_view bytes, uint32_t adler = 1);
 
 }  // namespace ppt::proto

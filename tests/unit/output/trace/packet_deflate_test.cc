@@ -5,6 +5,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 using ppt::proto::deflate_packets;
 
@@ -105,4 +106,29 @@ TEST_CASE("The .pftrace's deflated packets depend on the packets only", "[perfet
   deflate_packets(other, b, 0);
   const size_t nb = deflate_packets(in, b, 0);
   CHECK(a.substr(0, na) == b.substr(0, nb));
+}
+
+TEST_CASE("The Adler-32 trailer is zlib's adler32, at every length and from any start", "[perfetto][deflate]") {
+  std::mt19937_64 rng(1950);
+  std::string bytes(70000, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng() % 256);
+  // 0xff bytes are the largest sums: several 5552-byte rounds of them.
+  const std::string all_ff(3 * 5552 + 17, '\xff');
+  for (const std::string* data : {static_cast<const std::string*>(&bytes), &all_ff}) {
+    for (size_t len :
+         std::vector<size_t>{0, 1, 15, 16, 17, 31, 32, 33, 5551, 5552, 5553, 5568, 11104, 16673, 65536, 70000}) {
+      if (len > data->size()) continue;
+      for (size_t offset : std::vector<size_t>{0, 1, 7}) {  // unaligned starts
+        if (offset + len > data->size()) continue;
+        const std::string_view part(data->data() + offset, len);
+        const auto* z = reinterpret_cast<const Bytef*>(part.data());
+        const uLong want = adler32(adler32(0, nullptr, 0), z, static_cast<uInt>(len));
+        INFO("length " << len << ", offset " << offset);
+        CHECK(ppt::proto::adler32_of(part) == want);
+        // Continued from another checksum, as zlib's second argument.
+        const uLong start = adler32(adler32(0, nullptr, 0), reinterpret_cast<const Bytef*>("pp-timeline"), 11);
+        CHECK(ppt::proto::adler32_of(part, static_cast<uint32_t>(start)) == adler32(start, z, static_cast<uInt>(len)));
+      }
+    }
+  }
 }
