@@ -14,6 +14,7 @@
 #include "passes/pipeline_stage.h"
 #include "util/checked.h"
 #include "util/parallel.h"
+#include "util/rounding.h"
 #include "util/text.h"
 
 namespace ppt {
@@ -608,7 +609,7 @@ class StepReplays {
     for (int32_t rep : reps) {
       if (!flat_.error.empty()) continue;  // not after replay_outcome's first replay, which walked the same waits
       for (size_t i = 0; i < flat_.items.size(); ++i) {
-        durations_[i] = std::llround(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
+        durations_[i] = round_to_int64(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
       }
       const ReplayCosts one = replica_costs(k, rep);
       const int64_t len = replay_flat_step(flat_, durations_, one.optimizer_ns, stage_busy_, free_at_, ends_);
