@@ -29,9 +29,9 @@
 #include <tuple>
 #include <utility>
 
-#include "analysis/stats.h"
 #include "model/timeline.h"
 #include "passes/pipeline_stage.h"
+#include "util/median.h"
 
 namespace ppt {
 namespace {

@@ -12,15 +12,9 @@
 #include "input/log_layout.h"
 #include "passes/pipeline_stage.h"
 #include "util/checked.h"
+#include "util/median.h"
 
 namespace ppt {
-
-double median_of_sorted(const std::vector<int64_t>& sorted) {
-  const size_t n = sorted.size();
-  if (n == 0) return 0;
-  if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
-  return (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2;
-}
 
 int64_t percentile(std::vector<int64_t>& values, double q) {
   if (values.empty()) return 0;

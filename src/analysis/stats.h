@@ -225,11 +225,6 @@ StepTimeSummary summarize_times(std::vector<int64_t> times);
 // Throughput from the mean period, M and the replicas of `schedule`.
 Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo& schedule, uint32_t micro_batch_size);
 
-// The median of sorted values, the one definition every figure uses: the
-// middle value, or for an even count the mean of the two middle values; 0
-// for none.
-double median_of_sorted(const std::vector<int64_t>& sorted);
-
 // Nearest-rank percentile (0 < q <= 1) of `values`, which it reorders.
 int64_t percentile(std::vector<int64_t>& values, double q);
 

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/median.h"
+
 extern char** environ;
 
 namespace ppt {

@@ -1,6 +1,6 @@
 // What watch says about the steps it reports, beyond their figures: the
 // running median of the step period (per run, as stats measures one run at a
-// time; median_of_sorted, the median stats uses), and the alerts: a step
+// time; util/median.h's median_of_sorted, the median stats uses), and the alerts: a step
 // whose period is more than a threshold above that median, and a rank that
 // stats names a straggler for a job type (once per rank and type). An alert
 // can run a shell command with its details in the environment (PPT_ALERT_*),

@@ -48,6 +48,61 @@ constexpr int kMaxPiecesPerLine = 8;
 // message in *error).
 using ReadFn = std::function<long(char* dst, size_t cap, std::string* error)>;
 
+// The bytes a job marker may straddle between two reads.
+constexpr size_t kOverlap = log_line::kJobMarker.size() - 1;
+constexpr size_t kPage = 4096;
+
+// One read buffer per thread, reused for every file the thread scans: neither
+// zeroed nor faulted in again per file (1,024 files would clear and fault in
+// 1 GB). Its `bytes` are a window and a page more: the window starts where
+// every read lands on a page boundary (ReadWindow::keep), as the kernel
+// copies file pages into an aligned destination markedly faster.
+char* thread_read_buffer(size_t bytes) {
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<char, Free> buffer;
+  thread_local size_t buffer_size = 0;
+  if (buffer_size != bytes) {
+    buffer_size = bytes;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(kPage, (buffer_size + kPage - 1) / kPage * kPage)));
+    if (!buffer) {
+      buffer_size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  return buffer.get();
+}
+
+// The read window: `have` bytes from `buffer + lo`, at most `size`.
+struct ReadWindow {
+  char* buffer;
+  size_t size;
+  size_t lo = 0;
+  size_t have = 0;
+  char* base() const { return buffer + lo; }
+  // Keeps n bytes from `from` as the window's start, placed so that the next
+  // read is page-aligned.
+  void keep(const char* from, size_t n) {
+    size_t to = (kPage - n % kPage) % kPage;
+    memmove(buffer + to, from, n);
+    lo = to;
+    have = n;
+  }
+};
+
+// A line longer than the read window, followed across reads; its start is
+// kept for the message.
+struct LongLine {
+  bool active = false;
+  bool has_marker = false;
+  std::string head;
+};
+
+bool contains_job_marker(const char* p, size_t n) {
+  return memmem(p, n, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != nullptr;
+}
+
 class Scanner {
  public:
   Scanner(uint32_t file_index, const LineParser& parser, FileScan& out)
@@ -56,6 +111,15 @@ class Scanner {
   void run(const ReadFn& read_some, size_t buffer_bytes);
 
  private:
+  // run()'s steps.
+  enum class LongLineStep { kScan, kRead, kDone };
+  bool read_more(ReadWindow& w, const ReadFn& read_some, std::string& error);
+  LongLineStep continue_long_line(ReadWindow& w, LongLine& l, bool eof, size_t& start);
+  void scan_lines(const ReadWindow& w, size_t& start);
+  void scan_last_line(std::string_view line);
+  void take_full_window(ReadWindow& w, size_t start, LongLine& l);
+  void finish_long_line(LongLine& l, bool terminated);
+  void finish_scan();
   void process_lines(const char* p, const char* end);
   void handle_physical_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
@@ -121,129 +185,127 @@ uint32_t Scanner::earlier_copy(const Job& job) {
 }
 
 void Scanner::run(const ReadFn& read_some, size_t buffer_bytes) {
-  const size_t overlap = log_line::kJobMarker.size() - 1;
-  buffer_bytes = std::max(buffer_bytes, overlap * 4);
-  // One read buffer per thread, reused for every file the thread scans:
-  // neither zeroed nor faulted in again per file (1,024 files would clear
-  // and fault in 1 GB). The window of `buffer_bytes` starts at `lo`, chosen so
-  // that every read lands on a page boundary: the kernel copies file pages
-  // into an aligned destination markedly faster.
-  constexpr size_t kPage = 4096;
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  thread_local std::unique_ptr<char, Free> buffer;
-  thread_local size_t buffer_size = 0;
-  const size_t window = buffer_bytes;
-  if (buffer_size != window + kPage) {
-    buffer_size = window + kPage;
-    buffer.reset(static_cast<char*>(std::aligned_alloc(kPage, (buffer_size + kPage - 1) / kPage * kPage)));
-    if (!buffer) {
-      buffer_size = 0;
-      throw std::bad_alloc();
-    }
-  }
-  size_t lo = 0;
-  size_t have = 0;
-  bool long_line = false;  // inside a line longer than the buffer
-  bool long_has_marker = false;
-  std::string long_head;  // the start of that line, for the message
+  buffer_bytes = std::max(buffer_bytes, kOverlap * 4);
+  ReadWindow w{thread_read_buffer(buffer_bytes + kPage), buffer_bytes};
+  LongLine long_line;
   std::string error;
-  auto finish_long_line = [&](bool terminated) {
-    ++lines_;
-    if (long_has_marker) {
-      ++out_.counts.profiler_lines;
-      out_.diagnostics.add(IssueKind::kLineTooLong, file_index_, lines_,
-                           terminated ? "a profiler line longer than the read buffer"
-                                      : "a profiler line longer than the read buffer, and "
-                                        "the file ends inside it",
-                           long_head);
-    }
-    long_line = false;
-    long_has_marker = false;
-  };
-  auto contains_marker = [](const char* p, size_t n) {
-    return memmem(p, n, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != nullptr;
-  };
-  // Keeps n bytes from `from` as the window's start, placed so that the next
-  // read is page-aligned.
-  auto keep = [&](const char* from, size_t n) {
-    size_t to = (kPage - n % kPage) % kPage;
-    memmove(buffer.get() + to, from, n);
-    lo = to;
-    have = n;
-  };
-
   while (true) {
-    long r = read_some(buffer.get() + lo + have, window - have, &error);
-    if (r < 0) {
-      out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
-                           "read failed after " + std::to_string(lines_) + " lines: " + error);
-      out_.readable = out_.counts.bytes > 0;
-      r = 0;  // as at the end: what was read is still scanned, a cut last line included
-    }
-    bool eof = r == 0;
-    out_.counts.bytes += static_cast<uint64_t>(r);
-    have += static_cast<size_t>(r);
+    const bool eof = read_more(w, read_some, error);
     size_t start = 0;
-    if (long_line) {
-      const char* win = buffer.get() + lo;
-      const char* nl = static_cast<const char*>(memchr(win, '\n', have));
-      size_t upto = nl ? static_cast<size_t>(nl - win) : have;
-      if (!long_has_marker) long_has_marker = contains_marker(win, upto);
-      if (nl) {
-        finish_long_line(true);
-        start = upto + 1;
-      } else if (eof) {
-        if (have > overlap)
-          finish_long_line(false);
-        else
-          finish_long_line(false);
-        break;
-      } else {
-        keep(win + have - overlap, overlap);
-        continue;
-      }
+    if (long_line.active) {
+      const LongLineStep next = continue_long_line(w, long_line, eof, start);
+      if (next == LongLineStep::kDone) break;
+      if (next == LongLineStep::kRead) continue;
     }
-    const char* base = buffer.get() + lo;
-    const char* last_nl = static_cast<const char*>(memrchr(base + start, '\n', have - start));
-    if (last_nl) {
-      process_lines(base + start, last_nl + 1);
-      start = static_cast<size_t>(last_nl + 1 - base);
-    }
-    size_t tail = have - start;
+    scan_lines(w, start);
+    const size_t tail = w.have - start;
     if (eof) {
-      if (tail > 0) {
-        std::string_view line(base + start, tail);
-        if (is_candidate(line)) {
-          handle_physical_line(line, lines_ + 1, true);
-        }
-        ++lines_;
-      }
+      scan_last_line(std::string_view(w.base() + start, tail));
       break;
     }
-    if (tail == window) {
-      // No '\n' in the whole window: a progress bar's '\r'-ended updates
-      // can fill it (and more) before the '\n' that ends their line, with
-      // job lines among them. What ends in a '\r' is handled as lines, and
-      // the rest of the line goes on in the window.
-      const char* cr = static_cast<const char*>(memrchr(base + start, '\r', tail));
-      if (cr) {
-        std::string_view done(base + start, static_cast<size_t>(cr + 1 - (base + start)));
-        if (is_candidate(done)) {
-          handle_physical_line(done, lines_ + 1, false);
-        }
-        keep(cr + 1, static_cast<size_t>(base + have - (cr + 1)));
-        continue;
-      }
-      long_line = true;
-      long_has_marker = contains_marker(base, tail);
-      long_head.assign(base, std::min<size_t>(tail, 200));
-      keep(base + have - overlap, overlap);
+    if (tail == w.size) {
+      take_full_window(w, start, long_line);
       continue;
     }
-    keep(base + start, tail);
+    w.keep(w.base() + start, tail);
   }
+  finish_scan();
+}
+
+// The steps of run(), in its order; each runs once per read (a window of
+// `buffer_bytes`), not per byte.
+
+// Reads into the window after what it holds; true at the end of the file. A
+// failed read is reported and taken as the end: what was read is still
+// scanned, a cut last line included.
+inline bool Scanner::read_more(ReadWindow& w, const ReadFn& read_some, std::string& error) {
+  long r = read_some(w.base() + w.have, w.size - w.have, &error);
+  if (r < 0) {
+    out_.diagnostics.add(IssueKind::kUnreadableFile, file_index_, 0,
+                         "read failed after " + std::to_string(lines_) + " lines: " + error);
+    out_.readable = out_.counts.bytes > 0;
+    r = 0;
+  }
+  out_.counts.bytes += static_cast<uint64_t>(r);
+  w.have += static_cast<size_t>(r);
+  return r == 0;
+}
+
+// Inside a line longer than the buffer: looks for its end in the window. Its
+// end found, `start` is the byte after it and the window is scanned (kScan);
+// at the end of the file the scan is done (kDone); else the window keeps the
+// last bytes a marker may straddle and the next read follows (kRead).
+inline Scanner::LongLineStep Scanner::continue_long_line(ReadWindow& w, LongLine& l, bool eof, size_t& start) {
+  const char* win = w.base();
+  const char* nl = static_cast<const char*>(memchr(win, '\n', w.have));
+  const size_t upto = nl ? static_cast<size_t>(nl - win) : w.have;
+  if (!l.has_marker) l.has_marker = contains_job_marker(win, upto);
+  if (nl) {
+    finish_long_line(l, true);
+    start = upto + 1;
+    return LongLineStep::kScan;
+  }
+  if (eof) {
+    finish_long_line(l, false);
+    return LongLineStep::kDone;
+  }
+  w.keep(win + w.have - kOverlap, kOverlap);
+  return LongLineStep::kRead;
+}
+
+// The complete lines of the window from `start`; `start` moves past them.
+inline void Scanner::scan_lines(const ReadWindow& w, size_t& start) {
+  const char* base = w.base();
+  const char* last_nl = static_cast<const char*>(memrchr(base + start, '\n', w.have - start));
+  if (last_nl) {
+    process_lines(base + start, last_nl + 1);
+    start = static_cast<size_t>(last_nl + 1 - base);
+  }
+}
+
+// The file's last line when it ends without a newline.
+inline void Scanner::scan_last_line(std::string_view line) {
+  if (line.empty()) return;
+  if (is_candidate(line)) handle_physical_line(line, lines_ + 1, true);
+  ++lines_;
+}
+
+// No '\n' in the whole window: a progress bar's '\r'-ended updates can fill
+// it (and more) before the '\n' that ends their line, with job lines among
+// them. What ends in a '\r' is handled as lines, and the rest of the line
+// goes on in the window; with no '\r' either, the line is longer than the
+// buffer.
+inline void Scanner::take_full_window(ReadWindow& w, size_t start, LongLine& l) {
+  const char* base = w.base();
+  const size_t tail = w.have - start;
+  const char* cr = static_cast<const char*>(memrchr(base + start, '\r', tail));
+  if (cr) {
+    std::string_view done(base + start, static_cast<size_t>(cr + 1 - (base + start)));
+    if (is_candidate(done)) handle_physical_line(done, lines_ + 1, false);
+    w.keep(cr + 1, static_cast<size_t>(base + w.have - (cr + 1)));
+    return;
+  }
+  l.active = true;
+  l.has_marker = contains_job_marker(base, tail);
+  l.head.assign(base, std::min<size_t>(tail, 200));
+  w.keep(base + w.have - kOverlap, kOverlap);
+}
+
+inline void Scanner::finish_long_line(LongLine& l, bool terminated) {
+  ++lines_;
+  if (l.has_marker) {
+    ++out_.counts.profiler_lines;
+    out_.diagnostics.add(IssueKind::kLineTooLong, file_index_, lines_,
+                         terminated ? "a profiler line longer than the read buffer"
+                                    : "a profiler line longer than the read buffer, and "
+                                      "the file ends inside it",
+                         l.head);
+  }
+  l.active = false;
+  l.has_marker = false;
+}
+
+inline void Scanner::finish_scan() {
   out_.counts.lines = lines_;
   out_.counts.files = 1;
   finish_details();

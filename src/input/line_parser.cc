@@ -200,34 +200,40 @@ Fields rejected_field(std::string_view body) {
   return body.find(log_line::kJobMarker, 1) != std::string_view::npos ? Fields::kMaybeCut : Fields::kRejected;
 }
 
-// Parses the text from the job marker on. kMaybeCut: rejected in a way a cut
-// explains (the format stops holding, a time is not a number), so the caller
-// may look for the next line's start.
-Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view body, const RE2& job_re, bool fast,
-                    LineResult& out, std::string_view* end_text) {
-  Captures c;
-  if (!fast || !fast_capture(body, c)) {
-    re2::StringPiece id, type, mb, start, end;
-    // A type may hold commas, so a job line cut short and followed by a whole
-    // one can match as one job with an absurd type: a second marker says so.
-    // Likewise a whole job line followed by a damaged one ("Profiler Info:
-    // Jo (7), ..."): the type then holds the first line's own fields
-    // (type_holds_another_line, below).
-    if (!RE2::FullMatch(body, job_re, &id, &type, &mb, &start, &end) ||
-        body.find(log_line::kJobMarker, 1) != std::string_view::npos) {
-      reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
-      return Fields::kMaybeCut;
-    }
-    c.id = std::string_view(id.data(), id.size());
-    c.type = std::string_view(type.data(), type.size());
-    c.has_mb = mb.data() != nullptr;
-    c.mb = std::string_view(mb.data(), mb.size());
-    c.start = std::string_view(start.data(), start.size());
-    c.end = std::string_view(end.data(), end.size());
+// parse_fields' steps, small enough to be inlined there (it runs per job
+// line). Each check returns kJob when its fields are good, else how the line
+// was rejected (in `out`).
+
+// The slow path: the job line as RE2 defines it, for a body the fast path
+// does not take. False when the body is no complete job line. Kept out of
+// line, as a rare path: inlined, the setting up of its matcher's arguments
+// was hoisted to parse_fields' start, paid on every line.
+[[gnu::noinline]] bool regex_capture(std::string_view body, const RE2& job_re, Captures& c) {
+  re2::StringPiece id, type, mb, start, end;
+  // A type may hold commas, so a job line cut short and followed by a whole
+  // one can match as one job with an absurd type: a second marker says so.
+  // Likewise a whole job line followed by a damaged one ("Profiler Info:
+  // Jo (7), ..."): the type then holds the first line's own fields
+  // (type_holds_another_line, below).
+  if (!RE2::FullMatch(body, job_re, &id, &type, &mb, &start, &end) ||
+      body.find(log_line::kJobMarker, 1) != std::string_view::npos) {
+    return false;
   }
+  c.id = std::string_view(id.data(), id.size());
+  c.type = std::string_view(type.data(), type.size());
+  c.has_mb = mb.data() != nullptr;
+  c.mb = std::string_view(mb.data(), mb.size());
+  c.start = std::string_view(start.data(), start.size());
+  c.end = std::string_view(end.data(), end.size());
+  return true;
+}
+
+// The job id, type and micro-batch (when the line has one). The fields come
+// by value, as the captures are read once into them: taken by reference, the
+// captures would be kept in memory and zeroed on every line.
+inline Fields check_names(std::string_view id, std::string_view type, bool has_mb, std::string_view mb,
+                          std::string_view body, LineResult& out) {
   ParsedJob& job = out.job;
-  const std::string_view id = c.id, type = c.type, mb = c.mb, start = c.start, end = c.end;
-  *end_text = end;
   // Both paths: the fast one stops a type at its first comma, yet may meet
   // "Profiler Info: " in it.
   if (type_holds_another_line(type)) {
@@ -243,7 +249,7 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     reject(out, IssueKind::kMalformedJobLine, "the job type is empty");
     return Fields::kRejected;
   }
-  if (c.has_mb) {
+  if (has_mb) {
     int64_t v = -1;
     if (!parse_int(mb, &v) || v < 0 || v > INT32_MAX) {
       reject(out, IssueKind::kBadMicroBatch, "micro_batch_id = " + std::string(mb) + " is not a non-negative integer");
@@ -251,6 +257,12 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
     }
     job.micro_batch = static_cast<int32_t>(v);
   }
+  return Fields::kJob;
+}
+
+// The start and end times: numbers, not zero, the end not before the start.
+inline Fields check_times(std::string_view start, std::string_view end, std::string_view body, LineResult& out) {
+  ParsedJob& job = out.job;
   auto start_status = log_line::parse_ms_to_ns(start, &job.start_ns);
   auto end_status = log_line::parse_ms_to_ns(end, &job.end_ns);
   if (start_status != log_line::TimeParse::kOk || end_status != log_line::TimeParse::kOk) {
@@ -285,7 +297,28 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
            "job_end_time is " + std::to_string((job.start_ns - job.end_ns) / 1000) + " us before job_start_time");
     return Fields::kRejected;
   }
-  job.thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
+  return Fields::kJob;
+}
+
+// Parses the text from the job marker on. kMaybeCut: rejected in a way a cut
+// explains (the format stops holding, a time is not a number), so the caller
+// may look for the next line's start.
+Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view body, const RE2& job_re, bool fast,
+                    LineResult& out, std::string_view* end_text) {
+  Captures c;
+  if (!fast || !fast_capture(body, c)) {
+    Captures slow;  // apart from `c`, whose address then stays in this function
+    if (!regex_capture(body, job_re, slow)) {
+      reject(out, IssueKind::kMalformedJobLine, "not a complete job line");
+      return Fields::kMaybeCut;
+    }
+    c = slow;
+  }
+  const std::string_view id = c.id, type = c.type, mb = c.mb, start = c.start, end = c.end;
+  *end_text = end;
+  if (Fields f = check_names(id, type, c.has_mb, mb, body, out); f != Fields::kJob) return f;
+  if (Fields f = check_times(start, end, body, out); f != Fields::kJob) return f;
+  out.job.thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
   out.kind = LineKind::kJob;
   return Fields::kJob;
 }

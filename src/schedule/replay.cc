@@ -36,6 +36,129 @@ const char* slot_name(Slot s) {
   return s == kSlotForward ? "forward" : s == kSlotBackward ? "backward (or backward_b)" : "backward_w";
 }
 
+// replay_prepared's walk over one step, its steps small functions the
+// compiler inlines (it runs per job of every replayed step): each stage runs
+// its plan in order until a job waits on a slot not yet produced, and is
+// taken up again when that slot is.
+class StepWalk {
+ public:
+  StepWalk(const PreparedReplay& prepared, const ReplayCosts& costs)
+      : shape_(prepared.shape),
+        plans_(*prepared.plans),
+        needs_(prepared.needs),
+        costs_(costs),
+        p_(shape_.stages),
+        m_(shape_.micro_batches),
+        vstages_(p_ * shape_.chunks),
+        done_(static_cast<size_t>(3) * vstages_ * m_),
+        waiter_(done_.size()) {}
+
+  // One step from `step_start` into `rs`; on a deadlock, the stages stuck.
+  std::string run(int64_t step_start, ReplayedStep& rs) {
+    rs.start_ns = step_start;
+    rs.stages.resize(p_);
+    rs.optimizer.resize(p_);
+    std::fill(done_.begin(), done_.end(), kNotYet);
+    std::fill(waiter_.begin(), waiter_.end(), std::array<int32_t, 2>{-1, -1});
+    std::vector<size_t> next(p_, 0);
+    std::vector<int64_t> free_at(p_, step_start);
+    std::deque<int32_t> ready;
+    for (int32_t s = 0; s < p_; ++s) {
+      ready.push_back(s);
+      rs.stages[s].reserve(plans_[s].size());
+    }
+    while (!ready.empty()) {
+      const int32_t s = ready.front();
+      ready.pop_front();
+      run_stage(s, next[s], free_at[s], ready, rs.stages[s]);
+    }
+    std::string stuck = stuck_stages(next);
+    if (stuck.empty()) place_optimizers(free_at, step_start, rs);
+    return stuck;
+  }
+
+ private:
+  size_t index(Slot slot, int32_t v, int32_t mb) const { return (static_cast<size_t>(slot) * vstages_ + v) * m_ + mb; }
+
+  // Stage s's jobs from `next` on, until one waits on a slot not yet
+  // produced: the stage is then a waiter of that slot.
+  void run_stage(int32_t s, size_t& next, int64_t& free_at, std::deque<int32_t>& ready, std::vector<ReplayedJob>& out) {
+    while (next < plans_[s].size()) {
+      const PlanJob& j = plans_[s][next];
+      const std::optional<ReplayNeed>& need = needs_[s][next];
+      int64_t start = free_at;
+      if (next > 0 && costs_.host_gap_ns) accumulate_ns(start, std::max<int64_t>(0, costs_.host_gap_ns(s, j)));
+      if (need) {
+        const size_t k = index(static_cast<Slot>(need->slot), need->vstage, need->micro_batch);
+        if (done_[k] == kNotYet) {
+          waiter_[k][waiter_[k][0] < 0 ? 0 : 1] = s;
+          return;
+        }
+        int64_t arrive = done_[k];
+        if (!need->local && costs_.link_ns) accumulate_ns(arrive, costs_.link_ns(need->from_stage, s, j.role));
+        start = std::max(start, arrive);
+      }
+      const int64_t end = add_ns(start, std::max<int64_t>(0, costs_.duration_ns(s, j)));
+      out.push_back({j, start, end});
+      free_at = end;
+      produced(index(slot_of(j.role), plan_virtual_stage(shape_, s, j.chunk), j.micro_batch), end, ready);
+      ++next;
+    }
+  }
+
+  // Slot `mine` is produced at `end`: the stages waiting on it are ready.
+  void produced(size_t mine, int64_t end, std::deque<int32_t>& ready) {
+    done_[mine] = end;
+    for (int32_t& w : waiter_[mine]) {
+      if (w >= 0) ready.push_back(w);
+      w = -1;
+    }
+  }
+
+  // A deadlock: every stage still waiting, each for a job behind another
+  // stage's wait; all of them are named, as they wait on each other. Empty
+  // when every stage ran its plan.
+  std::string stuck_stages(const std::vector<size_t>& next) const {
+    std::string stuck;
+    for (int32_t s = 0; s < p_; ++s) {
+      if (next[s] >= plans_[s].size()) continue;
+      const PlanJob& j = plans_[s][next[s]];
+      const ReplayNeed& need = *needs_[s][next[s]];
+      const StageChunk at = need.local ? StageChunk{s, j.chunk} : virtual_stage_place(shape_.schedule, p_, need.vstage);
+      stuck += fmt::format(
+          "{}stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage {} "
+          "chunk {}",
+          stuck.empty() ? "" : "; ", s, next[s] + 1, plan_job_type(shape_, j), j.micro_batch,
+          slot_name(static_cast<Slot>(need.slot)), need.micro_batch, at.stage, at.chunk);
+    }
+    return stuck;
+  }
+
+  // Each stage's optimizer after its last job (and its gap), and the step's end.
+  void place_optimizers(const std::vector<int64_t>& free_at, int64_t step_start, ReplayedStep& rs) const {
+    rs.end_ns = step_start;
+    for (int32_t s = 0; s < p_; ++s) {
+      const int64_t len = static_cast<size_t>(s) < costs_.optimizer_ns.size() ? costs_.optimizer_ns[s] : 0;
+      const int64_t gap = !plans_[s].empty() && static_cast<size_t>(s) < costs_.optimizer_gap_ns.size()
+                              ? std::max<int64_t>(0, costs_.optimizer_gap_ns[s])
+                              : 0;
+      const int64_t at = add_ns(free_at[s], gap);
+      rs.optimizer[s] = {at, add_ns(at, std::max<int64_t>(0, len))};
+      rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
+    }
+  }
+
+  const PlanShape& shape_;
+  const std::vector<std::vector<PlanJob>>& plans_;
+  const std::vector<std::vector<std::optional<ReplayNeed>>>& needs_;
+  const ReplayCosts& costs_;
+  const int32_t p_, m_, vstages_;
+  std::vector<int64_t> done_;  // when each slot was produced, or kNotYet
+  // The stages waiting on a slot, or -1: at most two (a backward's slot feeds
+  // the stage below and its own backward_w).
+  std::vector<std::array<int32_t, 2>> waiter_;
+};
+
 }  // namespace
 
 ReplayResult replay_plan(const PlanShape& shape, const ReplayCosts& costs, int32_t steps) {
@@ -135,89 +258,14 @@ ReplayResult replay_prepared(const PreparedReplay& prepared, const ReplayCosts& 
     r.error = prepared.error;
     return r;
   }
-  const PlanShape& shape = prepared.shape;
-  const std::vector<std::vector<PlanJob>>& plans = *prepared.plans;
-  const std::vector<std::vector<std::optional<ReplayNeed>>>& needs = prepared.needs;
-  const int32_t p = shape.stages, m = shape.micro_batches;
-  const int32_t vstages = p * shape.chunks;
   r.peak_in_flight = prepared.peak_in_flight;
-  auto index = [&](Slot slot, int32_t v, int32_t mb) { return (static_cast<size_t>(slot) * vstages + v) * m + mb; };
-  std::vector<int64_t> done(static_cast<size_t>(3) * vstages * m);
-  // The stages waiting on a slot, or -1: at most two (a backward's slot feeds
-  // the stage below and its own backward_w).
-  std::vector<std::array<int32_t, 2>> waiter(done.size());
+  StepWalk walk(prepared, costs);
   int64_t step_start = 0;
   for (int32_t step = 0; step < steps; ++step) {
     ReplayedStep rs;
-    rs.start_ns = step_start;
-    rs.stages.resize(p);
-    rs.optimizer.resize(p);
-    std::fill(done.begin(), done.end(), kNotYet);
-    std::fill(waiter.begin(), waiter.end(), std::array<int32_t, 2>{-1, -1});
-    std::vector<size_t> next(p, 0);
-    std::vector<int64_t> free_at(p, step_start);
-    std::deque<int32_t> ready;
-    for (int32_t s = 0; s < p; ++s) {
-      ready.push_back(s);
-      rs.stages[s].reserve(plans[s].size());
-    }
-    while (!ready.empty()) {
-      const int32_t s = ready.front();
-      ready.pop_front();
-      while (next[s] < plans[s].size()) {
-        const PlanJob& j = plans[s][next[s]];
-        const std::optional<ReplayNeed>& need = needs[s][next[s]];
-        int64_t start = free_at[s];
-        if (next[s] > 0 && costs.host_gap_ns) accumulate_ns(start, std::max<int64_t>(0, costs.host_gap_ns(s, j)));
-        if (need) {
-          const size_t k = index(static_cast<Slot>(need->slot), need->vstage, need->micro_batch);
-          if (done[k] == kNotYet) {
-            waiter[k][waiter[k][0] < 0 ? 0 : 1] = s;
-            break;
-          }
-          int64_t arrive = done[k];
-          if (!need->local && costs.link_ns) accumulate_ns(arrive, costs.link_ns(need->from_stage, s, j.role));
-          start = std::max(start, arrive);
-        }
-        const int64_t end = add_ns(start, std::max<int64_t>(0, costs.duration_ns(s, j)));
-        rs.stages[s].push_back({j, start, end});
-        free_at[s] = end;
-        const size_t mine = index(slot_of(j.role), plan_virtual_stage(shape, s, j.chunk), j.micro_batch);
-        done[mine] = end;
-        for (int32_t& w : waiter[mine]) {
-          if (w >= 0) ready.push_back(w);
-          w = -1;
-        }
-        ++next[s];
-      }
-    }
-    // A deadlock: every stage still waiting, each for a job behind another
-    // stage's wait; all of them are named, as they wait on each other.
-    std::string stuck;
-    for (int32_t s = 0; s < p; ++s) {
-      if (next[s] >= plans[s].size()) continue;
-      const PlanJob& j = plans[s][next[s]];
-      const ReplayNeed& need = *needs[s][next[s]];
-      const StageChunk at = need.local ? StageChunk{s, j.chunk} : virtual_stage_place(shape.schedule, p, need.vstage);
-      stuck += fmt::format(
-          "{}stage {} waits at its job {} ({} micro-batch {}) for the {} of micro-batch {} on stage {} "
-          "chunk {}",
-          stuck.empty() ? "" : "; ", s, next[s] + 1, plan_job_type(shape, j), j.micro_batch,
-          slot_name(static_cast<Slot>(need.slot)), need.micro_batch, at.stage, at.chunk);
-    }
-    if (!stuck.empty()) {
+    if (std::string stuck = walk.run(step_start, rs); !stuck.empty()) {
       r.error = fmt::format("deadlock in step {}: {}; none of these ever runs", step, stuck);
       return r;
-    }
-    rs.end_ns = step_start;
-    for (int32_t s = 0; s < p; ++s) {
-      const int64_t len = static_cast<size_t>(s) < costs.optimizer_ns.size() ? costs.optimizer_ns[s] : 0;
-      const int64_t gap = !plans[s].empty() && static_cast<size_t>(s) < costs.optimizer_gap_ns.size()
-                              ? std::max<int64_t>(0, costs.optimizer_gap_ns[s])
-                              : 0;
-      const int64_t at = add_ns(free_at[s], gap);
-      rs.optimizer[s] = {at, add_ns(at, std::max<int64_t>(0, len))};
-      rs.end_ns = std::max(rs.end_ns, rs.optimizer[s].second);
     }
     step_start = add_ns(rs.end_ns, std::max<int64_t>(0, costs.step_gap_ns));
     r.steps.push_back(std::move(rs));

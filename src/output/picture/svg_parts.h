@@ -16,7 +16,10 @@
 
 #include "analysis/stats.h"
 #include "model/job_types.h"
-#include "output/picture/svg_writer.h"
+#include "model/timeline.h"
+#include "output/picture/picture_selection.h"
+#include "output/picture/svg_options.h"
+#include "output/sink/byte_sink.h"
 #include "output/trace/trace_naming.h"
 
 namespace ppt::svg {

@@ -64,20 +64,21 @@ std::string memory_summary(const MemoryStats& mem) {
 
 }  // namespace
 
-void fill_memory(const Stats& st, StatsParts& p) {
+void fill_memory(const Stats& st, std::vector<std::pair<std::string, std::string>>& summary, Table& table,
+                 std::string& note) {
   const MemoryStats& mem = st.memory;
   if (!mem.present()) return;
-  p.summary.emplace_back("memory", memory_summary(mem));
+  summary.emplace_back("memory", memory_summary(mem));
   bool chunks = std::any_of(mem.stages.begin(), mem.stages.end(),
                             [](const StageMemory& m) { return m.activation_bytes_per_chunk.size() > 1; });
   const bool device = mem.device_memory_bytes > 0;
-  p.memory.header = {"stage", "peak GiB", "in flight", "static GiB", "activation GiB"};
-  if (chunks) p.memory.header.push_back("per chunk GiB");
-  p.memory.header.push_back("reserved GiB");
-  if (device) p.memory.header.push_back(fmt::format("on {} GiB", gib(mem.device_memory_bytes)));
-  p.memory.header.push_back("where");
-  p.memory.left = 0;
-  p.memory.left_tail = device ? 2 : 1;
+  table.header = {"stage", "peak GiB", "in flight", "static GiB", "activation GiB"};
+  if (chunks) table.header.push_back("per chunk GiB");
+  table.header.push_back("reserved GiB");
+  if (device) table.header.push_back(fmt::format("on {} GiB", gib(mem.device_memory_bytes)));
+  table.header.push_back("where");
+  table.left = 0;
+  table.left_tail = device ? 2 : 1;
   for (const StageMemory& m : mem.stages) {
     std::vector<Cell> row = {{std::to_string(m.stage)},
                              {gib(m.peak_allocated_bytes)},
@@ -92,9 +93,9 @@ void fill_memory(const Stats& st, StatsParts& p) {
     row.push_back({gib(m.peak_reserved_bytes)});
     if (device) row.push_back(fit_cell(m, mem.device_memory_bytes));
     row.push_back({peak_where(m)});
-    p.memory.add(std::move(row));
+    table.add(std::move(row));
   }
-  p.memory_note = fmt::format(
+  note = fmt::format(
       "to {}, from the [Pipeline details] lines; in flight: micro-batch chunks forwarded and not yet backwarded at the "
       "peak; static: before the step's first forward; activation: what one micro-batch holds",
       memory_resolution(mem.resolution_bytes));

@@ -3,13 +3,19 @@
 // device (--device-memory), and the summary's line. Internal to output/text.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "analysis/stats.h"
-#include "output/text/stats_parts.h"
+#include "output/text/stats_table.h"
 
 namespace ppt::stats_text {
 
-// The summary's "memory" line and the stages' memory table; nothing without
-// samples.
-void fill_memory(const Stats& st, StatsParts& p);
+// The summary's "memory" line (appended to `summary`), the stages' memory
+// table and its note (stats_parts.h's StatsParts::memory, memory_note);
+// nothing without samples.
+void fill_memory(const Stats& st, std::vector<std::pair<std::string, std::string>>& summary, Table& table,
+                 std::string& note);
 
 }  // namespace ppt::stats_text

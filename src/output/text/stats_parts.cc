@@ -135,7 +135,7 @@ StatsParts build_stats_parts(const Stats& st, const TextStyle& style) {
   const StepStats* worst = slowest_step(st);
   add_times(st, worst, p);
   add_throughput_and_suggestions(st, p);
-  fill_memory(st, p);
+  fill_memory(st, p.summary, p.memory, p.memory_note);
 
   fill_steps(st, style, worst, p);
   fill_ranks(st, style, p);

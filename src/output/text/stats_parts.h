@@ -11,7 +11,7 @@
 
 #include "analysis/stats.h"
 #include "output/text/stats_table.h"
-#include "output/text/stats_writers.h"
+#include "output/text/text_style.h"
 
 namespace ppt::stats_text {
 

@@ -15,14 +15,9 @@
 #include "analysis/diff.h"
 #include "analysis/stats.h"
 #include "output/text/stats_json.h"
+#include "output/text/text_style.h"
 
 namespace ppt {
-
-struct TextStyle {
-  bool color = false;          // ANSI colours (the CLI sets it on a TTY)
-  size_t max_step_rows = 50;   // more steps: the slowest ones only
-  size_t max_rank_rows = 128;  // more ranks: the ones with the largest bubbles
-};
 
 std::string format_stats_text(const Stats& stats, const TextStyle& style = {});
 std::string format_stats_markdown(const Stats& stats);

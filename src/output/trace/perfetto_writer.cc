@@ -341,6 +341,18 @@ class PerfettoTraceWriter {
   }
   void write_steps(proto::Writer& w, const Run& run) const;
   void write_jobs(proto::Writer& w, const Piece& piece) const;
+  // write_jobs' steps.
+  struct FlowCursor {
+    const std::vector<Dependency>* edges = nullptr;  // none without dependencies
+    size_t in = 0;                                   // into edges (by consumer)
+    size_t out = 0;                                  // into by_producer_
+  };
+  // Inlined always, and early: a step the compiler would inline later counts
+  // against write_jobs' growth, and then a job's annotations were left out
+  // of line.
+  [[gnu::always_inline]] void write_lane_descriptors(proto::Writer& w, const Track& t) const;
+  [[gnu::always_inline]] FlowCursor flow_cursor(uint32_t ti, uint32_t begin) const;
+  [[gnu::always_inline]] void write_flow_ids(proto::Writer& w, FlowCursor& c, JobRef ref) const;
   void write_memory(proto::Writer& w, const Piece& piece) const;
   std::string_view encode(std::string& buffer, const Piece& piece) const;
 
@@ -714,38 +726,11 @@ void PerfettoTraceWriter::write_steps(proto::Writer& w, const Run& run) const {
 void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const {
   const uint32_t ti = piece.index;
   const Track& t = tl_.tracks[ti];
-  if (piece.begin == 0) {
-    const uint64_t parent = multi_machine_ ? machine_uuid(t.run, t.machine) : root_uuid(t.run);
-    for (uint32_t lane = 0; lane < t.lanes; ++lane) {
-      uint64_t uuid = naming_.track_tid(t, lane);
-      start_sequence(w, static_cast<uint32_t>(1 + uuid), uuid, t.file + 1, [&] {
-        std::string description = fmt::format("{}", tl_.files[t.file].path);
-        if (t.clock_offset_ns != 0) {
-          description += fmt::format("; clock shifted by {:+.3f} ms", static_cast<double>(t.clock_offset_ns) / 1e6);
-        }
-        descriptor(w, uuid, naming_.thread_name(t, lane), parent, lane_order(t, lane), false,
-                   lane == 0 ? description : "");
-      });
-    }
-  }
+  if (piece.begin == 0) write_lane_descriptors(w, t);
   std::vector<uint32_t> seq_ids(t.lanes);
   std::vector<LaneClock> clocks(t.lanes);
   for (uint32_t lane = 0; lane < t.lanes; ++lane) seq_ids[lane] = static_cast<uint32_t>(1 + naming_.track_tid(t, lane));
-
-  // Where this piece's flow ids start: edges by consumer, and by producer.
-  const std::vector<Dependency>* edges = opt_.dependencies ? &opt_.dependencies->edges : nullptr;
-  size_t in_cursor = 0, out_cursor = 0;
-  if (edges) {
-    const uint64_t first = order_of({ti, piece.begin});
-    in_cursor = static_cast<size_t>(
-        std::lower_bound(edges->begin(), edges->end(), first,
-                         [&](const Dependency& e, uint64_t k) { return order_of(e.consumer) < k; }) -
-        edges->begin());
-    out_cursor = static_cast<size_t>(
-        std::lower_bound(by_producer_.begin(), by_producer_.end(), first,
-                         [&](uint32_t i, uint64_t k) { return order_of((*edges)[i].producer) < k; }) -
-        by_producer_.begin());
-  }
+  FlowCursor flows = flow_cursor(ti, piece.begin);
 
   const bool shifted = t.clock_offset_ns != 0;
   const uint32_t source_iid = t.file + 1;
@@ -778,25 +763,64 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
       annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
       annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);
     }
-    if (edges) {
-      // A job inside a chain has one incoming and one outgoing edge of the
-      // same flow id: it carries the id once.
-      const JobRef ref{ti, i};
-      uint32_t last_in = 0;
-      while (in_cursor < edges->size() && (*edges)[in_cursor].consumer == ref) {
-        last_in = flow_of_[in_cursor];
-        w.fixed64(f::kFlowIds, last_in);
-        ++in_cursor;
-      }
-      while (out_cursor < by_producer_.size() && (*edges)[by_producer_[out_cursor]].producer == ref) {
-        const uint32_t id = flow_of_[by_producer_[out_cursor]];
-        if (id != last_in) w.fixed64(f::kFlowIds, id);
-        ++out_cursor;
-      }
-    }
+    write_flow_ids(w, flows, JobRef{ti, i});
     w.close_nested(e);
     w.close_nested(p);
     end_event(w, seq_id, clock, j.end_ns);
+  }
+}
+
+// write_jobs' steps, each inlined there (per job but the first two).
+
+// Each lane's sequence and descriptor, before the track's first job.
+inline void PerfettoTraceWriter::write_lane_descriptors(proto::Writer& w, const Track& t) const {
+  const uint64_t parent = multi_machine_ ? machine_uuid(t.run, t.machine) : root_uuid(t.run);
+  for (uint32_t lane = 0; lane < t.lanes; ++lane) {
+    uint64_t uuid = naming_.track_tid(t, lane);
+    start_sequence(w, static_cast<uint32_t>(1 + uuid), uuid, t.file + 1, [&] {
+      std::string description = fmt::format("{}", tl_.files[t.file].path);
+      if (t.clock_offset_ns != 0) {
+        description += fmt::format("; clock shifted by {:+.3f} ms", static_cast<double>(t.clock_offset_ns) / 1e6);
+      }
+      descriptor(w, uuid, naming_.thread_name(t, lane), parent, lane_order(t, lane), false,
+                 lane == 0 ? description : "");
+    });
+  }
+}
+
+// Where a piece's flow ids start: edges by consumer, and by producer.
+inline PerfettoTraceWriter::FlowCursor PerfettoTraceWriter::flow_cursor(uint32_t ti, uint32_t begin) const {
+  FlowCursor c;
+  c.edges = opt_.dependencies ? &opt_.dependencies->edges : nullptr;
+  if (!c.edges) return c;
+  const uint64_t first = order_of({ti, begin});
+  c.in =
+      static_cast<size_t>(std::lower_bound(c.edges->begin(), c.edges->end(), first,
+                                           [&](const Dependency& e, uint64_t k) { return order_of(e.consumer) < k; }) -
+                          c.edges->begin());
+  c.out = static_cast<size_t>(
+      std::lower_bound(by_producer_.begin(), by_producer_.end(), first,
+                       [&](uint32_t i, uint64_t k) { return order_of((*c.edges)[i].producer) < k; }) -
+      by_producer_.begin());
+  return c;
+}
+
+// The flow ids of job `ref`'s edges, the cursor moved past them. A job inside
+// a chain has one incoming and one outgoing edge of the same flow id: it
+// carries the id once.
+inline void PerfettoTraceWriter::write_flow_ids(proto::Writer& w, FlowCursor& c, JobRef ref) const {
+  if (!c.edges) return;
+  const std::vector<Dependency>& edges = *c.edges;
+  uint32_t last_in = 0;
+  while (c.in < edges.size() && edges[c.in].consumer == ref) {
+    last_in = flow_of_[c.in];
+    w.fixed64(f::kFlowIds, last_in);
+    ++c.in;
+  }
+  while (c.out < by_producer_.size() && edges[by_producer_[c.out]].producer == ref) {
+    const uint32_t id = flow_of_[by_producer_[c.out]];
+    if (id != last_in) w.fixed64(f::kFlowIds, id);
+    ++c.out;
   }
 }
 
