@@ -14,7 +14,7 @@ namespace ppt {
 
 inline int64_t round_to_int64(double x) {
   if (!(std::fabs(x) < 4503599627370496.0)) return std::llround(x);  // 2^52
-  auto i = static_cast<int64_t>(x);                                   // toward zero
+  auto i = static_cast<int64_t>(x);                                  // toward zero
   const double fraction = x - static_cast<double>(i);
   if (fraction >= 0.5) {
     ++i;
