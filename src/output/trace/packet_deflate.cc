@@ -84,7 +84,16 @@ struct FixedCodes {
       }
     }
     for (uint32_t d = 0; d < 30; ++d) dist[d] = reversed(d, 5);
+    for (uint32_t l = 3; l <= kMaxMatch; ++l) {
+      const uint32_t lc = length_code(l);
+      const uint32_t c = litlen[257 + lc];
+      length_bits[l] = (c >> 5) | (l - kLengthBase[lc]) << (c & 31);
+      length_count[l] = static_cast<uint8_t>((c & 31) + kLengthExtra[lc]);
+    }
   }
+  // A match length's code and extra bits (13 at most), by length (3-258).
+  uint32_t length_bits[kMaxMatch + 1] = {};
+  uint8_t length_count[kMaxMatch + 1] = {};
 };
 const FixedCodes kFixed;
 
@@ -106,26 +115,40 @@ struct Bits {
     buf >>= n & ~7;
     n &= 7;
   }
+  // Two literals' codes (9 bits at most each) a put.
   void literals(const char* bytes, size_t count) {
-    for (size_t i = 0; i < count; ++i) {
+    size_t i = 0;
+    for (; i + 2 <= count; i += 2) {
+      const uint32_t a = kFixed.litlen[static_cast<uint8_t>(bytes[i])];
+      const uint32_t b = kFixed.litlen[static_cast<uint8_t>(bytes[i + 1])];
+      put((a >> 5) | uint64_t{b >> 5} << (a & 31), static_cast<int>((a & 31) + (b & 31)));
+    }
+    if (i < count) {
       const uint32_t c = kFixed.litlen[static_cast<uint8_t>(bytes[i])];
       put(c >> 5, static_cast<int>(c & 31));
     }
   }
-  void match(uint32_t length, uint32_t distance) {
+  // A distance's code and extra bits, as match() puts them: the same for
+  // every match of a packet, so coded once a packet.
+  struct Distance {
+    uint64_t bits;
+    int count;
+  };
+  static Distance distance_bits(uint32_t distance) {
     const uint32_t dc = distance_code(distance);
     const uint32_t d = kFixed.dist[dc];
-    const uint64_t dist_bits = (d >> 5) | uint64_t{distance - kDistBase[dc]} << 5;  // fixed distance codes: 5 bits
-    const int dist_count = 5 + kDistExtra[dc];
+    return {(d >> 5) | uint64_t{distance - kDistBase[dc]} << 5, 5 + kDistExtra[dc]};  // fixed distance codes: 5 bits
+  }
+  void match(uint32_t length, Distance distance) {
+    const uint64_t dist_bits = distance.bits;
+    const int dist_count = distance.count;
     while (length > 0) {
       uint32_t l = length;
       if (l > kMaxMatch) l = length - kMaxMatch < 3 ? length - 3 : kMaxMatch;  // what is left stays a match
-      const uint32_t lc = length_code(l);
-      const uint32_t c = kFixed.litlen[257 + lc];
       // The length's code and extra bits (13 at most), then the distance's
       // (18 at most): one put.
-      const int length_count = static_cast<int>(c & 31) + kLengthExtra[lc];
-      put((c >> 5) | uint64_t{l - kLengthBase[lc]} << (c & 31) | dist_bits << length_count, length_count + dist_count);
+      const int length_count = kFixed.length_count[l];
+      put(kFixed.length_bits[l] | dist_bits << length_count, length_count + dist_count);
       length -= l;
     }
   }
@@ -135,7 +158,7 @@ static_assert(std::endian::native == std::endian::little, "Bits::put stores its 
 // Byte by byte against the earlier packet of the same size: runs of equal
 // bytes are matches, the rest literals.
 inline void repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
-  const auto distance = static_cast<uint32_t>(packet - earlier);
+  const Bits::Distance distance = Bits::distance_bits(static_cast<uint32_t>(packet - earlier));
   size_t i = 0;
   while (i < size) {
     size_t j = i;
