@@ -1,6 +1,7 @@
 // End to end on the CPU: pp-demo writes launch logs, the converter reads them
 // back, and the timeline must hold the schedule's order and its dependencies.
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "demo_check.h"
+#include "work.h"
 
 using namespace ppt::demo_check;
 using ppt::demo::PipelineShape;
@@ -249,22 +251,22 @@ TEST_CASE("The work of --work_us is a stage's: a VPP chunk job does 1/V of it") 
 
 TEST_CASE("A CPU job lasts its work, not its work and a sleep's lateness") {
   // A sleep to the deadline wakes late by the timer slack and the wake-up
-  // (50-100 us). That lateness is the same for every job, so chunk jobs,
-  // shorter, would be slower per unit of work than whole jobs. The shortest
-  // of 24 jobs shows it: a busy machine only lengthens jobs.
-  TempDir dir;
-  const Command run = run_demo({"--log_dir", dir.path(), "--ranks", "2", "--schedule", "1f1b", "--micro-batches", "4",
-                                "--steps", "6", "--work_us", "1000", "--device", "cpu"});
-  INFO(run.output);
-  REQUIRE(run.exit_code == 0);
-  const LoadedRun loaded = load(dir.path());
-  REQUIRE(loaded.error == "");
-  for (int r = 0; r < 2; ++r) {
-    INFO("rank " << r);
-    CHECK(min_us(loaded, r, "forward") >= 1000 * 0.99);
-    CHECK(min_us(loaded, r, "forward") < 1000 + 20);
-    CHECK(min_us(loaded, r, "backward") < 2000 + 20);
+  // (50-100 us): the same for every job, so chunk jobs, shorter, would be
+  // slower per unit of work than whole jobs. The work timed around run():
+  // the least lateness of 30 jobs (a busy machine only adds to it; a
+  // sanitizer build adds to the shim's code around the work, not timed here).
+  const std::unique_ptr<ppt::demo::Work> work = ppt::demo::make_cpu_work(4096);
+  const std::vector<uint8_t> input(4096, 7);
+  double least_late_us = 1e9;
+  for (int i = 0; i < 30; ++i) {
+    std::string error;
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(work->run(1000, input, false, &error));
+    const double took_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    CHECK(took_us >= 1000);
+    least_late_us = std::min(least_late_us, took_us - 1000);
   }
+  CHECK(least_late_us < 20);
 }
 
 TEST_CASE("A stage scaled by --stage-scale is a real straggler: its every job is that much longer") {
