@@ -12,6 +12,7 @@
 
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
+#include "schedule/schedules.h"
 #include "util/checked.h"
 #include "util/parallel.h"
 #include "util/text.h"
@@ -1699,13 +1700,11 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     // A measured shape no plan can replay gets no suggestion: said before the
     // fit, whose tables hold a row per stage (P may be the run's whole rank
     // count when few of its logs are loaded). V is the fit's, so only what V
-    // cannot change is looked at here: the schedule, M, and M >= P.
-    const ScheduleKind kind = plan.schedule.kind;
+    // cannot change is looked at here: the schedule, M, and M >= P where
+    // its row does not take M < P.
+    const ScheduleRow* row = schedule_row(plan.schedule.kind);
     const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
-    if (kind == ScheduleKind::kUnknown || kind == ScheduleKind::kNoPipeline || mb <= 0 ||
-        (kind != ScheduleKind::kFThenB && mb < p)) {
-      return r;
-    }
+    if (!row || mb <= 0 || (!row->m_below_p && mb < p)) return r;
   }
   r.model = fit_cost_model(tl, plan, deps, run);
   const CostModel& m = r.model;
