@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/advice.h"
 #include "analysis/critical_path.h"
 #include "analysis/memory.h"
 #include "model/timeline.h"
@@ -201,7 +202,7 @@ struct Stats {
   // Where the model behind the suggestions does not hold for this run
   // (analysis/whatif.h, whatif_warnings), and a balancing suggestion that
   // rests on a stage stats finds no straggler on.
-  std::vector<std::string> suggestion_warnings;
+  std::vector<ModelWarning> suggestion_warnings;
   // Each stage's device memory (analysis/memory.h), from the measured run's
   // `[Pipeline details]` samples; not present() without them;
   // device_memory_bytes is --device-memory's.

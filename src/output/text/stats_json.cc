@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "output/text/advice_text.h"
 #include "output/text/stats_schema.h"
 #include "util/json_values.h"
 
@@ -426,7 +427,7 @@ void fields(IO& io, Field<IO, Stats>& st) {
   io.list("stragglers", st.stragglers);
   io.written("suggestions", [&] { return suggestions_json(st.suggestions); });
   if (IO::kWrites && !st.suggestion_warnings.empty()) {
-    io.written("suggestion_warnings", [&] { return st.suggestion_warnings; });
+    io.written("suggestion_warnings", [&] { return warning_texts(st.suggestion_warnings); });
   }
   if (!IO::kWrites || st.memory.present()) io.object("memory", st.memory);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "output/text/advice_text.h"
 #include "output/text/stats_memory.h"
 #include "output/text/summary.h"
 #include "util/text.h"
@@ -106,7 +107,7 @@ void add_throughput_and_suggestions(const Stats& st, StatsParts& p) {
     for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
     p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
   }
-  for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
+  for (const ModelWarning& w : st.suggestion_warnings) p.summary.emplace_back("caveat", warning_text(w));
 }
 
 }  // namespace
