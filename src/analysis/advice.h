@@ -1,7 +1,8 @@
 // What whatif and stats' suggestions say besides their figures, as values:
 // where the model does not hold for a run (ModelWarning, and the Refusal
-// that stops every prediction) and what the figures rest on (Assumption).
-// Each carries the numbers it cites and no text: output/text/advice_text makes the one sentence of
+// that stops every prediction), what the figures rest on (Assumption), and
+// the change a suggestion names (SuggestedChange). Each carries the numbers
+// it cites and no text: output/text/advice_text makes the one sentence of
 // each, for every writer that shows them.
 #pragma once
 
@@ -175,5 +176,15 @@ using Assumption = std::variant<assumption::JobCosts, assumption::Links, assumpt
                                 assumption::StageScale, assumption::OtherJobs, assumption::ReplayedSteps,
                                 assumption::Pieces, assumption::NoMemorySamples, assumption::MemoryModel,
                                 assumption::MemorySplitBackward, assumption::MemoryOtherV, assumption::DeviceMemory>;
+
+// The change a suggestion names: another schedule (`shape`'s schedule and
+// V), another M (`shape`'s), or every stage balanced (named after `stage`,
+// the busiest; -1: none). `shape` is the plan replayed.
+struct SuggestedChange {
+  enum class Kind : uint8_t { kSchedule, kMicroBatches, kBalance };
+  Kind kind = Kind::kSchedule;
+  PlanShape shape;
+  int32_t stage = -1;
+};
 
 }  // namespace ppt

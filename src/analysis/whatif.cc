@@ -1634,10 +1634,10 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
   // The candidate changes: the other schedules at the run's M, 2M, every
-  // stage balanced (its text is the stats', empty here).
+  // stage balanced (its stage is the stats', named in suggest_changes).
+  using Kind = SuggestedChange::Kind;
   struct Target {
-    std::string text;
-    PlanShape shape;
+    SuggestedChange change;
     WhatifChanges changes;
   };
   std::vector<Target> targets;
@@ -1646,16 +1646,14 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     PlanShape s = ms;
     s.schedule = k;
     s.chunks = target_chunks(m, k, 0);
-    std::string change(schedule_name(k));
-    if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    targets.push_back({change, s, none});
+    targets.push_back({{Kind::kSchedule, s}, none});
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  targets.push_back({fmt::format("M={}", twice.micro_batches), twice, none});
+  targets.push_back({{Kind::kMicroBatches, twice}, none});
   WhatifChanges balance;
   balance.balance = true;
-  targets.push_back({"", ms, balance});
+  targets.push_back({{Kind::kBalance, ms}, balance});
   // The run's checks and the targets' replays are independent: side by side
   // on the run's threads (once the stats beside them are done, on both),
   // each target with a plan cache of its own (a cache is one thread's), the
@@ -1669,7 +1667,8 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
       return;
     }
     const Target& t = targets[i - 1];
-    r.changes[i - 1] = {t.text, replay_outcome(m, t.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
+    r.changes[i - 1] = {t.change,
+                        replay_outcome(m, t.change.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
   });
   for (PlanCache& c : caches) r.plans.greedy.merge(c.greedy);
   return r;
@@ -1703,20 +1702,6 @@ double gain_half_range(const WhatifOutcome& o, const WhatifOutcome& base, bool p
   return half;
 }
 
-// A suggestion's peak memory against the measured plan's, in words.
-std::string memory_text(const WhatifSuggestion& s, int64_t base_bytes, double base_memory) {
-  std::string mem = "same peak memory";
-  if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
-    mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
-    if (s.peak_memory_bytes != base_bytes) {
-      mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
-    }
-  } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
-    mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
-  }
-  return mem;
-}
-
 // The suggestions from the replayed changes: those that fit the device and
 // gain beyond the noise.
 class Suggestions {
@@ -1727,7 +1712,7 @@ class Suggestions {
     base_bytes_ = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
   }
 
-  void add(const std::string& change, const WhatifOutcome& o) {
+  void add(const SuggestedChange& change, const WhatifOutcome& o) {
     if (o.failed() || o.period_ns <= 0) return;
     WhatifSuggestion s;
     s.change = change;
@@ -1735,16 +1720,13 @@ class Suggestions {
     s.peak_memory = activation_peak(o);
     s.measured_peak_memory = base_memory_;
     s.peak_memory_bytes = highest_peak(predict_peak_memory(stats_.memory, o.shape, &plans_));
+    s.measured_peak_memory_bytes = base_bytes_;
     const int64_t device = stats_.memory.device_memory_bytes;
     if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
     const double half = gain_half_range(o, base_, s.per_micro_batch, model_error_);
     s.gain_lo = s.period_gain - half;
     s.gain_hi = s.period_gain + half;
     if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
-    s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
-                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100,
-                         memory_text(s, base_bytes_, base_memory_));
-    if (const ScheduleRow* refuses = paddle_refuses(o.shape)) s.text += fmt::format(" ({})", refuses->assertion);
     out_.push_back(std::move(s));
   }
 
@@ -1763,7 +1745,7 @@ class Suggestions {
   PlanCache& plans_;
   const double model_error_;
   const double base_memory_;
-  int64_t base_bytes_ = 0;
+  int64_t base_bytes_ = -1;
   std::vector<WhatifSuggestion> out_;
 };
 
@@ -1783,8 +1765,9 @@ int32_t busiest_stage(const Stats& stats) {
 // busiest by noise alone: said, beside the suggestion.
 void warn_balancing_noise(const std::vector<WhatifSuggestion>& out, const Stats& stats, int32_t slowest,
                           std::vector<ModelWarning>* warnings) {
-  const bool balancing = std::any_of(out.begin(), out.end(),
-                                     [](const WhatifSuggestion& s) { return s.change.rfind("balancing", 0) == 0; });
+  const bool balancing = std::any_of(out.begin(), out.end(), [](const WhatifSuggestion& s) {
+    return s.change.kind == SuggestedChange::Kind::kBalance;
+  });
   const bool straggler = std::any_of(stats.stragglers.begin(), stats.stragglers.end(),
                                      [&](const Straggler& g) { return g.stage == slowest; });
   if (balancing && !straggler && warnings) {
@@ -1808,12 +1791,9 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
   Suggestions suggestions(base, stats, replays.plans, model_error);
   const int32_t slowest = busiest_stage(stats);
   for (const SuggestionReplays::Change& c : replays.changes) {
-    if (!c.text.empty()) {
-      suggestions.add(c.text, c.outcome);
-    } else {
-      suggestions.add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-                      c.outcome);
-    }
+    SuggestedChange change = c.change;
+    if (change.kind == SuggestedChange::Kind::kBalance) change.stage = slowest;
+    suggestions.add(change, c.outcome);
   }
   std::vector<WhatifSuggestion> out = suggestions.best(limit);
   warn_balancing_noise(out, stats, slowest, warnings);

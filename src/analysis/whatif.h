@@ -294,7 +294,7 @@ struct SuggestionReplays {
   PlanCache plans;     // their costly plans (PlanCache), built once each
   WhatifOutcome base;  // the measured plan replayed
   struct Change {
-    std::string text;  // "ZB-H1", "VPP V=2", "M=128"; empty for the balanced stages (named after the stats)
+    SuggestedChange change;  // a balancing one's stage is named after the stats (suggest_changes)
     WhatifOutcome outcome;
   };
   std::vector<Change> changes;  // the other schedules at the run's M, 2M, every stage balanced

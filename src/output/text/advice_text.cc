@@ -202,6 +202,25 @@ std::string text(const assumption::DeviceMemory& a) {
       format_gib(a.bytes));
 }
 
+// ---- suggestions ---------------------------------------------------------
+
+// A suggestion's peak memory against the measured plan's, in words: in bytes
+// where the memory model has both, else in micro-batch activations.
+std::string memory_text(const WhatifSuggestion& s) {
+  const int64_t base_bytes = s.measured_peak_memory_bytes;
+  if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
+    std::string mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
+    if (s.peak_memory_bytes != base_bytes) {
+      mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
+    }
+    return mem;
+  }
+  if (std::abs(s.peak_memory - s.measured_peak_memory) > 1e-9 && s.measured_peak_memory > 0) {
+    return fmt::format("peak memory {:+.0f}%", (s.peak_memory / s.measured_peak_memory - 1) * 100);
+  }
+  return "same peak memory";
+}
+
 }  // namespace
 
 std::string plan_difference_text(const PlanDifference& d, const PlanShape& shape) {
@@ -255,6 +274,26 @@ std::string outcome_label(const WhatifOutcome& o) {
 std::string outcome_error(const WhatifOutcome& o, const WhatifReport& r) {
   if (!o.error.empty()) return o.error;
   return o.refused && r.refusal ? refusal_text(*r.refusal) : std::string();
+}
+
+std::string change_text(const SuggestedChange& c) {
+  switch (c.kind) {
+    case SuggestedChange::Kind::kSchedule: {
+      std::string name(schedule_name(c.shape.schedule));
+      return c.shape.chunks > 1 ? fmt::format("{} V={}", name, c.shape.chunks) : name;
+    }
+    case SuggestedChange::Kind::kMicroBatches: return fmt::format("M={}", c.shape.micro_batches);
+    case SuggestedChange::Kind::kBalance: break;
+  }
+  return c.stage >= 0 ? fmt::format("balancing stage {}", c.stage) : std::string("balancing the stages");
+}
+
+std::string suggestion_text(const WhatifSuggestion& s) {
+  std::string text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change_text(s.change),
+                                 s.period_gain * 100, s.per_micro_batch ? "time per micro-batch" : "period",
+                                 s.gain_lo * 100, s.gain_hi * 100, memory_text(s));
+  if (const ScheduleRow* refuses = paddle_refuses(s.change.shape)) text += fmt::format(" ({})", refuses->assertion);
+  return text;
 }
 
 }  // namespace ppt

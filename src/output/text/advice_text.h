@@ -1,6 +1,6 @@
 // The sentences of what whatif and stats' suggestions say besides their
-// figures (analysis/advice.h): each warning, refusal and assumption, and the
-// outcomes' labels, made here once for every writer that
+// figures (analysis/advice.h): each warning, refusal, assumption and
+// suggestion, and the outcomes' labels, made here once for every writer that
 // shows them (whatif's table, JSON and page, stats' text, Markdown, HTML and
 // JSON, the report).
 #pragma once
@@ -33,5 +33,11 @@ std::string outcome_label(const WhatifOutcome& outcome);
 // Why an outcome has no figures: its error, or the report's refusal; "" when
 // it has them.
 std::string outcome_error(const WhatifOutcome& outcome, const WhatifReport& report);
+
+// "ZBH1", "VPP V=2", "M=16", "balancing stage 2", "balancing the stages".
+std::string change_text(const SuggestedChange& change);
+// "ZBH1: -17% period (-15.0% to -19.0%), same peak memory", with what Paddle
+// asserts of the shape where it would refuse it.
+std::string suggestion_text(const WhatifSuggestion& suggestion);
 
 }  // namespace ppt

@@ -104,7 +104,7 @@ void add_throughput_and_suggestions(const Stats& st, StatsParts& p) {
   }
   if (!st.suggestions.empty()) {
     std::string text;
-    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
+    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + suggestion_text(w);
     p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
   }
   for (const ModelWarning& w : st.suggestion_warnings) p.summary.emplace_back("caveat", warning_text(w));

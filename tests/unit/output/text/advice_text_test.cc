@@ -152,4 +152,41 @@ TEST_CASE("advice: labels, and an outcome's error or the report's refusal", "[ad
   CHECK(outcome_error(o, r) == "no plan for this schedule");
 }
 
+TEST_CASE("advice: the changes suggested, by name", "[advice]") {
+  using Kind = SuggestedChange::Kind;
+  CHECK(change_text({Kind::kSchedule, {ScheduleKind::kZBH1, 4, 8, 1, false}}) == "ZBH1");
+  CHECK(change_text({Kind::kSchedule, {ScheduleKind::kVPP, 4, 8, 2, false}}) == "VPP V=2");
+  CHECK(change_text({Kind::kMicroBatches, {ScheduleKind::k1F1B, 4, 16, 1, false}}) == "M=16");
+  CHECK(change_text({Kind::kBalance, one_f_one_b(), 2}) == "balancing stage 2");
+  CHECK(change_text({Kind::kBalance, one_f_one_b(), -1}) == "balancing the stages");
+}
+
+TEST_CASE("advice: a suggestion's gain, range and memory", "[advice]") {
+  WhatifSuggestion s;
+  s.change = {SuggestedChange::Kind::kSchedule, {ScheduleKind::kZBH1, 4, 8, 1, false}};
+  s.period_gain = 0.17;
+  s.gain_lo = 0.152;
+  s.gain_hi = 0.188;
+  s.peak_memory = s.measured_peak_memory = 4;
+  CHECK(suggestion_text(s) == "ZBH1: -17% period (-15.2% to -18.8%), same peak memory");
+  // Activations only (no memory samples): their change in percent.
+  s.peak_memory = 5;
+  CHECK(suggestion_text(s) == "ZBH1: -17% period (-15.2% to -18.8%), peak memory +25%");
+  // With the memory model's bytes: the predicted peak, and its change where there is one.
+  s.peak_memory_bytes = 29 * kGiB;
+  s.measured_peak_memory_bytes = 21 * kGiB;
+  CHECK(suggestion_text(s) == "ZBH1: -17% period (-15.2% to -18.8%), peak memory 29.0 GiB (+38%)");
+  s.peak_memory_bytes = 21 * kGiB;
+  CHECK(suggestion_text(s) == "ZBH1: -17% period (-15.2% to -18.8%), peak memory 21.0 GiB");
+  // Another M: per micro-batch.
+  s.change = {SuggestedChange::Kind::kMicroBatches, {ScheduleKind::k1F1B, 4, 16, 1, false}};
+  s.per_micro_batch = true;
+  CHECK(suggestion_text(s).rfind("M=16: -17% time per micro-batch (-15.2% to -18.8%), ", 0) == 0);
+  // A shape Paddle refuses: its assertion follows.
+  s.change = {SuggestedChange::Kind::kSchedule, {ScheduleKind::kZBVPP, 4, 8, 2, false}};
+  s.per_micro_batch = false;
+  CHECK(suggestion_text(s) ==
+        "ZBVPP V=2: -17% period (-15.2% to -18.8%), peak memory 21.0 GiB (Paddle's ZB-VPP asserts M <= P)");
+}
+
 }  // namespace ppt
