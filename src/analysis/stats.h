@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/advice.h"
 #include "analysis/critical_path.h"
 #include "analysis/memory.h"
 #include "model/timeline.h"
@@ -152,7 +153,7 @@ struct Throughput {
 // would shorten the period, against the measured plan replayed with the same
 // model (so the model's own error cancels out).
 struct WhatifSuggestion {
-  std::string change;      // "ZBH1", "VPP V=2", "M=16", "balancing stage 2"
+  SuggestedChange change;  // ZBH1, VPP V=2, M=16, balancing stage 2 (output/text/advice_text: its name)
   double period_gain = 0;  // 1 - predicted / replayed: 0.17 is a 17 % shorter period
   // How sure the gain is: period_gain less and plus twice the standard error
   // of the per-step gains (each measured step replayed under both plans) and
@@ -166,7 +167,7 @@ struct WhatifSuggestion {
   // model, analysis/whatif.h predict_peak_memory); -1 when the run has no
   // memory samples.
   int64_t peak_memory_bytes = -1;
-  std::string text;  // "ZBH1: -17% period, same peak memory", "M=16: -9% time per micro-batch, ..."
+  int64_t measured_peak_memory_bytes = -1;  // the same, for the measured plan replayed
 };
 
 struct Stats {
@@ -201,7 +202,7 @@ struct Stats {
   // Where the model behind the suggestions does not hold for this run
   // (analysis/whatif.h, whatif_warnings), and a balancing suggestion that
   // rests on a stage stats finds no straggler on.
-  std::vector<std::string> suggestion_warnings;
+  std::vector<ModelWarning> suggestion_warnings;
   // Each stage's device memory (analysis/memory.h), from the measured run's
   // `[Pipeline details]` samples; not present() without them;
   // device_memory_bytes is --device-memory's.

@@ -12,6 +12,7 @@
 
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
+#include "schedule/schedules.h"
 #include "util/checked.h"
 #include "util/parallel.h"
 #include "util/rounding.h"
@@ -103,8 +104,6 @@ DurationFit fit_durations(std::vector<int64_t> d) {
 }
 
 int64_t median_rounded(std::vector<int64_t> v) { return std::llround(median_unsorted(v)); }
-
-std::string us_text(double ns) { return fmt::format("{:.1f} us", ns / 1e3); }
 
 // The cost of every job of a target, per stage.
 struct TargetCosts {
@@ -436,12 +435,6 @@ void widen_by_model_error(WhatifOutcome& o, double error) {
   o.period_hi_ns += std::abs(error) * o.period_ns;
 }
 
-std::string shape_label(const PlanShape& s) {
-  std::string label = fmt::format("{} M={}", schedule_name(s.schedule), s.micro_batches);
-  if (s.chunks > 1) label += fmt::format(" V={}", s.chunks);
-  return label;
-}
-
 // Which measured steps and replicas a target replays, as the measured plan's
 // replay (the base) chose them:
 //  - the steps: the base replays the measured steps from the last one back,
@@ -668,7 +661,6 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
                              const StepChoice* only = nullptr, StepChoice* found = nullptr) {
   WhatifOutcome o;
   o.shape = shape;
-  o.label = shape_label(shape);
   if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
     o.error = why;
     return o;
@@ -736,7 +728,7 @@ int32_t target_chunks(const CostModel& m, ScheduleKind k, int32_t asked) {
 double relative_time(const WhatifOutcome& o, const WhatifOutcome& base, bool* per_micro_batch) {
   const bool per_mb = o.shape.micro_batches != base.shape.micro_batches;
   if (per_micro_batch) *per_micro_batch = per_mb;
-  if (!o.error.empty() || !base.error.empty() || o.period_ns <= 0 || base.period_ns <= 0) return 0;
+  if (o.failed() || base.failed() || o.period_ns <= 0 || base.period_ns <= 0) return 0;
   const double a = per_mb ? o.period_ns / std::max(1, o.shape.micro_batches) : o.period_ns;
   const double b = per_mb ? base.period_ns / std::max(1, base.shape.micro_batches) : base.period_ns;
   return a / b - 1;
@@ -809,7 +801,7 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
 }  // namespace
 
 bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
-  if (!a.error.empty() || !b.error.empty() || a.period_ns <= 0 || b.period_ns <= 0) return false;
+  if (a.failed() || b.failed() || a.period_ns <= 0 || b.period_ns <= 0) return false;
   const bool per_mb = a.shape.micro_batches != b.shape.micro_batches;
   const double da = per_mb ? std::max(1, a.shape.micro_batches) : 1.0;
   const double db = per_mb ? std::max(1, b.shape.micro_batches) : 1.0;
@@ -877,15 +869,11 @@ void close_step(const Track& t, int32_t step, const std::vector<PlanJob>& got, c
   // above; one with as many or more runs another plan.
   if (got != want && got.size() >= want.size()) {
     ++c.off_plan;
-    if (c.example.empty()) {
+    if (!c.example) {
       size_t i = 0;
       while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-      auto text = [&](const std::vector<PlanJob>& v) {
-        return i < v.size() ? fmt::format("{}:{}", plan_job_type(c.shape, v[i]), v[i].micro_batch)
-                            : std::string("the step's end");
-      };
-      c.example =
-          fmt::format("rank {} step {}, job {}: {} where the plan has {}", t.rank, step, i + 1, text(got), text(want));
+      auto at = [&](const std::vector<PlanJob>& v) { return i < v.size() ? std::optional(v[i]) : std::nullopt; };
+      c.example = PlanDifference{t.rank, step, i + 1, at(got), at(want)};
     }
   }
 }
@@ -947,26 +935,10 @@ RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_i
   return c;
 }
 
-std::vector<std::string> whatif_warnings(const Timeline& tl, const Stats& stats, const CostModel& m, double model_error,
-                                         const RunChecks& c, std::string* refusal) {
-  std::vector<std::string> w;
-  if (stats.run >= tl.runs.size()) return w;
-  const Run& run = tl.runs[stats.run];
-  if (tl.runs.size() > 1) {
-    const std::string steps = run.steps.empty()
-                                  ? std::string("no steps")
-                                  : fmt::format("steps {}-{}", run.steps.front().number, run.steps.back().number);
-    w.push_back(fmt::format("the logs hold {} runs; the model is run {} ({}{}, {} rank(s)); --run N models another",
-                            tl.runs.size(), stats.run + 1, stats.run + 1 == tl.runs.size() ? "the last, " : "", steps,
-                            run.tracks.size()));
-  }
-  if (c.overlapping > 0 && c.jobs > 0) {
-    w.push_back(fmt::format(
-        "{} of {} jobs ({:.1f}%) overlap another job on their rank: the model runs one job at a time per stage, so "
-        "the overlapped time is charged twice and the replay runs long",
-        c.overlapping, c.jobs, 100.0 * static_cast<double>(c.overlapping) / static_cast<double>(c.jobs)));
-  }
-  // The resolution against the typical job (the median over the fitted kinds).
+namespace {
+
+// The typical job: the median of the fitted kinds' medians; 0 when none.
+int64_t typical_job_ns(const CostModel& m) {
   std::vector<int64_t> medians;
   for (const auto& stage : m.jobs) {
     for (const auto& chunk : stage) {
@@ -975,51 +947,54 @@ std::vector<std::string> whatif_warnings(const Timeline& tl, const Stats& stats,
       }
     }
   }
-  const int64_t typical = medians.empty() ? 0 : median_rounded(medians);
+  return medians.empty() ? 0 : median_rounded(medians);
+}
+
+// What the run's shape says: several runs, overlapping jobs, a coarse
+// resolution (against the typical job), one step, the model's error.
+void run_warnings(const Timeline& tl, const Stats& stats, const CostModel& m, double model_error, const RunChecks& c,
+                  std::vector<ModelWarning>& w) {
+  const Run& run = tl.runs[stats.run];
+  if (tl.runs.size() > 1) {
+    model_warning::SeveralRuns runs{tl.runs.size(), stats.run, !run.steps.empty(), 0, 0, run.tracks.size()};
+    if (runs.has_steps) runs.first_step = run.steps.front().number, runs.last_step = run.steps.back().number;
+    w.push_back(runs);
+  }
+  if (c.overlapping > 0 && c.jobs > 0) w.push_back(model_warning::OverlappingJobs{c.overlapping, c.jobs});
+  const int64_t typical = typical_job_ns(m);
   if (tl.resolution_ns > 1 && typical > 0 && tl.resolution_ns * 10 > typical) {
-    w.push_back(fmt::format(
-        "the input's times are whole {}, coarser than a tenth of the typical job ({}): job costs are off by up to "
-        "the resolution each and links below it read as 0, so predictions of schedules with more or shorter jobs "
-        "are unreliable",
-        us_text(static_cast<double>(tl.resolution_ns)), us_text(static_cast<double>(typical))));
+    w.push_back(model_warning::CoarseResolution{tl.resolution_ns, typical});
   }
-  if (stats.step_period.count == 0) {
-    w.push_back(
-        "the run has one step: there is no period; every \"period\" here is a step's busy span (first job start "
-        "to last job end), with nothing between steps");
-  }
-  if (std::isfinite(model_error) && std::abs(model_error) > 0.02) {
-    w.push_back(fmt::format(
-        "the model's error is {:+.1f}% (the measured plan replayed against the measured period), above 2%: the "
-        "run is not what the model describes, and every range here is widened by it",
-        model_error * 100));
-  }
+  if (stats.step_period.count == 0) w.push_back(model_warning::OneStep{});
+  if (std::isfinite(model_error) && std::abs(model_error) > 0.02) w.push_back(model_warning::ModelError{model_error});
+}
+
+}  // namespace
+
+std::vector<ModelWarning> whatif_warnings(const Timeline& tl, const Stats& stats, const CostModel& m,
+                                          double model_error, const RunChecks& c,
+                                          std::optional<model_warning::Refusal>* refusal) {
+  std::vector<ModelWarning> w;
+  if (stats.run >= tl.runs.size()) return w;
+  run_warnings(tl, stats, m, model_error, c, w);
   if (c.off_steps > 0) {
-    std::string text = fmt::format(
-        "{} of {} rank-steps do not run their rank's usual jobs in its usual order (rank {}: {:.0f}% of its steps): "
-        "the schedule or M changes inside the run, or steps lose jobs; the model is fitted over all of them",
-        c.off_steps, c.rank_steps, c.worst_rank, c.worst_share * 100);
-    w.push_back(std::move(text));
+    w.push_back(model_warning::UnusualSteps{c.off_steps, c.rank_steps, c.worst_rank, c.worst_share});
   }
-  if (c.plan_compared && refusal && refusal->empty() && c.off_plan > 0 && c.plan_steps > 0) {
+  if (c.plan_compared && refusal && !*refusal && c.off_plan > 0 && c.plan_steps > 0) {
     const double share = static_cast<double>(c.off_plan) / c.plan_steps;
+    const PlanDifference example = c.example.value_or(PlanDifference{});
     if (share > 0.25) {
-      *refusal = fmt::format(
-          "{:.0f}% of the modelled run's rank-steps do not run the {} plan the model replays ({}): the run is not "
-          "the schedule recognised (another run's?), so no prediction from it means anything",
-          share * 100, shape_label(c.shape), c.example);
-      *refusal += " (--steps or --run can select a part that does)";
+      *refusal = model_warning::Refusal{share, c.shape, example};
     } else {
-      w.push_back(fmt::format("{} of {} rank-steps do not run the {} plan the model replays ({})", c.off_plan,
-                              c.plan_steps, shape_label(c.shape), c.example));
+      w.push_back(model_warning::OffPlan{c.off_plan, c.plan_steps, c.shape, example});
     }
   }
   return w;
 }
 
-std::vector<std::string> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
-                                         const CostModel& m, double model_error, std::string* refusal,
-                                         PlanCache* plan_cache) {
+std::vector<ModelWarning> whatif_warnings(const Timeline& tl, const PipelinePlan& plan, const Stats& stats,
+                                          const CostModel& m, double model_error,
+                                          std::optional<model_warning::Refusal>* refusal, PlanCache* plan_cache) {
   PlanCache once;  // without the caller's cache: one for this call
   return whatif_warnings(tl, stats, m, model_error, check_run(tl, plan, stats.run, m, plan_cache ? *plan_cache : once),
                          refusal);
@@ -1339,39 +1314,20 @@ void set_memory_error(WhatifReport& r) {
 }
 
 // What the memory figures rest on, for the user: said once.
-void memory_assumptions(const WhatifReport& r, std::vector<std::string>& as) {
+void memory_assumptions(const WhatifReport& r, std::vector<Assumption>& as) {
   if (!r.memory.present()) {
-    as.push_back(
-        "memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
-        "FLAGS_profile_pipeline_details_steps): no peak memory is measured or predicted");
+    as.push_back(assumption::NoMemorySamples{});
     return;
   }
-  as.push_back(
-      "memory: a stage's peak is its static part (allocated before the step's first forward, the median) plus the "
-      "activations it holds at once: a forward adds its micro-batch's activation (After_forward - Before_forward, "
-      "the median per chunk), its backward frees it; another M holds the same activation per micro-batch; what a "
-      "job allocates and frees within itself (workspaces, the first step's gradients) is not modelled");
+  as.push_back(assumption::MemoryModel{});
   bool split = false, other_v = false;
   for (const WhatifOutcome& o : r.predicted) {
     split = split || schedule_split_backward(o.shape.schedule) || o.shape.split_backward;
     other_v = other_v || o.shape.chunks != r.model.chunks;
   }
-  if (split) {
-    as.push_back(
-        "memory: a split backward keeps the activation through its backward_b and frees it at its backward_w "
-        "(assumed: the samples do not say when a split backward frees it)");
-  }
-  if (other_v) {
-    as.push_back(
-        "memory: a chunk of another V holds the stage's activation per micro-batch / V (a VPP chunk holds "
-        "its own activations)");
-  }
-  if (r.device_memory_bytes > 0) {
-    as.push_back(fmt::format(
-        "device memory: {} (--device-memory): a target fits when every stage's predicted peak is at most that; "
-        "one that does not is ranked after those that do and never recommended",
-        format_gib(r.device_memory_bytes)));
-  }
+  if (split) as.push_back(assumption::MemorySplitBackward{});
+  if (other_v) as.push_back(assumption::MemoryOtherV{});
+  if (r.device_memory_bytes > 0) as.push_back(assumption::DeviceMemory{r.device_memory_bytes});
 }
 
 // The memory figures of every outcome of `r` (WhatifOutcome::peak_memory_bytes,
@@ -1382,7 +1338,7 @@ void predict_memory(const MemoryStats& memory, WhatifReport& r, PlanCache& plans
   if (!memory.present()) return;
   r.measured.peak_memory_bytes = measured_peak_memory(memory, r.measured.shape.stages);
   auto predict = [&](WhatifOutcome& o) {
-    if (o.error.empty()) o.peak_memory_bytes = predict_peak_memory(memory, o.shape, &plans);
+    if (!o.failed()) o.peak_memory_bytes = predict_peak_memory(memory, o.shape, &plans);
     set_fit(o, r.device_memory_bytes);
   };
   set_fit(r.measured, r.device_memory_bytes);
@@ -1390,11 +1346,8 @@ void predict_memory(const MemoryStats& memory, WhatifReport& r, PlanCache& plans
   for (WhatifOutcome& o : r.predicted) predict(o);
   set_memory_error(r);
   if (std::isfinite(r.memory_model_error) && std::abs(r.memory_model_error) > kMemoryErrorWarning) {
-    r.warnings.push_back(fmt::format(
-        "the memory model's error is {:+.1f}% on stage {} (the measured plan replayed against the logged peak), "
-        "above {:.0f}%: the stage holds more (or less) than its static part and the activations in flight, and "
-        "every predicted peak is off by about as much",
-        r.memory_model_error * 100, r.memory_error_stage, kMemoryErrorWarning * 100));
+    r.warnings.push_back(
+        model_warning::MemoryModelError{r.memory_model_error, r.memory_error_stage, kMemoryErrorWarning});
   }
 }
 
@@ -1476,7 +1429,7 @@ WhatifOutcome measured_outcome(const Timeline& tl, const PipelinePlan& plan, con
                                const PlanShape& ms) {
   WhatifOutcome o;
   o.shape = ms;
-  o.label = m.schedule == ScheduleKind::kUnknown ? "unknown" : shape_label(ms);
+  o.named_by_schedule = m.schedule == ScheduleKind::kUnknown;
   o.period_ns = stats.step_period.mean_ns;
   o.busy_ns = stats.step_time.mean_ns;
   o.bubble_ratio = stats.bubble_ratio;
@@ -1519,7 +1472,7 @@ void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms
   const CostModel& m = r.model;
   if (!why.empty()) {
     r.replayed.shape = ms;
-    r.replayed.label = r.measured.label;
+    r.replayed.named_by_schedule = r.measured.named_by_schedule;
     r.replayed.error = why;
     return;
   }
@@ -1551,7 +1504,7 @@ void predict_targets(const WhatifChanges& ch, double w, int32_t steps, const Pla
       if (k == ScheduleKind::kUnknown || k == ScheduleKind::kNoPipeline) {
         WhatifOutcome o;
         o.shape = s;
-        o.label = std::string(schedule_name(k));
+        o.named_by_schedule = true;
         o.error = why.empty() ? "no plan for this schedule" : why;
         r.predicted.push_back(std::move(o));
         continue;
@@ -1581,14 +1534,14 @@ void judge_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& st
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {
     widen_by_model_error(o, model_error);
-    if (!r.refusal.empty() && o.error.empty()) o.error = r.refusal;
+    if (r.refusal && o.error.empty()) o.refused = true;
   }
   predict_memory(stats.memory, r, plans);
   // Those that fit first (all do without a device size), then by throughput.
   std::stable_sort(r.predicted.begin(), r.predicted.end(), [](const WhatifOutcome& a, const WhatifOutcome& b) {
-    if (a.error.empty() != b.error.empty()) return a.error.empty();
+    if (a.failed() != b.failed()) return !a.failed();
     if (a.fits != b.fits) return a.fits;
-    return a.error.empty() && a.micro_batches_per_second > b.micro_batches_per_second;
+    return !a.failed() && a.micro_batches_per_second > b.micro_batches_per_second;
   });
   for (size_t i = 1; i < r.predicted.size(); ++i) {
     if (r.predicted[i].fits && within_noise(r.predicted[i], r.predicted[0])) r.within_noise_of_best.push_back(i);
@@ -1597,43 +1550,25 @@ void judge_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& st
 
 // What the fit rests on: the job costs, links, steps, gaps and host gaps.
 void model_assumptions(const Timeline& tl, const Stats& stats, const CostModel& m, const WhatifChanges& ch,
-                       std::vector<std::string>& as) {
-  as.push_back(fmt::format(
-      "job costs: per stage, chunk and job type the mean of the middle 80% of the durations over {} step(s) and {} "
-      "replica(s) of the measured run",
-      m.steps, m.replicas));
-  std::string links = fmt::format(
-      "links: per stage pair the median over steps of the smallest end-to-start lag where the consumer waited "
-      "(median {})",
-      us_text(static_cast<double>(m.median_link_ns)));
-  if (ch.link_scale != 1) links += fmt::format(", scaled by {:g}", ch.link_scale);
-  as.push_back(links + "; a pair never measured takes the median");
-  as.push_back(fmt::format("modelled: run {} of {} ({} step(s))", stats.run + 1, tl.runs.size(), m.steps));
-  if (tl.resolution_ns > 1) {
-    as.push_back(fmt::format("the input's times are whole {}: every fitted time is good to about that",
-                             us_text(static_cast<double>(tl.resolution_ns))));
-  }
-  as.push_back(m.steps > 1 ? fmt::format("between steps: {} (median of the measured gaps)",
-                                         us_text(static_cast<double>(m.step_gap_ns)))
-                           : std::string("between steps: none measured (one step), 0 charged"));
-  as.push_back(
-      "ranges: the mean period less and plus twice its standard error over the replayed steps and the model's own "
-      "error; targets whose ranges overlap are within each other's noise");
+                       std::vector<Assumption>& as) {
+  as.push_back(assumption::JobCosts{m.steps, m.replicas});
+  as.push_back(assumption::Links{m.median_link_ns, ch.link_scale});
+  as.push_back(assumption::Modelled{stats.run, tl.runs.size(), m.steps});
+  if (tl.resolution_ns > 1) as.push_back(assumption::Resolution{tl.resolution_ns});
+  as.push_back(assumption::StepGap{m.steps, m.step_gap_ns});
+  as.push_back(assumption::Ranges{});
   std::vector<int64_t> gaps;
   for (const auto& [stage, kinds] : m.host_gap_ns) {
     for (int64_t g : kinds) {
       if (g >= 0) gaps.push_back(g);
     }
   }
-  as.push_back(fmt::format(
-      "host gap: per stage and job kind the median time from a job's end to the next job's start where its input "
-      "was already there, charged before each job and optimizer ({} pair(s); median {})",
-      m.host_gap_samples, us_text(gaps.empty() ? 0.0 : static_cast<double>(median_rounded(gaps)))));
+  as.push_back(assumption::HostGap{m.host_gap_samples, gaps.empty() ? 0 : median_rounded(gaps)});
 }
 
 // What the targets rest on: the split backward, another V, what Paddle
 // refuses, and the changes asked for.
-void target_assumptions(const WhatifReport& r, const WhatifChanges& ch, double w, std::vector<std::string>& as) {
+void target_assumptions(const WhatifReport& r, const WhatifChanges& ch, double w, std::vector<Assumption>& as) {
   const CostModel& m = r.model;
   bool wants_split = false;
   bool wants_other_v = false;
@@ -1642,50 +1577,31 @@ void target_assumptions(const WhatifReport& r, const WhatifChanges& ch, double w
     wants_other_v = wants_other_v || o.shape.chunks != m.chunks;
   }
   if (wants_split) {
-    if (ch.w_share >= 0) {
-      as.push_back(fmt::format("backward_w share of a backward: {:g} (--w-share)", w));
-    } else if (m.w_share >= 0) {
-      as.push_back(fmt::format("backward_w share of a backward: {:.2f}, measured from backward_b/backward_w", w));
-    } else {
-      as.push_back("backward_w share of a backward: 0.5, not measured (the run has no split backward)");
-    }
+    using Source = assumption::WShare::Source;
+    as.push_back(assumption::WShare{ch.w_share >= 0  ? Source::kAsked
+                                    : m.w_share >= 0 ? Source::kMeasured
+                                                     : Source::kDefault,
+                                    w});
   }
-  if (wants_other_v) {
-    as.push_back(fmt::format("a chunk costs its stage's time / V (the run has V={})", m.chunks));
-  }
+  if (wants_other_v) as.push_back(assumption::ChunkCost{m.chunks});
   for (const WhatifOutcome& o : r.predicted) {
-    if (const ScheduleRow* refuses = paddle_refuses(o.shape)) {
-      as.push_back(fmt::format(
-          "{}: {} ({}), so Paddle would refuse this shape; the prediction is the plan its schedule creator builds "
-          "without that assertion",
-          o.label, refuses->assertion, refuses->asserted_in));
-    }
+    if (paddle_refuses(o.shape)) as.push_back(assumption::PaddleRefuses{o.shape});
   }
-  if (ch.balance) as.push_back("balanced: every stage at the median stage's costs");
-  for (auto [stage, factor] : ch.stage_scale) {
-    as.push_back(fmt::format("stage {}: every job's cost x {:g}", stage, factor));
-  }
+  if (ch.balance) as.push_back(assumption::Balanced{});
+  for (auto [stage, factor] : ch.stage_scale) as.push_back(assumption::StageScale{stage, factor});
 }
 
 // What the replays leave out or rest on: other jobs, the measured steps
 // replayed (`sampled`, when taken), pieces.
-void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std::vector<std::string>& as) {
+void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std::vector<Assumption>& as) {
   const CostModel& m = r.model;
-  if (m.other_jobs > 0) {
-    as.push_back(fmt::format("{} other timed job(s) (lr, communication) are counted with the optimizer", m.other_jobs));
-  }
+  if (m.other_jobs > 0) as.push_back(assumption::OtherJobs{m.other_jobs});
   if (sampled && !sampled->empty()) {
-    as.push_back(fmt::format(
-        "each of the last {} measured step(s) replayed on each of the {} replica(s) with that step's jobs' own "
-        "deviations from their costs; a step lasts as long as its slowest replica (steps replayed from the last "
-        "back until the mean period's range is within 0.5%, at least 4; a target replays the same steps, and only "
-        "the replicas within 3% of a step's slowest under the measured plan)",
+    as.push_back(assumption::ReplayedSteps{
         r.replayed.step_periods_ns.empty() ? sampled->jobs.size() : r.replayed.step_periods_ns.size(),
-        sampled->replicas));
+        sampled->replicas});
   }
-  if (m.pieces > 0) {
-    as.push_back(fmt::format("{} piece(s) of overlapped jobs are not modelled", m.pieces));
-  }
+  if (m.pieces > 0) as.push_back(assumption::Pieces{m.pieces});
 }
 
 }  // namespace
@@ -1720,13 +1636,11 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     // A measured shape no plan can replay gets no suggestion: said before the
     // fit, whose tables hold a row per stage (P may be the run's whole rank
     // count when few of its logs are loaded). V is the fit's, so only what V
-    // cannot change is looked at here: the schedule, M, and M >= P.
-    const ScheduleKind kind = plan.schedule.kind;
+    // cannot change is looked at here: the schedule, M, and M >= P where
+    // its row does not take M < P.
+    const ScheduleRow* row = schedule_row(plan.schedule.kind);
     const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
-    if (kind == ScheduleKind::kUnknown || kind == ScheduleKind::kNoPipeline || mb <= 0 ||
-        (kind != ScheduleKind::kFThenB && mb < p)) {
-      return r;
-    }
+    if (!row || mb <= 0 || (!row->m_below_p && mb < p)) return r;
   }
   r.model = fit_cost_model(tl, plan, deps, run, threads);
   const CostModel& m = r.model;
@@ -1741,10 +1655,10 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
   // The candidate changes: the other schedules at the run's M, 2M, every
-  // stage balanced (its text is the stats', empty here).
+  // stage balanced (its stage is the stats', named in suggest_changes).
+  using Kind = SuggestedChange::Kind;
   struct Target {
-    std::string text;
-    PlanShape shape;
+    SuggestedChange change;
     WhatifChanges changes;
   };
   std::vector<Target> targets;
@@ -1753,16 +1667,14 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     PlanShape s = ms;
     s.schedule = k;
     s.chunks = target_chunks(m, k, 0);
-    std::string change(schedule_name(k));
-    if (s.chunks > 1) change += fmt::format(" V={}", s.chunks);
-    targets.push_back({change, s, none});
+    targets.push_back({{Kind::kSchedule, s}, none});
   }
   PlanShape twice = ms;
   twice.micro_batches = ms.micro_batches * 2;
-  targets.push_back({fmt::format("M={}", twice.micro_batches), twice, none});
+  targets.push_back({{Kind::kMicroBatches, twice}, none});
   WhatifChanges balance;
   balance.balance = true;
-  targets.push_back({"", ms, balance});
+  targets.push_back({{Kind::kBalance, ms}, balance});
   // The run's checks and the targets' replays are independent: side by side
   // on the run's threads (once the stats beside them are done, on both),
   // each target with a plan cache of its own (a cache is one thread's), the
@@ -1776,7 +1688,8 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
       return;
     }
     const Target& t = targets[i - 1];
-    r.changes[i - 1] = {t.text, replay_outcome(m, t.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
+    r.changes[i - 1] = {t.change,
+                        replay_outcome(m, t.change.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
   });
   for (PlanCache& c : caches) r.plans.greedy.merge(c.greedy);
   return r;
@@ -1810,20 +1723,6 @@ double gain_half_range(const WhatifOutcome& o, const WhatifOutcome& base, bool p
   return half;
 }
 
-// A suggestion's peak memory against the measured plan's, in words.
-std::string memory_text(const WhatifSuggestion& s, int64_t base_bytes, double base_memory) {
-  std::string mem = "same peak memory";
-  if (s.peak_memory_bytes >= 0 && base_bytes > 0) {
-    mem = fmt::format("peak memory {}", format_gib(s.peak_memory_bytes));
-    if (s.peak_memory_bytes != base_bytes) {
-      mem += fmt::format(" ({:+.0f}%)", (static_cast<double>(s.peak_memory_bytes) / base_bytes - 1) * 100);
-    }
-  } else if (std::abs(s.peak_memory - base_memory) > 1e-9 && base_memory > 0) {
-    mem = fmt::format("peak memory {:+.0f}%", (s.peak_memory / base_memory - 1) * 100);
-  }
-  return mem;
-}
-
 // The suggestions from the replayed changes: those that fit the device and
 // gain beyond the noise.
 class Suggestions {
@@ -1834,24 +1733,21 @@ class Suggestions {
     base_bytes_ = highest_peak(predict_peak_memory(stats.memory, base.shape, &plans));
   }
 
-  void add(const std::string& change, const WhatifOutcome& o) {
-    if (!o.error.empty() || o.period_ns <= 0) return;
+  void add(const SuggestedChange& change, const WhatifOutcome& o) {
+    if (o.failed() || o.period_ns <= 0) return;
     WhatifSuggestion s;
     s.change = change;
     s.period_gain = -relative_time(o, base_, &s.per_micro_batch);
     s.peak_memory = activation_peak(o);
     s.measured_peak_memory = base_memory_;
     s.peak_memory_bytes = highest_peak(predict_peak_memory(stats_.memory, o.shape, &plans_));
+    s.measured_peak_memory_bytes = base_bytes_;
     const int64_t device = stats_.memory.device_memory_bytes;
     if (device > 0 && s.peak_memory_bytes > device) return;  // does not fit: never suggested
     const double half = gain_half_range(o, base_, s.per_micro_batch, model_error_);
     s.gain_lo = s.period_gain - half;
     s.gain_hi = s.period_gain + half;
     if (s.period_gain < 0.005 || s.gain_lo <= 0) return;  // within the noise: not a win
-    s.text = fmt::format("{}: -{:.0f}% {} (-{:.1f}% to -{:.1f}%), {}", change, s.period_gain * 100,
-                         s.per_micro_batch ? "time per micro-batch" : "period", s.gain_lo * 100, s.gain_hi * 100,
-                         memory_text(s, base_bytes_, base_memory_));
-    if (const ScheduleRow* refuses = paddle_refuses(o.shape)) s.text += fmt::format(" ({})", refuses->assertion);
     out_.push_back(std::move(s));
   }
 
@@ -1870,7 +1766,7 @@ class Suggestions {
   PlanCache& plans_;
   const double model_error_;
   const double base_memory_;
-  int64_t base_bytes_ = 0;
+  int64_t base_bytes_ = -1;
   std::vector<WhatifSuggestion> out_;
 };
 
@@ -1889,41 +1785,36 @@ int32_t busiest_stage(const Stats& stats) {
 // Balancing a stage stats finds no straggler on rests on that stage being
 // busiest by noise alone: said, beside the suggestion.
 void warn_balancing_noise(const std::vector<WhatifSuggestion>& out, const Stats& stats, int32_t slowest,
-                          std::vector<std::string>* warnings) {
-  const bool balancing = std::any_of(out.begin(), out.end(),
-                                     [](const WhatifSuggestion& s) { return s.change.rfind("balancing", 0) == 0; });
+                          std::vector<ModelWarning>* warnings) {
+  const bool balancing = std::any_of(out.begin(), out.end(), [](const WhatifSuggestion& s) {
+    return s.change.kind == SuggestedChange::Kind::kBalance;
+  });
   const bool straggler = std::any_of(stats.stragglers.begin(), stats.stragglers.end(),
                                      [&](const Straggler& g) { return g.stage == slowest; });
   if (balancing && !straggler && warnings) {
-    warnings->push_back(fmt::format(
-        "balancing stage {} rests on it being the busiest stage, but stats finds no straggler on it: the difference "
-        "may be the run's noise",
-        slowest));
+    warnings->push_back(model_warning::BalancingNoise{slowest});
   }
 }
 
 }  // namespace
 
 std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& tl, const Stats& stats,
-                                              size_t limit, std::vector<std::string>* warnings) {
+                                              size_t limit, std::vector<ModelWarning>* warnings) {
   if (!replays.replayable) return {};
   const WhatifOutcome& base = replays.base;
   const double model_error = stats.step_period.count > 0 && stats.step_period.mean_ns > 0
                                  ? base.period_ns / stats.step_period.mean_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
-  std::string refusal;
-  std::vector<std::string> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
+  std::optional<model_warning::Refusal> refusal;
+  std::vector<ModelWarning> said = whatif_warnings(tl, stats, replays.model, model_error, replays.checks, &refusal);
   if (warnings) *warnings = said;
-  if (!refusal.empty()) return {};
+  if (refusal) return {};
   Suggestions suggestions(base, stats, replays.plans, model_error);
   const int32_t slowest = busiest_stage(stats);
   for (const SuggestionReplays::Change& c : replays.changes) {
-    if (!c.text.empty()) {
-      suggestions.add(c.text, c.outcome);
-    } else {
-      suggestions.add(slowest >= 0 ? fmt::format("balancing stage {}", slowest) : std::string("balancing the stages"),
-                      c.outcome);
-    }
+    SuggestedChange change = c.change;
+    if (change.kind == SuggestedChange::Kind::kBalance) change.stage = slowest;
+    suggestions.add(change, c.outcome);
   }
   std::vector<WhatifSuggestion> out = suggestions.best(limit);
   warn_balancing_noise(out, stats, slowest, warnings);
@@ -1931,7 +1822,7 @@ std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const 
 }
 
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                              const Stats& stats, size_t limit, std::vector<std::string>* warnings) {
+                                              const Stats& stats, size_t limit, std::vector<ModelWarning>* warnings) {
   SuggestionReplays replays = replay_suggestions(tl, plan, deps, stats.run, 1);
   return suggest_changes(replays, tl, stats, limit, warnings);
 }

@@ -48,10 +48,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "analysis/advice.h"
 #include "analysis/memory.h"
 #include "analysis/stats.h"
 #include "model/timeline.h"
@@ -130,7 +132,9 @@ struct WhatifChanges {
 // One run's figures: measured, replayed or predicted.
 struct WhatifOutcome {
   PlanShape shape;
-  std::string label;                    // "ZBH1 M=8", "VPP M=16 V=2"
+  // Named by its schedule alone ("unknown", "none": no plan), not its shape
+  // ("ZBH1 M=8", "VPP M=16 V=2"); output/text/advice_text's outcome_label.
+  bool named_by_schedule = false;
   double period_ns = 0;                 // start of a step to the next one's, the mean
   double busy_ns = 0;                   // a step's span, first start to last end, the mean
   double bubble_ratio = 0;              // stats' definition
@@ -138,6 +142,10 @@ struct WhatifOutcome {
   double time_per_micro_batch_ns = 0;   // period / M: how targets of different M compare
   std::vector<int32_t> peak_in_flight;  // by stage
   std::string error;                    // a target with no plan (check_plan_shape) or a replay that failed
+  // A target of a report whose run is refused (WhatifReport::refusal): it
+  // fails with the refusal's reason.
+  bool refused = false;
+  bool failed() const { return refused || !error.empty(); }
   // Predicted and replayed only: one step per measured step replayed (the
   // slowest replica's, one after the other with the gap between steps), so
   // its mean period is period_ns; without measured steps, `steps` steps of
@@ -171,14 +179,14 @@ struct WhatifReport {
   // order when M is the same: a step of 2M micro-batches does twice the
   // work), the failed ones last.
   std::vector<WhatifOutcome> predicted;
-  std::vector<std::string> assumptions;
+  std::vector<Assumption> assumptions;
   // Where the model does not hold for this run (whatif_warnings): overlapping
   // jobs, a coarse time resolution, one step, several runs, a large model
-  // error, a schedule that changes inside the run. Each a sentence.
-  std::vector<std::string> warnings;
-  // Set when no prediction from this run can mean anything (every target then
-  // carries it as its error): the reason.
-  std::string refusal;
+  // error, a schedule that changes inside the run, the memory model's error.
+  std::vector<ModelWarning> warnings;
+  // Set when no prediction from this run can mean anything (every target is
+  // then refused, WhatifOutcome::refused): the reason.
+  std::optional<model_warning::Refusal> refusal;
   // Predicted targets (by index into `predicted`) whose period ranges overlap
   // the best-ranked one's: within each other's noise, not a win.
   std::vector<size_t> within_noise_of_best;
@@ -218,12 +226,12 @@ struct RunChecks {
   bool plan_compared = false;             // the measured plan could be built and the run compared with it
   PlanShape shape;                        // that plan's shape
   uint32_t off_plan = 0, plan_steps = 0;  // rank-steps running another plan; rank-steps compared
-  std::string example;                    // the first of them, where it first differs
+  std::optional<PlanDifference> example;  // the first of them, where it first differs
 };
 RunChecks check_run(const Timeline& timeline, const PipelinePlan& plan, uint32_t run, const CostModel& model,
                     PlanCache& plans);
 
-// What the model cannot see in the measured run, as sentences for the user:
+// What the model cannot see in the measured run, for the user:
 // overlapping jobs (the replay runs one job at a time per stage), a time
 // resolution coarser than a tenth of the median job, one step (no period),
 // several runs (which one is modelled), a model error above 2%
@@ -234,13 +242,14 @@ RunChecks check_run(const Timeline& timeline, const PipelinePlan& plan, uint32_t
 // when the prediction cannot mean anything: over a quarter of the rank-steps
 // run another plan (steps that only lost jobs do not count). `checks`: the
 // run's check_run.
-std::vector<std::string> whatif_warnings(const Timeline& timeline, const Stats& stats, const CostModel& model,
-                                         double model_error, const RunChecks& checks, std::string* refusal);
+std::vector<ModelWarning> whatif_warnings(const Timeline& timeline, const Stats& stats, const CostModel& model,
+                                          double model_error, const RunChecks& checks,
+                                          std::optional<model_warning::Refusal>* refusal);
 // The same, checking the run here. `plans`: the caller's plan cache for this
 // run (plan.h), or nullptr.
-std::vector<std::string> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
-                                         const CostModel& model, double model_error, std::string* refusal,
-                                         PlanCache* plans = nullptr);
+std::vector<ModelWarning> whatif_warnings(const Timeline& timeline, const PipelinePlan& plan, const Stats& stats,
+                                          const CostModel& model, double model_error,
+                                          std::optional<model_warning::Refusal>* refusal, PlanCache* plans = nullptr);
 
 // Fits the model and replays the measured plan and every target (each
 // schedule x each M); `steps` steps are replayed (2 or more give a period).
@@ -287,7 +296,7 @@ struct SuggestionReplays {
   PlanCache plans;     // their costly plans (PlanCache), built once each
   WhatifOutcome base;  // the measured plan replayed
   struct Change {
-    std::string text;  // "ZB-H1", "VPP V=2", "M=128"; empty for the balanced stages (named after the stats)
+    SuggestedChange change;  // a balancing one's stage is named after the stats (suggest_changes)
     WhatifOutcome outcome;
   };
   std::vector<Change> changes;  // the other schedules at the run's M, 2M, every stage balanced
@@ -306,14 +315,14 @@ SuggestionReplays replay_suggestions(const Timeline& timeline, const PipelinePla
 // first, at most `limit`; with memory samples (Stats::memory) and a device
 // size, a change whose predicted peak does not fit is never suggested. Empty
 // when the measured plan cannot be replayed or whatif_warnings refuses the
-// run. `warnings` gets whatif_warnings' sentences
+// run. `warnings` gets whatif_warnings' warnings
 // and one for a balancing suggestion on a stage with no straggler.
 // `replays`: replay_suggestions of `stats.run`.
 std::vector<WhatifSuggestion> suggest_changes(SuggestionReplays& replays, const Timeline& timeline, const Stats& stats,
-                                              size_t limit = 3, std::vector<std::string>* warnings = nullptr);
+                                              size_t limit = 3, std::vector<ModelWarning>* warnings = nullptr);
 // The same, replaying here.
 std::vector<WhatifSuggestion> suggest_changes(const Timeline& timeline, const PipelinePlan& plan,
                                               const Dependencies& deps, const Stats& stats, size_t limit = 3,
-                                              std::vector<std::string>* warnings = nullptr);
+                                              std::vector<ModelWarning>* warnings = nullptr);
 
 }  // namespace ppt

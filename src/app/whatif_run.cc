@@ -7,6 +7,7 @@
 #include "analysis/diff.h"
 #include "output/report/html_report.h"
 #include "output/sink/output_file.h"
+#include "output/text/advice_text.h"
 #include "schedule/replay.h"
 
 namespace ppt {
@@ -41,7 +42,7 @@ WhatifReport predict_run(DriverResult& m, const WhatifChanges& changes) {
 
 const WhatifOutcome* best_target(const WhatifReport& report) {
   for (const WhatifOutcome& p : report.predicted) {
-    if (p.error.empty()) return &p;
+    if (!p.failed()) return &p;
   }
   return nullptr;
 }
@@ -50,8 +51,8 @@ DriverResult predicted_run(DriverResult& measured, const WhatifReport& report, c
                            const std::vector<OutputSpec>& outputs) {
   DriverResult predicted;
   predicted.timeline = replay_timeline(best.replay, measured.timeline->origin_ns, report.first_replayed_step);
-  predicted.source = fmt::format("{} (predicted: {})", measured.source, best.label);
-  predicted.timeline->prediction = fmt::format("predicted ({})", best.label);
+  predicted.source = fmt::format("{} (predicted: {})", measured.source, outcome_label(best));
+  predicted.timeline->prediction = fmt::format("predicted ({})", outcome_label(best));
   add_predicted_memory(*predicted.timeline, best.replay, report.memory, report.first_replayed_step);
   DriverRequest passes;
   passes.threads = measured.threads;

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "output/outputs.h"
 #include "output/sink/output_file.h"
+#include "output/text/advice_text.h"
 #include "output/text/whatif_writers.h"
 #include "passes/schedule.h"
 #include "reporter.h"
@@ -78,11 +79,11 @@ std::string parse_changes(const WhatifCommandOptions& o, WhatifChanges* ch) {
 // What the prediction left to say: no prediction and why, each target that
 // failed, the measured plan not replayed, memory asked of a run without it.
 void report_prediction(const Reporter& say, const WhatifReport& report, int64_t device_memory_bytes) {
-  if (!report.refusal.empty()) {
-    say.warning("no prediction: " + report.refusal);
+  if (report.refusal) {
+    say.warning("no prediction: " + refusal_text(*report.refusal));
   } else {
     for (const WhatifOutcome& p : report.predicted) {
-      if (!p.error.empty()) say.warning(fmt::format("{}: {}", p.label, p.error));
+      if (!p.error.empty()) say.warning(fmt::format("{}: {}", outcome_label(p), p.error));
     }
   }
   if (!report.replayed.error.empty()) say.note("no replay of the measured plan: " + report.replayed.error);
@@ -99,7 +100,7 @@ int write_prediction(const Reporter& say, DriverResult& measured, const WhatifRe
                      const std::vector<OutputSpec>& outputs) {
   if (!best->fits) {
     say.warning(fmt::format("no target fits in {} of device memory: writing {}, which does not",
-                            format_gib(report.device_memory_bytes), best->label));
+                            format_gib(report.device_memory_bytes), outcome_label(*best)));
   }
   DriverResult predicted = predicted_run(measured, report, *best, outputs);
   std::vector<WrittenOutput> written = write_whatif_outputs(measured, predicted, outputs);
@@ -112,7 +113,7 @@ int write_prediction(const Reporter& say, DriverResult& measured, const WhatifRe
       say.info(fmt::format(
           "wrote {} ({}): {} {}", outputs[i].path, format_size(written[i].bytes),
           outputs[i].format == OutputFormat::kHtmlReport ? "the measured run and the predicted" : "the predicted",
-          best->label));
+          outcome_label(*best)));
     }
   }
   return code;

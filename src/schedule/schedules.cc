@@ -18,23 +18,23 @@ namespace pb = plan_builders;
 bool zbvpp_refuses(const PlanShape& s) { return s.micro_batches > s.stages; }
 
 // The table, one row a schedule. Columns: kind, name, other spellings;
-// chunked, split backward, split_backward attribute, V-shaped chunks; shape
-// rule and plan (plan_builders.h); an assertion of Paddle's the plan leaves
-// out (when it refuses, what it asserts, where).
+// chunked, split backward, split_backward attribute, V-shaped chunks, M < P
+// taken; shape rule and plan (plan_builders.h); an assertion of Paddle's the
+// plan leaves out (when it refuses, what it asserts, where).
 // clang-format off
 constexpr std::array<ScheduleRow, 6> kRows = {{
     {ScheduleKind::kFThenB,    "FThenB",    {"F-then-B", "GPipe"},
-     false, false, false, false, pb::any_shape,             pb::fthenb,            nullptr, "", ""},
+     false, false, false, false, true,  pb::any_shape,             pb::fthenb,            nullptr, "", ""},
     {ScheduleKind::k1F1B,      "1F1B",      {"", ""},
-     false, false, false, false, pb::m_at_least_p,          pb::one_f_one_b,       nullptr, "", ""},
+     false, false, false, false, false, pb::m_at_least_p,          pb::one_f_one_b,       nullptr, "", ""},
     {ScheduleKind::kEager1F1B, "Eager1F1B", {"Eager-1F1B", ""},
-     false, false, false, false, pb::m_at_least_2p_minus_1, pb::eager_one_f_one_b, nullptr, "", ""},
+     false, false, false, false, false, pb::m_at_least_2p_minus_1, pb::eager_one_f_one_b, nullptr, "", ""},
     {ScheduleKind::kVPP,       "VPP",       {"interleaved-1F1B", "interleaved"},
-     true,  false, true,  false, pb::m_at_least_p,          pb::vpp,               nullptr, "", ""},
+     true,  false, true,  false, false, pb::m_at_least_p,          pb::vpp,               nullptr, "", ""},
     {ScheduleKind::kZBH1,      "ZBH1",      {"ZB-H1", ""},
-     false, true,  false, false, pb::m_at_least_p,          pb::zbh1,              nullptr, "", ""},
+     false, true,  false, false, false, pb::m_at_least_p,          pb::zbh1,              nullptr, "", ""},
     {ScheduleKind::kZBVPP,     "ZBVPP",     {"ZB-VPP", ""},
-     true,  true,  false, true,  pb::zbvpp_shape,           pb::zbvpp,
+     true,  true,  false, true,  false, pb::zbvpp_shape,           pb::zbvpp,
      zbvpp_refuses, "Paddle's ZB-VPP asserts M <= P", "pipeline_zero_bubble.py"},
 }};
 // clang-format on

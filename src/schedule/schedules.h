@@ -35,6 +35,7 @@ struct ScheduleRow {
   bool split_backward = false;  // every backward split into backward_b/backward_w (a zero-bubble plan)
   bool split_option = false;    // the split_backward attribute may be asked (PlanShape::split_backward)
   bool v_shape = false;         // odd chunks run back up the stages (virtual_stage, virtual_stage.h)
+  bool m_below_p = false;       // its shape rule takes fewer micro-batches than stages (M < P)
   ShapeRule shape_rule = nullptr;
   PlanBuilder plan = nullptr;
   // An assertion of Paddle's that the plan builder leaves out, so that the

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "output/text/advice_text.h"
 #include "output/text/json_text.h"
 #include "output/text/stats_schema.h"
 #include "util/json_values.h"
@@ -373,14 +374,14 @@ void fields(IO& io, Field<IO, MemoryStats>& mem) {
 json suggestions_json(const std::vector<WhatifSuggestion>& suggestions) {
   json arr = json::array();
   for (const WhatifSuggestion& w : suggestions) {
-    arr.push_back({{"change", w.change},
+    arr.push_back({{"change", change_text(w.change)},
                    {"period_gain", round6(w.period_gain)},
                    {"gain_range", {round6(w.gain_lo), round6(w.gain_hi)}},
                    {"gain_of", w.per_micro_batch ? "time_per_micro_batch" : "period"},
                    {"peak_memory", round3(w.peak_memory)},
                    {"measured_peak_memory", round3(w.measured_peak_memory)},
                    {"peak_memory_bytes", w.peak_memory_bytes >= 0 ? json(w.peak_memory_bytes) : json(nullptr)},
-                   {"text", w.text}});
+                   {"text", suggestion_text(w)}});
   }
   return arr;
 }
@@ -445,7 +446,7 @@ void fields(IO& io, Field<IO, Stats>& st) {
   io.list("stragglers", st.stragglers);
   io.written("suggestions", [&] { return suggestions_json(st.suggestions); });
   if (IO::kWrites && !st.suggestion_warnings.empty()) {
-    io.written("suggestion_warnings", [&] { return st.suggestion_warnings; });
+    io.written("suggestion_warnings", [&] { return warning_texts(st.suggestion_warnings); });
   }
   if (!IO::kWrites || st.memory.present()) io.object("memory", st.memory);
 }

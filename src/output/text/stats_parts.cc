@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "output/text/advice_text.h"
 #include "output/text/stats_memory.h"
 #include "output/text/summary.h"
 #include "util/text.h"
@@ -103,10 +104,10 @@ void add_throughput_and_suggestions(const Stats& st, StatsParts& p) {
   }
   if (!st.suggestions.empty()) {
     std::string text;
-    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + w.text;
+    for (const WhatifSuggestion& w : st.suggestions) text += (text.empty() ? "" : "; ") + suggestion_text(w);
     p.summary.emplace_back("would help", text + " (predicted by pp-timeline whatif against the run replayed)");
   }
-  for (const std::string& w : st.suggestion_warnings) p.summary.emplace_back("caveat", w);
+  for (const ModelWarning& w : st.suggestion_warnings) p.summary.emplace_back("caveat", warning_text(w));
 }
 
 }  // namespace

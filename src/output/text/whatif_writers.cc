@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "output/text/advice_text.h"
 #include "output/text/stats_json.h"
 #include "util/escape.h"
 #include "util/text.h"
@@ -38,14 +39,15 @@ void memory_json(const WhatifOutcome& o, int64_t device_bytes, json& j) {
   j["margin_bytes"] = checked ? json(o.margin_bytes) : json(nullptr);
 }
 
-// `base` is the measured run: how o compares with it, or null for itself.
-json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base, int64_t device_bytes) {
+// `base` is the measured run: how o compares with it, or null for itself;
+// `r` the report it is of.
+json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base, const WhatifReport& r) {
   json j;
-  j["label"] = o.label;
+  j["label"] = outcome_label(o);
   j["schedule"] = lower(schedule_name(o.shape.schedule));
   j["micro_batches"] = o.shape.micro_batches;
   j["chunks"] = o.shape.chunks;
-  if (o.error.empty()) {
+  if (!o.failed()) {
     j["period_us"] = round3(o.period_ns / 1e3);
     j["busy_us"] = round3(o.busy_ns / 1e3);
     j["bubble_ratio"] = round6(o.bubble_ratio);
@@ -66,15 +68,15 @@ json outcome_json(const WhatifOutcome& o, const WhatifOutcome* base, int64_t dev
   }
   j["vs_measured_pct"] = nullptr;
   j["vs_measured_of"] = nullptr;
-  if (base && o.error.empty() && base->error.empty() && base->period_ns > 0) {
+  if (base && !o.failed() && !base->failed() && base->period_ns > 0) {
     bool per_mb = false;
     j["vs_measured_pct"] = round3(relative_time(o, *base, &per_mb) * 100);
     j["vs_measured_of"] = per_mb ? "time_per_micro_batch" : "period";
   }
   j["within_noise_of_best"] = false;
   j["peak_in_flight"] = o.peak_in_flight;
-  memory_json(o, device_bytes, j);
-  j["error"] = o.error.empty() ? json(nullptr) : json(o.error);
+  memory_json(o, r.device_memory_bytes, j);
+  j["error"] = o.failed() ? json(outcome_error(o, r)) : json(nullptr);
   return j;
 }
 
@@ -156,20 +158,20 @@ std::string format_whatif_json(const WhatifReport& r) {
   json doc;
   doc["schema"] = "pp-timeline-whatif/1";
   const int64_t device = r.device_memory_bytes;
-  doc["measured"] = outcome_json(r.measured, nullptr, device);
-  doc["replayed"] = outcome_json(r.replayed, &r.measured, device);
+  doc["measured"] = outcome_json(r.measured, nullptr, r);
+  doc["replayed"] = outcome_json(r.replayed, &r.measured, r);
   json predicted = json::array();
-  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured, device));
+  for (const WhatifOutcome& o : r.predicted) predicted.push_back(outcome_json(o, &r.measured, r));
   for (size_t i : r.within_noise_of_best) predicted[i]["within_noise_of_best"] = true;
   doc["predicted"] = std::move(predicted);
-  doc["warnings"] = r.warnings;
-  doc["refusal"] = r.refusal.empty() ? json(nullptr) : json(r.refusal);
+  doc["warnings"] = warning_texts(r.warnings);
+  doc["refusal"] = r.refusal ? json(refusal_text(*r.refusal)) : json(nullptr);
   doc["model_error_pct"] = std::isfinite(r.model_error) ? json(round3(r.model_error * 100)) : json(nullptr);
   doc["memory_model_error_pct"] =
       std::isfinite(r.memory_model_error) ? json(round3(r.memory_model_error * 100)) : json(nullptr);
   doc["memory_error_stage"] = r.memory_error_stage >= 0 ? json(r.memory_error_stage) : json(nullptr);
   doc["device_memory_bytes"] = device > 0 ? json(device) : json(nullptr);
-  doc["assumptions"] = r.assumptions;
+  doc["assumptions"] = assumption_texts(r.assumptions);
   doc["model"] = model_json(r.model);
   return doc.dump(2) + "\n";
 }
@@ -196,14 +198,14 @@ std::vector<std::vector<std::string>> whatif_cells(const WhatifReport& r, bool* 
   cells[0].push_back("");
   for (const Row& row : rows) {
     const WhatifOutcome& o = *row.o;
-    if (!o.error.empty()) {
-      cells.push_back({row.kind, terminal_text(o.label), "-", "-", "-", "-", "-", "-", "-"});
+    if (o.failed()) {
+      cells.push_back({row.kind, terminal_text(outcome_label(o)), "-", "-", "-", "-", "-", "-", "-"});
       if (memory) cells.back().push_back("-");
-      cells.back().push_back(terminal_text(o.error));
+      cells.back().push_back(terminal_text(outcome_error(o, r)));
       continue;
     }
     std::string delta = "";
-    if (row.o != &r.measured && r.measured.error.empty() && r.measured.period_ns > 0) {
+    if (row.o != &r.measured && !r.measured.failed() && r.measured.period_ns > 0) {
       bool per_mb = false;
       double d = relative_time(o, r.measured, &per_mb);
       delta = fmt::format("{:+.1f}%{}", d * 100, per_mb ? " per mb" : "");
@@ -214,7 +216,7 @@ std::vector<std::vector<std::string>> whatif_cells(const WhatifReport& r, bool* 
     for (size_t i : r.within_noise_of_best) {
       if (row.o == &r.predicted[i]) kind += " ~#1";
     }
-    cells.push_back({kind, terminal_text(o.label), ms_text(o.period_ns), range, delta, ms_text(o.busy_ns),
+    cells.push_back({kind, terminal_text(outcome_label(o)), ms_text(o.period_ns), range, delta, ms_text(o.busy_ns),
                      fmt::format("{:.1f}%", o.bubble_ratio * 100), fmt::format("{:.1f}", o.micro_batches_per_second),
                      peak_text(o.peak_in_flight)});
     const int64_t peak = highest_peak(o.peak_memory_bytes);
@@ -269,7 +271,7 @@ std::string whatif_footnotes(const WhatifReport& r, bool any_per_mb) {
     out += fmt::format("\ndevice memory {}: a target that does not fit is ranked after those that do\n",
                        format_gib(r.device_memory_bytes));
   }
-  if (!r.refusal.empty()) out += "\nno prediction: " + terminal_text(r.refusal) + "\n";
+  if (r.refusal) out += "\nno prediction: " + terminal_text(refusal_text(*r.refusal)) + "\n";
   return out;
 }
 
@@ -286,10 +288,10 @@ std::string format_whatif_text(const WhatifReport& r) {
   out += whatif_footnotes(r, any_per_mb);
   if (!r.warnings.empty()) {
     out += "\nwarnings (where the model does not hold):\n";
-    for (const std::string& w : r.warnings) out += "  - " + terminal_text(w) + "\n";
+    for (const ModelWarning& w : r.warnings) out += "  - " + terminal_text(warning_text(w)) + "\n";
   }
   out += "\nassumptions:\n";
-  for (const std::string& a : r.assumptions) out += "  - " + terminal_text(a) + "\n";
+  for (const Assumption& a : r.assumptions) out += "  - " + terminal_text(assumption_text(a)) + "\n";
   return out;
 }
 

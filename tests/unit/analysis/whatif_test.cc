@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <variant>
 
 #include "support/test_support.h"
 
@@ -139,10 +141,21 @@ TEST_CASE("the host gap between jobs whose input was there is fitted and replaye
   CHECK(r.replayed.period_hi_ns == Approx(r.replayed.period_ns));
 }
 
-// Warnings: any sentence of `r` containing `word`.
-bool says(const std::vector<std::string>& lines, const std::string& word) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(word) != std::string::npos; });
+// The first of `items` (warnings or assumptions) of the kind T, or null.
+template <typename T, typename V>
+const T* first_of(const std::vector<V>& items) {
+  for (const V& v : items) {
+    if (const T* t = std::get_if<T>(&v)) return t;
+  }
+  return nullptr;
+}
+
+// Whether a suggestion is M=`m`, or balancing `stage`.
+bool twice_m(const WhatifSuggestion& w, int32_t m) {
+  return w.change.kind == SuggestedChange::Kind::kMicroBatches && w.change.shape.micro_batches == m;
+}
+bool balancing(const WhatifSuggestion& w, int32_t stage) {
+  return w.change.kind == SuggestedChange::Kind::kBalance && w.change.stage == stage;
 }
 
 TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
@@ -151,17 +164,22 @@ TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
     Measured m(testing::load_hand_run(dir, "run", hand_run()));
     WhatifReport r = m.whatif();
     CHECK(r.warnings.empty());
-    CHECK(r.refusal.empty());
-    CHECK(says(r.assumptions, "modelled: run 1 of 1"));
+    CHECK_FALSE(r.refusal);
+    const auto* modelled = first_of<assumption::Modelled>(r.assumptions);
+    REQUIRE(modelled);
+    CHECK(modelled->run == 0);
+    CHECK(modelled->runs == 1);
+    CHECK(modelled->steps == 3);
   }
   SECTION("one step: no period, and nothing between steps") {
     std::vector<HandJob> one = hand_run();
     one.resize(10);
     Measured m(testing::load_hand_run(dir, "run", one));
     WhatifReport r = m.whatif();
-    CHECK(says(r.warnings, "one step: there is no period"));
-    CHECK(says(r.assumptions, "between steps: none measured"));
-    CHECK_FALSE(says(r.assumptions, "median of the measured gaps"));
+    CHECK(first_of<model_warning::OneStep>(r.warnings));
+    const auto* gap = first_of<assumption::StepGap>(r.assumptions);
+    REQUIRE(gap);
+    CHECK(gap->steps == 1);
   }
   SECTION("overlapping jobs") {
     std::vector<HandJob> jobs = hand_run();
@@ -171,31 +189,44 @@ TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
     }
     Measured m(testing::load_hand_run(dir, "run", jobs));
     WhatifReport r = m.whatif();
-    CHECK(says(r.warnings, "3 of 30 jobs (10.0%) overlap another job"));
+    const auto* overlap = first_of<model_warning::OverlappingJobs>(r.warnings);
+    REQUIRE(overlap);
+    CHECK(overlap->overlapping == 3);
+    CHECK(overlap->jobs == 30);
   }
   SECTION("a model error above 2%") {
     Measured m(testing::load_hand_run(dir, "run", hand_run()));
     CostModel model = fit_cost_model(m.timeline, m.plan, m.deps, m.stats);
-    std::string refusal;
+    std::optional<model_warning::Refusal> refusal;
     CHECK(whatif_warnings(m.timeline, m.plan, m.stats, model, 0.019, &refusal).empty());
-    CHECK(says(whatif_warnings(m.timeline, m.plan, m.stats, model, -0.031, &refusal), "error is -3.1%"));
-    CHECK(refusal.empty());
+    const std::vector<ModelWarning> w = whatif_warnings(m.timeline, m.plan, m.stats, model, -0.031, &refusal);
+    REQUIRE(first_of<model_warning::ModelError>(w));
+    CHECK(first_of<model_warning::ModelError>(w)->error == -0.031);
+    CHECK_FALSE(refusal);
   }
   SECTION("a run of another plan than the one recognised (another run's schedule): refused") {
     Measured m(testing::load_hand_run(dir, "run", hand_run()));
-    REQUIRE(m.whatif().refusal.empty());
+    REQUIRE_FALSE(m.whatif().refusal);
     // As if the schedule had been read from another run: 1F1B, whose stage 1
     // runs forward 0, backward 0, forward 1 where this FThenB run has both forwards first.
     m.plan.schedule.kind = ScheduleKind::k1F1B;
     WhatifReport r = m.whatif();
-    CHECK_THAT(r.refusal, Catch::Contains("50% of the modelled run's rank-steps do not run the 1F1B M=2 plan") &&
-                              Catch::Contains("rank 1 step 0, job 2: forward:1 where the plan has backward:0"));
-    for (const WhatifOutcome& o : r.predicted) CHECK(o.error == r.refusal);
+    REQUIRE(r.refusal);
+    CHECK(r.refusal->share == 0.5);
+    CHECK(r.refusal->shape == PlanShape{ScheduleKind::k1F1B, 2, 2, 1});
+    // Stage 1's second job: forward 1 where 1F1B has backward 0.
+    const PlanDifference& d = r.refusal->example;
+    CHECK(d.rank == 1);
+    CHECK(d.step == 0);
+    CHECK(d.job == 2);
+    CHECK(d.got == PlanJob{PlanRole::kForward, 0, 1});
+    CHECK(d.want == PlanJob{PlanRole::kBackward, 0, 0});
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.failed());
     // Steps that only lost jobs are no other plan: not refused.
     std::vector<HandJob> lost = hand_run();
     lost.erase(lost.begin() + 2);  // step 0's first backward on stage 0
     Measured short_step(testing::load_hand_run(dir, "lost", lost));
-    CHECK(short_step.whatif().refusal.empty());
+    CHECK_FALSE(short_step.whatif().refusal);
   }
   SECTION("a schedule that changes inside the run: refused") {
     // Two steps FThenB, then two in which stage 0 runs its backwards the other way round.
@@ -210,9 +241,13 @@ TEST_CASE("whatif warns where the model does not hold", "[whatif]") {
     for (HandJob j : repeated_steps(swapped, 2, 200)) jobs.push_back(j);
     Measured m(testing::load_hand_run(dir, "run", jobs));
     WhatifReport r = m.whatif();
-    CHECK(says(r.warnings, "do not run their rank's usual jobs"));
-    CHECK_FALSE(r.refusal.empty());
-    for (const WhatifOutcome& o : r.predicted) CHECK(o.error == r.refusal);
+    const auto* unusual = first_of<model_warning::UnusualSteps>(r.warnings);
+    REQUIRE(unusual);
+    CHECK(unusual->worst_rank == 0);
+    CHECK(unusual->off_steps == 4);  // two steps on each of the two ranks
+    CHECK(unusual->rank_steps == 8);
+    CHECK(r.refusal);
+    for (const WhatifOutcome& o : r.predicted) CHECK(o.refused);
   }
 }
 
@@ -259,8 +294,7 @@ TEST_CASE("the changes act on the costs: link scale, stage scale, balance", "[wh
   CHECK(r.predicted[0].replay.steps.at(0).optimizer.at(1).second -
             r.predicted[0].replay.steps.at(0).optimizer.at(1).first ==
         5500);
-  CHECK(std::any_of(r.assumptions.begin(), r.assumptions.end(),
-                    [](const std::string& a) { return a.find("median stage") != std::string::npos; }));
+  CHECK(first_of<assumption::Balanced>(r.assumptions));
 }
 
 TEST_CASE("an unknown schedule has no replay, and the model says why", "[whatif]") {
@@ -307,8 +341,10 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
       }
     }
     CHECK(r.predicted[0].period_ns <= r.predicted[1].period_ns);
-    CHECK(std::any_of(r.assumptions.begin(), r.assumptions.end(),
-                      [](const std::string& a) { return a.find("0.5, not measured") != std::string::npos; }));
+    const auto* w_share = first_of<assumption::WShare>(r.assumptions);
+    REQUIRE(w_share);
+    CHECK(w_share->source == assumption::WShare::Source::kDefault);
+    CHECK(w_share->share == 0.5);
   }
   SECTION("ZBH1: the w share is measured from the split halves") {
     auto m = generated("--schedule zbh1 --stages 4 --micro-batches 8 --steps 3 --jitter 0 --seed 3");
@@ -343,11 +379,11 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     CHECK_FALSE(per_mb);
     // FThenB at M=4 on 4 stages is mostly bubble: 2M is among the suggestions, per micro-batch.
     std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
-    auto twice = std::find_if(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "M=8"; });
+    auto twice = std::find_if(s.begin(), s.end(), [](const WhatifSuggestion& w) { return twice_m(w, 8); });
     REQUIRE(twice != s.end());
     CHECK(twice->per_micro_batch);
     CHECK(twice->period_gain > 0);
-    CHECK_THAT(twice->text, Catch::Contains("time per micro-batch"));
+    CHECK(twice->change.shape.schedule == ScheduleKind::kFThenB);
   }
   SECTION("replicas: each is replayed on its own, and the step waits for the slowest") {
     // Rank 6 is replica 1's stage 2, 50% slower; replica 0 is not.
@@ -368,7 +404,7 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
     std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats);
     REQUIRE_FALSE(s.empty());
-    CHECK(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "balancing stage 2"; }));
+    CHECK(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return balancing(w, 2); }));
     for (size_t i = 1; i < s.size(); ++i) CHECK(s[i - 1].period_gain >= s[i].period_gain);
     for (const WhatifSuggestion& w : s) CHECK(w.period_gain > 0);
   }
@@ -376,15 +412,16 @@ TEST_CASE("generated runs: links, the w share, chunk costs and in-flight micro-b
     // Stage 2 is 6% slower: under the 10% straggler margin, but the busiest stage.
     auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.06 --seed 3");
     REQUIRE(m->stats.stragglers.empty());
-    std::vector<std::string> warnings;
+    std::vector<ModelWarning> warnings;
     std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10, &warnings);
-    REQUIRE(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return w.change == "balancing stage 2"; }));
-    CHECK(says(warnings, "balancing stage 2 rests on it being the busiest stage, but stats finds no straggler"));
+    REQUIRE(std::any_of(s.begin(), s.end(), [](const WhatifSuggestion& w) { return balancing(w, 2); }));
+    REQUIRE(first_of<model_warning::BalancingNoise>(warnings));
+    CHECK(first_of<model_warning::BalancingNoise>(warnings)->stage == 2);
     // With the straggler found (50% slower), no caveat.
     auto slow = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 3 --jitter 0 --slow 2:1.5 --seed 3");
     warnings.clear();
     suggest_changes(slow->timeline, slow->plan, slow->deps, slow->stats, 10, &warnings);
-    CHECK_FALSE(says(warnings, "rests on it"));
+    CHECK_FALSE(first_of<model_warning::BalancingNoise>(warnings));
   }
   SECTION("jitter: each prediction has a range around it, and a suggestion's range is above 0") {
     auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 8 --jitter 0.1 --seed 3");
@@ -514,9 +551,9 @@ TEST_CASE("whatif predicts each target's peak memory, its fit on the device, and
     CHECK(r.replayed.peak_memory_bytes.empty());
     for (const WhatifOutcome& o : r.predicted) CHECK(o.peak_memory_bytes.empty());
     CHECK_FALSE(std::isfinite(r.memory_model_error));
-    CHECK(std::count_if(r.assumptions.begin(), r.assumptions.end(),
-                        [](const std::string& a) { return a.find("memory") != std::string::npos; }) == 1);
-    CHECK(says(r.assumptions, "no memory samples"));
+    CHECK(first_of<assumption::NoMemorySamples>(r.assumptions));
+    CHECK_FALSE(first_of<assumption::MemoryModel>(r.assumptions));
+    CHECK_FALSE(first_of<assumption::MemorySplitBackward>(r.assumptions));
   }
   SECTION("the measured run's replay reproduces its logged peaks") {
     m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
@@ -530,8 +567,9 @@ TEST_CASE("whatif predicts each target's peak memory, its fit on the device, and
       CHECK(o.peak_memory_bytes.at(0) == 10 * kGiB + held * 2 * kGiB);
       CHECK(o.fits);  // no device size: nothing to miss
     }
-    CHECK(says(r.assumptions, "memory: a stage's peak is its static part"));
-    CHECK_FALSE(says(r.warnings, "memory model"));
+    CHECK(first_of<assumption::MemoryModel>(r.assumptions));
+    CHECK_FALSE(first_of<assumption::NoMemorySamples>(r.assumptions));
+    CHECK_FALSE(first_of<model_warning::MemoryModelError>(r.warnings));
   }
   SECTION("a stage that held more than the model: the memory error, and a warning") {
     m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
@@ -539,7 +577,11 @@ TEST_CASE("whatif predicts each target's peak memory, its fit on the device, and
     WhatifReport r = m->whatif(both);
     CHECK(r.memory_error_stage == 2);
     CHECK(r.memory_model_error == Approx(16.0 / 18.0 - 1));
-    CHECK(says(r.warnings, "the memory model's error is -11.1% on stage 2"));
+    const auto* error = first_of<model_warning::MemoryModelError>(r.warnings);
+    REQUIRE(error);
+    CHECK(error->stage == 2);
+    CHECK(error->error == Approx(16.0 / 18.0 - 1));
+    CHECK(error->limit == 0.03);
   }
   SECTION("a device between 1F1B's peak and FThenB's: FThenB does not fit and ranks last") {
     m->stats.memory = hand_memory({2 * kGiB}, {4, 3, 2, 1});
@@ -554,7 +596,8 @@ TEST_CASE("whatif predicts each target's peak memory, its fit on the device, and
     CHECK(r.predicted[1].margin_bytes == 20 * kGiB - 29 * kGiB);
     CHECK(r.within_noise_of_best.empty());  // one that does not fit is never beside #1
     CHECK(r.measured.fits);
-    CHECK(says(r.assumptions, "device memory: 20.0 GiB"));
+    REQUIRE(first_of<assumption::DeviceMemory>(r.assumptions));
+    CHECK(first_of<assumption::DeviceMemory>(r.assumptions)->bytes == 20 * kGiB);
     // Even when it is faster: FThenB at M=16 against 1F1B at M=8 on a device that fits only the latter.
     WhatifChanges more;
     more.schedules = {ScheduleKind::kFThenB, ScheduleKind::k1F1B};
@@ -600,19 +643,19 @@ TEST_CASE("stats' suggestions say the predicted peak and never a change that doe
   // FThenB at M=4: M=8 is suggested, holding twice the activations.
   auto m = generated("--schedule fthenb --stages 4 --micro-batches 4 --steps 3 --jitter 0 --seed 3");
   m->stats.memory = hand_memory({2 * kGiB}, {4, 4, 4, 4});
-  auto find = [](const std::vector<WhatifSuggestion>& s, const std::string& change) {
-    return std::find_if(s.begin(), s.end(), [&](const WhatifSuggestion& w) { return w.change == change; });
+  auto find = [](const std::vector<WhatifSuggestion>& s, int32_t m) {
+    return std::find_if(s.begin(), s.end(), [&](const WhatifSuggestion& w) { return twice_m(w, m); });
   };
   std::vector<WhatifSuggestion> s = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
-  auto twice = find(s, "M=8");
+  auto twice = find(s, 8);
   REQUIRE(twice != s.end());
   CHECK(twice->peak_memory_bytes == 13 * kGiB + 8 * 2 * kGiB);
   // 29 GiB against the replayed 21 GiB.
-  CHECK_THAT(twice->text, Catch::Contains("peak memory 29.0 GiB (+38%)"));
+  CHECK(twice->measured_peak_memory_bytes == 13 * kGiB + 4 * 2 * kGiB);
   // On a 24 GiB device M=8 does not fit: not suggested; what fits still is.
   m->stats.memory.device_memory_bytes = 24 * kGiB;
   std::vector<WhatifSuggestion> fit = suggest_changes(m->timeline, m->plan, m->deps, m->stats, 10);
-  CHECK(find(fit, "M=8") == fit.end());
+  CHECK(find(fit, 8) == fit.end());
   for (const WhatifSuggestion& w : fit) CHECK(w.peak_memory_bytes <= 24 * kGiB);
   CHECK(fit.size() + 1 >= s.size());
 }

@@ -85,18 +85,19 @@ TEST_CASE("the table of schedules: every row parses from its name and each of it
   CHECK_FALSE(schedule_split_backward(ScheduleKind::kNoPipeline));
 }
 
-TEST_CASE("the table of schedules: each row's chunked and split flags agree with its plan builder's output",
+TEST_CASE("the table of schedules: each row's chunked, split and M < P flags agree with its plan builder's output",
           "[schedule]") {
   for (const ScheduleRow& row : schedule_rows()) {
     INFO(row.name);
     const std::vector<PlanShape> shapes = accepted_shapes(row);
     REQUIRE_FALSE(shapes.empty());
-    bool some_split = false, some_chunk = false, some_split_option = false;
+    bool some_split = false, some_chunk = false, some_split_option = false, some_m_below_p = false;
     for (const PlanShape& s : shapes) {
       INFO("P=" << s.stages << " M=" << s.micro_batches << " V=" << s.chunks << " split=" << s.split_backward);
       CHECK((s.chunks == 1 || row.chunked));
       CHECK((!s.split_backward || row.split_option));
       some_split_option = some_split_option || s.split_backward;
+      some_m_below_p = some_m_below_p || s.micro_batches < s.stages;
       const std::vector<std::vector<PlanJob>> plans = pipeline_plan(s);
       REQUIRE(plans.size() == static_cast<size_t>(s.stages));
       std::set<int32_t> chunks;
@@ -124,6 +125,7 @@ TEST_CASE("the table of schedules: each row's chunked and split flags agree with
     CHECK(some_split == (row.split_backward || row.split_option));
     CHECK(some_chunk == row.chunked);
     CHECK(some_split_option == row.split_option);
+    CHECK(some_m_below_p == row.m_below_p);  // a plan of M < P is built exactly where the row takes it
   }
 }
 

@@ -9,15 +9,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "output/text/advice_text.h"
 #include "output/text/whatif_writers.h"
 
 namespace ppt {
 namespace {
 
-WhatifOutcome outcome(const char* label, ScheduleKind kind, int32_t m, double period_ms, double lo_ms, double hi_ms) {
+WhatifOutcome outcome(ScheduleKind kind, int32_t m, double period_ms, double lo_ms, double hi_ms) {
   WhatifOutcome o;
   o.shape = PlanShape{kind, 4, m, 1, false};
-  o.label = label;
   o.period_ns = period_ms * 1e6;
   o.busy_ns = period_ms * 0.9e6;
   o.bubble_ratio = 0.25;
@@ -31,18 +31,26 @@ WhatifOutcome outcome(const char* label, ScheduleKind kind, int32_t m, double pe
 
 WhatifReport report() {
   WhatifReport r;
-  r.measured = outcome("1F1B M=8", ScheduleKind::k1F1B, 8, 10.0, 10.0, 10.0);
-  r.replayed = outcome("1F1B M=8", ScheduleKind::k1F1B, 8, 10.2, 10.0, 10.4);
-  r.predicted.push_back(outcome("ZBH1 M=8", ScheduleKind::kZBH1, 8, 9.0, 8.8, 9.2));
-  r.predicted.push_back(outcome("1F1B M=16", ScheduleKind::k1F1B, 16, 18.2, 17.9, 18.5));
-  WhatifOutcome failed = outcome("VPP M=8 V=2", ScheduleKind::kVPP, 8, 0, 0, 0);
+  r.measured = outcome(ScheduleKind::k1F1B, 8, 10.0, 10.0, 10.0);
+  r.replayed = outcome(ScheduleKind::k1F1B, 8, 10.2, 10.0, 10.4);
+  r.predicted.push_back(outcome(ScheduleKind::kZBH1, 8, 9.0, 8.8, 9.2));
+  r.predicted.push_back(outcome(ScheduleKind::k1F1B, 16, 18.2, 17.9, 18.5));
+  WhatifOutcome failed = outcome(ScheduleKind::kVPP, 8, 0, 0, 0);
+  failed.shape.chunks = 2;
   failed.error = "no plan \x1b[31mhere";
   r.predicted.push_back(failed);
   r.within_noise_of_best = {1};
   r.model_error = 0.02;
-  r.assumptions = {"an assumption"};
-  r.warnings = {"a warning"};
+  r.assumptions = {assumption::Balanced{}};
+  r.warnings = {model_warning::OneStep{}};
   return r;
+}
+
+// The table's line that starts with `kind` ("predicted #3"), "" when none.
+std::string table_line(const std::string& table, const std::string& kind) {
+  const size_t at = table.find("\n" + kind + " ");
+  if (at == std::string::npos) return "";
+  return table.substr(at + 1, table.find('\n', at + 1) - at - 1);
 }
 
 }  // namespace
@@ -65,8 +73,12 @@ TEST_CASE("whatif's JSON carries the report's figures, per micro-batch where M d
   CHECK(j["predicted"][1]["within_noise_of_best"] == true);
   CHECK(j["predicted"][2]["period_us"].is_null());
   CHECK(j["predicted"][2]["error"] == "no plan \x1b[31mhere");  // JSON escapes it itself
+  CHECK(j["measured"]["label"] == "1F1B M=8");
+  CHECK(j["predicted"][0]["label"] == "ZBH1 M=8");
+  CHECK(j["predicted"][2]["label"] == "VPP M=8 V=2");
   CHECK(j["model_error_pct"] == 2.0);
-  CHECK(j["warnings"] == nlohmann::json::array({"a warning"}));
+  CHECK(j["warnings"] == nlohmann::json::array({warning_text(model_warning::OneStep{})}));
+  CHECK(j["assumptions"] == nlohmann::json::array({assumption_text(assumption::Balanced{})}));
   CHECK(j["refusal"].is_null());
 }
 
@@ -79,8 +91,33 @@ TEST_CASE("whatif's table: ranges, per-mb deltas, noise marks, the model error a
   CHECK(t.find("predicted #2 ~#1") != std::string::npos);
   CHECK(t.find("model error (replayed against measured period): +2.00%") != std::string::npos);
   CHECK(t.find("\x1b") == std::string::npos);  // the error text is terminal-escaped
-  CHECK(t.find("warnings (where the model does not hold):\n  - a warning") != std::string::npos);
-  CHECK(t.find("assumptions:\n  - an assumption") != std::string::npos);
+  CHECK(t.find("warnings (where the model does not hold):\n  - the run has one step: there is no period") !=
+        std::string::npos);
+  CHECK(t.find("assumptions:\n  - balanced: every stage at the median stage's costs\n") != std::string::npos);
+  CHECK(table_line(t, "predicted #3").find(" VPP M=8 V=2 ") != std::string::npos);
+  CHECK(t.find("no prediction") == std::string::npos);
+}
+
+TEST_CASE("whatif refused: every target fails with the refusal's reason, in both writers", "[whatif][writers]") {
+  WhatifReport r = report();
+  r.refusal = model_warning::Refusal{0.5, PlanShape{ScheduleKind::k1F1B, 4, 8, 1, false},
+                                     PlanDifference{1, 3, 2, PlanJob{PlanRole::kForward, 0, 1}, std::nullopt}};
+  r.predicted[0].refused = r.predicted[1].refused = true;
+  const std::string why = refusal_text(*r.refusal);
+  REQUIRE(why.find("rank 1 step 3, job 2: forward:1 where the plan has the step's end") != std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(format_whatif_json(r));
+  CHECK(j["refusal"] == why);
+  CHECK(j["predicted"][0]["error"] == why);
+  CHECK(j["predicted"][0]["period_us"].is_null());
+  CHECK(j["predicted"][1]["error"] == why);
+  CHECK(j["predicted"][2]["error"] == "no plan \x1b[31mhere");  // its own error before the refusal
+  CHECK(j["replayed"]["error"].is_null());
+  const std::string t = format_whatif_text(r);
+  CHECK(t.find("\nno prediction: " + why + "\n") != std::string::npos);
+  const std::string zbh1 = table_line(t, "predicted #1");
+  CHECK(zbh1.find(" ZBH1 M=8 ") != std::string::npos);
+  CHECK(zbh1.find("9.000") == std::string::npos);  // no figures
+  CHECK(zbh1.find(why.substr(0, 40)) != std::string::npos);
 }
 
 TEST_CASE("whatif without a model error says none, in both writers", "[whatif][writers]") {
