@@ -85,7 +85,9 @@ class JsonWriter {
 
   template <typename T>
   void value(const char* key, const T& v) {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Integers that fit int64 by their type take the short path; a uint64_t
+    // goes through the serializer, which writes it unsigned.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> && (std::is_signed_v<T> || sizeof(T) < 8)) {
       members_.add_integer(key, static_cast<int64_t>(v));
     } else {
       members_.add(key, json(v));
