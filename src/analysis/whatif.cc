@@ -1181,8 +1181,7 @@ int64_t step_gap(const Run& run) {
 
 }  // namespace
 
-CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index,
-                         unsigned threads) {
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
   CostModel m;
   const int32_t P = std::max(1, plan.schedule.pp_degree);
   m.stages = P;
@@ -1194,18 +1193,10 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   const Run& run = tl.runs[run_index];
   m.steps = static_cast<uint32_t>(run.steps.size());
   const StageTracks tracks_of_stage = tracks_by_stage(tl, run, P);
-  // The stages' costs, and the links then the host gaps (which read the
-  // links), need nothing of each other: fitted side by side, each writing
-  // fields of m the other does not touch.
-  parallel_for(2, threads, [&](size_t part) {
-    if (part == 0) {
-      StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
-      set_stage_fits(fits, P, m);
-    } else {
-      fit_links(tl, deps, run_index, P, m);
-      fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
-    }
-  });
+  StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
+  set_stage_fits(fits, P, m);
+  fit_links(tl, deps, run_index, P, m);
+  fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
   m.step_gap_ns = step_gap(run);
   return m;
 }
@@ -1642,7 +1633,7 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
     const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
     if (!row || mb <= 0 || (!row->m_below_p && mb < p)) return r;
   }
-  r.model = fit_cost_model(tl, plan, deps, run, threads);
+  r.model = fit_cost_model(tl, plan, deps, run);
   const CostModel& m = r.model;
   std::string why;
   PlanShape ms = measured_shape(m, &why, r.plans);

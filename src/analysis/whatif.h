@@ -110,10 +110,8 @@ struct CostModel {
 
 // The model of the run `run` (the run stats measures, StatsOptions::run and
 // measured_run_index; the timeline after the selection and clock alignment,
-// `plan` and `deps` its pipeline and dependencies). On 2 of `threads` the
-// stages' costs and the links are fitted side by side: the same model.
-CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps, uint32_t run,
-                         unsigned threads = 1);
+// `plan` and `deps` its pipeline and dependencies).
+CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps, uint32_t run);
 // The same for `stats.run`.
 CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
                          const Stats& stats);
