@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "output/trace/proto_wire.h"
 #include "output/trace/trace_naming.h"
 #include "passes/dependencies.h"
+#include "util/ordered_parallel.h"
 #include "util/parallel.h"
 
 namespace ppt {
@@ -910,38 +910,17 @@ void PerfettoTraceWriter::write() {
       }
     }
   }
-  // A window of pieces is encoded in parallel while the window before it is
-  // written, in order; two windows bound the memory (about 350 KB a piece).
+  // Pieces are encoded in parallel and written in order, at most four a
+  // thread in flight, which bounds the memory (about 350 KB a piece).
   const unsigned threads = resolve_threads(opt_.threads);
-  const size_t window = std::max<size_t>(1, size_t{threads} * 4);
-  struct Window {
-    std::vector<std::string> buffers;
-    std::vector<std::string_view> bytes;  // each piece's bytes, in its buffer
-    size_t at = 0, count = 0;
+  struct Slot {
+    std::string buffer;
+    std::string_view bytes;  // the piece's bytes, in buffer (or a deflater's)
   };
-  Window windows[2];
-  for (Window& w : windows) {
-    w.buffers.resize(std::min(window, pieces.size()));
-    w.bytes.resize(w.buffers.size());
-  }
-  auto encode_window = [&](Window& w, size_t at) {
-    w.at = at;
-    w.count = std::min(window, pieces.size() - at);
-    parallel_for(w.count, threads, [&](size_t k) { w.bytes[k] = encode(w.buffers[k], pieces[at + k]); });
-  };
-  if (pieces.empty()) return;
-  encode_window(windows[0], 0);
-  for (size_t i = 0;; ++i) {
-    Window& ready = windows[i % 2];
-    const size_t next_at = ready.at + ready.count;
-    std::future<void> next;
-    if (next_at < pieces.size()) {
-      next = std::async(std::launch::async, [&, next_at] { encode_window(windows[(i + 1) % 2], next_at); });
-    }
-    for (size_t k = 0; k < ready.count; ++k) out_.write(ready.bytes[k]);
-    if (!next.valid()) break;
-    next.get();
-  }
+  produce_in_parallel_consume_in_order<Slot>(
+      pieces.size(), threads, size_t{threads} * 4,
+      [&](size_t i, Slot& slot) { slot.bytes = encode(slot.buffer, pieces[i]); },
+      [&](size_t, Slot& slot) { out_.write(slot.bytes); });
 }
 
 }  // namespace
