@@ -12,6 +12,7 @@
 #include "input/log_layout.h"
 #include "passes/pipeline_stage.h"
 #include "util/checked.h"
+#include "util/int_sort.h"
 #include "util/median.h"
 
 namespace ppt {
@@ -215,6 +216,9 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
     std::vector<int64_t> all;
     std::vector<std::pair<size_t, double>> medians;    // (rank index, median)
     std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
+    size_t count = 0;
+    for (const auto& [ri, d] : by_type[type]) count += d->size();
+    all.reserve(count);  // grown by doubling, it held up to twice its 8 bytes a job
     for (const auto& [ri, d] : by_type[type]) {
       all.insert(all.end(), d->begin(), d->end());
       medians.emplace_back(ri, median_of_sorted(*d));
@@ -348,6 +352,11 @@ std::vector<StepJobs> collect_step_jobs(const Timeline& tl, const Run& run,
   std::unordered_map<int32_t, uint32_t> step_of_number;
   for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
   std::vector<StepJobs> step_jobs(run.steps.size());
+  // A track's jobs of one step are one StepJobs::Rank, its list reserved at
+  // its count (grown by doubling, the lists held twice the 4 bytes a job).
+  std::vector<int32_t> step_at;                        // per job of the track: its step's index, or -1
+  std::vector<uint32_t> in_step(step_jobs.size(), 0);  // the track's jobs per step
+  std::vector<uint32_t> touched;                       // the steps the track has jobs in
   for (uint32_t ti : run.tracks) {
     const Track& t = tl.tracks[ti];
     size_t ri = rank_index[t.rank];
@@ -369,14 +378,22 @@ std::vector<StepJobs> collect_step_jobs(const Timeline& tl, const Run& run,
       ++more[slot[j.type]];
     }
     for (size_t k = 0; k < mine.size(); ++k) mine[k].d.reserve(mine[k].d.size() + more[k]);
+    step_at.resize(t.jobs.size());
+    for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
+      auto it = step_of_number.find(t.jobs[ji].step);
+      step_at[ji] = it == step_of_number.end() ? -1 : static_cast<int32_t>(it->second);
+      if (step_at[ji] >= 0 && in_step[it->second]++ == 0) touched.push_back(it->second);
+    }
+    for (uint32_t k : touched) {
+      step_jobs[k].ranks.push_back({t.rank, ti, {}});
+      step_jobs[k].ranks.back().jobs.reserve(in_step[k]);
+      in_step[k] = 0;
+    }
+    touched.clear();
     for (uint32_t ji = 0; ji < t.jobs.size(); ++ji) {
       const Job& j = t.jobs[ji];
       if (j.type < tl.types.size()) mine[slot[j.type]].d.push_back(j.end_ns - j.start_ns);
-      auto it = step_of_number.find(j.step);
-      if (it == step_of_number.end()) continue;
-      std::vector<StepJobs::Rank>& ranks = step_jobs[it->second].ranks;
-      if (ranks.empty() || ranks.back().track != ti) ranks.push_back({t.rank, ti, {}});
-      ranks.back().jobs.push_back(ji);
+      if (step_at[ji] >= 0) step_jobs[static_cast<size_t>(step_at[ji])].ranks.back().jobs.push_back(ji);
     }
     for (const TypeDur& td : mine) slot[td.type] = -1;
   }
@@ -467,6 +484,7 @@ void summarize_ranks_and_stages(const Timeline& tl, std::vector<std::vector<Type
                                 CompleteTotals& totals, Stats& st) {
   double all_error_ns = 0;
   st.resolution_ns = tl.resolution_ns;
+  std::vector<int64_t> scratch;
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
     RankStats& rs = st.ranks[ri];
     if (rs.span_ns > 0) rs.bubble_ratio = static_cast<double>(rs.idle_ns) / static_cast<double>(rs.span_ns);
@@ -486,7 +504,7 @@ void summarize_ranks_and_stages(const Timeline& tl, std::vector<std::vector<Type
     sg.stage = rs.stage;
     ++sg.ranks;
     for (TypeDur& td : durations[ri]) {
-      std::sort(td.d.begin(), td.d.end());
+      sort_int64(td.d, scratch);
       rs.types.push_back(summarize(tl.types[td.type], td.d));
     }
     std::sort(rs.types.begin(), rs.types.end(),

@@ -753,10 +753,21 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
     auto it = m.link_ns.find({from, to});
     return it != m.link_ns.end() ? it->second : m.median_link_ns;
   };
+  // The links into one stage, by producer stage: a stage is fed by one or
+  // two others, so a few entries searched in a row beat a map lookup per
+  // dependency.
+  std::vector<std::pair<int32_t, int64_t>> links_in;
   m.host_gap_ns.clear();
   for (const auto& [s, tracks] : tracks_of_stage) {
     std::array<std::vector<int64_t>, kPlanRoles + 1> kinds;
     bool any = false;
+    links_in.clear();
+    auto link_into = [&](int32_t from) {
+      for (const auto& [f, ns] : links_in) {
+        if (f == from) return ns;
+      }
+      return links_in.emplace_back(from, link(from, s)).second;
+    };
     for (uint32_t ti : tracks) {
       const Track& t = tl.tracks[ti];
       auto e = std::lower_bound(deps.edges.begin(), deps.edges.end(), ti,
@@ -771,7 +782,7 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
           if (e->consumer.job != k) continue;
           const Track& pt = tl.tracks[e->producer.track];
           const int32_t from = pipeline_stage(pt.rank, P);
-          const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link(from, s));
+          const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link_into(from));
           ready = std::max(ready, arrive);
         }
         const int role = roles[j.type];
@@ -1139,10 +1150,12 @@ void set_stage_fits(StageFits& f, int32_t P, CostModel& m) {
 // per pair the median over the steps, and the median over the pairs.
 void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index, int32_t P, CostModel& m) {
   // A track's dependencies follow each other (consumer order), so most share
-  // the previous one's key: its entry is kept rather than looked up again.
+  // the key of the previous one of their kind (a forward's producer is the
+  // stage before, a backward's the stage after, and 1F1B alternates them):
+  // the entry of each kind's last key is kept rather than looked up again.
   using LinkKey = std::tuple<int32_t, int32_t, int32_t>;
   std::map<LinkKey, int64_t> smallest;
-  auto last = smallest.end();
+  std::map<LinkKey, int64_t>::iterator last_of_kind[2] = {smallest.end(), smallest.end()};
   for (const Dependency& e : deps.edges) {
     const Track& ct = tl.tracks[e.consumer.track];
     const Track& pt = tl.tracks[e.producer.track];
@@ -1156,6 +1169,7 @@ void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index,
     if (p.end_ns < before || c.start_ns < p.end_ns) continue;  // not waiting on it, or contradicted
     const LinkKey key{from, to, c.step};
     const int64_t lag = c.start_ns - p.end_ns;
+    auto& last = last_of_kind[e.kind == DependencyKind::kForward ? 0 : 1];
     if (last == smallest.end() || last->first != key) last = smallest.try_emplace(key, lag).first;
     last->second = std::min(last->second, lag);
   }
