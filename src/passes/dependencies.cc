@@ -9,6 +9,7 @@
 
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage.h"
+#include "util/int_sort.h"
 #include "util/parallel.h"
 
 namespace ppt {
@@ -72,10 +73,11 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
     if (!packable(j.step, chunk)) continue;
     keyed.push_back({pack_key(j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
   }
-  // Jobs are in (start, line) order, so ordering ties by job keeps each
-  // group's pieces in start order.
-  std::sort(keyed.begin(), keyed.end(),
-            [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.job < b.job; });
+  // Jobs are in (start, line) order, and `keyed` in job order: a stable
+  // sort by key orders ties by job, which keeps each group's pieces in
+  // start order.
+  std::vector<Keyed> scratch;
+  radix_sort_by_key(keyed, scratch, [](const Keyed& k) { return k.key; });
   TrackGroups out;
   for (size_t i = 0; i < keyed.size();) {
     Group g{keyed[i].key, keyed[i].job, keyed[i].job};

@@ -60,5 +60,32 @@ TEST_CASE("sort_int64 sorts as std::sort does") {
   check_sorts(ends, scratch);
 }
 
+TEST_CASE("radix_sort_by_key keeps the order of equal keys") {
+  std::mt19937_64 rng(7);
+  struct Item {
+    uint64_t key;
+    uint32_t at;
+  };
+  std::vector<Item> scratch;
+  // Keys like the dependencies pass's (step << 40 | kind << 39 | chunk << 32
+  // | micro-batch): a few bytes differ, many keys repeat. Then keys
+  // differing in every byte (the comparison sort), and in five.
+  const std::vector<uint64_t> masks = {0xff0000ff0000ffull, 0xffffffffffffffffull, 0xff00ff00ff00ff00ull, 0x3ull};
+  for (size_t n : {0, 1, 63, 64, 65, 300, 2580}) {
+    for (uint64_t mask : masks) {
+      std::vector<Item> v(n);
+      for (uint32_t i = 0; i < n; ++i) v[i] = {rng() & mask, i};
+      std::vector<Item> want = v;
+      std::stable_sort(want.begin(), want.end(), [](const Item& a, const Item& b) { return a.key < b.key; });
+      radix_sort_by_key(v, scratch, [](const Item& x) { return x.key; });
+      REQUIRE(v.size() == want.size());
+      for (size_t i = 0; i < n; ++i) {
+        REQUIRE(v[i].key == want[i].key);
+        REQUIRE(v[i].at == want[i].at);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ppt
