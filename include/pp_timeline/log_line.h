@@ -67,49 +67,43 @@ inline constexpr const char* kJobPattern =
 // Groups: 1 first step, 2 end step.
 inline constexpr const char* kSchedulePattern = R"(Schedule Profiler start at step (-?\d+) and end at step (-?\d+).*)";
 
+namespace detail {
+
+// Eight bytes from p, the first in the lowest byte (x86-64 and arm64 are
+// little-endian; the memcpy is one load).
+inline uint64_t load8(const char* p) {
+  uint64_t v;
+  __builtin_memcpy(&v, p, 8);
+  if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) v = __builtin_bswap64(v);
+  return v;
+}
+
+// The value of eight ASCII digits (the first in the lowest byte); false when
+// a byte is no digit. Each byte's high half must be 3 and its low half at
+// most 9 (adding 6 to a digit leaves the high half 3); then the digits are
+// combined in pairs, pairs of pairs and halves by three multiplies: each
+// step's products land in separate bytes, 16-bit and 32-bit fields, and
+// none overflows its field (99, 9999, 99999999).
+inline bool eight_digits(uint64_t w, uint64_t* value) {
+  constexpr uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ULL, kThrees = 0x3030303030303030ULL;
+  if ((w & kHigh) != kThrees || ((w + 0x0606060606060606ULL) & kHigh) != kThrees) return false;
+  w -= kThrees;
+  w = (w * 10 + (w >> 8)) & 0x00ff00ff00ff00ffULL;    // 2-digit values in bytes 0, 2, 4, 6
+  w = (w * 100 + (w >> 16)) & 0x0000ffff0000ffffULL;  // 4-digit values in 16-bit fields 0 and 2
+  *value = (w * 10000 + (w >> 32)) & 0xffffffffULL;   // the 8-digit value in the low 32 bits
+  return true;
+}
+
+}  // namespace detail
+
 // Result of parsing a time text.
 enum class TimeParse { kOk, kEmpty, kNotANumber, kNegative, kTooLarge };
 
-// Parses "<ms>[.<fraction>]" milliseconds since the epoch into integer
-// nanoseconds. Digits past the sixth decimal are below a nanosecond and are
-// dropped (to_string never prints them). Accepts no sign, exponent, nan or inf:
-// those are reported, never guessed at.
-inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
-  if (text.empty()) return TimeParse::kEmpty;
-  if (text.front() == '-') {
-    // Distinguish "-12.5" (a number, but impossible) from junk.
-    std::string_view rest = text.substr(1);
-    int64_t ignored = 0;
-    return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative : TimeParse::kNotANumber;
-  }
-  // Fast path for the form Paddle prints (std::to_string of a double): 1 to
-  // 13 integer digits without a leading zero, '.', 6 digits. Anything else,
-  // or a value past int64 nanoseconds, takes the general path below.
-  constexpr int64_t kMaxWholeMs = INT64_MAX / 1'000'000;
-  if (text.size() >= 8 && text.size() <= 20 && text[text.size() - 7] == '.' && text[0] != '0') {
-    // Up to three independent runs of digits (the integer part's head and
-    // last 8 digits, the fraction), so that the multiply-add chains overlap.
-    unsigned bad = 0;
-    auto digits = [&](const char* p, size_t n) {
-      uint64_t v = 0;
-      for (size_t k = 0; k < n; ++k) {
-        unsigned d = static_cast<unsigned char>(p[k]) - unsigned{'0'};
-        bad |= d > 9 ? 1u : 0u;
-        v = v * 10 + d;
-      }
-      return v;
-    };
-    const size_t n = text.size() - 7;
-    const size_t head = n > 8 ? n - 8 : 0;
-    const uint64_t hi = digits(text.data(), head);
-    const uint64_t lo = digits(text.data() + head, n - head);
-    const uint64_t frac = digits(text.data() + n + 1, 6);
-    const uint64_t ms = hi * 100'000'000 + lo;
-    if (bad == 0 && ms < static_cast<uint64_t>(kMaxWholeMs)) {
-      *out_ns = static_cast<int64_t>(ms) * 1'000'000 + static_cast<int64_t>(frac);
-      return TimeParse::kOk;
-    }
-  }
+namespace detail {
+
+// parse_ms_to_ns() without its fast paths: the definition they must agree
+// with (tests/unit/input/log_line_test.cc compares them).
+inline TimeParse parse_ms_general(std::string_view text, int64_t* out_ns) {
   // 9.2e18 ns is the year 2262; more than 13 significant integer digits of
   // milliseconds (year 2286) cannot be a wall-clock time. Leading zeros are
   // not significant, and the whole text is checked first: "12x" with many
@@ -152,6 +146,73 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
   if (ms > kMaxMs || (ms == kMaxMs && frac > INT64_MAX % 1'000'000)) return TimeParse::kTooLarge;
   *out_ns = ms * 1'000'000 + frac;
   return TimeParse::kOk;
+}
+
+}  // namespace detail
+
+// Parses "<ms>[.<fraction>]" milliseconds since the epoch into integer
+// nanoseconds. Digits past the sixth decimal are below a nanosecond and are
+// dropped (to_string never prints them). Accepts no sign, exponent, nan or inf:
+// those are reported, never guessed at.
+inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
+  if (text.empty()) return TimeParse::kEmpty;
+  if (text.front() == '-') {
+    // Distinguish "-12.5" (a number, but impossible) from junk.
+    std::string_view rest = text.substr(1);
+    int64_t ignored = 0;
+    return parse_ms_to_ns(rest, &ignored) == TimeParse::kOk ? TimeParse::kNegative : TimeParse::kNotANumber;
+  }
+  // Fast path for the form Paddle prints (std::to_string of a double): 1 to
+  // 13 integer digits without a leading zero, '.', 6 digits. Anything else,
+  // or a value past int64 nanoseconds, takes the general path below.
+  constexpr int64_t kMaxWholeMs = INT64_MAX / 1'000'000;
+  if (text.size() >= 15 && text.size() <= 20 && text[text.size() - 7] == '.' && text[0] != '0') {
+    // 8 to 13 integer digits (a wall-clock time has 13): three words of
+    // eight digits each, read eight bytes at a time (detail::eight_digits),
+    // every load inside the text. 6 of the reads' bytes are the fraction,
+    // after the integer part's last digit and the '.'; the integer part is
+    // its last 8 digits and the 0-5 before them, padded with '0's.
+    const size_t n = text.size() - 7;
+    const char* p = text.data();
+    uint64_t frac_word = detail::load8(p + text.size() - 8);
+    frac_word = (frac_word & ~uint64_t{0xffff}) | 0x3030;  // "00" + the six decimals
+    const size_t head = n - 8;
+    uint64_t head_word = 0x3030303030303030;
+    if (head > 0) head_word = detail::load8(p) << (8 * (8 - head)) | (head_word >> (8 * head));
+    uint64_t frac = 0, lo = 0, hi = 0;
+    if (detail::eight_digits(frac_word, &frac) && detail::eight_digits(detail::load8(p + n - 8), &lo) &&
+        detail::eight_digits(head_word, &hi)) {
+      const uint64_t ms = hi * 100'000'000 + lo;
+      if (ms < static_cast<uint64_t>(kMaxWholeMs)) {
+        *out_ns = static_cast<int64_t>(ms) * 1'000'000 + static_cast<int64_t>(frac);
+        return TimeParse::kOk;
+      }
+    }
+  } else if (text.size() >= 8 && text.size() <= 20 && text[text.size() - 7] == '.' && text[0] != '0') {
+    // Up to three independent runs of digits (the integer part's head and
+    // last 8 digits, the fraction), so that the multiply-add chains overlap.
+    unsigned bad = 0;
+    auto digits = [&](const char* p, size_t n) {
+      uint64_t v = 0;
+      for (size_t k = 0; k < n; ++k) {
+        unsigned d = static_cast<unsigned char>(p[k]) - unsigned{'0'};
+        bad |= d > 9 ? 1u : 0u;
+        v = v * 10 + d;
+      }
+      return v;
+    };
+    const size_t n = text.size() - 7;
+    const size_t head = n > 8 ? n - 8 : 0;
+    const uint64_t hi = digits(text.data(), head);
+    const uint64_t lo = digits(text.data() + head, n - head);
+    const uint64_t frac = digits(text.data() + n + 1, 6);
+    const uint64_t ms = hi * 100'000'000 + lo;
+    if (bad == 0 && ms < static_cast<uint64_t>(kMaxWholeMs)) {
+      *out_ns = static_cast<int64_t>(ms) * 1'000'000 + static_cast<int64_t>(frac);
+      return TimeParse::kOk;
+    }
+  }
+  return detail::parse_ms_general(text, out_ns);
 }
 
 // Appends `ns` as milliseconds with exactly six decimals, the way

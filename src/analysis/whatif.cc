@@ -1687,7 +1687,19 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   // of threads.
   r.changes.resize(targets.size());
   std::vector<PlanCache> caches(targets.size());
-  parallel_for(targets.size() + 1, threads, [&](size_t i) {
+  // Started largest first, so that no large replay is left to run alone at
+  // the end: by the jobs of a step of its plan (M x V, and a third more for
+  // a split backward). The run's checks, which read every job, go first.
+  std::vector<size_t> order(targets.size() + 1);
+  std::vector<int64_t> size(targets.size() + 1, std::numeric_limits<int64_t>::max());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = 1; i < order.size(); ++i) {
+    const PlanShape& s = targets[i - 1].change.shape;
+    size[i] = int64_t{s.micro_batches} * std::max(1, s.chunks) * (schedule_split_backward(s.schedule) ? 3 : 2);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
+  parallel_for(order.size(), threads, [&](size_t k) {
+    const size_t i = order[k];
     if (i == 0) {
       r.checks = check_run(tl, plan, run, m, r.plans);
       return;

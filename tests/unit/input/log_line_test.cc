@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <random>
+#include <string>
+
 #include "input/line_parser.h"
 #include "pp_timeline/log_line.h"
 #include "support/test_support.h"
@@ -43,6 +46,50 @@ TEST_CASE("millisecond texts become exact integer nanoseconds", "[log_line]") {
     CHECK(got == r.status);
     if (r.status == TimeParse::kOk) CHECK(ns == r.ns);
   }
+}
+
+// The fast paths (eight digits at a time for the 15- to 20-byte texts
+// Paddle prints) agree with the general parse on the texts they take and on
+// every text one byte away from them.
+TEST_CASE("the fast time parse agrees with the general one", "[log_line]") {
+  std::mt19937_64 rng(1207);
+  const std::string bytes = "0123456789.-+ ,e\r\x80/:";
+  uint64_t checked = 0;
+  auto check = [&](const std::string& text) {
+    INFO(text);
+    int64_t fast = -7, general = -7;
+    const TimeParse a = parse_ms_to_ns(text, &fast);
+    const TimeParse b = text.empty() || text[0] == '-' ? a : ppt::log_line::detail::parse_ms_general(text, &general);
+    if (text.empty() || text[0] == '-') return;  // the sign is parse_ms_to_ns' own
+    REQUIRE(a == b);
+    if (a == TimeParse::kOk) REQUIRE(fast == general);
+    ++checked;
+  };
+  for (int digits = 1; digits <= 15; ++digits) {
+    for (int round = 0; round < 400; ++round) {
+      std::string text;
+      for (int k = 0; k < digits; ++k) text.push_back(static_cast<char>('0' + rng() % 10));
+      if (round % 4 != 0 && text[0] == '0') text[0] = '1';
+      text.push_back('.');
+      for (int k = 0; k < 6; ++k) text.push_back(static_cast<char>('0' + rng() % 10));
+      if (round % 5 == 0) text.replace(0, std::min<size_t>(digits, 4), std::string(std::min(digits, 4), '9'));
+      check(text);
+      // One byte changed, anywhere, to a digit, a separator or a byte no time holds.
+      std::string changed = text;
+      changed[rng() % changed.size()] = bytes[rng() % bytes.size()];
+      check(changed);
+      // The digits' neighbours in ASCII, which a check of the low half alone lets through.
+      changed = text;
+      changed[rng() % changed.size()] = static_cast<char>(rng() % 2 ? '0' - 1 : '9' + 1 + rng() % 6);
+      check(changed);
+    }
+  }
+  // At the int64 limit: 9223372036854.775807 ms is the last time that fits.
+  for (const char* t : {"9223372036854.775807", "9223372036854.775808", "9223372036853.999999", "9223372036855.000000",
+                        "9999999999999.999999", "1000000000000.000000", "10000000.000000", "99999999.999999"}) {
+    check(t);
+  }
+  CHECK(checked > 10000);
 }
 
 TEST_CASE("a formatted job line reads back to the same values", "[log_line]") {
