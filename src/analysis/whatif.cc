@@ -499,7 +499,7 @@ class StepReplays {
  public:
   StepReplays(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, const JitterSamples& samples,
               const TargetCosts& t, const ReplayCosts& costs, const std::vector<std::vector<PlanJob>>& plans,
-              const PreparedReplay& prepared, const StepChoice* only, StepChoice* found)
+              const PreparedReplay& prepared, const StepChoice* only, StepChoice* found, bool keep_steps)
       : m_(m),
         shape_(shape),
         ch_(ch),
@@ -509,6 +509,7 @@ class StepReplays {
         prepared_(prepared),
         only_(only),
         found_(found),
+        keep_steps_(keep_steps),
         total_(samples.jobs.size()) {
     all_.resize(static_cast<size_t>(std::max(0, samples.replicas)));
     for (size_t i = 0; i < all_.size(); ++i) all_[i] = static_cast<int32_t>(i);
@@ -549,8 +550,19 @@ class StepReplays {
     std::reverse(slowest_steps_.begin(), slowest_steps_.end());
   }
 
-  // The outcome's replay (the slowest replicas' steps stitched) and figures.
+  // The outcome's replay (the slowest replicas' steps stitched; without
+  // keep_steps, the one replay of the fitted costs stays) and figures.
   void write(WhatifOutcome& o, int32_t steps) {
+    if (keep_steps_) stitch(o, steps);
+    o.step_periods_ns = std::move(periods_);
+    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
+    o.busy_ns = span_sum_ / n;
+    o.period_ns = o.busy_ns + static_cast<double>(m_.step_gap_ns);
+    o.bubble_ratio = room_ > 0 ? idle_ / room_ : 0;
+  }
+
+ private:
+  void stitch(WhatifOutcome& o, int32_t steps) {
     ReplayResult stitched;
     stitched.shape = shape_;
     stitched.peak_in_flight = o.replay.peak_in_flight;
@@ -566,14 +578,8 @@ class StepReplays {
     } else {
       o.replay = replay_prepared(prepared_, costs_, std::max(2, steps));  // as without measured steps
     }
-    o.step_periods_ns = std::move(periods_);
-    const double n = static_cast<double>(std::max<size_t>(1, o.step_periods_ns.size()));
-    o.busy_ns = span_sum_ / n;
-    o.period_ns = o.busy_ns + static_cast<double>(m_.step_gap_ns);
-    o.bubble_ratio = room_ > 0 ? idle_ / room_ : 0;
   }
 
- private:
   // The costs of step k on replica `rep`: the fitted ones times the jitter.
   ReplayCosts replica_costs(size_t k, int32_t rep) const {
     ReplayCosts one = costs_;
@@ -610,7 +616,7 @@ class StepReplays {
       spans_[static_cast<size_t>(rep)] = len;
       if (len > span) span = len, slowest_rep = rep;
     }
-    if (slowest_rep >= 0) {
+    if (keep_steps_ && slowest_rep >= 0) {
       ReplayResult rr = replay_prepared(prepared_, replica_costs(k, slowest_rep), 1);
       if (rr.error.empty() && !rr.steps.empty()) slowest = std::move(rr.steps[0]);
     }
@@ -644,6 +650,7 @@ class StepReplays {
   const PreparedReplay& prepared_;
   const StepChoice* only_;
   StepChoice* found_;
+  const bool keep_steps_;  // the slowest replicas' steps replayed in full and kept (o.replay)
   const size_t total_;
   std::vector<int32_t> all_;
   std::vector<int64_t> spans_;
@@ -658,7 +665,7 @@ class StepReplays {
 
 WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
                              int32_t steps, const JitterSamples& samples, PlanCache& plan_cache,
-                             const StepChoice* only = nullptr, StepChoice* found = nullptr) {
+                             const StepChoice* only = nullptr, StepChoice* found = nullptr, bool keep_steps = true) {
   WhatifOutcome o;
   o.shape = shape;
   if (std::string why = check_plan_shape(shape, &plan_cache); !why.empty()) {
@@ -683,7 +690,7 @@ WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const W
   if (samples.empty()) {
     set_fitted_figures(o);
   } else {
-    StepReplays replays(m, shape, ch, samples, t, costs, plans, prepared, only, found);
+    StepReplays replays(m, shape, ch, samples, t, costs, plans, prepared, only, found, keep_steps);
     replays.replay_steps();
     replays.write(o, steps);
   }
@@ -1656,7 +1663,9 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   const double w = effective_w(m, none);
   const JitterSamples samples = collect_samples(tl, plan, m, run);
   StepChoice candidates;
-  r.base = replay_outcome(m, ms, none, w, 2, samples, r.plans, nullptr, &candidates);
+  // The suggestions use each outcome's figures, never its replayed steps
+  // (a prediction written out, whatif -o): those are not kept.
+  r.base = replay_outcome(m, ms, none, w, 2, samples, r.plans, nullptr, &candidates, false);
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
   // The candidate changes: the other schedules at the run's M, 2M, every
@@ -1705,8 +1714,8 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
       return;
     }
     const Target& t = targets[i - 1];
-    r.changes[i - 1] = {t.change,
-                        replay_outcome(m, t.change.shape, t.changes, w, 2, samples, caches[i - 1], &candidates)};
+    r.changes[i - 1] = {t.change, replay_outcome(m, t.change.shape, t.changes, w, 2, samples, caches[i - 1],
+                                                 &candidates, nullptr, false)};
   });
   for (PlanCache& c : caches) r.plans.greedy.merge(c.greedy);
   return r;
