@@ -255,11 +255,16 @@ class PerfettoTraceWriter {
     for (const Run& run : tl.runs) {
       for (uint32_t ti : run.tracks) visit_[ti] = n++;
     }
-    if (options.dependencies) {
-      index_producers();
-      chain_flows();
-    }
-    intern_names();
+    // The flows' index and the names' are independent, each with a serial
+    // pass over every job or edge: built side by side.
+    parallel_for(options.dependencies ? 2 : 1, options.threads, [&](size_t task) {
+      if (task == 0) {
+        intern_names();
+      } else {
+        index_producers();
+        chain_flows();
+      }
+    });
   }
 
   void write();
