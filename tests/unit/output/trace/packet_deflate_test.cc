@@ -80,6 +80,20 @@ TEST_CASE("The .pftrace's deflated packets inflate with zlib to the same bytes",
       CHECK(round_trip(in) == in);
     }
   }
+  SECTION("packets of every size around the 16- and 64-byte reads, alike but for a few bytes, the last at the end") {
+    for (size_t size = 1; size <= 80; ++size) {
+      std::string in;
+      for (int i = 0; i < 4; ++i) {
+        std::string body(size, 'p');
+        for (size_t j = 0; j < size; ++j) body[j] = static_cast<char>('a' + j % 7);
+        if (i > 0) body[rng() % size] = static_cast<char>(rng());  // one byte changed, anywhere
+        if (i == 3 && size > 4) body[size - 1] = '#';              // the last byte too
+        packet(in, body);
+      }
+      INFO(size << "-byte packets");
+      CHECK(round_trip(in) == in);
+    }
+  }
   SECTION("edge cases") {
     std::string long_run;
     for (int i = 0; i < 3; ++i) packet(long_run, std::string(900, 'a'));  // matches longer than 258 bytes
