@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -315,8 +316,11 @@ class PerfettoTraceWriter {
   void start_sequence(proto::Writer& w, uint32_t seq_id, uint64_t track_uuid, uint32_t file_iid_plus_one,
                       Fn&& write_descriptor) const;
   void interned(proto::Writer& w, uint8_t fresh, uint32_t name, uint32_t category) const;
-  static void annotation(proto::Writer& w, uint32_t name, int64_t value) {
-    size_t a = w.open_nested(f::kDebugAnnotations);
+  // The helpers of a job's packets take a proto::Writer or a
+  // proto::Reserved (write_jobs): the same bytes either way.
+  template <typename W>
+  static void annotation(W& w, uint32_t name, int64_t value) {
+    auto a = w.open_nested(f::kDebugAnnotations);
     w.varint(f::kAnnotationNameIid, name);
     w.int64(f::kIntValue, value);
     w.close_nested(a);
@@ -326,7 +330,8 @@ class PerfettoTraceWriter {
     if (!clock.based) [[unlikely]]
       snapshot_clock(w, seq_id, clock, t);
   }
-  static void stamp(proto::Writer& w, LaneClock& clock, uint64_t t) {
+  template <typename W>
+  static void stamp(W& w, LaneClock& clock, uint64_t t) {
     if (t >= clock.last) [[likely]] {
       w.varint(f::kTimestamp, t - clock.last);
       clock.last = t;
@@ -334,12 +339,17 @@ class PerfettoTraceWriter {
       stamp_absolute(w, t);
     }
   }
-  [[gnu::noinline]] static void stamp_absolute(proto::Writer& w, uint64_t t);
-  void end_event(proto::Writer& w, uint32_t seq_id, LaneClock& clock, int64_t ns) const {
-    size_t p = w.open_nested(f::kTracePacket);
+  template <typename W>
+  [[gnu::noinline]] static void stamp_absolute(W& w, uint64_t t) {
+    w.varint(f::kTimestamp, t);
+    w.varint(f::kTimestampClockId, kClockBoottime);
+  }
+  template <typename W>
+  void end_event(W& w, uint32_t seq_id, LaneClock& clock, int64_t ns) const {
+    auto p = w.open_nested(f::kTracePacket);
     stamp(w, clock, ts(ns));
     w.varint(f::kTrustedSequenceId, seq_id);
-    size_t e = w.open_nested(f::kTrackEvent);
+    auto e = w.open_nested(f::kTrackEvent);
     w.varint(f::kType, kTypeSliceEnd);
     w.close_nested(e);
     w.close_nested(p);
@@ -357,7 +367,13 @@ class PerfettoTraceWriter {
   // of line.
   [[gnu::always_inline]] void write_lane_descriptors(proto::Writer& w, const Track& t) const;
   [[gnu::always_inline]] FlowCursor flow_cursor(uint32_t ti, uint32_t begin) const;
-  [[gnu::always_inline]] void write_flow_ids(proto::Writer& w, FlowCursor& c, JobRef ref) const;
+  template <typename W>
+  [[gnu::always_inline]] void write_flow_ids(W& w, FlowCursor& c, JobRef ref) const;
+  // At most how many flow ids write_flow_ids writes for `ref`.
+  [[gnu::always_inline]] size_t flow_ids_at_most(const FlowCursor& c, JobRef ref) const;
+  template <typename W>
+  [[gnu::always_inline]] void write_job(W& w, const Track& t, uint32_t i, uint32_t seq_id, LaneClock& clock,
+                                        uint8_t fresh, FlowCursor& flows) const;
   void write_memory(proto::Writer& w, const Piece& piece) const;
   std::string_view encode(std::string& buffer, const Piece& piece) const;
 
@@ -635,11 +651,7 @@ void PerfettoTraceWriter::snapshot_clock(proto::Writer& w, uint32_t seq_id, Lane
 // event on its incremental clock (the sequence's default clock; stamp()), or,
 // for an event that precedes the previous one (a lane's events never do;
 // deltas are unsigned), the absolute trace time with the packet's own clock
-// id.
-void PerfettoTraceWriter::stamp_absolute(proto::Writer& w, uint64_t t) {
-  w.varint(f::kTimestamp, t);
-  w.varint(f::kTimestampClockId, kClockBoottime);
-}
+// id (stamp_absolute).
 
 // The first packet of a sequence, left open for what the sequence brings
 // next: its id, incremental state cleared, and the defaults of its events
@@ -737,42 +749,61 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
   for (uint32_t lane = 0; lane < t.lanes; ++lane) seq_ids[lane] = static_cast<uint32_t>(1 + naming_.track_tid(t, lane));
   FlowCursor flows = flow_cursor(ti, piece.begin);
 
-  const bool shifted = t.clock_offset_ns != 0;
-  const uint32_t source_iid = t.file + 1;
   const uint8_t* fresh = fresh_.data() + fresh_base_[ti];
   for (uint32_t i = piece.begin; i < piece.end; ++i) {
     const Job& j = t.jobs[i];
     const uint32_t seq_id = seq_ids[j.lane];
-    const uint32_t name = name_of(name_type(j), name_number(j));
-    const uint32_t category = j.type + 1;
     LaneClock& clock = clocks[j.lane];
     base_clock(w, seq_id, clock, ts(j.start_ns));
-    size_t p = w.open_nested(f::kTracePacket);
-    stamp(w, clock, ts(j.start_ns));
-    w.varint(f::kTrustedSequenceId, seq_id);
-    interned(w, fresh[i], name, category);
-    size_t e = w.open_nested(f::kTrackEvent);
-    w.varint(f::kType, kTypeSliceBegin);
-    w.varint(f::kNameIid, name);
-    w.varint(f::kCategoryIids, category);
-    annotation(w, kRank, t.rank);
-    if (j.micro_batch >= 0) annotation(w, kMicroBatch, j.micro_batch);
-    annotation(w, kStep, j.step);
-    size_t a = w.open_nested(f::kDebugAnnotations);
-    w.varint(f::kAnnotationNameIid, kSource);
-    w.varint(f::kStringValueIid, source_iid);
-    w.close_nested(a);
-    annotation(w, kLine, j.line);
-    annotation(w, kJobId, j.job_id);
-    if (shifted) {
-      annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
-      annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);
+    // The usual job (no interned string to bring, a few flow ids) through a
+    // cursor on room reserved for it. Its two packets hold at most 270
+    // bytes: 26 fields of up to 12 bytes (a tag, a 10-byte varint), 12
+    // nested headers of 2, 8 flow ids of 9, and two lengths grown past 127.
+    constexpr size_t kFewFlows = 8, kJobRoom = 512;
+    const size_t flow_ids = flow_ids_at_most(flows, JobRef{ti, i});
+    if (fresh[i] == 0 && flow_ids <= kFewFlows) {
+      proto::Reserved r(w, kJobRoom);
+      write_job(r, t, i, seq_id, clock, 0, flows);
+    } else {
+      write_job(w, t, i, seq_id, clock, fresh[i], flows);
     }
-    write_flow_ids(w, flows, JobRef{ti, i});
-    w.close_nested(e);
-    w.close_nested(p);
-    end_event(w, seq_id, clock, j.end_ns);
   }
+}
+
+// One job's begin and end packets (write_jobs).
+template <typename W>
+inline void PerfettoTraceWriter::write_job(W& w, const Track& t, uint32_t i, uint32_t seq_id, LaneClock& clock,
+                                           uint8_t fresh, FlowCursor& flows) const {
+  const Job& j = t.jobs[i];
+  const uint32_t name = name_of(name_type(j), name_number(j));
+  const uint32_t category = j.type + 1;
+  auto p = w.open_nested(f::kTracePacket);
+  stamp(w, clock, ts(j.start_ns));
+  w.varint(f::kTrustedSequenceId, seq_id);
+  if constexpr (std::is_same_v<W, proto::Writer>) {
+    interned(w, fresh, name, category);
+  }
+  auto e = w.open_nested(f::kTrackEvent);
+  w.varint(f::kType, kTypeSliceBegin);
+  w.varint(f::kNameIid, name);
+  w.varint(f::kCategoryIids, category);
+  annotation(w, kRank, t.rank);
+  if (j.micro_batch >= 0) annotation(w, kMicroBatch, j.micro_batch);
+  annotation(w, kStep, j.step);
+  auto a = w.open_nested(f::kDebugAnnotations);
+  w.varint(f::kAnnotationNameIid, kSource);
+  w.varint(f::kStringValueIid, t.file + 1);  // the log path, interned
+  w.close_nested(a);
+  annotation(w, kLine, j.line);
+  annotation(w, kJobId, j.job_id);
+  if (t.clock_offset_ns != 0) {  // a shifted machine's: the times as logged
+    annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
+    annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);
+  }
+  write_flow_ids(w, flows, JobRef{static_cast<uint32_t>(&t - tl_.tracks.data()), i});
+  w.close_nested(e);
+  w.close_nested(p);
+  end_event(w, seq_id, clock, j.end_ns);
 }
 
 // write_jobs' steps, each inlined there (per job but the first two).
@@ -813,7 +844,17 @@ inline PerfettoTraceWriter::FlowCursor PerfettoTraceWriter::flow_cursor(uint32_t
 // The flow ids of job `ref`'s edges, the cursor moved past them. A job inside
 // a chain has one incoming and one outgoing edge of the same flow id: it
 // carries the id once.
-inline void PerfettoTraceWriter::write_flow_ids(proto::Writer& w, FlowCursor& c, JobRef ref) const {
+inline size_t PerfettoTraceWriter::flow_ids_at_most(const FlowCursor& c, JobRef ref) const {
+  if (!c.edges) return 0;
+  const std::vector<Dependency>& edges = *c.edges;
+  size_t n = 0;
+  for (size_t k = c.in; k < edges.size() && edges[k].consumer == ref; ++k) ++n;
+  for (size_t k = c.out; k < by_producer_.size() && edges[by_producer_[k]].producer == ref; ++k) ++n;
+  return n;
+}
+
+template <typename W>
+inline void PerfettoTraceWriter::write_flow_ids(W& w, FlowCursor& c, JobRef ref) const {
   if (!c.edges) return;
   const std::vector<Dependency>& edges = *c.edges;
   uint32_t last_in = 0;
