@@ -7,6 +7,7 @@
 #include "input/pipeline_details.h"
 #include "model/job_types.h"
 #include "util/checked.h"
+#include "util/parallel.h"
 
 namespace ppt {
 
@@ -267,14 +268,9 @@ void refine_clusters(const std::vector<Entry>& entries, int32_t clusters,
 
 }  // namespace
 
-void finalize_step_spans(const Timeline& timeline, Run& run) {
+void finalize_step_spans(const Timeline& timeline, Run& run, unsigned threads) {
   std::vector<StepSpan>& steps = run.steps;
   if (steps.empty()) return;
-  for (StepSpan& s : steps) {
-    s.start_ns = std::numeric_limits<int64_t>::max();
-    s.end_ns = std::numeric_limits<int64_t>::min();
-    s.ranks = 0;
-  }
   // Numbers are usually consecutive: index directly, else search.
   const int32_t first = steps.front().number;
   const bool dense = static_cast<int64_t>(steps.back().number) - first + 1 == static_cast<int64_t>(steps.size());
@@ -287,18 +283,44 @@ void finalize_step_spans(const Timeline& timeline, Run& run) {
         std::lower_bound(steps.begin(), steps.end(), number, [](const StepSpan& s, int32_t n) { return s.number < n; });
     return it != steps.end() && it->number == number ? it - steps.begin() : -1;
   };
-  std::vector<uint32_t> seen_by(steps.size(), 0);  // 1 + the last track position counted
-  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
-    for (const Job& j : timeline.tracks[run.tracks[p]].jobs) {
-      int64_t k = j.step < 0 ? -1 : find(j.step);
-      if (k < 0) continue;
-      StepSpan& s = steps[k];
-      s.start_ns = std::min(s.start_ns, j.start_ns);
-      s.end_ns = std::max(s.end_ns, j.end_ns);
-      if (seen_by[k] != p + 1) {
-        seen_by[k] = p + 1;
-        ++s.ranks;
+  // The tracks in a few blocks, each block's spans and rank counts apart,
+  // then added up: minima, maxima and counts, the same in any order. A block
+  // holds a span per step, so there are at most as many blocks as threads.
+  struct Part {
+    int64_t start = std::numeric_limits<int64_t>::max();
+    int64_t end = std::numeric_limits<int64_t>::min();
+    uint32_t ranks = 0;
+  };
+  const size_t tracks = run.tracks.size();
+  const size_t blocks = std::max<size_t>(1, std::min<size_t>(resolve_threads(threads), tracks));
+  std::vector<std::vector<Part>> parts(blocks);
+  parallel_for(blocks, threads, [&](size_t b) {
+    std::vector<Part>& part = parts[b];
+    part.assign(steps.size(), Part{});
+    std::vector<uint32_t> seen_by(steps.size(), 0);  // 1 + the last track position counted
+    for (size_t p = tracks * b / blocks; p < tracks * (b + 1) / blocks; ++p) {
+      for (const Job& j : timeline.tracks[run.tracks[p]].jobs) {
+        int64_t k = j.step < 0 ? -1 : find(j.step);
+        if (k < 0) continue;
+        Part& s = part[k];
+        s.start = std::min(s.start, j.start_ns);
+        s.end = std::max(s.end, j.end_ns);
+        if (seen_by[k] != p + 1) {
+          seen_by[k] = static_cast<uint32_t>(p + 1);
+          ++s.ranks;
+        }
       }
+    }
+  });
+  for (size_t k = 0; k < steps.size(); ++k) {
+    StepSpan& s = steps[k];
+    s.start_ns = std::numeric_limits<int64_t>::max();
+    s.end_ns = std::numeric_limits<int64_t>::min();
+    s.ranks = 0;
+    for (const std::vector<Part>& part : parts) {
+      s.start_ns = std::min(s.start_ns, part[k].start);
+      s.end_ns = std::max(s.end_ns, part[k].end);
+      s.ranks += part[k].ranks;
     }
   }
   std::erase_if(steps, [](const StepSpan& s) { return s.ranks == 0; });
@@ -314,17 +336,20 @@ namespace {
 // Each track's local steps, with their spans (`locals`), and one entry per
 // local step, sorted by start.
 std::vector<Entry> local_step_entries(const Timeline& timeline, const Run& run,
-                                      std::vector<std::vector<LocalStep>>& locals) {
-  std::vector<Entry> entries;
-  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
-    const Track& t = timeline.tracks[run.tracks[p]];
-    for (const Job& j : t.jobs) {
+                                      std::vector<std::vector<LocalStep>>& locals, unsigned threads) {
+  // Each track's local steps apart (in parallel), then their entries in
+  // track order.
+  parallel_for(run.tracks.size(), threads, [&](size_t p) {
+    for (const Job& j : timeline.tracks[run.tracks[p]].jobs) {
       if (j.step < 0) continue;
       if (static_cast<size_t>(j.step) >= locals[p].size()) locals[p].resize(j.step + 1);
       LocalStep& s = locals[p][j.step];
       s.start = std::min(s.start, j.start_ns);
       s.end = std::max(s.end, j.end_ns);
     }
+  });
+  std::vector<Entry> entries;
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
     for (int32_t k = 0; k < static_cast<int32_t>(locals[p].size()); ++k) {
       const LocalStep& s = locals[p][k];
       if (s.end < s.start) continue;  // no job had this index (cannot happen)
@@ -413,12 +438,14 @@ int32_t keep_rank_order(std::vector<std::vector<int32_t>>& cluster_of, int32_t c
 
 // Each job's step, the run's numbering (from its marker's first step, else
 // 0); a rank with no job in a step is reported.
-void renumber_jobs(Timeline& timeline, Run& run, const std::vector<std::vector<int32_t>>& cluster_of,
-                   int32_t clusters) {
+void renumber_jobs(Timeline& timeline, Run& run, const std::vector<std::vector<int32_t>>& cluster_of, int32_t clusters,
+                   unsigned threads) {
   int32_t base = run.has_marker ? run.marker_start_step : 0;
   run.steps.assign(clusters, StepSpan{});
   for (int32_t i = 0; i < clusters; ++i) run.steps[i].number = base + i;
-  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+  // Tracks in parallel; the steps each misses are said after, in track order.
+  std::vector<std::vector<int32_t>> missing(run.tracks.size());
+  parallel_for(run.tracks.size(), threads, [&](size_t p) {
     Track& t = timeline.tracks[run.tracks[p]];
     std::vector<uint8_t> present(clusters, 0);
     for (Job& j : t.jobs) {
@@ -428,19 +455,23 @@ void renumber_jobs(Timeline& timeline, Run& run, const std::vector<std::vector<i
       present[c] = 1;
     }
     for (int32_t c = 0; c < clusters; ++c) {
-      if (!present[c] && !t.jobs.empty()) {
-        timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
-                                 "rank " + std::to_string(t.rank) + " has no job in step " + std::to_string(base + c));
-      }
+      if (!present[c] && !t.jobs.empty()) missing[p].push_back(c);
+    }
+  });
+  for (uint32_t p = 0; p < run.tracks.size(); ++p) {
+    const Track& t = timeline.tracks[run.tracks[p]];
+    for (int32_t c : missing[p]) {
+      timeline.diagnostics.add(IssueKind::kMissingStep, t.file, 0,
+                               "rank " + std::to_string(t.rank) + " has no job in step " + std::to_string(base + c));
     }
   }
 }
 
 }  // namespace
 
-void number_steps(Timeline& timeline, Run& run) {
+void number_steps(Timeline& timeline, Run& run, unsigned threads) {
   std::vector<std::vector<LocalStep>> locals(run.tracks.size());
-  std::vector<Entry> entries = local_step_entries(timeline, run, locals);
+  std::vector<Entry> entries = local_step_entries(timeline, run, locals, threads);
   run.steps.clear();
   if (entries.empty()) return;
   shift_machine_clocks(timeline, run, entries);
@@ -451,11 +482,11 @@ void number_steps(Timeline& timeline, Run& run) {
                                      [&](const Entry& e, int32_t c) { cluster_of[e.track_pos][e.local] = c; });
   refine_clusters(entries, clusters, cluster_of);
   clusters = keep_rank_order(cluster_of, clusters);
-  renumber_jobs(timeline, run, cluster_of, clusters);
+  renumber_jobs(timeline, run, cluster_of, clusters, threads);
   for (uint32_t track : run.tracks) assign_memory_steps(timeline.tracks[track]);
   // Spans from the jobs; clusters that ended up empty (only possible after
   // the order fix-up) are dropped.
-  finalize_step_spans(timeline, run);
+  finalize_step_spans(timeline, run, threads);
 }
 
 namespace {

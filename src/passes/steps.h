@@ -61,8 +61,9 @@ class StepSplitter {
 
 // Turns the rank-local step indices of every track of `run` into step numbers
 // shared by all ranks (from the run's schedule marker when it has one), and
-// computes the run's step spans.
-void number_steps(Timeline& timeline, Run& run);
+// computes the run's step spans. The per-job passes run on up to `threads`
+// threads (0: one per core); the result is the same on any number.
+void number_steps(Timeline& timeline, Run& run, unsigned threads = 1);
 
 // Gives each of the track's memory samples its step. The samples from a
 // Start line to the next are one call of the pipeline, numbered as most of the
@@ -86,7 +87,8 @@ void set_origin(Timeline& timeline);
 // earlier than the previous one ended, and ends no earlier than it starts; a
 // step whose jobs all ended before the previous step's did (clocks that
 // disagree) becomes an instant where the previous one ends. Every pass that
-// sets or moves job times (number_steps, clock_align.h) ends with it.
-void finalize_step_spans(const Timeline& timeline, Run& run);
+// sets or moves job times (number_steps, clock_align.h) ends with it. On up
+// to `threads` threads (0: one per core); the same on any number.
+void finalize_step_spans(const Timeline& timeline, Run& run, unsigned threads = 1);
 
 }  // namespace ppt

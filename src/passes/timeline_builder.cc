@@ -317,7 +317,7 @@ Timeline build_from_scans(std::vector<SourceFile> files, std::vector<std::string
   report_stage_mismatches(tl);
 
   parallel_for(tl.tracks.size(), threads, [&](size_t i) { assign_lanes(tl.tracks[i]); });
-  for (Run& run : tl.runs) number_steps(tl, run);
+  for (Run& run : tl.runs) number_steps(tl, run, threads);
 
   set_origin(tl);
   uint64_t overlapping = 0;

@@ -107,6 +107,60 @@ TEST_CASE("a rank missing a step does not shift the others", "[steps]") {
   for (size_t i = 1; i < run.steps.size(); ++i) CHECK(run.steps[i].start_ns >= run.steps[i - 1].end_ns);
 }
 
+TEST_CASE("steps are numbered the same on any number of threads", "[steps]") {
+  // Twelve ranks, some missing steps (their messages in rank order), with
+  // uneven leads, on 1, 2, 3 and 7 threads.
+  auto p = plan("forward:0 forward:1 backward:0 backward:1 optimizer:0");
+  auto build = [&](unsigned threads) {
+    std::vector<SourceFile> files;
+    std::vector<FileScan> scans;
+    for (int r = 0; r < 12; ++r) {
+      std::string log;
+      for (int s = 0; s < 9; ++s) {
+        if ((r % 5 == 1 && s == 3) || (r == 7 && s % 4 == 0)) continue;
+        int64_t t = s * 10'000 + r * 37;
+        for (const PlanLine& j : p) {
+          log += job_line(j.type, j.mb, t, t + 10 + r);
+          t += 11 + r;
+        }
+      }
+      files.push_back({"w" + std::to_string(r), "", 0, r, r});
+      scans.push_back(scan_buffer(log, r, testing::parser()));
+    }
+    return build_from_scans(files, {""}, std::move(scans), threads);
+  };
+  const Timeline one = build(1);
+  REQUIRE(one.runs.size() == 1);
+  REQUIRE(one.runs[0].steps.size() >= 9);
+  for (unsigned threads : {2u, 3u, 7u}) {
+    INFO(threads << " threads");
+    const Timeline many = build(threads);
+    REQUIRE(many.runs.size() == 1);
+    const auto& a = one.runs[0].steps;
+    const auto& b = many.runs[0].steps;
+    REQUIRE(a.size() == b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+      CHECK(a[k].number == b[k].number);
+      CHECK(a[k].start_ns == b[k].start_ns);
+      CHECK(a[k].end_ns == b[k].end_ns);
+      CHECK(a[k].ranks == b[k].ranks);
+    }
+    REQUIRE(one.tracks.size() == many.tracks.size());
+    for (size_t t = 0; t < one.tracks.size(); ++t) {
+      for (size_t j = 0; j < one.tracks[t].jobs.size(); ++j)
+        CHECK(one.tracks[t].jobs[j].step == many.tracks[t].jobs[j].step);
+    }
+    const auto& da = one.diagnostics.examples();
+    const auto& db = many.diagnostics.examples();
+    REQUIRE(da.size() == db.size());
+    for (size_t i = 0; i < da.size(); ++i) {
+      CHECK(da[i].file == db[i].file);
+      CHECK(da[i].detail == db[i].detail);
+    }
+    CHECK(one.diagnostics.count_of(IssueKind::kMissingStep) > 0);
+  }
+}
+
 namespace {
 
 // One rank's log: steps `first`..`last` of period `period_us`, each made of
