@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -130,26 +131,46 @@ class RunSearch {
     mine.reserve(groups_[ti].groups.size());
     // Search hints by producer track: a handful of tracks feed one track.
     std::vector<std::pair<int64_t, size_t>> hints;
-    for (const Group& g : groups_[ti].groups) {
-      const int dir = static_cast<int>((g.key >> 39) & 1);
-      const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
+    // Where a group's producer is depends on its direction and chunk only
+    // (the stage and replica are the track's): worked out once for each of
+    // the 256 and kept, rather than per group.
+    struct Source {
+      bool known = false;
+      int64_t track = -1;  // -1: no producer
+      uint32_t chunk = 0;
+      size_t hint = 0;  // into hints
+    };
+    std::array<Source, 256> sources{};
+    auto source_of = [&](int dir, int32_t chunk) -> const Source& {
+      Source& src = sources[static_cast<size_t>(dir << 7 | chunk)];
+      if (src.known) return src;
+      src.known = true;
       const int32_t v = virtual_stage(kind_, p_, stage, chunk);
       const int32_t from =
           producer_virtual_stage(dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward, v, stages_);
-      if (from < 0) continue;
-      StageChunk src = virtual_stage_place(kind_, p_, from);
-      int64_t pt = track_at(replica, src.stage);
-      if (pt < 0) continue;
-      uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t(src.chunk & 0x7f) << 32);
-      size_t* hint = nullptr;
-      for (auto& [track, pos] : hints) {
-        if (track == pt) hint = &pos;
+      if (from < 0) return src;
+      const StageChunk place = virtual_stage_place(kind_, p_, from);
+      const int64_t pt = track_at(replica, place.stage);
+      if (pt < 0) return src;
+      src.track = pt;
+      src.chunk = static_cast<uint32_t>(place.chunk & 0x7f);
+      src.hint = hints.size();
+      for (size_t h = 0; h < hints.size(); ++h) {
+        if (hints[h].first == pt) src.hint = h;
       }
-      if (!hint) hint = &hints.emplace_back(pt, 0).second;
-      const Group* prod = groups_[pt].find(want, hint);
+      if (src.hint == hints.size()) hints.emplace_back(pt, 0);
+      return src;
+    };
+    for (const Group& g : groups_[ti].groups) {
+      const int dir = static_cast<int>((g.key >> 39) & 1);
+      const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
+      const Source& src = source_of(dir, chunk);
+      if (src.track < 0) continue;
+      const uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t{src.chunk} << 32);
+      const Group* prod = groups_[src.track].find(want, &hints[src.hint].second);
       if (!prod) continue;
       Dependency e;
-      e.producer = {static_cast<uint32_t>(pt), prod->last};
+      e.producer = {static_cast<uint32_t>(src.track), prod->last};
       e.consumer = {ti, g.first};
       e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
       mine.push_back(e);
