@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -1452,27 +1454,34 @@ WhatifOutcome measured_outcome(const Timeline& tl, const PipelinePlan& plan, con
   return o;
 }
 
-// The samples hold a row per stage and serve replays only: taken when the
-// first shape a plan can replay asks for them (P may be a run's whole rank
-// count when few of its logs are loaded, and then no plan fits M < P).
+// The samples hold a row per stage and serve replays only: taken once, when
+// the first shape a plan can replay asks for them, from whichever thread
+// (the targets are replayed side by side); a shape without a plan gets none
+// (P may be a run's whole rank count when few of its logs are loaded, and
+// then no plan fits M < P). `plans` is the asking thread's plan cache.
 class LazySamples {
  public:
-  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run, PlanCache& plans)
-      : tl_(tl), plan_(plan), m_(m), run_(run), plans_(plans) {}
-  const JitterSamples& for_shape(const PlanShape& shape) {
-    if (!check_plan_shape(shape, &plans_).empty()) return none_;
-    if (!sampled_) sampled_ = collect_samples(tl_, plan_, m_, run_);
+  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run)
+      : tl_(tl), plan_(plan), m_(m), run_(run) {}
+  const JitterSamples& for_shape(const PlanShape& shape, PlanCache& plans) {
+    if (!check_plan_shape(shape, &plans).empty()) return none_;
+    std::call_once(once_, [this] {
+      sampled_ = collect_samples(tl_, plan_, m_, run_);
+      taken_.store(true, std::memory_order_release);
+    });
     return *sampled_;
   }
-  // The samples taken, or null when no shape asked.
-  const JitterSamples* taken() const { return sampled_ ? &*sampled_ : nullptr; }
+  // The samples taken, or null when no shape asked (once the threads that
+  // asked are done).
+  const JitterSamples* taken() const { return taken_.load(std::memory_order_acquire) ? &*sampled_ : nullptr; }
 
  private:
   const Timeline& tl_;
   const PipelinePlan& plan_;
   const CostModel& m_;
   const uint32_t run_;
-  PlanCache& plans_;
+  std::once_flag once_;
+  std::atomic<bool> taken_{false};
   std::optional<JitterSamples> sampled_;
   const JitterSamples none_;
 };
@@ -1488,7 +1497,7 @@ void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms
     r.replayed.error = why;
     return;
   }
-  const JitterSamples& sampled = samples.for_shape(ms);
+  const JitterSamples& sampled = samples.for_shape(ms, plans);
   r.replayed = replay_outcome(m, ms, WhatifChanges{}, effective_w(m, WhatifChanges{}), steps, sampled, plans, nullptr,
                               &candidates);
   if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
@@ -1498,14 +1507,20 @@ void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms
   }
 }
 
-// Every target (each schedule with each M) replayed into r.predicted.
-void predict_targets(const WhatifChanges& ch, double w, int32_t steps, const PlanShape& ms, const std::string& why,
-                     const StepChoice& candidates, LazySamples& samples, PlanCache& plans, WhatifReport& r) {
+// Every target (each schedule with each M) replayed into r.predicted, side
+// by side on up to `threads` threads with the run's checks (into
+// `checks`): each with a plan cache of its own (a cache is one thread's),
+// gathered into `plans` after. The same outcomes, in the same order, on any
+// number of threads.
+void predict_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, const WhatifChanges& ch,
+                     double w, int32_t steps, const PlanShape& ms, const std::string& why, const StepChoice& candidates,
+                     LazySamples& samples, PlanCache& plans, WhatifReport& r, RunChecks& checks, unsigned threads) {
   const CostModel& m = r.model;
   std::vector<ScheduleKind> kinds = ch.schedules;
   if (kinds.empty()) kinds.push_back(m.schedule);
   std::vector<int32_t> ms_list = ch.micro_batches;
   if (ms_list.empty()) ms_list.push_back(std::max(1, m.micro_batches));
+  std::vector<PlanShape> shapes;
   for (ScheduleKind k : kinds) {
     for (int32_t mb : ms_list) {
       PlanShape s;
@@ -1513,36 +1528,45 @@ void predict_targets(const WhatifChanges& ch, double w, int32_t steps, const Pla
       s.stages = m.stages;
       s.micro_batches = mb;
       s.chunks = target_chunks(m, k, ch.chunks);
-      if (k == ScheduleKind::kUnknown || k == ScheduleKind::kNoPipeline) {
-        WhatifOutcome o;
-        o.shape = s;
-        o.named_by_schedule = true;
-        o.error = why.empty() ? "no plan for this schedule" : why;
-        r.predicted.push_back(std::move(o));
-        continue;
-      }
-      // The measured plan unchanged is the replay itself: shared, not redone.
-      const bool same = s == ms && ch.stage_scale.empty() && !ch.balance && ch.link_scale == 1 && ch.w_share < 0;
-      if (same && why.empty()) {
-        r.predicted.push_back(r.replayed);
-      } else {
-        r.predicted.push_back(replay_outcome(m, s, ch, w, steps, samples.for_shape(s), plans,
-                                             why.empty() && !candidates.replicas.empty() ? &candidates : nullptr));
-      }
+      shapes.push_back(s);
     }
   }
+  r.predicted.assign(shapes.size(), WhatifOutcome{});
+  std::vector<PlanCache> caches(shapes.size() + 1, plans);  // each with the plans built so far
+  parallel_for(shapes.size() + 1, threads, [&](size_t i) {
+    if (i == shapes.size()) {
+      checks = check_run(tl, plan, stats.run, m, caches[i]);
+      return;
+    }
+    const PlanShape& s = shapes[i];
+    WhatifOutcome& o = r.predicted[i];
+    if (s.schedule == ScheduleKind::kUnknown || s.schedule == ScheduleKind::kNoPipeline) {
+      o.shape = s;
+      o.named_by_schedule = true;
+      o.error = why.empty() ? "no plan for this schedule" : why;
+      return;
+    }
+    // The measured plan unchanged is the replay itself: shared, not redone.
+    const bool same = s == ms && ch.stage_scale.empty() && !ch.balance && ch.link_scale == 1 && ch.w_share < 0;
+    if (same && why.empty()) {
+      o = r.replayed;
+    } else {
+      o = replay_outcome(m, s, ch, w, steps, samples.for_shape(s, caches[i]), caches[i],
+                         why.empty() && !candidates.replicas.empty() ? &candidates : nullptr);
+    }
+  });
+  for (PlanCache& c : caches) plans.greedy.merge(c.greedy);
 }
 
 // The model's own error widens every range; what does not hold is said,
 // and where nothing can be predicted, every target says why. Then the
 // memory, and the targets ranked.
-void judge_targets(const Timeline& tl, const PipelinePlan& plan, const Stats& stats, PlanCache& plans,
-                   WhatifReport& r) {
+void judge_targets(const Timeline& tl, const Stats& stats, const RunChecks& checks, PlanCache& plans, WhatifReport& r) {
   const double model_error = r.measured.error.empty() && r.replayed.error.empty() && r.measured.period_ns > 0
                                  ? r.replayed.period_ns / r.measured.period_ns - 1
                                  : std::numeric_limits<double>::quiet_NaN();
   r.model_error = model_error;
-  r.warnings = whatif_warnings(tl, plan, stats, r.model, model_error, &r.refusal, &plans);
+  r.warnings = whatif_warnings(tl, stats, r.model, model_error, checks, &r.refusal);
   widen_by_model_error(r.replayed, model_error);
   for (WhatifOutcome& o : r.predicted) {
     widen_by_model_error(o, model_error);
@@ -1619,20 +1643,21 @@ void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std
 }  // namespace
 
 WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
-                        const WhatifChanges& ch, int32_t steps) {
+                        const WhatifChanges& ch, int32_t steps, unsigned threads, const CostModel* fitted) {
   WhatifReport r;
-  r.model = fit_cost_model(tl, plan, deps, stats);
+  r.model = fitted ? *fitted : fit_cost_model(tl, plan, deps, stats);
   const CostModel& m = r.model;
   PlanCache plans;  // this report's costly plans (PlanCache), built once each
   std::string why;
   const PlanShape ms = measured_shape(m, &why, plans);
   r.measured = measured_outcome(tl, plan, stats, m, ms);
   const double w = effective_w(m, ch);
-  LazySamples samples(tl, plan, m, stats.run, plans);
+  LazySamples samples(tl, plan, m, stats.run);
   StepChoice candidates;
   replay_measured(tl, stats, ms, why, steps, samples, plans, r, candidates);
-  predict_targets(ch, w, steps, ms, why, candidates, samples, plans, r);
-  judge_targets(tl, plan, stats, plans, r);
+  RunChecks checks;
+  predict_targets(tl, plan, stats, ch, w, steps, ms, why, candidates, samples, plans, r, checks, threads);
+  judge_targets(tl, stats, checks, plans, r);
   // What the figures rest on, for the user.
   model_assumptions(tl, stats, m, ch, r.assumptions);
   target_assumptions(r, ch, w, r.assumptions);

@@ -251,8 +251,13 @@ std::vector<ModelWarning> whatif_warnings(const Timeline& timeline, const Pipeli
 
 // Fits the model and replays the measured plan and every target (each
 // schedule x each M); `steps` steps are replayed (2 or more give a period).
+// The targets' replays and the run's checks run on up to `threads` threads
+// (0: one per core); the report is the same on any number. `fitted`: the
+// model fit_cost_model gives for stats.run, when the caller fitted it
+// already (beside the stats); null: fitted here.
 WhatifReport run_whatif(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
-                        const Stats& stats, const WhatifChanges& changes, int32_t steps = 3);
+                        const Stats& stats, const WhatifChanges& changes, int32_t steps = 3, unsigned threads = 1,
+                        const CostModel* fitted = nullptr);
 
 // The peak in-flight micro-batches per stage of the measured run: per rank
 // and step, the most (chunk, micro-batch) pairs whose forward has started and

@@ -137,16 +137,20 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
 
   // analysis
   if (req.stats) {
-    // The suggestions' replays read the run alone, not its stats: they run
-    // beside compute_stats (two tasks on the run's threads), and what needs
-    // the stats is done after.
+    // The suggestions' replays and whatif's cost model read the run alone,
+    // not its stats: they run beside compute_stats (tasks on the run's
+    // threads), and what needs the stats is done after.
     std::optional<SuggestionReplays> replays;
     const uint32_t run = measured_run_index(tl, req.stats_options);
-    parallel_for(req.suggest ? 2 : 1, req.threads, [&](size_t task) {
-      if (task == 0) {
-        r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options);
-      } else {
-        replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads);
+    enum class Task { kStats, kSuggestions, kFit };
+    std::vector<Task> tasks{Task::kStats};
+    if (req.suggest) tasks.push_back(Task::kSuggestions);
+    if (req.fit_model) tasks.push_back(Task::kFit);
+    parallel_for(tasks.size(), req.threads, [&](size_t k) {
+      switch (tasks[k]) {
+        case Task::kStats: r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options); break;
+        case Task::kSuggestions: replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads); break;
+        case Task::kFit: r.model = fit_cost_model(tl, r.pipeline, r.dependencies, run); break;
       }
     });
     r.stats->source = r.source;

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "analysis/stats.h"
+#include "analysis/whatif.h"
 #include "app/picture.h"
 #include "app/selection.h"
 #include "input/log_layout.h"
@@ -56,6 +57,10 @@ struct DriverRequest {
   // With `stats`: the what-if suggestions (analysis/whatif.h, suggest_changes)
   // go into Stats::suggestions (stats and the report page ask for them).
   bool suggest = false;
+  // With `stats`: the what-if cost model of the measured run
+  // (analysis/whatif.h, fit_cost_model) is fitted beside the stats, into
+  // DriverResult::model (whatif asks for it).
+  bool fit_model = false;
   // With `stats`: --device-memory's size in bytes (0: not given), set as
   // Stats::memory.device_memory_bytes before the suggestions are made.
   int64_t device_memory_bytes = 0;
@@ -94,6 +99,7 @@ struct DriverResult {
   Dependencies dependencies;
   ClockAlignment clocks;
   std::optional<Stats> stats;               // when the request asked for them
+  std::optional<CostModel> model;           // when the request asked for it (fit_model)
   std::optional<PictureSelection> picture;  // when the request draws: every picture's steps and why
   std::vector<PhaseTime> timings;           // every phase that ran, in order
 

@@ -37,7 +37,10 @@ std::string check_stage_scale(const WhatifChanges& changes, const DriverResult& 
 }
 
 WhatifReport predict_run(DriverResult& m, const WhatifChanges& changes) {
-  return timed(m, "whatif", [&] { return run_whatif(*m.timeline, m.pipeline, m.dependencies, *m.stats, changes); });
+  return timed(m, "whatif", [&] {
+    return run_whatif(*m.timeline, m.pipeline, m.dependencies, *m.stats, changes, 3, m.threads,
+                      m.model ? &*m.model : nullptr);
+  });
 }
 
 const WhatifOutcome* best_target(const WhatifReport& report) {

@@ -134,6 +134,7 @@ int run_whatif_command(const WhatifCommandOptions& o) {
     return kExitUsage;
   }
   request.stats = true;
+  request.fit_model = true;  // the model, fitted beside the stats
   request.stats_options.critical_paths = false;
   request.device_memory_bytes = o.device_memory_bytes;
   // The page shows the measured run above the prediction: both need pictures.

@@ -10,6 +10,7 @@
 #include <optional>
 #include <variant>
 
+#include "output/text/whatif_writers.h"
 #include "support/test_support.h"
 
 namespace ppt {
@@ -472,6 +473,35 @@ MemoryStats hand_memory(const std::vector<int64_t>& chunk_acts, const std::vecto
 }
 
 PlanShape shape_of(ScheduleKind k, int32_t p, int32_t m, int32_t v = 1) { return PlanShape{k, p, m, v, false}; }
+
+TEST_CASE("whatif's report is the same on any number of threads, and with the model fitted beforehand",
+          "[whatif][gen]") {
+  if (!testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  // Jittered, so the replays draw samples; a straggler, so the checks warn.
+  auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 4 --jitter 0.1 --comm-us 40 --seed 11");
+  WhatifChanges ch;
+  ch.schedules = {ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::k1F1B, ScheduleKind::kFThenB,
+                  ScheduleKind::kUnknown};
+  ch.micro_batches = {4, 8, 16};
+  const std::string one = format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 1));
+  REQUIRE(one.find("\"period_us\"") != std::string::npos);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    INFO("threads " << threads);
+    CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, threads)) == one);
+  }
+  const CostModel fitted = fit_cost_model(m->timeline, m->plan, m->deps, m->stats.run);
+  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, &fitted)) == one);
+  // A model of other costs is used as given, not fitted again.
+  CostModel slower = fitted;
+  for (auto& stage : slower.jobs) {
+    for (auto& chunk : stage) {
+      for (auto& cost : chunk) cost.cost_ns *= 2;
+    }
+  }
+  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, &slower)) != one);
+}
 
 TEST_CASE("the memory model: 1F1B holds P - s micro-batches on stage s, FThenB all M, whatever M", "[whatif][memory]") {
   const MemoryStats mem = hand_memory({2 * kGiB}, {4, 3, 2, 1});
