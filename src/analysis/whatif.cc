@@ -300,48 +300,78 @@ struct JitterSamples {
     }
     return 1;
   }
-  // ratio()'s search for one plan job, made once for all the replicas and
-  // steps a target replays (the per-replica replays spent most of their
-  // time finding the same indices again): for each role it reads, in its
-  // order, the indices of replica 0's measured jobs (a replica's are
-  // replica 0's plus replica_offset()). An empty list: ratio() is 1.
-  struct Lookup {
-    std::vector<std::vector<uint32_t>> roles;
+  // ratio()'s search for each job of a target's plan, made once for all the
+  // replicas and steps the target replays (the per-replica replays spent
+  // most of their time finding the same indices again), in flat arrays (a
+  // vector of vectors a job cost more to build and free than the replays
+  // spent reading it). Job j's groups are [first_group[j], first_group[j +
+  // 1]), one per role ratio() tries, in its order; group g's indices are
+  // [first_index[g], first_index[g + 1]) of `indices`: replica 0's measured
+  // jobs (a replica's are replica 0's plus replica_offset()). No group: the
+  // ratio is 1. single[j]: the index when job j's first group has one
+  // (the usual case: its own chunk and role), else kNoSingle.
+  struct Lookups {
+    static constexpr uint32_t kNoSingle = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> first_group{0}, first_index{0}, indices, single;
   };
   size_t replica_offset(int32_t replica) const { return index(replica, 0, 0, 0, 0); }
-  Lookup lookup(int32_t stage, const PlanShape& shape, const PlanJob& job) const {
-    Lookup l;
-    if (micro_batches <= 0 || stage >= stages) return l;
-    const int32_t mb = job.micro_batch % micro_batches;
-    const size_t role = static_cast<size_t>(job.role);
-    const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
-                                        : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
-                                        : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
-                                                      : std::array<size_t, 3>{kBw, kB, kB};
-    for (size_t k = 0; k < roles.size(); ++k) {
-      if (k > 0 && roles[k] == roles[k - 1]) continue;  // the same indices: no more found than before
-      std::vector<uint32_t>& at = l.roles.emplace_back();
-      for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
-        if (shape.chunks == chunks && c != static_cast<size_t>(job.chunk)) continue;
-        at.push_back(static_cast<uint32_t>(index(0, stage, c, roles[k], mb)));
+  // Appends the next job's groups to `l`.
+  void add_lookup(Lookups& l, int32_t stage, const PlanShape& shape, const PlanJob& job) const {
+    if (micro_batches > 0 && stage < stages) {
+      const int32_t mb = job.micro_batch % micro_batches;
+      const size_t role = static_cast<size_t>(job.role);
+      const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
+                                          : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
+                                          : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
+                                                        : std::array<size_t, 3>{kBw, kB, kB};
+      for (size_t k = 0; k < roles.size(); ++k) {
+        if (k > 0 && roles[k] == roles[k - 1]) continue;  // the same indices: no more found than before
+        for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
+          if (shape.chunks == chunks && c != static_cast<size_t>(job.chunk)) continue;
+          l.indices.push_back(static_cast<uint32_t>(index(0, stage, c, roles[k], mb)));
+        }
+        l.first_index.push_back(static_cast<uint32_t>(l.indices.size()));
       }
     }
-    return l;
+    const uint32_t g = l.first_group.back();
+    l.first_group.push_back(static_cast<uint32_t>(l.first_index.size() - 1));
+    const bool one = g + 1 < l.first_index.size() && l.first_index[g + 1] - l.first_index[g] == 1;
+    l.single.push_back(one ? l.indices[l.first_index[g]] : Lookups::kNoSingle);
   }
-  // ratio(step, replica, ...) for the job `l` was made for.
-  double ratio(size_t step, int32_t replica, const Lookup& l, bool jitter_only) const {
+  // For every job of the plan `l` was made for: round_to_int64(its base
+  // cost (`base_ns`) x ratio(step, replica, ...)) into `out`, in one pass
+  // (the per-replica replays' inner loop).
+  void scaled_costs(size_t step, int32_t replica, const Lookups& l, bool jitter_only,
+                    const std::vector<double>& base_ns, std::vector<int64_t>& out) const {
     const size_t base = replica_offset(replica);
     const float* v = jobs[step].data() + base;
-    for (const std::vector<uint32_t>& at : l.roles) {
-      double sum = 0;
-      int n = 0;
-      for (uint32_t i : at) {
-        const float x = v[i];
-        if (x >= 0) sum += jitter_only ? x / rank_factor[(base + i) / micro_batches] : x, ++n;
+    const uint32_t* first_group = l.first_group.data();
+    const uint32_t* first_index = l.first_index.data();
+    const uint32_t* indices = l.indices.data();
+    const uint32_t* single = l.single.data();
+    for (size_t j = 0; j < base_ns.size(); ++j) {
+      // One measured job: the ratio is its own (sum / n with n = 1, exactly).
+      if (const uint32_t i = single[j]; i != Lookups::kNoSingle && v[i] >= 0) {
+        const double x = jitter_only ? v[i] / rank_factor[(base + i) / micro_batches] : v[i];
+        out[j] = round_to_int64(base_ns[j] * x);
+        continue;
       }
-      if (n > 0) return sum / n;
+      double ratio = 1;
+      for (uint32_t g = first_group[j]; g < first_group[j + 1]; ++g) {
+        double sum = 0;
+        int n = 0;
+        for (uint32_t k = first_index[g]; k < first_index[g + 1]; ++k) {
+          const uint32_t i = indices[k];
+          const float x = v[i];
+          if (x >= 0) sum += jitter_only ? x / rank_factor[(base + i) / micro_batches] : x, ++n;
+        }
+        if (n > 0) {
+          ratio = sum / n;
+          break;
+        }
+      }
+      out[j] = round_to_int64(base_ns[j] * ratio);
     }
-    return 1;
   }
 };
 
@@ -518,14 +548,17 @@ class StepReplays {
     if (found_) found_->replicas.assign(total_, {});
     flat_ = flatten_replay(prepared, costs);
     flat_base_.resize(flat_.items.size());
-    lookups_.resize(flat_.items.size());
+    lookups_.first_group.reserve(flat_.items.size() + 1);
+    lookups_.first_index.reserve(flat_.items.size() + 1);
+    lookups_.indices.reserve(flat_.items.size());
+    lookups_.single.reserve(flat_.items.size());
     for (size_t i = 0; i < flat_.items.size(); ++i) {
       const FlatReplay::Item& it = flat_.items[i];
       const PlanJob& job = plans[it.stage][it.index];
       const auto& chunks = t.jobs[it.stage];
       const size_t c = std::min(static_cast<size_t>(std::max(0, job.chunk)), chunks.size() - 1);
       flat_base_[i] = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
-      lookups_[i] = samples.lookup(it.stage, shape, job);
+      samples.add_lookup(lookups_, it.stage, shape, job);
     }
     durations_.resize(flat_.items.size());
   }
@@ -609,9 +642,7 @@ class StepReplays {
     spans_.assign(all_.size(), -1);
     for (int32_t rep : reps) {
       if (!flat_.error.empty()) continue;  // not after replay_outcome's first replay, which walked the same waits
-      for (size_t i = 0; i < flat_.items.size(); ++i) {
-        durations_[i] = round_to_int64(flat_base_[i] * samples_.ratio(k, rep, lookups_[i], ch_.balance));
-      }
+      samples_.scaled_costs(k, rep, lookups_, ch_.balance, flat_base_, durations_);
       const ReplayCosts one = replica_costs(k, rep);
       const int64_t len = replay_flat_step(flat_, durations_, one.optimizer_ns, stage_busy_, free_at_, ends_);
       busy.insert(busy.end(), stage_busy_.begin(), stage_busy_.end());
@@ -661,7 +692,7 @@ class StepReplays {
   double span_sum_ = 0, idle_ = 0, room_ = 0, sum_ = 0, sq_ = 0;
   FlatReplay flat_;
   std::vector<double> flat_base_;  // costs.duration_ns's figure per item
-  std::vector<JitterSamples::Lookup> lookups_;
+  JitterSamples::Lookups lookups_;
   std::vector<int64_t> durations_, stage_busy_, free_at_, ends_;
 };
 
