@@ -116,6 +116,10 @@ struct FlatReplay {
   std::vector<Item> items;
   std::vector<int64_t> optimizer_gap_ns;  // by stage: 0 for a stage with no jobs
   std::string error;                      // the plan's own error, a missing duration or a deadlock: nothing to replay
+  // The sum of every gap's, lag's and optimizer gap's size, at most
+  // kMaxSumNs (util/checked.h): with the durations', it bounds every time
+  // replay_flat_step computes.
+  int64_t magnitude_ns = 0;
 };
 // The jobs' durations and the optimizers' lengths in `costs` are not read
 // (replay_flat_step takes them); its links, host gaps and optimizer gaps are.
