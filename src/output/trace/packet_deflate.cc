@@ -107,7 +107,7 @@ struct Bits {
   // Appends `count` bits (at most 56), low bit first: the pending bits are
   // stored whole (8 bytes; the buffer has room) and the whole bytes among
   // them passed, without a branch.
-  void put(uint64_t value, int count) {
+  [[gnu::always_inline]] void put(uint64_t value, int count) {
     buf |= value << n;
     n += count;
     std::memcpy(p, &buf, 8);  // little-endian (below), as deflate's bit order wants
@@ -116,7 +116,7 @@ struct Bits {
     n &= 7;
   }
   // Two literals' codes (9 bits at most each) a put.
-  void literals(const char* bytes, size_t count) {
+  [[gnu::always_inline]] void literals(const char* bytes, size_t count) {
     size_t i = 0;
     for (; i + 2 <= count; i += 2) {
       const uint32_t a = kFixed.litlen[static_cast<uint8_t>(bytes[i])];
@@ -139,7 +139,7 @@ struct Bits {
     const uint32_t d = kFixed.dist[dc];
     return {(d >> 5) | uint64_t{distance - kDistBase[dc]} << 5, 5 + kDistExtra[dc]};  // fixed distance codes: 5 bits
   }
-  void match(uint32_t length, Distance distance) {
+  [[gnu::always_inline]] void match(uint32_t length, Distance distance) {
     const uint64_t dist_bits = distance.bits;
     const int dist_count = distance.count;
     while (length > 0) {
@@ -157,7 +157,7 @@ static_assert(std::endian::native == std::endian::little, "Bits::put stores its 
 
 // Byte by byte against the earlier packet of the same size: runs of equal
 // bytes are matches, the rest literals.
-inline void repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
+[[gnu::always_inline]] inline void repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
   const Bits::Distance distance = Bits::distance_bits(static_cast<uint32_t>(packet - earlier));
   size_t i = 0;
   while (i < size) {
@@ -189,7 +189,7 @@ inline void repeat_of(Bits& bits, const char* packet, const char* earlier, size_
 // read whole (`packet` + its size rounded up to 16 lies within the data):
 // the equal bytes as one 64-bit mask, four SSE2 compares, and each run read
 // off the mask. The same symbols as repeat_of().
-inline void short_repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
+[[gnu::always_inline]] inline void short_repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
   uint64_t equal = 0;
   for (size_t off = 0; off < size; off += 16) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packet + off));
@@ -213,7 +213,10 @@ inline void short_repeat_of(Bits& bits, const char* packet, const char* earlier,
   }
 }
 
-void find_repeats(Bits& bits, std::string_view data) {
+// The stream's bits come in by value and go back the same way, and the
+// helpers that take them are inlined, so that they live in registers here
+// (through a reference, every put loaded and stored each field).
+Bits find_repeats(Bits bits, std::string_view data) {
   std::array<uint32_t, kMaxReferenced> last;  // by packet size: where the last one began + 1
   last.fill(0);
   size_t pos = 0;
@@ -236,6 +239,7 @@ void find_repeats(Bits& bits, std::string_view data) {
     if (size < kMaxReferenced) last[size] = static_cast<uint32_t>(pos + 1);
     pos += size;
   }
+  return bits;
 }
 
 }  // namespace
@@ -252,7 +256,7 @@ size_t deflate_packets(std::string_view packets, std::string& out, size_t at) {
   *bits.p++ = 0x01;  // no dictionary, fastest; (0x78 << 8 | 0x01) % 31 == 0
   bits.put(1, 1);    // BFINAL: the only block
   bits.put(1, 2);    // BTYPE 01: fixed Huffman codes
-  find_repeats(bits, packets);
+  bits = find_repeats(bits, packets);
   bits.put(kFixed.litlen[kEndOfBlock] >> 5, static_cast<int>(kFixed.litlen[kEndOfBlock] & 31));
   char* p = bits.p;
   if (bits.n > 0) *p++ = static_cast<char>(bits.buf & 0xff);  // the last byte, padded with zeros
