@@ -67,12 +67,12 @@ namespace {
 constexpr uint64_t kFnvOffset = 1469598103934665603ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;
 
+// One multiply a value, not FNV's one a byte: the hash only sorts orders
+// into buckets (equal orders are compared whole), and the eight multiplies
+// in a row of a byte-wise FNV made the rank orders 3% of a conversion.
 uint64_t mix(uint64_t h, uint64_t v) {
-  for (int i = 0; i < 8; ++i) {
-    h ^= (v >> (8 * i)) & 0xff;
-    h *= kFnvPrime;
-  }
-  return h;
+  h = (h ^ v) * kFnvPrime;
+  return h ^ (h >> 32);
 }
 
 uint64_t order_hash(const std::vector<OrderItem>& order) {
