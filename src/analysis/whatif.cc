@@ -1674,9 +1674,9 @@ void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std
 }  // namespace
 
 WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
-                        const WhatifChanges& ch, int32_t steps, unsigned threads, const CostModel* fitted) {
+                        const WhatifChanges& ch, int32_t steps, unsigned threads, std::optional<CostModel> fitted) {
   WhatifReport r;
-  r.model = fitted ? *fitted : fit_cost_model(tl, plan, deps, stats);
+  r.model = fitted ? std::move(*fitted) : fit_cost_model(tl, plan, deps, stats);
   const CostModel& m = r.model;
   PlanCache plans;  // this report's costly plans (PlanCache), built once each
   std::string why;

@@ -254,10 +254,11 @@ std::vector<ModelWarning> whatif_warnings(const Timeline& timeline, const Pipeli
 // The targets' replays and the run's checks run on up to `threads` threads
 // (0: one per core); the report is the same on any number. `fitted`: the
 // model fit_cost_model gives for stats.run, when the caller fitted it
-// already (beside the stats); null: fitted here.
+// already (beside the stats), moved into the report (a model holds a row
+// per stage: a copy would hold them twice); none: fitted here.
 WhatifReport run_whatif(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
                         const Stats& stats, const WhatifChanges& changes, int32_t steps = 3, unsigned threads = 1,
-                        const CostModel* fitted = nullptr);
+                        std::optional<CostModel> fitted = std::nullopt);
 
 // The peak in-flight micro-batches per stage of the measured run: per rank
 // and step, the most (chunk, micro-batch) pairs whose forward has started and

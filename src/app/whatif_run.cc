@@ -38,8 +38,10 @@ std::string check_stage_scale(const WhatifChanges& changes, const DriverResult& 
 
 WhatifReport predict_run(DriverResult& m, const WhatifChanges& changes) {
   return timed(m, "whatif", [&] {
-    return run_whatif(*m.timeline, m.pipeline, m.dependencies, *m.stats, changes, 3, m.threads,
-                      m.model ? &*m.model : nullptr);
+    // The model fitted beside the stats is the report's from here on.
+    std::optional<CostModel> fitted = std::move(m.model);
+    m.model.reset();
+    return run_whatif(*m.timeline, m.pipeline, m.dependencies, *m.stats, changes, 3, m.threads, std::move(fitted));
   });
 }
 

@@ -492,7 +492,7 @@ TEST_CASE("whatif's report is the same on any number of threads, and with the mo
     CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, threads)) == one);
   }
   const CostModel fitted = fit_cost_model(m->timeline, m->plan, m->deps, m->stats.run);
-  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, &fitted)) == one);
+  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, fitted)) == one);
   // A model of other costs is used as given, not fitted again.
   CostModel slower = fitted;
   for (auto& stage : slower.jobs) {
@@ -500,7 +500,7 @@ TEST_CASE("whatif's report is the same on any number of threads, and with the mo
       for (auto& cost : chunk) cost.cost_ns *= 2;
     }
   }
-  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, &slower)) != one);
+  CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, slower)) != one);
 }
 
 TEST_CASE("the memory model: 1F1B holds P - s micro-batches on stage s, FThenB all M, whatever M", "[whatif][memory]") {
