@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -273,6 +272,14 @@ struct JitterSamples {
     return (((static_cast<size_t>(replica) * stages + stage) * chunks + chunk) * kPlanRoles + role) * micro_batches +
            mb;
   }
+  // The measured roles a target job of `role` reads, in order: its own, then
+  // a split half's whole backward or a whole backward's halves.
+  static std::array<size_t, 3> roles_tried(size_t role) {
+    return role == kF    ? std::array<size_t, 3>{kF, kF, kF}
+           : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
+           : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
+                         : std::array<size_t, 3>{kBw, kB, kB};
+  }
   // The ratio of the measured job a target job stands for: the same stage,
   // micro-batch (modulo the measured M) and role (a split half from a whole
   // backward and back), its chunk when V is the measured one, else the mean
@@ -281,11 +288,7 @@ struct JitterSamples {
                bool jitter_only) const {
     if (micro_batches <= 0 || stage >= stages) return 1;
     const int32_t mb = job.micro_batch % micro_batches;
-    const size_t role = static_cast<size_t>(job.role);
-    const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
-                                        : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
-                                        : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
-                                                      : std::array<size_t, 3>{kBw, kB, kB};
+    const std::array<size_t, 3> roles = roles_tried(static_cast<size_t>(job.role));
     const std::vector<float>& v = jobs[step];
     for (size_t r : roles) {
       double sum = 0;
@@ -303,8 +306,8 @@ struct JitterSamples {
   // ratio()'s search for each job of a target's plan, made once for all the
   // replicas and steps the target replays (the per-replica replays spent
   // most of their time finding the same indices again), in flat arrays (a
-  // vector of vectors a job cost more to build and free than the replays
-  // spent reading it). Job j's groups are [first_group[j], first_group[j +
+  // vector of vectors held one or more allocations a job, each made and
+  // freed again). Job j's groups are [first_group[j], first_group[j +
   // 1]), one per role ratio() tries, in its order; group g's indices are
   // [first_index[g], first_index[g + 1]) of `indices`: replica 0's measured
   // jobs (a replica's are replica 0's plus replica_offset()). No group: the
@@ -319,11 +322,7 @@ struct JitterSamples {
   void add_lookup(Lookups& l, int32_t stage, const PlanShape& shape, const PlanJob& job) const {
     if (micro_batches > 0 && stage < stages) {
       const int32_t mb = job.micro_batch % micro_batches;
-      const size_t role = static_cast<size_t>(job.role);
-      const std::array<size_t, 3> roles = role == kF    ? std::array<size_t, 3>{kF, kF, kF}
-                                          : role == kB  ? std::array<size_t, 3>{kB, kBb, kBw}
-                                          : role == kBb ? std::array<size_t, 3>{kBb, kB, kB}
-                                                        : std::array<size_t, 3>{kBw, kB, kB};
+      const std::array<size_t, 3> roles = roles_tried(static_cast<size_t>(job.role));
       for (size_t k = 0; k < roles.size(); ++k) {
         if (k > 0 && roles[k] == roles[k - 1]) continue;  // the same indices: no more found than before
         for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
@@ -1496,15 +1495,12 @@ class LazySamples {
       : tl_(tl), plan_(plan), m_(m), run_(run) {}
   const JitterSamples& for_shape(const PlanShape& shape, PlanCache& plans) {
     if (!check_plan_shape(shape, &plans).empty()) return none_;
-    std::call_once(once_, [this] {
-      sampled_ = collect_samples(tl_, plan_, m_, run_);
-      taken_.store(true, std::memory_order_release);
-    });
+    std::call_once(once_, [this] { sampled_ = collect_samples(tl_, plan_, m_, run_); });
     return *sampled_;
   }
   // The samples taken, or null when no shape asked (once the threads that
   // asked are done).
-  const JitterSamples* taken() const { return taken_.load(std::memory_order_acquire) ? &*sampled_ : nullptr; }
+  const JitterSamples* taken() const { return sampled_ ? &*sampled_ : nullptr; }
 
  private:
   const Timeline& tl_;
@@ -1512,7 +1508,6 @@ class LazySamples {
   const CostModel& m_;
   const uint32_t run_;
   std::once_flag once_;
-  std::atomic<bool> taken_{false};
   std::optional<JitterSamples> sampled_;
   const JitterSamples none_;
 };

@@ -344,6 +344,37 @@ FlatReplay flatten_replay(const PreparedReplay& prepared, const ReplayCosts& cos
   return flat;
 }
 
+namespace {
+
+// replay_flat_step's walk, its additions `Add`'s: add_ns, or plain ones
+// where no time can reach kMaxSumNs (the same times then).
+template <typename Add>
+int64_t walk_flat_step(const FlatReplay& flat, const std::vector<int64_t>& durations,
+                       const std::vector<int64_t>& optimizer_ns, std::vector<int64_t>& busy,
+                       std::vector<int64_t>& free_at, std::vector<int64_t>& ends, Add add) {
+  const size_t p = flat.optimizer_gap_ns.size();
+  for (size_t i = 0; i < flat.items.size(); ++i) {
+    const FlatReplay::Item& it = flat.items[i];
+    int64_t start = add(free_at[it.stage], it.gap_ns);
+    if (it.need >= 0) start = std::max(start, add(ends[it.need], it.lag_ns));
+    const int64_t end = add(start, std::max<int64_t>(0, durations[i]));
+    ends[i] = end;
+    free_at[it.stage] = end;
+    busy[it.stage] = add(busy[it.stage], end - start);
+  }
+  int64_t step_end = 0;
+  for (size_t s = 0; s < p; ++s) {
+    const int64_t len = s < optimizer_ns.size() ? std::max<int64_t>(0, optimizer_ns[s]) : 0;
+    const int64_t start = add(free_at[s], flat.optimizer_gap_ns[s]);
+    const int64_t end = add(start, len);
+    busy[s] = add(busy[s], end - start);
+    step_end = std::max(step_end, end);
+  }
+  return step_end;
+}
+
+}  // namespace
+
 int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& durations,
                          const std::vector<int64_t>& optimizer_ns, std::vector<int64_t>& busy,
                          std::vector<int64_t>& free_at, std::vector<int64_t>& ends) {
@@ -351,55 +382,22 @@ int64_t replay_flat_step(const FlatReplay& flat, const std::vector<int64_t>& dur
   busy.assign(p, 0);
   free_at.assign(p, 0);
   ends.resize(flat.items.size());
-  // Every time below is a sum of some of the gaps, lags, durations and
-  // optimizer lengths (each signed once), so it is at most the sum of their
-  // sizes: where that is within kMaxSumNs, add_ns never clamps, and plain
-  // additions give the same times for a fifth of the instructions (the
-  // per-replica replays of stats' suggestions run this loop for every job
-  // of every target).
+  // Every time the walk computes is a sum of some of the gaps, lags,
+  // durations and optimizer lengths (each signed once), so it is at most
+  // the sum of their sizes: where that is within kMaxSumNs, add_ns never
+  // clamps, and plain additions give the same times without its checks
+  // (the per-replica replays of stats' suggestions run this walk for every
+  // job of every target).
   unsigned __int128 bound = static_cast<uint64_t>(flat.magnitude_ns);
   for (size_t i = 0; i < flat.items.size(); ++i) bound += static_cast<uint64_t>(std::max<int64_t>(0, durations[i]));
   for (size_t s = 0; s < p && s < optimizer_ns.size(); ++s)
     bound += static_cast<uint64_t>(std::max<int64_t>(0, optimizer_ns[s]));
   if (bound <= static_cast<uint64_t>(kMaxSumNs)) {
-    const FlatReplay::Item* items = flat.items.data();
-    int64_t* end_of = ends.data();
-    for (size_t i = 0; i < flat.items.size(); ++i) {
-      const FlatReplay::Item& it = items[i];
-      int64_t start = free_at[it.stage] + it.gap_ns;
-      if (it.need >= 0) start = std::max(start, end_of[it.need] + it.lag_ns);
-      const int64_t len = std::max<int64_t>(0, durations[i]);
-      end_of[i] = start + len;
-      free_at[it.stage] = start + len;
-      busy[it.stage] += len;
-    }
-    int64_t step_end = 0;
-    for (size_t s = 0; s < p; ++s) {
-      const int64_t len = s < optimizer_ns.size() ? std::max<int64_t>(0, optimizer_ns[s]) : 0;
-      const int64_t end = free_at[s] + flat.optimizer_gap_ns[s] + len;
-      busy[s] += len;
-      step_end = std::max(step_end, end);
-    }
-    return step_end;
+    return walk_flat_step(flat, durations, optimizer_ns, busy, free_at, ends,
+                          [](int64_t a, int64_t b) { return a + b; });
   }
-  for (size_t i = 0; i < flat.items.size(); ++i) {
-    const FlatReplay::Item& it = flat.items[i];
-    int64_t start = add_ns(free_at[it.stage], it.gap_ns);
-    if (it.need >= 0) start = std::max(start, add_ns(ends[it.need], it.lag_ns));
-    const int64_t end = add_ns(start, std::max<int64_t>(0, durations[i]));
-    ends[i] = end;
-    free_at[it.stage] = end;
-    accumulate_ns(busy[it.stage], end - start);
-  }
-  int64_t step_end = 0;
-  for (size_t s = 0; s < p; ++s) {
-    const int64_t len = s < optimizer_ns.size() ? std::max<int64_t>(0, optimizer_ns[s]) : 0;
-    const int64_t start = add_ns(free_at[s], flat.optimizer_gap_ns[s]);
-    const int64_t end = add_ns(start, len);
-    accumulate_ns(busy[s], end - start);
-    step_end = std::max(step_end, end);
-  }
-  return step_end;
+  return walk_flat_step(flat, durations, optimizer_ns, busy, free_at, ends,
+                        [](int64_t a, int64_t b) { return add_ns(a, b); });
 }
 
 int64_t replay_busy_ns(const ReplayedStep& step, int32_t stage) {

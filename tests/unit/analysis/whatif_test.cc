@@ -479,7 +479,7 @@ TEST_CASE("whatif's report is the same on any number of threads, and with the mo
   if (!testing::have_python()) {
     FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
   }
-  // Jittered, so the replays draw samples; a straggler, so the checks warn.
+  // Jittered, so the replays draw samples; an unknown schedule, so a target fails.
   auto m = generated("--schedule 1f1b --stages 4 --micro-batches 8 --steps 4 --jitter 0.1 --comm-us 40 --seed 11");
   WhatifChanges ch;
   ch.schedules = {ScheduleKind::kVPP, ScheduleKind::kZBH1, ScheduleKind::k1F1B, ScheduleKind::kFThenB,
