@@ -624,11 +624,18 @@ class StepReplays {
       const double base = static_cast<double>(std::max<int64_t>(0, chunks[c][static_cast<size_t>(job.role)]));
       return std::llround(base * samples_.ratio(k, rep, stage, shape_, job, ch_.balance));
     };
+    replica_optimizer(k, rep, one.optimizer_ns);
+    return one;
+  }
+
+  // replica_costs' optimizer costs alone, into `out` (the per-replica
+  // replays read no more of them).
+  void replica_optimizer(size_t k, int32_t rep, std::vector<int64_t>& out) const {
+    out = costs_.optimizer_ns;
     for (int32_t st = 0; st < shape_.stages && st < samples_.stages; ++st) {
       const float r = samples_.optimizer[k][static_cast<size_t>(rep) * samples_.stages + st];
-      if (r >= 0 && !ch_.balance) one.optimizer_ns[st] = std::llround(static_cast<double>(t_.optimizer[st]) * r);
+      if (r >= 0 && !ch_.balance) out[st] = std::llround(static_cast<double>(t_.optimizer[st]) * r);
     }
-    return one;
   }
 
   void replay_step(size_t k) {
@@ -642,8 +649,8 @@ class StepReplays {
     for (int32_t rep : reps) {
       if (!flat_.error.empty()) continue;  // not after replay_outcome's first replay, which walked the same waits
       samples_.scaled_costs(k, rep, lookups_, ch_.balance, flat_base_, durations_);
-      const ReplayCosts one = replica_costs(k, rep);
-      const int64_t len = replay_flat_step(flat_, durations_, one.optimizer_ns, stage_busy_, free_at_, ends_);
+      replica_optimizer(k, rep, optimizer_);
+      const int64_t len = replay_flat_step(flat_, durations_, optimizer_, stage_busy_, free_at_, ends_);
       busy.insert(busy.end(), stage_busy_.begin(), stage_busy_.end());
       spans_[static_cast<size_t>(rep)] = len;
       if (len > span) span = len, slowest_rep = rep;
@@ -692,7 +699,7 @@ class StepReplays {
   FlatReplay flat_;
   std::vector<double> flat_base_;  // costs.duration_ns's figure per item
   JitterSamples::Lookups lookups_;
-  std::vector<int64_t> durations_, stage_busy_, free_at_, ends_;
+  std::vector<int64_t> durations_, optimizer_, stage_busy_, free_at_, ends_;
 };
 
 WhatifOutcome replay_outcome(const CostModel& m, const PlanShape& shape, const WhatifChanges& ch, double w,
@@ -1692,8 +1699,22 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   return r;
 }
 
-SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                     uint32_t run, unsigned threads) {
+// What finish_suggestion_replays reads of begin_suggestion_replays: the
+// jitter samples, the steps and replicas the measured plan's replay chose,
+// the backward_w share, and the candidate changes.
+struct SuggestionTargets {
+  struct Target {
+    SuggestedChange change;
+    WhatifChanges changes;
+  };
+  JitterSamples samples;
+  StepChoice candidates;
+  double w = 0;
+  std::vector<Target> targets;
+};
+
+SuggestionReplays begin_suggestion_replays(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                                           uint32_t run) {
   SuggestionReplays r;
   {
     // A measured shape no plan can replay gets no suggestion: said before the
@@ -1711,22 +1732,18 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   PlanShape ms = measured_shape(m, &why, r.plans);
   if (!why.empty()) return r;
   const WhatifChanges none;
-  const double w = effective_w(m, none);
-  const JitterSamples samples = collect_samples(tl, plan, m, run);
-  StepChoice candidates;
+  auto pending = std::make_shared<SuggestionTargets>();
+  pending->w = effective_w(m, none);
+  pending->samples = collect_samples(tl, plan, m, run);
   // The suggestions use each outcome's figures, never its replayed steps
   // (a prediction written out, whatif -o): those are not kept.
-  r.base = replay_outcome(m, ms, none, w, 2, samples, r.plans, nullptr, &candidates, false);
+  r.base = replay_outcome(m, ms, none, pending->w, 2, pending->samples, r.plans, nullptr, &pending->candidates, false);
   if (!r.base.error.empty() || r.base.period_ns <= 0) return r;
   r.replayable = true;
   // The candidate changes: the other schedules at the run's M, 2M, every
   // stage balanced (its stage is the stats', named in suggest_changes).
   using Kind = SuggestedChange::Kind;
-  struct Target {
-    SuggestedChange change;
-    WhatifChanges changes;
-  };
-  std::vector<Target> targets;
+  std::vector<SuggestionTargets::Target>& targets = pending->targets;
   for (ScheduleKind k : planned_schedules()) {
     if (k == m.schedule) continue;
     PlanShape s = ms;
@@ -1740,21 +1757,29 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
   WhatifChanges balance;
   balance.balance = true;
   targets.push_back({{Kind::kBalance, ms}, balance});
+  r.pending = std::move(pending);
+  return r;
+}
+
+void finish_suggestion_replays(SuggestionReplays& r, const Timeline& tl, const PipelinePlan& plan, uint32_t run,
+                               unsigned threads) {
+  if (!r.pending) return;
+  const SuggestionTargets& p = *r.pending;
+  const CostModel& m = r.model;
   // The run's checks and the targets' replays are independent: side by side
-  // on the run's threads (once the stats beside them are done, on both),
-  // each target with a plan cache of its own (a cache is one thread's), the
-  // caches gathered after. The same figures in the same order on any number
-  // of threads.
-  r.changes.resize(targets.size());
-  std::vector<PlanCache> caches(targets.size());
+  // on the run's threads, each target with a plan cache of its own (a cache
+  // is one thread's), the caches gathered after. The same figures in the
+  // same order on any number of threads.
+  r.changes.resize(p.targets.size());
+  std::vector<PlanCache> caches(p.targets.size());
   // Started largest first, so that no large replay is left to run alone at
   // the end: by the jobs of a step of its plan (M x V, and a third more for
   // a split backward). The run's checks, which read every job, go first.
-  std::vector<size_t> order(targets.size() + 1);
-  std::vector<int64_t> size(targets.size() + 1, std::numeric_limits<int64_t>::max());
+  std::vector<size_t> order(p.targets.size() + 1);
+  std::vector<int64_t> size(p.targets.size() + 1, std::numeric_limits<int64_t>::max());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   for (size_t i = 1; i < order.size(); ++i) {
-    const PlanShape& s = targets[i - 1].change.shape;
+    const PlanShape& s = p.targets[i - 1].change.shape;
     size[i] = int64_t{s.micro_batches} * std::max(1, s.chunks) * (schedule_split_backward(s.schedule) ? 3 : 2);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
@@ -1764,11 +1789,18 @@ SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& pla
       r.checks = check_run(tl, plan, run, m, r.plans);
       return;
     }
-    const Target& t = targets[i - 1];
-    r.changes[i - 1] = {t.change, replay_outcome(m, t.change.shape, t.changes, w, 2, samples, caches[i - 1],
-                                                 &candidates, nullptr, false)};
+    const SuggestionTargets::Target& t = p.targets[i - 1];
+    r.changes[i - 1] = {t.change, replay_outcome(m, t.change.shape, t.changes, p.w, 2, p.samples, caches[i - 1],
+                                                 &p.candidates, nullptr, false)};
   });
   for (PlanCache& c : caches) r.plans.greedy.merge(c.greedy);
+  r.pending.reset();
+}
+
+SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
+                                     uint32_t run, unsigned threads) {
+  SuggestionReplays r = begin_suggestion_replays(tl, plan, deps, run);
+  finish_suggestion_replays(r, tl, plan, run, threads);
   return r;
 }
 

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -291,6 +292,8 @@ int64_t highest_peak(const std::vector<int64_t>& peak_memory_bytes);
 void add_predicted_memory(Timeline& predicted, const ReplayResult& replay, const MemoryStats& memory,
                           int32_t first_step);
 
+struct SuggestionTargets;  // what finish_suggestion_replays replays (whatif.cc)
+
 // What stats' suggestions need of the run alone, not of its stats: the
 // model, the measured plan and every candidate change replayed, and the
 // run's checks; the driver makes it beside compute_stats (replay_suggestions).
@@ -305,12 +308,25 @@ struct SuggestionReplays {
   };
   std::vector<Change> changes;  // the other schedules at the run's M, 2M, every stage balanced
   RunChecks checks;
+  // Between begin_suggestion_replays and finish_suggestion_replays: the
+  // candidate changes still to replay, with what their replays read.
+  std::shared_ptr<const SuggestionTargets> pending;
 };
 
 // The replays of stats' suggestions for the run `run` (measured_run_index),
 // on up to `threads` threads (0: one per core); the same on any number.
 SuggestionReplays replay_suggestions(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
                                      uint32_t run, unsigned threads);
+// replay_suggestions in its two parts, for a caller that makes the second
+// beside other work: begin reads the run's jobs (the fit, the jitter
+// samples, the measured plan's replay); finish replays the candidate changes
+// and checks the run (which reads its jobs again: `timeline`, `plan` and
+// `run` must be begin's). Finishing a result that is not pending (nothing
+// to replay, or finished already) does nothing.
+SuggestionReplays begin_suggestion_replays(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
+                                           uint32_t run);
+void finish_suggestion_replays(SuggestionReplays& replays, const Timeline& timeline, const PipelinePlan& plan,
+                               uint32_t run, unsigned threads);
 
 // The suggestions stats makes: the other schedules Paddle has at the run's M,
 // 2M at the measured schedule, every stage balanced; those with a gain

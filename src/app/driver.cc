@@ -149,13 +149,19 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
     parallel_for(tasks.size(), req.threads, [&](size_t k) {
       switch (tasks[k]) {
         case Task::kStats: r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options); break;
-        case Task::kSuggestions: replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads); break;
+        case Task::kSuggestions:
+          if (req.suggest_later) {
+            r.suggestion_replays = begin_suggestion_replays(tl, r.pipeline, r.dependencies, run);
+          } else {
+            replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads);
+          }
+          break;
         case Task::kFit: r.model = fit_cost_model(tl, r.pipeline, r.dependencies, run); break;
       }
     });
     r.stats->source = r.source;
     r.stats->memory.device_memory_bytes = req.device_memory_bytes;
-    timer.lap(req.suggest ? "stats and replays" : "stats");
+    timer.lap(!req.suggest ? "stats" : req.suggest_later ? "stats and the model" : "stats and replays");
     if (replays) {
       r.stats->suggestions = suggest_changes(*replays, tl, *r.stats, 3, &r.stats->suggestion_warnings);
       timer.lap("whatif");
@@ -167,6 +173,37 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
     r.picture = select_picture(tl, picture);
     timer.lap("picture");
   }
+}
+
+LaterSuggestions::~LaterSuggestions() {
+  if (made_.valid()) made_.wait();
+}
+
+void LaterSuggestions::start(DriverResult& result) {
+  if (!result.suggestion_replays || !result.stats || !result.timeline) return;
+  result_ = &result;
+  // What the work reads (the timeline, plan, stats) is read, never written,
+  // by the command meanwhile; what it makes is its own until finish().
+  made_ = std::async(std::launch::async, [&result] {
+    const Timeline& tl = *result.timeline;
+    const Stats& stats = *result.stats;
+    SuggestionReplays& replays = *result.suggestion_replays;
+    finish_suggestion_replays(replays, tl, result.pipeline, stats.run, result.threads);
+    Made m;
+    m.suggestions = suggest_changes(replays, tl, stats, 3, &m.warnings);
+    return m;
+  });
+}
+
+void LaterSuggestions::finish(Stats* copy) {
+  if (!made_.valid()) return;
+  Made m = made_.get();
+  if (copy) {
+    copy->suggestions = m.suggestions;
+    copy->suggestion_warnings = m.warnings;
+  }
+  result_->stats->suggestions = std::move(m.suggestions);
+  result_->stats->suggestion_warnings = std::move(m.warnings);
 }
 
 std::vector<WrittenOutput> write_outputs(DriverResult& r, const std::vector<OutputSpec>& outputs, WriteOptions options,

@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@ struct DriverRequest {
   // With `stats`: the what-if suggestions (analysis/whatif.h, suggest_changes)
   // go into Stats::suggestions (stats and the report page ask for them).
   bool suggest = false;
+  // With `suggest`: only the suggestions' first part runs beside the stats
+  // (begin_suggestion_replays, into DriverResult::suggestion_replays), and
+  // Stats::suggestions stays empty until a LaterSuggestions finishes them
+  // beside the command's own writing (stats --json).
+  bool suggest_later = false;
   // With `stats`: the what-if cost model of the measured run
   // (analysis/whatif.h, fit_cost_model) is fitted beside the stats, into
   // DriverResult::model (whatif asks for it).
@@ -98,10 +104,11 @@ struct DriverResult {
   PipelinePlan pipeline;             // the shape and schedule, decided once
   Dependencies dependencies;
   ClockAlignment clocks;
-  std::optional<Stats> stats;               // when the request asked for them
-  std::optional<CostModel> model;           // when the request asked for it (fit_model)
-  std::optional<PictureSelection> picture;  // when the request draws: every picture's steps and why
-  std::vector<PhaseTime> timings;           // every phase that ran, in order
+  std::optional<Stats> stats;                           // when the request asked for them
+  std::optional<CostModel> model;                       // when the request asked for it (fit_model)
+  std::optional<SuggestionReplays> suggestion_replays;  // begun, with suggest_later: LaterSuggestions finishes them
+  std::optional<PictureSelection> picture;              // when the request draws: every picture's steps and why
+  std::vector<PhaseTime> timings;                       // every phase that ran, in order
 
   bool ok() const { return failure == DriverFailure::kNone; }
 };
@@ -134,6 +141,34 @@ struct WrittenOutput {
 };
 std::vector<WrittenOutput> write_outputs(DriverResult& result, const std::vector<OutputSpec>& outputs,
                                          WriteOptions options, bool no_flows = false);
+
+// The suggestions of a driver result whose request had `suggest_later`,
+// finished on a thread of their own (replays on the request's threads) while
+// the command writes what does not need them. start() takes the result where
+// it stays: it must not move, nor its stats or timeline change, until
+// finish() has returned (the destructor waits too).
+class LaterSuggestions {
+ public:
+  LaterSuggestions() = default;
+  LaterSuggestions(const LaterSuggestions&) = delete;
+  LaterSuggestions& operator=(const LaterSuggestions&) = delete;
+  ~LaterSuggestions();
+
+  // Nothing to do when `result` has no begun suggestions.
+  void start(DriverResult& result);
+  // Waits for them and puts them, and their warnings, into the result's
+  // stats and into `copy` (a copy of those stats, made meanwhile) when not
+  // null. Once: later calls do nothing. An exception of the work is thrown here.
+  void finish(Stats* copy = nullptr);
+
+ private:
+  struct Made {
+    std::vector<WhatifSuggestion> suggestions;
+    std::vector<ModelWarning> warnings;
+  };
+  DriverResult* result_ = nullptr;
+  std::future<Made> made_;
+};
 
 // Runs `fn` and appends its wall time to `result.timings` under `name` (a
 // command's own writer).

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -47,9 +48,14 @@ struct StatsWritten {
 
 // The report of `out`'s format as text, or nullopt for a page (written by
 // the writers phase).
-std::optional<std::string> stats_report(const StatsCommandOptions& o, const StatsInput& input, const OutputSpec& out) {
+// The suggestions are finished (`later`) before a report reads them: the
+// JSON's after the fields before them are written.
+std::optional<std::string> stats_report(const StatsCommandOptions& o, StatsInput& input, const OutputSpec& out,
+                                        LaterSuggestions& later) {
+  const std::function<void()> finish = [&] { later.finish(&input.stats); };
+  if (out.format == OutputFormat::kReportMarkdown || out.format == OutputFormat::kReportText) finish();
   switch (out.format) {
-    case OutputFormat::kReportJson: return format_stats_json(input.stats, input.timeline()->origin_ns);
+    case OutputFormat::kReportJson: return format_stats_json(input.stats, input.timeline()->origin_ns, finish);
     case OutputFormat::kReportMarkdown: return format_stats_markdown(input.stats);
     case OutputFormat::kReportText: {
       TextStyle style;
@@ -63,14 +69,14 @@ std::optional<std::string> stats_report(const StatsCommandOptions& o, const Stat
 // One analysis, every output from it: the reports here, the page through
 // the writers phase (as report and convert write it).
 StatsWritten write_stats_outputs(const StatsCommandOptions& o, const std::vector<OutputSpec>& outputs,
-                                 StatsInput& input, const Reporter& say) {
+                                 StatsInput& input, LaterSuggestions& later, const Reporter& say) {
   DriverResult& run = *input.run;
   const std::vector<std::string> inputs = input_paths(run.timeline->files);
   std::vector<OutputSpec> pages;
   StatsWritten written;
   timed(run, "write", [&] {
     for (const OutputSpec& out : outputs) {
-      std::optional<std::string> text = stats_report(o, input, out);
+      std::optional<std::string> text = stats_report(o, input, out, later);
       if (!text) {
         pages.push_back(out);
         continue;
@@ -83,6 +89,7 @@ StatsWritten write_stats_outputs(const StatsCommandOptions& o, const std::vector
     return 0;
   });
   if (pages.empty()) return written;
+  later.finish(&input.stats);  // the page's stats are the run's
   if (run.picture && !run.picture->note.empty()) say.note(run.picture->note);
   std::vector<WrittenOutput> page_written = write_outputs(run, pages, WriteOptions{});
   for (size_t i = 0; i < pages.size(); ++i) written.add(pages[i], page_written[i].error, page_written[i].bytes);
@@ -110,7 +117,8 @@ int run_stats(const StatsCommandOptions& o) {
   const bool writes_files =
       std::any_of(outputs.begin(), outputs.end(), [](const OutputSpec& s) { return !is_stdout_path(s.path); });
   StatsInput input;
-  if (int code = load_stats_input(request, say, "", draws(outputs), &input, !writes_files); code != kExitOk) {
+  LaterSuggestions later;  // finished by the reports, or waited for here before `input` goes
+  if (int code = load_stats_input(request, say, "", draws(outputs), &input, !writes_files, &later); code != kExitOk) {
     return code;
   }
   DriverResult& run = *input.run;
@@ -119,7 +127,7 @@ int run_stats(const StatsCommandOptions& o) {
         "--device-memory: the run has no memory samples (Paddle's [Pipeline details] lines, logged with "
         "FLAGS_profile_pipeline_details_steps): no peak to check against it");
   }
-  StatsWritten written = write_stats_outputs(o, outputs, input, say);
+  StatsWritten written = write_stats_outputs(o, outputs, input, later, say);
   for (const std::string& e : written.errors) say.error(e);
   if (writes_files) {
     std::string summary = format_summary(*run.timeline) + format_pipeline_summary(run);

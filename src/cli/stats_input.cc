@@ -51,10 +51,11 @@ std::string resolve_report_outputs(OutputCommand command, const std::vector<std:
 }
 
 int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws, StatsInput* out,
-                     bool summary) {
+                     bool summary, LaterSuggestions* later) {
   // The same times as the trace: machines' clocks aligned as convert does,
   // so the steps are the spans of the trace's Step track.
   request.stats = true;
+  request.suggest_later = request.suggest && later;
   DriverResult result = run_driver(request);
   if (int code = say.load(result, draws, label); code != kExitOk) return code;
   // The summary accounts for the problems listed; with none shown, none.
@@ -62,8 +63,11 @@ int load_stats_input(DriverRequest request, const Reporter& say, std::string_vie
   if (summary && std::any_of(lines.begin(), lines.end(), [&](const DiagnosticLine& l) { return say.shows(l); })) {
     say.line(format_summary(*result.timeline));
   }
-  out->stats = *result.stats;
   out->run = std::move(result);
+  // Where the run stays: its suggestions are finished from here on, beside
+  // the copy below and the command's writing.
+  if (later) later->start(*out->run);
+  out->stats = *out->run->stats;
   return kExitOk;
 }
 

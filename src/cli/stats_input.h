@@ -11,8 +11,9 @@
 #include "reporter.h"
 
 namespace ppt {
-struct DriverRequest;  // app/driver.h
-struct StatsInput;     // app/stats_input.h
+struct DriverRequest;    // app/driver.h
+struct StatsInput;       // app/stats_input.h
+class LaterSuggestions;  // app/driver.h
 }  // namespace ppt
 
 namespace ppt::cli {
@@ -23,8 +24,11 @@ namespace ppt::cli {
 // --strict: 1).
 // `summary`: print the summary line when problems were shown (stats prints
 // it itself, with the files it wrote, when it writes files).
+// `later`: with `request.suggest`, the suggestions' replays are finished by
+// it, started here once the run is in `out` (which must stay where it is
+// until later->finish()); out->stats has none until then.
 int load_stats_input(DriverRequest request, const Reporter& say, std::string_view label, bool draws, StatsInput* out,
-                     bool summary = true);
+                     bool summary = true, LaterSuggestions* later = nullptr);
 
 // A directory or log file is read as logs; a file that starts with '{' as
 // the output of `stats --json` (app/stats_input.h decides which).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
@@ -65,6 +66,9 @@ struct JsonContext {
   bool resolution_errors = true;    // the ± of the bubble ratios (written when the resolution is coarse)
   int64_t device_memory_bytes = 0;  // the memory stages' fits and margins (written with --device-memory)
   std::string where;                // "steps[3]": the block, for a reader's error
+  // Called before the suggestions are written, which may still be being
+  // made while the fields before them are (format_stats_json).
+  const std::function<void()>* before_suggestions = nullptr;
 };
 
 // Each block of the stats JSON lists its fields once, in a fields() below,
@@ -446,7 +450,10 @@ void fields(IO& io, Field<IO, Stats>& st) {
   io.list("types", st.types);
   io.ratio("straggler_margin", st.straggler_margin);
   io.list("stragglers", st.stragglers);
-  io.written("suggestions", [&] { return suggestions_json(st.suggestions); });
+  io.written("suggestions", [&] {
+    if (io.context.before_suggestions) (*io.context.before_suggestions)();
+    return suggestions_json(st.suggestions);
+  });
   if (IO::kWrites && !st.suggestion_warnings.empty()) {
     io.written("suggestion_warnings", [&] { return warning_texts(st.suggestion_warnings); });
   }
@@ -484,9 +491,10 @@ bool looks_like_json(std::string_view head) {
   return false;
 }
 
-std::string format_stats_json(const Stats& st, int64_t origin) {
+std::string format_stats_json(const Stats& st, int64_t origin, const std::function<void()>& before_suggestions) {
   JsonContext context;
   context.origin = origin;
+  if (before_suggestions) context.before_suggestions = &before_suggestions;
   context.resolution_errors = st.resolution_ns > 1;
   JsonTextStyle style(1);
   JsonWriter io(context, style);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,8 +18,12 @@
 namespace ppt {
 
 // `time_origin_ns` is subtracted from the absolute times in the JSON (the
-// same origin as the trace: Timeline::origin_ns).
-std::string format_stats_json(const Stats& stats, int64_t time_origin_ns = 0);
+// same origin as the trace: Timeline::origin_ns). `before_suggestions`, when
+// set, is called before `stats.suggestions` and `suggestion_warnings` are
+// read, the fields before them written: it may finish them meanwhile
+// (LaterSuggestions).
+std::string format_stats_json(const Stats& stats, int64_t time_origin_ns = 0,
+                              const std::function<void()>& before_suggestions = {});
 // How that JSON rounds ratios (6 decimals) and percentages or microseconds
 // (3); other JSON outputs (batch's index.json) use the same.
 double round6(double v);

@@ -8,6 +8,7 @@
 
 #include "app/driver.h"
 #include "output/report/html_report.h"
+#include "output/text/stats_json.h"
 #include "support/test_support.h"
 
 namespace ppt::testing {
@@ -66,6 +67,44 @@ TEST_CASE("driver: the phases in order, stats only when asked") {
   CHECK(with.timings.back().name == "stats");
   CHECK(with.pipeline.shape.pp_degree == 2);  // inferred from the job order
   CHECK(with.stats->schedule.pp_degree == with.pipeline.shape.pp_degree);
+}
+
+TEST_CASE("driver: suggestions finished later, beside the JSON's writing, are the ones made in the driver") {
+  // FThenB at M=4 on 4 stages, a slow rank, two replicas: suggestions with
+  // a warning to carry.
+  auto g = generate_logs("--schedule fthenb --stages 4 --dp 2 --micro-batches 4 --steps 4 --slow 5:1.3 --seed 7");
+  DriverRequest req = request_for(g->logs, 0);
+  req.threads = 2;
+  req.stats = true;
+  req.suggest = true;
+  DriverResult now = run_driver(req);
+  REQUIRE(now.ok());
+  REQUIRE(now.stats);
+  REQUIRE_FALSE(now.stats->suggestions.empty());
+  CHECK_FALSE(now.suggestion_replays);
+  const std::string want = format_stats_json(*now.stats, now.timeline->origin_ns);
+
+  req.suggest_later = true;
+  DriverResult later = run_driver(req);
+  REQUIRE(later.ok());
+  REQUIRE(later.suggestion_replays);
+  CHECK(later.stats->suggestions.empty());
+  CHECK(later.timings.back().name == "stats and the model");
+  LaterSuggestions finishing;
+  finishing.start(later);
+  Stats copy = *later.stats;
+  int calls = 0;
+  const std::string got = format_stats_json(copy, later.timeline->origin_ns, [&] {
+    ++calls;
+    finishing.finish(&copy);
+  });
+  CHECK(calls == 1);
+  CHECK(got == want);
+  // The run's own stats have them too (the page reads those), and a second
+  // finish changes nothing.
+  finishing.finish(&copy);
+  CHECK(format_stats_json(*later.stats, later.timeline->origin_ns) == want);
+  CHECK(format_stats_json(copy, later.timeline->origin_ns) == want);
 }
 
 TEST_CASE("driver: an output that is an input is refused before anything is read") {
