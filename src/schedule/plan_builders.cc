@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <optional>
 
 namespace ppt::plan_builders {
@@ -167,11 +166,13 @@ class VSchedule {
     for (int32_t c = 0; c < v_; ++c) n += count(stage, kB, c);
     return n;
   }
+  // The largest stage bubble, or with `approved` (the try's approved
+  // bubbles) the larger of that and the stage's room below the largest
+  // approved one. Kept as running figures (a stage's bubble only grows, the
+  // approved ones are fixed for a try) rather than searched for each job.
   int64_t max_bubble(int32_t stage, const std::vector<int64_t>* approved) const {
-    int64_t most = *std::max_element(bubbles_.begin(), bubbles_.end());
-    if (stage >= 0 && approved) {
-      most = std::max(most, *std::max_element(approved->begin(), approved->end()) - (*approved)[stage]);
-    }
+    int64_t most = max_bubble_;
+    if (stage >= 0 && approved) most = std::max(most, max_approved_ - (*approved)[stage]);
     return most;
   }
   bool can_schedule(Type t, int32_t chunk, int32_t stage) {
@@ -206,21 +207,30 @@ class VSchedule {
       if (dep < 0) return fail("a job before its input");
       end = std::max(end, dep + kComm + rt);
     }
-    if (count(stage, kF, 0) > 0) bubbles_[stage] += end - now_[stage] - rt;
+    if (count(stage, kF, 0) > 0) {
+      bubbles_[stage] += end - now_[stage] - rt;  // end >= now + rt: never less
+      max_bubble_ = std::max(max_bubble_, bubbles_[stage]);
+    }
     end_time(t, chunk, stage, mb) = end;
+    max_end_ = std::max(max_end_, end);
     now_[stage] = end;
     plans_[stage].push_back({role_of(t), chunk, mb});
+    ++scheduled_;
     if (t == kB) pending_w_[stage].push_back(chunk);
     ++count(stage, t, chunk);
     return true;
   }
+  // The backward_w jobs a stage has pending, oldest first: a list a stage
+  // only appends to within a try, read from `pending_w_head_[stage]` on.
+  bool w_pending(int32_t stage) const { return pending_w_head_[stage] < pending_w_[stage].size(); }
+  int32_t front_w(int32_t stage) const { return pending_w_[stage][pending_w_head_[stage]]; }
   bool put_w(int32_t stage) {
-    if (pending_w_[stage].empty()) return fail("no backward_w pending");
-    const int32_t chunk = pending_w_[stage].front();
-    pending_w_[stage].pop_front();
+    if (!w_pending(stage)) return fail("no backward_w pending");
+    const int32_t chunk = front_w(stage);
+    ++pending_w_head_[stage];
     return put(kW, chunk, stage);
   }
-  int64_t front_w_runtime(int32_t stage) const { return runtime(kW, stage, pending_w_[stage].front()); }
+  int64_t front_w_runtime(int32_t stage) const { return runtime(kW, stage, front_w(stage)); }
 
   bool check_before_insert(int32_t chunks, const std::vector<int32_t>& order, int64_t next_start, int32_t less) {
     const int32_t s = order.back();
@@ -286,18 +296,18 @@ class VSchedule {
         for (int32_t c = 0; c < v_; ++c) {
           if (!can_schedule(kB, c, stage)) continue;
           const int64_t dep = dependency_end(kB, c, stage, count(stage, kB, c));
-          while (!pending_w_[stage].empty() && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
+          while (w_pending(stage) && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
             if (!put_w(stage)) return false;
           }
           if (stage == loss_stage_ && fill_loss) {
-            while (!pending_w_[stage].empty() &&
+            while (w_pending(stage) &&
                    static_cast<double>(dep + kComm) >=
                        static_cast<double>(now_[stage]) + static_cast<double>(front_w_runtime(stage)) * 0.2) {
               if (!put_w(stage)) return false;
             }
           }
           const int64_t most = max_bubble(stage, approved);
-          if (!pending_w_[stage].empty() && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_b) {
+          if (w_pending(stage) && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_b) {
             if (!put_w(stage)) return false;
           }
           if (!put(kB, c, stage)) return false;
@@ -308,11 +318,11 @@ class VSchedule {
         for (int32_t c = v_ - 1; c >= 0; --c) {
           if (!can_schedule(kF, c, stage)) continue;
           const int64_t dep = dependency_end(kF, c, stage, count(stage, kF, c));
-          while (!pending_w_[stage].empty() && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
+          while (w_pending(stage) && dep + kComm >= now_[stage] + front_w_runtime(stage)) {
             if (!put_w(stage)) return false;
           }
           const int64_t most = max_bubble(stage, approved);
-          if (!pending_w_[stage].empty() && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_f) {
+          if (w_pending(stage) && dep + kComm - now_[stage] > most - bubbles_[stage] && w_before_f) {
             if (!put_w(stage)) return false;
           }
           if (!put(kF, c, stage)) return false;
@@ -322,30 +332,34 @@ class VSchedule {
       if (scheduled() == before) return fail("the backward phase makes no progress");
     }
     for (int32_t stage = 0; stage < p_; ++stage) {
-      while (!pending_w_[stage].empty()) {
+      while (w_pending(stage)) {
         if (!put_w(stage)) return false;
       }
     }
     return true;
   }
-  size_t scheduled() const {
-    size_t n = 0;
-    for (const auto& plan : plans_) n += plan.size();
-    return n;
-  }
-  void init() {
+  size_t scheduled() const { return scheduled_; }
+  // A try's state, empty; the lists keep their room from the try before.
+  void init(const std::vector<int64_t>* approved) {
     counters_.assign(static_cast<size_t>(p_) * 3 * v_, 0);
     ends_.assign(static_cast<size_t>(3) * v_ * p_ * m_, -1);
     now_.assign(p_, 0);
-    pending_w_.assign(p_, {});
-    plans_.assign(p_, {});
+    pending_w_.resize(p_);
+    for (auto& w : pending_w_) w.clear();
+    pending_w_head_.assign(p_, 0);
+    plans_.resize(p_);
+    for (auto& plan : plans_) plan.clear();
     bubbles_.assign(p_, 0);
+    max_bubble_ = 0;
+    max_approved_ = approved ? *std::max_element(approved->begin(), approved->end()) : -1;
+    max_end_ = -1;
+    scheduled_ = 0;
   }
   std::optional<Result> create(bool w_before_f, bool w_before_b, bool fill_loss,
                                const std::optional<std::vector<int64_t>>& approved, int depth) {
-    init();
     const std::vector<int64_t>* ap = approved ? &*approved : nullptr;
-    const int64_t max_approved = ap ? *std::max_element(ap->begin(), ap->end()) : -1;
+    init(ap);
+    const int64_t max_approved = max_approved_;
     bool ok = true;
     for (int32_t i = 0; i < p_ && ok; ++i) ok = put(kF, 0, i);
     ok = ok && fill_forward_before_one_job(kF, 1, 1, false, true);
@@ -355,7 +369,7 @@ class VSchedule {
     if (!ok) return std::nullopt;
     Result r;
     r.plans = plans_;
-    r.max_end = *std::max_element(ends_.begin(), ends_.end());
+    r.max_end = max_end_;  // of every end, as the largest of ends_
     r.max_bubble = max_bubble(-1, nullptr);
     if ((max_approved < 0 || r.max_bubble < max_approved) && depth < kMaxDepth) {
       std::vector<int64_t> mine = bubbles_;
@@ -371,9 +385,12 @@ class VSchedule {
   std::vector<int32_t> counters_;
   std::vector<int64_t> ends_;
   std::vector<int64_t> now_;
-  std::vector<std::deque<int32_t>> pending_w_;
+  std::vector<std::vector<int32_t>> pending_w_;
+  std::vector<size_t> pending_w_head_;
   std::vector<std::vector<PlanJob>> plans_;
   std::vector<int64_t> bubbles_;
+  int64_t max_bubble_ = 0, max_approved_ = -1, max_end_ = -1;
+  size_t scheduled_ = 0;
   std::string error_;
 };
 
