@@ -789,8 +789,7 @@ namespace {
 // consumer) ended, plus the fitted link, no later than that. The pair's gap
 // (0 where they overlap) is a sample of its stage and the second's kind.
 void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                   const StageTracks& tracks_of_stage, CostModel& m) {
-  const int32_t P = m.stages;
+                   const StageTracks& tracks_of_stage, const std::vector<int32_t>& stage_of, CostModel& m) {
   const std::vector<int8_t> roles = roles_by_type(tl, plan);
   // By stage, for the stages with samples only: P may be a run's whole rank
   // count when few of its logs are loaded (docs/hardening.md). One stage at
@@ -826,9 +825,9 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
         int64_t ready = std::numeric_limits<int64_t>::min();
         for (; e != deps.edges.end() && e->consumer.track == ti && e->consumer.job <= k; ++e) {
           if (e->consumer.job != k) continue;
-          const Track& pt = tl.tracks[e->producer.track];
-          const int32_t from = pipeline_stage(pt.rank, P);
-          const int64_t arrive = pt.jobs[e->producer.job].end_ns + (from == s ? 0 : link_into(from));
+          const int32_t from = stage_of[e->producer.track];
+          const int64_t arrive =
+              tl.tracks[e->producer.track].jobs[e->producer.job].end_ns + (from == s ? 0 : link_into(from));
           ready = std::max(ready, arrive);
         }
         const int role = roles[j.type];
@@ -1194,7 +1193,8 @@ void set_stage_fits(StageFits& f, int32_t P, CostModel& m) {
 
 // Links: per (from, to, step) the smallest lag where the consumer waited;
 // per pair the median over the steps, and the median over the pairs.
-void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index, int32_t P, CostModel& m) {
+void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index, const std::vector<int32_t>& stage_of,
+               CostModel& m) {
   // A track's dependencies follow each other (consumer order), so most share
   // the key of the previous one of their kind (a forward's producer is the
   // stage before, a backward's the stage after, and 1F1B alternates them):
@@ -1203,11 +1203,11 @@ void fit_links(const Timeline& tl, const Dependencies& deps, uint32_t run_index,
   std::map<LinkKey, int64_t> smallest;
   std::map<LinkKey, int64_t>::iterator last_of_kind[2] = {smallest.end(), smallest.end()};
   for (const Dependency& e : deps.edges) {
-    const Track& ct = tl.tracks[e.consumer.track];
-    const Track& pt = tl.tracks[e.producer.track];
-    if (ct.run != run_index) continue;
-    const int32_t from = pipeline_stage(pt.rank, P), to = pipeline_stage(ct.rank, P);
+    const int32_t from = stage_of[e.producer.track], to = stage_of[e.consumer.track];
     if (from == to) continue;
+    const Track& ct = tl.tracks[e.consumer.track];
+    if (ct.run != run_index) continue;
+    const Track& pt = tl.tracks[e.producer.track];
     const Job& c = ct.jobs[e.consumer.job];
     const Job& p = pt.jobs[e.producer.job];
     const int64_t before =
@@ -1255,8 +1255,12 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   const StageTracks tracks_of_stage = tracks_by_stage(tl, run, P);
   StageFits fits = fit_stages(tl, plan, tracks_of_stage, m);
   set_stage_fits(fits, P, m);
-  fit_links(tl, deps, run_index, P, m);
-  fit_host_gaps(tl, plan, deps, tracks_of_stage, m);
+  // Each track's stage, worked out once: the links and the host gaps read
+  // it for both ends of every dependency (a division each).
+  std::vector<int32_t> stage_of(tl.tracks.size());
+  for (size_t i = 0; i < tl.tracks.size(); ++i) stage_of[i] = pipeline_stage(tl.tracks[i].rank, P);
+  fit_links(tl, deps, run_index, stage_of, m);
+  fit_host_gaps(tl, plan, deps, tracks_of_stage, stage_of, m);
   m.step_gap_ns = step_gap(run);
   return m;
 }
