@@ -15,6 +15,8 @@
 #include "passes/pipeline_stage.h"
 #include "schedule/schedules.h"
 #include "util/checked.h"
+#include "util/int_sort.h"
+#include "util/median.h"
 #include "util/parallel.h"
 #include "util/rounding.h"
 #include "util/text.h"
@@ -72,34 +74,30 @@ StageTracks tracks_by_stage(const Timeline& tl, const Run& run, int32_t stages) 
   return out;
 }
 
-// percentile()'s value (analysis/stats.h: the nearest rank) where `d` is
-// already partitioned at `mid` (median_unsorted's nth_element): only the side
-// holding the rank is searched.
-int64_t percentile_beside(std::vector<int64_t>& d, size_t mid, double q) {
-  const size_t n = d.size();
+// The nearest-rank percentile of sorted values (analysis/stats.h's percentile).
+int64_t percentile_of_sorted(const std::vector<int64_t>& sorted, double q) {
+  const size_t n = sorted.size();
   const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
-  const size_t idx = std::min(n - 1, rank > 0 ? rank - 1 : 0);
-  const auto at = d.begin() + static_cast<std::ptrdiff_t>(idx);
-  const auto m = d.begin() + static_cast<std::ptrdiff_t>(mid);
-  if (idx < mid) std::nth_element(d.begin(), at, m);
-  if (idx > mid) std::nth_element(m + 1, at, d.end());
-  return *at;
+  return sorted[std::min(n - 1, rank > 0 ? rank - 1 : 0)];
 }
 
-DurationFit fit_durations(std::vector<int64_t> d) {
+// Sorted once (a radix sort: a kind's durations lie within a few
+// milliseconds, two or three passes), the median, p10 and p90 are read off
+// and the mean between them is one run of the list; three selections over
+// the whole list cost more than the sort.
+DurationFit fit_durations(std::vector<int64_t> d, std::vector<int64_t>& scratch) {
   DurationFit f;
   f.count = d.size();
   if (d.empty()) return f;
-  f.median_ns = std::llround(median_unsorted(d));  // partitions d at n / 2
-  f.p10_ns = percentile_beside(d, d.size() / 2, 0.10);
-  f.p90_ns = percentile_beside(d, d.size() / 2, 0.90);
+  sort_int64(d, scratch);
+  f.median_ns = std::llround(median_of_sorted(d));
+  f.p10_ns = percentile_of_sorted(d, 0.10);
+  f.p90_ns = percentile_of_sorted(d, 0.90);
+  const auto lo = std::lower_bound(d.begin(), d.end(), f.p10_ns);
+  const auto hi = std::upper_bound(lo, d.end(), f.p90_ns);
   double sum = 0;
-  size_t n = 0;
-  for (int64_t x : d) {
-    if (x < f.p10_ns || x > f.p90_ns) continue;
-    sum += static_cast<double>(x);
-    ++n;
-  }
+  for (auto it = lo; it != hi; ++it) sum += static_cast<double>(*it);
+  const auto n = static_cast<size_t>(hi - lo);
   f.cost_ns = n > 0 ? std::llround(sum / static_cast<double>(n)) : f.median_ns;
   return f;
 }
@@ -1062,19 +1060,32 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
 
 namespace {
 
-// Per type of the timeline: whether it is the optimizer, and whether it is
-// other timed work (lr, communication) counted with it.
+// Per type of the timeline, what the fit does with its jobs: a plan role
+// (0-3: their durations are fitted, by chunk), the optimizer, a piece of an
+// overlapped job (counted), other timed work (lr, communication: counted
+// with the optimizer), or nothing. One table lookup a job.
 struct FitTypes {
-  std::vector<bool> optimizer, other;
+  static constexpr int8_t kOptimizer = kPlanRoles, kPiece = kPlanRoles + 1, kOther = kPlanRoles + 2,
+                          kNone = kPlanRoles + 3;
+  std::vector<int8_t> what;
+  std::vector<uint32_t> chunk;  // a role's chunk (0 when none)
 };
 
 FitTypes fit_types(const Timeline& tl, const PipelinePlan& plan) {
-  FitTypes ft{std::vector<bool>(tl.types.size()), std::vector<bool>(tl.types.size())};
+  FitTypes ft{std::vector<int8_t>(tl.types.size(), FitTypes::kNone), std::vector<uint32_t>(tl.types.size(), 0)};
   for (size_t i = 0; i < tl.types.size(); ++i) {
-    JobKind k = job_kind(tl.types[i]);
-    ft.optimizer[i] = k == JobKind::kOptimizer;
-    ft.other[i] =
-        !ft.optimizer[i] && role_of(plan.classes[i]) < 0 && !plan.classes[i].piece && !plan.classes[i].no_pipeline;
+    const JobClass& c = plan.classes[i];
+    const int role = role_of(c);
+    if (job_kind(tl.types[i]) == JobKind::kOptimizer) {
+      ft.what[i] = FitTypes::kOptimizer;
+    } else if (c.piece) {
+      ft.what[i] = FitTypes::kPiece;
+    } else if (role < 0 && !c.no_pipeline) {
+      ft.what[i] = FitTypes::kOther;
+    } else if (role >= 0) {
+      ft.what[i] = static_cast<int8_t>(role);
+      ft.chunk[i] = static_cast<uint32_t>(std::max(0, c.chunk));
+    }
   }
   return ft;
 }
@@ -1090,8 +1101,8 @@ using ChunkDurations = std::vector<std::array<std::vector<int64_t>, kPlanRoles>>
 // One track's jobs of stage s: forward/backward durations into `stage_dur`
 // (true when it had any), its optimizer median and its other work per step
 // into `out`, its pieces and other jobs counted in `m`.
-bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTypes& types, CostModel& m,
-               ChunkDurations& stage_dur, StageFits& out) {
+bool add_track(const Track& t, int32_t s, const FitTypes& types, CostModel& m, ChunkDurations& stage_dur,
+               StageFits& out) {
   bool measured = false;
   std::vector<int64_t> opt;
   // (step, timed other work): a track's jobs are in start order, so a
@@ -1100,27 +1111,20 @@ bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTyp
   for (const Job& j : t.jobs) {
     const int64_t d = j.end_ns - j.start_ns;
     if (other.empty() || other.back().first != j.step) other.emplace_back(j.step, 0);
-    if (types.optimizer[j.type]) {
+    const int8_t what = types.what[j.type];
+    if (what < static_cast<int8_t>(kPlanRoles)) {
+      const size_t c = types.chunk[j.type];
+      measured = true;
+      if (stage_dur.size() <= c) stage_dur.resize(c + 1);
+      stage_dur[c][static_cast<size_t>(what)].push_back(d);
+    } else if (what == FitTypes::kOptimizer) {
       opt.push_back(d);
-      continue;
-    }
-    if (plan.classes[j.type].piece) {
+    } else if (what == FitTypes::kPiece) {
       ++m.pieces;
-      continue;
+    } else if (what == FitTypes::kOther && d > 0) {
+      other.back().second += d;
+      ++m.other_jobs;
     }
-    if (types.other[j.type]) {
-      if (d > 0) {
-        other.back().second += d;
-        ++m.other_jobs;
-      }
-      continue;
-    }
-    int role = role_of(plan.classes[j.type]);
-    if (role < 0) continue;
-    size_t c = static_cast<size_t>(std::max(0, plan.classes[j.type].chunk));
-    measured = true;
-    if (stage_dur.size() <= c) stage_dur.resize(c + 1);
-    stage_dur[c][static_cast<size_t>(role)].push_back(d);
   }
   if (!opt.empty()) {
     int64_t med = median_rounded(opt);
@@ -1145,17 +1149,18 @@ bool add_track(const Track& t, int32_t s, const PipelinePlan& plan, const FitTyp
 StageFits fit_stages(const Timeline& tl, const PipelinePlan& plan, const StageTracks& tracks_of_stage, CostModel& m) {
   const FitTypes types = fit_types(tl, plan);
   StageFits out;
+  std::vector<int64_t> scratch;  // the sorts' room
   for (const auto& [s, tracks] : tracks_of_stage) {
     ChunkDurations stage_dur;
     bool measured = false;  // a stage without forward/backward jobs gets no fit
     for (uint32_t ti : tracks) {
-      if (add_track(tl.tracks[ti], s, plan, types, m, stage_dur, out)) measured = true;
+      if (add_track(tl.tracks[ti], s, types, m, stage_dur, out)) measured = true;
     }
     if (!measured) continue;
     auto& stage_fits = out.fits[s];
     stage_fits.resize(stage_dur.size());
     for (size_t c = 0; c < stage_dur.size(); ++c) {
-      for (size_t r = 0; r < kPlanRoles; ++r) stage_fits[c][r] = fit_durations(std::move(stage_dur[c][r]));
+      for (size_t r = 0; r < kPlanRoles; ++r) stage_fits[c][r] = fit_durations(std::move(stage_dur[c][r]), scratch);
     }
   }
   return out;
@@ -1183,7 +1188,8 @@ void set_stage_fits(StageFits& f, int32_t P, CostModel& m) {
       }
     }
   }
-  for (auto& [s, medians] : f.opt_rank_medians) m.optimizer[s] = fit_durations(medians);
+  std::vector<int64_t> scratch;
+  for (auto& [s, medians] : f.opt_rank_medians) m.optimizer[s] = fit_durations(medians, scratch);
   for (auto& [s, per_step] : f.other_per_step) {
     if (!per_step.empty()) m.other_ns[s] = median_rounded(per_step);
   }
