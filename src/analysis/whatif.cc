@@ -864,39 +864,6 @@ bool within_noise(const WhatifOutcome& a, const WhatifOutcome& b) {
 
 namespace {
 
-// Each step's jobs of a track as one 64-bit FNV-1a hash of (type,
-// micro-batch) in order: the steps are compared without keeping their jobs
-// (the jobs of a track are in start order, and a step's jobs are contiguous).
-std::vector<std::pair<int32_t, uint64_t>> step_hashes(const Track& t, const PipelinePlan& plan) {
-  std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
-  for (const Job& j : t.jobs) {
-    if (plan.classes[j.type].piece) continue;
-    if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
-    uint64_t& h = steps.back().second;
-    for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
-      h = (h ^ x) * 1099511628211ULL;
-    }
-  }
-  return steps;
-}
-
-// A schedule that changes inside the run: per rank, the steps whose jobs
-// (type, micro-batch, in order) are not the rank's most common step.
-void check_usual_steps(const Timeline& tl, const PipelinePlan& plan, const Run& run, RunChecks& c) {
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    const std::vector<std::pair<int32_t, uint64_t>> steps = step_hashes(t, plan);
-    std::map<uint64_t, uint32_t> count;
-    uint32_t most = 0;
-    for (const auto& [step, hash] : steps) most = std::max(most, ++count[hash]);
-    const uint32_t n = static_cast<uint32_t>(steps.size());
-    c.off_steps += n - most;
-    c.rank_steps += n;
-    const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
-    if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
-  }
-}
-
 // A backward_b as a backward, so that a split is no difference.
 PlanJob coarse(PlanJob j) {
   if (j.role == PlanRole::kBackwardB) j.role = PlanRole::kBackward;
@@ -932,44 +899,52 @@ void close_step(const Track& t, int32_t step, const std::vector<PlanJob>& got, c
   }
 }
 
-// A rank's steps against its stage's plan; nothing when its jobs have no
-// micro-batch ids.
-void compare_track(const Track& t, const std::vector<PlanJob>& want, const std::vector<int8_t>& roles,
-                   const PipelinePlan& plan, RunChecks& c) {
+// One track's checks in one pass over its jobs (check_run):
+// - its usual steps: each step's jobs (type, micro-batch, pieces left out)
+//   as one 64-bit FNV-1a hash in order, so that steps are compared without
+//   keeping their jobs (a track's jobs are in start order, a step's jobs
+//   contiguous); the steps not running the rank's most common jobs count
+//   (a schedule that changes inside the run);
+// - with `want` (its stage's plan), each step's forwards and backwards
+//   (close_step) against it; none when its jobs have no micro-batch ids.
+void check_track(const Track& t, const PipelinePlan& plan, const std::vector<int8_t>& roles,
+                 const std::vector<PlanJob>* want, RunChecks& c) {
+  std::vector<std::pair<int32_t, uint64_t>> steps;  // (step, hash)
   std::vector<PlanJob> got;
   int32_t step = std::numeric_limits<int32_t>::min();
   for (const Job& j : t.jobs) {
+    if (!plan.classes[j.type].piece) {
+      if (steps.empty() || steps.back().first != j.step) steps.emplace_back(j.step, 14695981039346656037ULL);
+      uint64_t& h = steps.back().second;
+      for (uint64_t x : {static_cast<uint64_t>(j.type), static_cast<uint64_t>(static_cast<uint32_t>(j.micro_batch))}) {
+        h = (h ^ x) * 1099511628211ULL;
+      }
+    }
+    if (!want) continue;
     const int role = roles[j.type];
     if (role < 0 || role == static_cast<int>(kPlanRoles) || role == static_cast<int>(kBw)) continue;
-    if (j.micro_batch < 0) return;  // no micro-batch ids: nothing to compare
+    if (j.micro_batch < 0) {  // no micro-batch ids: nothing to compare
+      want = nullptr;
+      got.clear();
+      continue;
+    }
     if (j.step != step) {
-      close_step(t, step, got, want, c);
+      close_step(t, step, got, *want, c);
       got.clear();
       step = j.step;
     }
     got.push_back(coarse({static_cast<PlanRole>(role), std::max(0, plan.classes[j.type].chunk), j.micro_batch}));
   }
-  close_step(t, step, got, want, c);
-}
+  if (want) close_step(t, step, got, *want, c);
 
-// The run against the plan the model replays: per rank and step, its
-// forwards and backwards (a backward_b as a backward, backward_w left out,
-// so that a split is no difference) against the plan's. Steps that differ
-// are a run of another schedule or M than the one recognised (a log whose
-// runs changed schedule), or steps that lost jobs.
-void compare_with_plan(const Timeline& tl, const PipelinePlan& plan, const Run& run, const CostModel& m,
-                       PlanCache& plans, RunChecks& c) {
-  std::string why;
-  c.shape = measured_shape(m, &why, plans);
-  if (!why.empty()) return;
-  c.plan_compared = true;
-  const PlanShape& shape = c.shape;
-  const std::vector<int8_t> roles = roles_by_type(tl, plan);
-  const std::vector<std::vector<PlanJob>> expected = expected_jobs(shape, plans);
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
-    compare_track(t, expected[static_cast<size_t>(pipeline_stage(t.rank, shape.stages))], roles, plan, c);
-  }
+  std::map<uint64_t, uint32_t> count;
+  uint32_t most = 0;
+  for (const auto& [s, hash] : steps) most = std::max(most, ++count[hash]);
+  const uint32_t n = static_cast<uint32_t>(steps.size());
+  c.off_steps += n - most;
+  c.rank_steps += n;
+  const double share = n > 0 ? static_cast<double>(n - most) / n : 0;
+  if (share > c.worst_share) c.worst_share = share, c.worst_rank = t.rank;
 }
 
 }  // namespace
@@ -980,12 +955,26 @@ RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_i
   if (run_index >= tl.runs.size()) return c;
   const Run& run = tl.runs[run_index];
   // Overlapping jobs: the replay runs one job at a time per stage.
+  // The run against the plan the model replays: per rank and step, its
+  // forwards and backwards (a backward_b as a backward, backward_w left out,
+  // so that a split is no difference) against the plan's. Steps that differ
+  // are a run of another schedule or M than the one recognised (a log whose
+  // runs changed schedule), or steps that lost jobs.
+  std::string why;
+  c.shape = measured_shape(m, &why, plans);
+  c.plan_compared = why.empty();
+  const std::vector<int8_t> roles = roles_by_type(tl, plan);
+  const std::vector<std::vector<PlanJob>> expected =
+      c.plan_compared ? expected_jobs(c.shape, plans) : std::vector<std::vector<PlanJob>>{};
   for (uint32_t ti : run.tracks) {
-    c.jobs += tl.tracks[ti].jobs.size();
-    c.overlapping += tl.tracks[ti].overlapping_jobs;
+    const Track& t = tl.tracks[ti];
+    // Overlapping jobs: the replay runs one job at a time per stage.
+    c.jobs += t.jobs.size();
+    c.overlapping += t.overlapping_jobs;
+    const std::vector<PlanJob>* want =
+        c.plan_compared ? &expected[static_cast<size_t>(pipeline_stage(t.rank, c.shape.stages))] : nullptr;
+    check_track(t, plan, roles, want, c);
   }
-  check_usual_steps(tl, plan, run, c);
-  compare_with_plan(tl, plan, run, m, plans, c);
   return c;
 }
 
