@@ -11,6 +11,7 @@
 #include "passes/pipeline.h"
 #include "passes/pipeline_stage.h"
 #include "util/int_sort.h"
+#include "util/ordered_parallel.h"
 #include "util/parallel.h"
 
 namespace ppt {
@@ -198,24 +199,24 @@ class RunSearch {
   std::vector<std::pair<int64_t, int64_t>> track_of_rank_;
 };
 
-// Tracks in parallel, a window at a time, so that the edges being found
-// besides those kept stay few (20 bytes an edge, about one per job).
+// Tracks in parallel, appended in track order as each is done, with at
+// most a few per thread found and not yet appended, so that the edges being
+// found besides those kept stay few (20 bytes an edge, about one per job).
+// (Windows of tracks searched by a parallel_for each left a thread waiting
+// at every window's end and the appending to one thread between windows.)
 void collect_edges(const Run& run, const RunSearch& search, const std::vector<TrackGroups>& groups, unsigned threads,
                    Dependencies& deps) {
-  const size_t window = size_t{resolve_threads(threads)} * 8;
   // At most one edge per group: room for all at once, not by doubling.
   size_t most = deps.edges.size();
   for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
   deps.edges.reserve(most);
-  std::vector<std::vector<Dependency>> incoming(std::min(window, run.tracks.size()));
-  for (size_t at = 0; at < run.tracks.size(); at += window) {
-    const size_t count = std::min(window, run.tracks.size() - at);
-    parallel_for(count, threads, [&](size_t k) { search.search(run.tracks[at + k], incoming[k]); });
-    for (size_t k = 0; k < count; ++k) {
-      deps.edges.insert(deps.edges.end(), incoming[k].begin(), incoming[k].end());
-      incoming[k].clear();
-    }
-  }
+  produce_in_parallel_consume_in_order<std::vector<Dependency>>(
+      run.tracks.size(), threads, size_t{resolve_threads(threads)} * 8,
+      [&](size_t k, std::vector<Dependency>& incoming) { search.search(run.tracks[k], incoming); },
+      [&](size_t, std::vector<Dependency>& incoming) {
+        deps.edges.insert(deps.edges.end(), incoming.begin(), incoming.end());
+        incoming.clear();
+      });
 }
 
 }  // namespace

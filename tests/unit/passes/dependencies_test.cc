@@ -278,3 +278,29 @@ TEST_CASE("V is the schedule's, the highest model chunk + 1, and the dependencie
   CHECK(deps.count(DependencyKind::kForward) == 2);
   CHECK(deps.count(DependencyKind::kBackward) == 2);
 }
+
+TEST_CASE("The dependencies are the same edges in the same order on any number of threads", "[dependencies]") {
+  if (!ppt::testing::have_python()) {
+    FAIL("python3 not found: gen_logs.py makes the logs (scripts/setup.sh installs python3)");
+  }
+  // 40 tracks: more than the tracks each thread may have searched and not
+  // yet appended (8 a thread), so that the searches' slots are reused.
+  auto g = generate_logs("--stages 4 --dp 10 --micro-batches 6 --steps 2 --schedule 1f1b --seed 11");
+  const Timeline& tl = g->timeline;
+  const PipelinePlan plan = decide_pipeline(tl, 0, 1);
+  const Dependencies one = find_dependencies(tl, plan, 1);
+  REQUIRE(one.edges.size() > 400);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    INFO("threads " << threads);
+    const Dependencies many = find_dependencies(tl, plan, threads);
+    REQUIRE(many.edges.size() == one.edges.size());
+    bool same = true;
+    for (size_t i = 0; i < one.edges.size() && same; ++i) {
+      const Dependency &a = one.edges[i], &b = many.edges[i];
+      same =
+          a.producer == b.producer && a.consumer == b.consumer && a.kind == b.kind && a.contradicted == b.contradicted;
+    }
+    CHECK(same);
+    CHECK(many.contradicted == one.contradicted);
+  }
+}
