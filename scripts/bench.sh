@@ -180,24 +180,6 @@ file_size() { stat -c %s "$1"; }
 # then both write new files, and neither run pays for freeing the file it
 # would replace (a quarter of a second for 230 MB).
 fresh=()
-timed() {
-  local name=$1; shift
-  local tf=$out/.time.$name log=$out/$name.stderr ts=() rs=() t0 t1 i
-  : >"$log"
-  [[ ${#fresh[@]} -eq 0 ]] || rm -f "${fresh[@]}"
-  "$@" 2>>"$log" || { tail -5 "$log" >&2; return 1; }
-  for ((i = 0; i < runs; i++)); do
-    [[ ${#fresh[@]} -eq 0 ]] || rm -f "${fresh[@]}"
-    t0=$(now_ns)
-    /usr/bin/time -f '%e %M' -o "$tf" "$@" 2>>"$log" || { tail -5 "$log" >&2; return 1; }
-    t1=$(now_ns)
-    ts+=("$(calc '%.6f' "($t1 - $t0) / 1e9")")
-    rs+=("$(awk '{v=$2} END {print v}' "$tf")")
-  done
-  printf -v "T_$name" '%s' "$(printf '%s\n' "${ts[@]}" | median)"
-  printf -v "RSS_$name" '%s' "$(printf '%s\n' "${rs[@]}" | median)"
-}
-
 # timed_alternately NAME_A NAME_B ARRAY_A ARRAY_B: as timed, for the two
 # commands held in the arrays named ARRAY_A and ARRAY_B (by name), one run of
 # each in turn after a warm-up of each; T_ and RSS_ of both names. An empty
@@ -229,6 +211,12 @@ timed_alternately() {
   [[ ${#cmd_b[@]} -gt 0 ]] || return 0
   printf -v "T_$b" '%s' "$(printf '%s\n' "${tb[@]}" | median)"
   printf -v "RSS_$b" '%s' "$(printf '%s\n' "${rb[@]}" | median)"
+}
+# timed NAME CMD...: the same for one command: T_NAME and RSS_NAME.
+timed() {
+  local name=$1; shift
+  local timed_cmd=("$@") timed_none=()
+  timed_alternately "$name" "" timed_cmd timed_none
 }
 
 rows=()

@@ -19,9 +19,7 @@ namespace ppt {
 
 int64_t percentile(std::vector<int64_t>& values, double q) {
   if (values.empty()) return 0;
-  size_t n = values.size();
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
-  size_t idx = std::min(n - 1, rank > 0 ? rank - 1 : 0);
+  const size_t idx = nearest_rank_index(values.size(), q);
   std::nth_element(values.begin(), values.begin() + idx, values.end());
   return values[idx];
 }

@@ -74,13 +74,6 @@ StageTracks tracks_by_stage(const Timeline& tl, const Run& run, int32_t stages) 
   return out;
 }
 
-// The nearest-rank percentile of sorted values (analysis/stats.h's percentile).
-int64_t percentile_of_sorted(const std::vector<int64_t>& sorted, double q) {
-  const size_t n = sorted.size();
-  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
-  return sorted[std::min(n - 1, rank > 0 ? rank - 1 : 0)];
-}
-
 // Sorted once (a radix sort: a kind's durations lie within a few
 // milliseconds, two or three passes), the median, p10 and p90 are read off
 // and the mean between them is one run of the list; three selections over
@@ -954,7 +947,6 @@ RunChecks check_run(const Timeline& tl, const PipelinePlan& plan, uint32_t run_i
   RunChecks c;
   if (run_index >= tl.runs.size()) return c;
   const Run& run = tl.runs[run_index];
-  // Overlapping jobs: the replay runs one job at a time per stage.
   // The run against the plan the model replays: per rank and step, its
   // forwards and backwards (a backward_b as a backward, backward_w left out,
   // so that a split is no difference) against the plan's. Steps that differ

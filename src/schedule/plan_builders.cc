@@ -359,7 +359,6 @@ class VSchedule {
                                const std::optional<std::vector<int64_t>>& approved, int depth) {
     const std::vector<int64_t>* ap = approved ? &*approved : nullptr;
     init(ap);
-    const int64_t max_approved = max_approved_;
     bool ok = true;
     for (int32_t i = 0; i < p_ && ok; ++i) ok = put(kF, 0, i);
     ok = ok && fill_forward_before_one_job(kF, 1, 1, false, true);
@@ -371,7 +370,7 @@ class VSchedule {
     r.plans = plans_;
     r.max_end = max_end_;  // of every end, as the largest of ends_
     r.max_bubble = max_bubble(-1, nullptr);
-    if ((max_approved < 0 || r.max_bubble < max_approved) && depth < kMaxDepth) {
+    if ((max_approved_ < 0 || r.max_bubble < max_approved_) && depth < kMaxDepth) {
       std::vector<int64_t> mine = bubbles_;
       std::optional<Result> next = create(w_before_f, w_before_b, fill_loss, mine, depth + 1);
       if (!next) return std::nullopt;

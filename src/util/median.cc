@@ -1,5 +1,7 @@
 #include "util/median.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace ppt {
@@ -9,6 +11,11 @@ double median_of_sorted(const std::vector<int64_t>& sorted) {
   if (n == 0) return 0;
   if (n % 2 == 1) return static_cast<double>(sorted[n / 2]);
   return (static_cast<double>(sorted[n / 2 - 1]) + static_cast<double>(sorted[n / 2])) / 2;
+}
+
+size_t nearest_rank_index(size_t n, double q) {
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  return std::min(n - 1, rank > 0 ? rank - 1 : 0);
 }
 
 }  // namespace ppt

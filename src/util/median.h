@@ -1,6 +1,7 @@
 // The one median every figure uses (stats, memory, watch's running median).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -9,5 +10,14 @@ namespace ppt {
 // The median of sorted values: the middle value, or for an even count the
 // mean of the two middle values; 0 for none.
 double median_of_sorted(const std::vector<int64_t>& sorted);
+
+// The nearest-rank percentile's place among n values (q in [0, 1]): the
+// ceil(q * n)-th smallest, the first for q = 0; n must be above 0.
+size_t nearest_rank_index(size_t n, double q);
+
+// The nearest-rank percentile of sorted values (none: must not be empty).
+inline int64_t percentile_of_sorted(const std::vector<int64_t>& sorted, double q) {
+  return sorted[nearest_rank_index(sorted.size(), q)];
+}
 
 }  // namespace ppt
