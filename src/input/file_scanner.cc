@@ -123,7 +123,9 @@ class Scanner {
   void process_lines(const char* p, const char* end);
   void handle_physical_line(std::string_view line, uint64_t line_no, bool last_unterminated);
   void handle_line(std::string_view line, uint64_t line_no, bool last_unterminated);
+  bool take_plain_job(std::string_view line, size_t hit, uint64_t line_no);
   void handle_result(const LineResult& r, std::string_view line, uint64_t line_no);
+  void add_job(const ParsedJob& p, std::string_view line, uint64_t line_no);
   void note_process_start(uint64_t line_no);
   void handle_details(std::string_view line, uint64_t line_no);
   void close_open_before();
@@ -331,10 +333,34 @@ void Scanner::process_lines(const char* p, const char* end) {
     lines_ += count_newlines(p, line_start);
     const char* line_end = static_cast<const char*>(memchr(hit, '\n', static_cast<size_t>(end - hit)));
     if (!line_end) line_end = end;  // cannot happen: the region ends with '\n'
-    handle_physical_line(std::string_view(line_start, static_cast<size_t>(line_end - line_start)), lines_ + 1, false);
+    const std::string_view line(line_start, static_cast<size_t>(line_end - line_start));
+    if (!take_plain_job(line, static_cast<size_t>(hit - line_start), lines_ + 1)) {
+      handle_physical_line(line, lines_ + 1, false);
+    }
     ++lines_;
     p = line_end + 1;
   }
+}
+
+// The usual job line, without handle_physical_line()'s and handle_line()'s
+// searches of the whole line: `hit` is the first of the three literals in it
+// (process_lines found it there), and when that is the job marker, no '\r'
+// comes before the line's last byte and no 'P' after the marker's own, the
+// line is one piece holding no start-up line, no `[Pipeline details]` and no
+// second marker (each of those literals holds a 'P'), so the general path
+// would parse it as one line and take its job as this does. Anything else,
+// or a line the parser does not take in one pass, goes the general way.
+bool Scanner::take_plain_job(std::string_view line, size_t hit, uint64_t line_no) {
+  if (line.size() - hit < log_line::kJobMarker.size() ||
+      memcmp(line.data() + hit, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != 0) {
+    return false;
+  }
+  if (line.size() > 1 && memchr(line.data(), '\r', line.size() - 1) != nullptr) return false;
+  if (memchr(line.data() + hit + 1, 'P', line.size() - hit - 1) != nullptr) return false;
+  ParsedJob job;
+  if (!parser_.parse_plain_job(line, hit, &job)) return false;
+  add_job(job, line, line_no);
+  return true;
 }
 
 uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::string_view text) {
@@ -522,8 +548,12 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
       return;
     case LineKind::kJob: break;
   }
+  add_job(r.job, line, line_no);
+}
+
+// A job line's job: counted, and kept unless it repeats an earlier one.
+void Scanner::add_job(const ParsedJob& p, std::string_view line, uint64_t line_no) {
   ++out_.counts.profiler_lines;
-  const ParsedJob& p = r.job;
   Job job;
   job.start_ns = p.start_ns;
   job.end_ns = p.end_ns;

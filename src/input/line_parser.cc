@@ -342,6 +342,18 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
 
 }  // namespace
 
+bool LineParser::parse_plain_job(std::string_view line, size_t marker_pos, ParsedJob* job) const {
+  const std::string_view body = line.substr(marker_pos);
+  Captures c;
+  if (!fast_capture(body, c)) return false;
+  LineResult out;  // the checks' verdict: a job, or a reason the general path reports
+  if (check_names(c.id, c.type, c.has_mb, c.mb, body, out) != Fields::kJob) return false;
+  if (check_times(c.start, c.end, body, out) != Fields::kJob) return false;
+  *job = out.job;
+  job->thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
+  return true;
+}
+
 // Where another line's text begins inside a job line's body (after its own
 // marker), or npos.
 size_t LineParser::find_other_line(std::string_view body) const {

@@ -74,6 +74,13 @@ class LineParser {
   //    start.
   LineResult parse(std::string_view line, bool last_unterminated = false, bool split = true) const;
 
+  // The usual job line in one pass, for a caller that already knows where
+  // its marker is: true, with `job` filled, when the text from `marker_pos`
+  // on (a kJobMarker there, none before) is a whole job line that parse()
+  // takes as one job with no issue and nothing after it. False says only
+  // that the line needs parse(), which decides it.
+  bool parse_plain_job(std::string_view line, size_t marker_pos, ParsedJob* job) const;
+
   // The same, with the fast path off: RE2 alone decides. For the tests and
   // fuzzers that check both paths agree.
   LineResult parse_regex_only(std::string_view line, bool last_unterminated = false, bool split = true) const;

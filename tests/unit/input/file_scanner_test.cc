@@ -402,3 +402,34 @@ TEST_CASE("UTF-16 is converted the same whatever room each read leaves", "[scann
     CHECK(out == "a \xC3\xA9 \xF0\x9F\x98\x80\n");
   }
 }
+
+TEST_CASE("job lines with a CR inside or a start-up literal after the marker are read line by line, as any other",
+          "[scanner]") {
+  // The scanner takes a usual job line in one pass; these lines look like
+  // one yet are not, and must give what the line-by-line reading gives.
+  const std::string progress = "epoch 1:  50%|##  |\r" + job_line("forward", 1, 10, 15, -1, 77);
+  std::string cr_in_type = job_line("for\rward", 2, 20, 25);
+  std::string startup_in_type = job_line("forward", 3, 30, 35);
+  startup_in_type.replace(startup_in_type.find("forward"), 7, "fwd Please NOTE: device: 0");
+  const std::string log = job_line("forward", 0, 0, 5, -1, 76) + progress + cr_in_type + startup_in_type;
+  for (size_t buffer : {256u, 1u << 20}) {
+    INFO("buffer " << buffer);
+    ScanOptions opt;
+    opt.buffer_bytes = buffer;
+    FileScan s = scan_buffer(log, 0, parser(), opt);
+    REQUIRE(s.jobs.size() == 3);
+    // The progress bar's text is a line of its own: the job after it has the
+    // thread of its own prefix.
+    CHECK(s.jobs[1].line == 2);
+    REQUIRE(s.thread_changes.size() == 3);
+    CHECK(s.thread_changes[1].job_index == 1);
+    CHECK(s.thread_changes[1].thread_id == 77);
+    // "for" then "ward, ...": a cut job line, not a job of type "for\rward".
+    CHECK(s.diagnostics.rejected_jobs() == 1);
+    CHECK(std::find(s.types.begin(), s.types.end(), "for\rward") == s.types.end());
+    // A start-up literal in the line starts a process after its job.
+    REQUIRE(s.process_starts.size() == 1);
+    CHECK(s.process_starts[0].line == 4);
+    CHECK(s.process_starts[0].job_index == 3);
+  }
+}

@@ -140,3 +140,47 @@ TEST_CASE("the schedule marker gives the first step", "[line_parser]") {
   CHECK(bad.issue == IssueKind::kBadScheduleMarker);
   CHECK(parser().parse("Profiler summary: nothing").kind == LineKind::kOther);
 }
+
+TEST_CASE("a job line taken in one pass is the job parse() gives, with no issue", "[line_parser]") {
+  // parse_plain_job() may refuse any line (the caller then calls parse()),
+  // but what it takes must be exactly parse()'s job: every single-byte
+  // deletion and a few substitutions of the canonical line.
+  std::string base = kCanonical;
+  const char subs[] = {',', ')', '(', ' ', '\r', '-', '.', 'x', '0', 'P'};
+  int taken = 0, refused = 0;
+  for (size_t i = 0; i < base.size(); ++i) {
+    std::vector<std::string> variants;
+    variants.push_back(base.substr(0, i) + base.substr(i + 1));
+    for (char c : subs) {
+      std::string v = base;
+      v[i] = c;
+      variants.push_back(v);
+    }
+    for (const std::string& v : variants) {
+      const size_t marker = v.find(log_line::kJobMarker);
+      if (marker == std::string::npos) continue;
+      INFO(v);
+      ParsedJob plain;
+      if (!parser().parse_plain_job(v, marker, &plain)) {
+        ++refused;
+        continue;
+      }
+      ++taken;
+      LineResult r = parser().parse(v);
+      REQUIRE(r.kind == LineKind::kJob);
+      CHECK_FALSE(r.has_issue);
+      CHECK(r.rest == std::string_view::npos);
+      CHECK(plain.type == r.job.type);
+      CHECK(plain.micro_batch == r.job.micro_batch);
+      CHECK(plain.job_id == r.job.job_id);
+      CHECK(plain.start_ns == r.job.start_ns);
+      CHECK(plain.end_ns == r.job.end_ns);
+      CHECK(plain.thread_id == r.job.thread_id);
+    }
+  }
+  ParsedJob canonical;
+  REQUIRE(parser().parse_plain_job(kCanonical, base.find(log_line::kJobMarker), &canonical));
+  CHECK(canonical.thread_id == 22317);
+  CHECK(taken > 500);
+  CHECK(refused > 300);
+}
