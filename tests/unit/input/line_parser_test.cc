@@ -178,6 +178,31 @@ TEST_CASE("a job line taken in one pass is the job parse() gives, with no issue"
       CHECK(plain.thread_id == r.job.thread_id);
     }
   }
+  // Lines as Paddle prints them, with every digit of the times varied.
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int k = 0; k < 2000; ++k) {
+    const int64_t start = 1'000'000'000'000'000'000 + static_cast<int64_t>(next() % 8'000'000'000'000'000'000ull);
+    const int64_t end = start + static_cast<int64_t>(next() % 10'000'000'000ull);
+    const int64_t id = static_cast<int64_t>(next() % 1'000'000'000);
+    const int64_t mb = k % 3 == 0 ? -1 : static_cast<int64_t>(next() % 100'000);
+    const std::string line = "I1020 09:15:07.265326 " + std::to_string(k) + " standalone_executor.cc:217] " +
+                             log_line::format_job_line(id, k % 2 ? "forward" : "backward(chunk1)", mb, start, end);
+    INFO(line);
+    ParsedJob plain;
+    REQUIRE(parser().parse_plain_job(line, line.find(log_line::kJobMarker), &plain));
+    CHECK(plain.start_ns == start);
+    CHECK(plain.end_ns == end);
+    CHECK(plain.job_id == id);
+    CHECK(plain.micro_batch == mb);
+    CHECK(plain.thread_id == k);
+    CHECK(plain.type == (k % 2 ? "forward" : "backward(chunk1)"));
+  }
   ParsedJob canonical;
   REQUIRE(parser().parse_plain_job(kCanonical, base.find(log_line::kJobMarker), &canonical));
   CHECK(canonical.thread_id == 22317);
