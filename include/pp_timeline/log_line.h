@@ -84,7 +84,7 @@ inline uint64_t load8(const char* p) {
 // combined in pairs, pairs of pairs and halves by three multiplies: each
 // step's products land in separate bytes, 16-bit and 32-bit fields, and
 // none overflows its field (99, 9999, 99999999).
-inline bool eight_digits(uint64_t w, uint64_t* value) {
+[[gnu::always_inline]] inline bool eight_digits(uint64_t w, uint64_t* value) {
   constexpr uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ULL, kThrees = 0x3030303030303030ULL;
   if ((w & kHigh) != kThrees || ((w + 0x0606060606060606ULL) & kHigh) != kThrees) return false;
   w -= kThrees;

@@ -4,7 +4,8 @@
 // Beyond "no crash, no undefined behaviour", each line is checked against
 // independent definitions:
 //  - the hand-written fast path and the RE2-only path give the same result
-//    (kind, reason, every field): RE2 is the definition of the format;
+//    (kind, reason, every field): RE2 is the definition of the format; a
+//    line the scanner's one-pass reading takes is parse()'s job;
 //  - an accepted job is sane (positive times, end >= start, non-empty type)
 //    and reads back to itself when printed again with log_line::format_job_line;
 //  - the line read as a time text parses to what a reference computes with
@@ -245,10 +246,26 @@ void check_text_helpers(std::string_view s) {
   }
 }
 
+// The scanner's one-pass reading (parse_plain_job) may refuse any line, but
+// what it takes is parse()'s job, with no issue and nothing after it.
+void check_plain_job(const LineResult& parsed, std::string_view line) {
+  const size_t marker = line.find(ppt::log_line::kJobMarker);
+  ppt::ParsedJob plain;
+  if (marker == std::string_view::npos || !parser().parse_plain_job(line, marker, &plain)) return;
+  const std::string text(line);
+  FUZZ_CHECK(parsed.kind == LineKind::kJob && !parsed.has_issue && parsed.rest == std::string_view::npos,
+             "taken in one pass, but parse() says otherwise: %s", text.c_str());
+  FUZZ_CHECK(plain.job_id == parsed.job.job_id && plain.type == parsed.job.type &&
+                 plain.micro_batch == parsed.job.micro_batch && plain.start_ns == parsed.job.start_ns &&
+                 plain.end_ns == parsed.job.end_ns && plain.thread_id == parsed.job.thread_id,
+             "one pass and parse() read different jobs: %s", text.c_str());
+}
+
 void check_line(std::string_view line, bool last_unterminated) {
   LineResult fast = parser().parse(line, last_unterminated);
   LineResult slow = parser().parse_regex_only(line, last_unterminated);
   check_same(fast, slow, line);
+  if (!last_unterminated) check_plain_job(fast, line);
   check_result(fast, line);
   check_time_text(line);
   check_text_helpers(line);
