@@ -139,8 +139,11 @@ class Scanner {
   const LineParser& parser_;
   FileScan& out_;
   uint64_t lines_ = 0;  // complete lines seen so far
+  // Job types by their raw text: raw_types_[id] (the first kFewTypes are
+  // looked through before the map) and type_ids_.
+  static constexpr size_t kFewTypes = 16;
+  std::vector<std::string> raw_types_;
   std::unordered_map<std::string, uint32_t> type_ids_;
-  uint32_t last_type_ = UINT32_MAX;
   int64_t last_thread_ = INT64_MIN;
   // Exact duplicates (a log that holds its output twice). A rank prints its
   // jobs in time order, so a job that starts after every earlier one cannot
@@ -364,23 +367,28 @@ bool Scanner::take_plain_job(std::string_view line, size_t hit, uint64_t line_no
 }
 
 uint32_t Scanner::intern_type(std::string_view type, uint64_t line_no, std::string_view text) {
-  if (last_type_ != UINT32_MAX && out_.types[last_type_] == type) return last_type_;
-  auto it = type_ids_.find(std::string(type));
-  if (it != type_ids_.end()) {
-    last_type_ = it->second;
-    return last_type_;
+  // A file's types are few (a schedule names a dozen at most) and come
+  // interleaved (forward, backward, ...): the first ones' raw texts are
+  // compared in order, then the map, which holds every one. A cache of the
+  // last type alone missed on every other job of a 1F1B log.
+  const size_t few = std::min(raw_types_.size(), kFewTypes);
+  for (size_t k = 0; k < few; ++k) {
+    if (raw_types_[k] == type) return static_cast<uint32_t>(k);
+  }
+  if (raw_types_.size() > kFewTypes) {
+    auto it = type_ids_.find(std::string(type));
+    if (it != type_ids_.end()) return it->second;
   }
   bool changed = false;
   std::string clean = sanitize_utf8(type, &changed);
   if (changed) {
     out_.diagnostics.add(IssueKind::kInvalidUtf8Type, file_index_, line_no, "the job type is not valid UTF-8", text);
   }
+  // A sanitized type is looked up by its raw bytes.
   uint32_t id = static_cast<uint32_t>(out_.types.size());
-  out_.types.push_back(clean);
+  out_.types.push_back(std::move(clean));
+  raw_types_.emplace_back(type);
   type_ids_.emplace(std::string(type), id);
-  // A sanitized type is looked up by its raw bytes; keep the cache on the raw
-  // form only when it is the same text.
-  last_type_ = changed ? UINT32_MAX : id;
   return id;
 }
 
