@@ -725,7 +725,7 @@ section_whatif() {
     local rep
     for rep in 1 2 3; do
       whatif_demo_lines+=("repetition $rep:")
-      mapfile -t -O "${#whatif_demo_lines[@]}" whatif_demo_lines < <(python3 "$root/tests/e2e/whatif_demo.py" --binary "$bin" --demo "$demo" --table 2>&1)
+      mapfile -t -O "${#whatif_demo_lines[@]}" whatif_demo_lines < <(python3 "$root/tests/e2e/whatif_demo.py" --binary "$bin" --demo "$demo" --table --repetitions 1 2>&1)
     done
   else
     skipped "whatif against pp-demo" "no $demo"

@@ -6,7 +6,17 @@ processes, M=8; `pp-timeline whatif --json` on its logs predicts ZBH1,
 FThenB, VPP V=2 and 1F1B M=16 (and replays the measured 1F1B). pp-demo then
 runs under each of those shapes, and each prediction is compared with the
 median period `pp-timeline stats --json` reads from that run, over the same
-steps (the first left out as warm-up). Each must be within 8%.
+steps (the first left out as warm-up). Each must be within 8%, as the
+median of three repetitions of the whole comparison (the measured run, the
+predictions and every target run).
+
+Why three: the runs are real processes on a shared machine, and a stall
+from other work in one run moves the comparison. Once in about eight runs
+on 2 shared cores, all five rows came out 3-8% short together (the measured
+run's own replay 3% short: the measured run had run slower than the model
+of it), while the other runs were all within 1.5%. One disturbed repetition
+of three does not move the median; a model that is wrong is wrong in every
+repetition.
 
 pp-demo's --work_us is a stage's work, which a VPP run splits into its V
 chunk jobs, so every target runs the same --work_us (whatif charges a chunk
@@ -16,9 +26,10 @@ The runs are one after the other: pp-demo's jobs sleep to their deadlines,
 so each lasts its duration on a loaded machine too, but two runs at once on
 2 cores would share them with each other's arithmetic.
 
-  whatif_demo.py --binary build/pp-timeline --demo build/pp-demo [--table]
+  whatif_demo.py --binary build/pp-timeline --demo build/pp-demo [--table] [--repetitions N]
 
---table prints only the table (what scripts/bench.sh shows).
+--table prints only the tables (what scripts/bench.sh shows);
+--repetitions (default 3) is how many times the comparison runs.
 """
 
 import json
@@ -112,10 +123,27 @@ def format_table(rows):
     return "\n".join(lines)
 
 
+def median_errors(repetitions):
+    """Per target: (label, every repetition's error, their median), errors as fractions."""
+    out = []
+    for i, (label, _, _) in enumerate(repetitions[0]):
+        errors = sorted(rows[i][1] / rows[i][2] - 1 for rows in repetitions)
+        out.append((label, [rows[i][1] / rows[i][2] - 1 for rows in repetitions], errors[len(errors) // 2]))
+    return out
+
+
+def format_medians(medians):
+    lines = ["%-22s %-30s %8s" % ("target", "errors", "median")]
+    for label, errors, median in medians:
+        lines.append("%-22s %-30s %+7.2f%%" % (label, " ".join("%+.2f%%" % (e * 100) for e in errors), median * 100))
+    return "\n".join(lines)
+
+
 def main():
     ap = arg_parser(__doc__)
     ap.add_argument("--demo", required=True, help="the pp-demo binary")
-    ap.add_argument("--table", action="store_true", help="print only the table")
+    ap.add_argument("--table", action="store_true", help="print only the tables")
+    ap.add_argument("--repetitions", type=int, default=3, help="how many times the comparison runs (default 3)")
     ap.add_argument("--sanitized", action="store_true",
                     help="the binaries are built with sanitizers: skip (exit 77)")
     a = ap.parse_args()
@@ -128,17 +156,27 @@ def main():
         print("skipped: the binaries are built with sanitizers; whatif's accuracy is measured on a release build")
         return 77
     demo = os.path.abspath(a.demo)
+    repetitions = []
     with temp_dir("ppt-whatif-demo-") as tmp:
-        rows = figures(a.binary, demo, tmp)
-        print("pp-demo, %d ranks, 1F1B M=%d, --work_us %d, %d steps (the first skipped): whatif's period "
-              "against pp-demo's median under the target" % (RANKS, M, WORK_US, STEPS))
-        print(format_table(rows), flush=True)
-        if a.table:
-            return 0
-        for label, predicted, own in rows:
-            checks.check(abs(predicted / own - 1) < TOLERANCE,
-                         f"{label}: predicted within {TOLERANCE:.0%} of pp-demo's own period "
-                         f"({predicted:.1f} vs {own:.1f} us)")
+        for rep in range(max(1, a.repetitions)):
+            rep_dir = os.path.join(tmp, "rep%d" % rep)
+            os.mkdir(rep_dir)
+            rows = figures(a.binary, demo, rep_dir)
+            repetitions.append(rows)
+            print("pp-demo, %d ranks, 1F1B M=%d, --work_us %d, %d steps (the first skipped): whatif's period "
+                  "against pp-demo's median under the target%s" %
+                  (RANKS, M, WORK_US, STEPS, "" if a.repetitions <= 1 else ", repetition %d" % (rep + 1)))
+            print(format_table(rows), flush=True)
+    medians = median_errors(repetitions)
+    if len(repetitions) > 1:
+        print("the errors of the %d repetitions and their median" % len(repetitions))
+        print(format_medians(medians), flush=True)
+    if a.table:
+        return 0
+    for label, errors, median in medians:
+        checks.check(abs(median) < TOLERANCE,
+                     f"{label}: predicted within {TOLERANCE:.0%} of pp-demo's own period, the median of "
+                     f"{len(errors)} repetitions ({' '.join('%+.2f%%' % (e * 100) for e in errors)})")
     return checks.exit_code("whatif against pp-demo")
 
 
