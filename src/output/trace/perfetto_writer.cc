@@ -347,11 +347,11 @@ class PerfettoTraceWriter {
   template <typename W>
   void end_event(W& w, uint32_t seq_id, LaneClock& clock, int64_t ns) const {
     auto p = w.open_nested(f::kTracePacket);
-    stamp(w, clock, ts(ns));
     w.varint(f::kTrustedSequenceId, seq_id);
     auto e = w.open_nested(f::kTrackEvent);
     w.varint(f::kType, kTypeSliceEnd);
     w.close_nested(e);
+    stamp(w, clock, ts(ns));
     w.close_nested(p);
   }
   void write_steps(proto::Writer& w, const Run& run) const;
@@ -778,14 +778,12 @@ inline void PerfettoTraceWriter::write_job(W& w, const Track& t, uint32_t i, uin
   const uint32_t name = name_of(name_type(j), name_number(j));
   const uint32_t category = j.type + 1;
   auto p = w.open_nested(f::kTracePacket);
-  stamp(w, clock, ts(j.start_ns));
   w.varint(f::kTrustedSequenceId, seq_id);
   if constexpr (std::is_same_v<W, proto::Writer>) {
     interned(w, fresh, name, category);
   }
   auto e = w.open_nested(f::kTrackEvent);
   w.varint(f::kType, kTypeSliceBegin);
-  w.varint(f::kNameIid, name);
   w.varint(f::kCategoryIids, category);
   annotation(w, kRank, t.rank);
   if (j.micro_batch >= 0) annotation(w, kMicroBatch, j.micro_batch);
@@ -800,8 +798,10 @@ inline void PerfettoTraceWriter::write_job(W& w, const Track& t, uint32_t i, uin
     annotation(w, kLoggedStart, j.start_ns - t.clock_offset_ns);
     annotation(w, kLoggedEnd, j.end_ns - t.clock_offset_ns);
   }
+  w.varint(f::kNameIid, name);
   write_flow_ids(w, flows, JobRef{static_cast<uint32_t>(&t - tl_.tracks.data()), i});
   w.close_nested(e);
+  stamp(w, clock, ts(j.start_ns));
   w.close_nested(p);
   end_event(w, seq_id, clock, j.end_ns);
 }
