@@ -94,6 +94,24 @@ inline uint64_t load8(const char* p) {
   return true;
 }
 
+// A wall-clock time as std::to_string prints it, the 20 bytes from p: 13
+// digits (the first not 0), '.', 6 digits, read in three words of eight
+// (digits 0-7, 5-12 and the fraction): its nanoseconds, or false for any
+// other bytes or a value past int64 nanoseconds (parse_ms_to_ns() then
+// decides).
+[[gnu::always_inline]] inline bool wall_clock_ns(const char* p, int64_t* ns) {
+  if (p[13] != '.' || p[0] == '0') return false;
+  uint64_t head = 0, tail = 0, frac = 0;
+  const uint64_t frac_word = (load8(p + 12) & ~uint64_t{0xffff}) | 0x3030;  // "00" + the six decimals
+  if (!eight_digits(load8(p), &head) || !eight_digits(load8(p + 5), &tail) || !eight_digits(frac_word, &frac)) {
+    return false;
+  }
+  const uint64_t ms = head * 100'000 + tail % 100'000;
+  if (ms >= static_cast<uint64_t>(INT64_MAX / 1'000'000)) return false;
+  *ns = static_cast<int64_t>(ms * 1'000'000 + frac);
+  return true;
+}
+
 }  // namespace detail
 
 // Result of parsing a time text.
@@ -165,6 +183,7 @@ inline TimeParse parse_ms_to_ns(std::string_view text, int64_t* out_ns) {
   // Fast path for the form Paddle prints (std::to_string of a double): 1 to
   // 13 integer digits without a leading zero, '.', 6 digits. Anything else,
   // or a value past int64 nanoseconds, takes the general path below.
+  if (text.size() == 20 && detail::wall_clock_ns(text.data(), out_ns)) return TimeParse::kOk;
   constexpr int64_t kMaxWholeMs = INT64_MAX / 1'000'000;
   if (text.size() >= 15 && text.size() <= 20 && text[text.size() - 7] == '.' && text[0] != '0') {
     // 8 to 13 integer digits (a wall-clock time has 13): three words of

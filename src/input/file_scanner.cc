@@ -347,19 +347,19 @@ void Scanner::process_lines(const char* p, const char* end) {
 
 // The usual job line, without handle_physical_line()'s and handle_line()'s
 // searches of the whole line: `hit` is the first of the three literals in it
-// (process_lines found it there), and when that is the job marker, no '\r'
-// comes before the line's last byte and no 'P' after the marker's own, the
-// line is one piece holding no start-up line, no `[Pipeline details]` and no
-// second marker (each of those literals holds a 'P'), so the general path
-// would parse it as one line and take its job as this does. Anything else,
-// or a line the parser does not take in one pass, goes the general way.
+// (process_lines found it there). When that is the job marker, no '\r'
+// comes before the line's last byte and the parser takes the text from the
+// marker on as Paddle prints it (which holds no 'P' after the marker's
+// own), the line is one piece holding no start-up line, no `[Pipeline
+// details]` and no second marker (each of those literals holds a 'P'), so
+// the general path would parse it as one line and take its job as this
+// does. Anything else goes the general way.
 bool Scanner::take_plain_job(std::string_view line, size_t hit, uint64_t line_no) {
   if (line.size() - hit < log_line::kJobMarker.size() ||
       memcmp(line.data() + hit, log_line::kJobMarker.data(), log_line::kJobMarker.size()) != 0) {
     return false;
   }
   if (line.size() > 1 && memchr(line.data(), '\r', line.size() - 1) != nullptr) return false;
-  if (memchr(line.data() + hit + 1, 'P', line.size() - hit - 1) != nullptr) return false;
   ParsedJob job;
   if (!parser_.parse_plain_job(line, hit, &job)) return false;
   add_job(job, line, line_no);

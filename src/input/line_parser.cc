@@ -344,72 +344,53 @@ Fields parse_fields(std::string_view line, size_t marker_pos, std::string_view b
 
 namespace {
 
-// The texts between a job line's fields, as Paddle prints them.
-template <size_t N>
-[[gnu::always_inline]] inline bool literal_at(const char* p, const char* end, const char (&lit)[N]) {
-  return static_cast<size_t>(end - p) >= N - 1 && __builtin_memcmp(p, lit, N - 1) == 0;
-}
-
-// 1-9 digits up to `stop`: false for anything else (a longer number, a sign,
-// a space), which parse_int() then decides.
-[[gnu::always_inline]] inline bool small_number(const char*& p, const char* end, char stop, int64_t* out) {
+// 1-9 digits up to `stop`, `s` moved to it: false for anything else (a
+// longer number, a sign, a space), which parse_int() then decides.
+[[gnu::always_inline]] inline bool small_number(std::string_view& s, char stop, int64_t* out) {
   int64_t v = 0;
-  const char* first = p;
-  while (p < end && p - first < 10) {
-    const unsigned d = static_cast<unsigned char>(*p) - unsigned{'0'};
+  size_t n = 0;
+  for (; n < s.size() && n < 10; ++n) {
+    const unsigned d = static_cast<unsigned char>(s[n]) - unsigned{'0'};
     if (d > 9) break;
     v = v * 10 + d;
-    ++p;
   }
-  if (p == first || p - first > 9 || p == end || *p != stop) return false;
+  if (n == 0 || n > 9 || n == s.size() || s[n] != stop) return false;
+  s.remove_prefix(n);
   *out = v;
   return true;
 }
 
-// A time as std::to_string prints a wall-clock one: 13 digits (the first not
-// 0), '.', 6 digits, read eight bytes at a time: the same value as
-// parse_ms_to_ns() gives it.
-[[gnu::always_inline]] inline bool wall_clock_time(const char* p, const char* end, int64_t* ns) {
-  if (end - p < 20 || p[13] != '.' || p[0] == '0') return false;
-  uint64_t head = 0, tail = 0, frac = 0;
-  const uint64_t frac_word = (log_line::detail::load8(p + 12) & ~uint64_t{0xffff}) | 0x3030;  // "00" + 6 decimals
-  if (!log_line::detail::eight_digits(log_line::detail::load8(p), &head) ||
-      !log_line::detail::eight_digits(log_line::detail::load8(p + 5), &tail) ||
-      !log_line::detail::eight_digits(frac_word, &frac)) {
-    return false;
-  }
-  const uint64_t ms = head * 100'000 + tail % 100'000;  // digits 0-7, then 8-12
-  if (ms >= static_cast<uint64_t>(INT64_MAX / 1'000'000)) return false;
-  *ns = static_cast<int64_t>(ms * 1'000'000 + frac);
+// A time as std::to_string prints a wall-clock one (log_line::detail::
+// wall_clock_ns, parse_ms_to_ns()'s own reading of it), `s` moved past it.
+[[gnu::always_inline]] inline bool wall_clock_time(std::string_view& s, int64_t* ns) {
+  constexpr size_t kSize = 20;
+  if (s.size() < kSize || !log_line::detail::wall_clock_ns(s.data(), ns)) return false;
+  s.remove_prefix(kSize);
   return true;
 }
 
 // The line exactly as Paddle prints it (log_line::format_job_line: id,
 // type, micro-batch or none, two wall-clock times, blanks at most after),
-// read in one pass with no search: about a quarter of the instructions of
-// fast_capture() and the checks. False for any other layout.
+// read in one pass with no search. False for any other layout.
 bool paddle_job(std::string_view body, ParsedJob* job) {
-  const char* p = body.data() + log_line::kJobMarker.size();
-  const char* end = body.data() + body.size();
-  if (!small_number(p, end, ')', &job->job_id) || !literal_at(p, end, "), type = ")) return false;
-  p += 10;
-  const char* type = p;
-  unsigned odd = 0;  // a 'P' may begin "Profiler Info: " (type_holds_another_line)
-  while (p < end && *p != ',') odd |= *p++ == 'P' ? 1u : 0u;
-  if (p == type || p == end || odd != 0) return false;
-  job->type = std::string_view(type, static_cast<size_t>(p - type));
+  body.remove_prefix(log_line::kJobMarker.size());
+  if (!small_number(body, ')', &job->job_id) || !eat(body, log_line::kTypeKey)) return false;
+  size_t n = 0;
+  unsigned odd = 0;  // a 'P' may begin "Profiler Info: " (type_holds_another_line) or another literal
+  for (; n < body.size() && body[n] != ','; ++n) odd |= body[n] == 'P' ? 1u : 0u;
+  if (n == 0 || n == body.size() || odd != 0) return false;
+  job->type = body.substr(0, n);
+  body.remove_prefix(n);
   job->micro_batch = -1;
-  if (literal_at(p, end, ", micro_batch_id = ")) {
-    p += 19;
+  if (eat(body, log_line::kMicroBatchKey)) {
     int64_t mb = 0;
-    if (!small_number(p, end, ',', &mb)) return false;
+    if (!small_number(body, ',', &mb)) return false;
     job->micro_batch = static_cast<int32_t>(mb);
   }
-  if (!literal_at(p, end, ", job_start_time = ") || !wall_clock_time(p + 19, end, &job->start_ns)) return false;
-  p += 19 + 20;
-  if (!literal_at(p, end, ", job_end_time = ") || !wall_clock_time(p + 17, end, &job->end_ns)) return false;
-  for (p += 17 + 20; p < end; ++p) {
-    if (*p != ' ' && *p != '\t' && *p != '\r') return false;
+  if (!eat(body, log_line::kStartKey) || !wall_clock_time(body, &job->start_ns)) return false;
+  if (!eat(body, log_line::kEndKey) || !wall_clock_time(body, &job->end_ns)) return false;
+  for (char ch : body) {
+    if (ch != ' ' && ch != '\t' && ch != '\r') return false;
   }
   return job->end_ns >= job->start_ns;
 }
@@ -417,18 +398,7 @@ bool paddle_job(std::string_view body, ParsedJob* job) {
 }  // namespace
 
 bool LineParser::parse_plain_job(std::string_view line, size_t marker_pos, ParsedJob* job) const {
-  const std::string_view body = line.substr(marker_pos);
-  if (paddle_job(body, job)) {
-    job->thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
-    return true;
-  }
-  *job = ParsedJob{};
-  Captures c;
-  if (!fast_capture(body, c)) return false;
-  LineResult out;  // the checks' verdict: a job, or a reason the general path reports
-  if (check_names(c.id, c.type, c.has_mb, c.mb, body, out) != Fields::kJob) return false;
-  if (check_times(c.start, c.end, body, out) != Fields::kJob) return false;
-  *job = out.job;
+  if (!paddle_job(line.substr(marker_pos), job)) return false;
   job->thread_id = marker_pos > 0 ? fast_thread_id(line.substr(0, marker_pos)) : -1;
   return true;
 }

@@ -76,9 +76,11 @@ class LineParser {
 
   // The usual job line in one pass, for a caller that already knows where
   // its marker is: true, with `job` filled, when the text from `marker_pos`
-  // on (a kJobMarker there, none before) is a whole job line that parse()
-  // takes as one job with no issue and nothing after it. False says only
-  // that the line needs parse(), which decides it.
+  // on (a kJobMarker there, none before) is a job line exactly as Paddle
+  // prints it (log_line::format_job_line), which parse() takes as that one
+  // job with no issue. Such a text holds no 'P' after its marker's own and
+  // no CR but among the blanks that end it. False says only that the line
+  // needs parse(), which decides it.
   bool parse_plain_job(std::string_view line, size_t marker_pos, ParsedJob* job) const;
 
   // The same, with the fast path off: RE2 alone decides. For the tests and

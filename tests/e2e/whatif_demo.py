@@ -11,10 +11,11 @@ median of three repetitions of the whole comparison (the measured run, the
 predictions and every target run).
 
 Why three: the runs are real processes on a shared machine, and a stall
-from other work in one run moves the comparison. Once in about eight runs
-on 2 shared cores, all five rows came out 3-8% short together (the measured
+from other work in one run moves the comparison. In 13 runs by hand on 2
+shared cores, one had all five rows 3-8% short together (the measured
 run's own replay 3% short: the measured run had run slower than the model
-of it), while the other runs were all within 1.5%. One disturbed repetition
+of it), while the others were all within 1.5%; a full ctest run failed the
+same way once that day. One disturbed repetition
 of three does not move the median; a model that is wrong is wrong in every
 repetition.
 
@@ -127,8 +128,8 @@ def median_errors(repetitions):
     """Per target: (label, every repetition's error, their median), errors as fractions."""
     out = []
     for i, (label, _, _) in enumerate(repetitions[0]):
-        errors = sorted(rows[i][1] / rows[i][2] - 1 for rows in repetitions)
-        out.append((label, [rows[i][1] / rows[i][2] - 1 for rows in repetitions], errors[len(errors) // 2]))
+        errors = [rows[i][1] / rows[i][2] - 1 for rows in repetitions]
+        out.append((label, errors, sorted(errors)[len(errors) // 2]))
     return out
 
 

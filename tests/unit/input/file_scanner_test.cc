@@ -17,14 +17,21 @@ using namespace ppt;
 using ppt::testing::job_line;
 using ppt::testing::parser;
 
+namespace {
+// `log` scanned through a read buffer of `buffer` bytes.
+FileScan scan_with_buffer(const std::string& log, size_t buffer) {
+  ScanOptions opt;
+  opt.buffer_bytes = buffer;
+  return scan_buffer(log, 0, parser(), opt);
+}
+}  // namespace
+
 TEST_CASE("jobs keep their exact line numbers among other threads' lines", "[scanner]") {
   std::string log = "noise 1\n" + job_line("forward", 0, 0, 10) + "I1020 other.cc:1] Profiler summary\n\n" +
                     job_line("backward", 0, 20, 40) + "tail\n";
   for (size_t buffer : {256u, 333u, 1u << 20}) {
     INFO("buffer " << buffer);
-    ScanOptions opt;
-    opt.buffer_bytes = buffer;
-    FileScan s = scan_buffer(log, 0, parser(), opt);
+    FileScan s = scan_with_buffer(log, buffer);
     REQUIRE(s.jobs.size() == 2);
     CHECK(s.jobs[0].line == 2);
     CHECK(s.jobs[1].line == 5);
@@ -266,9 +273,7 @@ TEST_CASE("lines ended by a lone CR (a progress bar's) are lines: every job is w
   log += bare(job_line("backward", 1, 320, 330)) + "\r\n";
   for (size_t buffer : {256u, 1u << 20}) {
     INFO("buffer " << buffer);
-    ScanOptions opt;
-    opt.buffer_bytes = buffer;
-    FileScan s = scan_buffer(log, 0, parser(), opt);
+    FileScan s = scan_with_buffer(log, buffer);
     CHECK(s.counts.profiler_lines == 22);
     CHECK(s.diagnostics.rejected_jobs() == 0);
     REQUIRE(s.jobs.size() == 22);
@@ -414,9 +419,7 @@ TEST_CASE("job lines with a CR inside or a start-up literal after the marker are
   const std::string log = job_line("forward", 0, 0, 5, -1, 76) + progress + cr_in_type + startup_in_type;
   for (size_t buffer : {256u, 1u << 20}) {
     INFO("buffer " << buffer);
-    ScanOptions opt;
-    opt.buffer_bytes = buffer;
-    FileScan s = scan_buffer(log, 0, parser(), opt);
+    FileScan s = scan_with_buffer(log, buffer);
     REQUIRE(s.jobs.size() == 3);
     // The progress bar's text is a line of its own: the job after it has the
     // thread of its own prefix.
