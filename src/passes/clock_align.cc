@@ -439,10 +439,11 @@ void apply_clock_offsets(Timeline& tl, const ClockAlignment& alignment, Dependen
     recompute_bounds(tl, tl.runs[r]);
     any = true;
   }
+  // The flags are find_dependencies()'s until a clock moves.
   if (any) {
     set_origin(tl);
+    check_dependencies(tl, deps);
   }
-  check_dependencies(tl, deps);
 }
 
 }  // namespace

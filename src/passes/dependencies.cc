@@ -174,6 +174,8 @@ class RunSearch {
       e.producer = {static_cast<uint32_t>(src.track), prod->last};
       e.consumer = {ti, g.first};
       e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
+      // check_dependencies()'s test, here: no second pass over the edges.
+      e.contradicted = t.jobs[g.first].start_ns - tl_.tracks[src.track].jobs[prod->last].end_ns < 0;
       mine.push_back(e);
     }
   }
@@ -214,6 +216,7 @@ void collect_edges(const Run& run, const RunSearch& search, const std::vector<Tr
       run.tracks.size(), threads, size_t{resolve_threads(threads)} * 8,
       [&](size_t k, std::vector<Dependency>& incoming) { search.search(run.tracks[k], incoming); },
       [&](size_t, std::vector<Dependency>& incoming) {
+        for (const Dependency& e : incoming) deps.contradicted += e.contradicted ? 1 : 0;
         deps.edges.insert(deps.edges.end(), incoming.begin(), incoming.end());
         incoming.clear();
       });
@@ -249,7 +252,6 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
     const RunSearch search(tl, run, groups, schedule.kind, p, stages);
     collect_edges(run, search, groups, threads, deps);
   }
-  check_dependencies(tl, deps, threads);
   return deps;
 }
 

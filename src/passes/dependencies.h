@@ -22,7 +22,8 @@
 // job order, see schedule.h's infer_pipeline_shape) says there are replicas.
 //
 // A dependency is contradicted when its consumer starts before its producer
-// ends. That is never hidden: check_dependencies() marks it, and
+// ends. That is never hidden: find_dependencies() marks it as it finds the
+// edge (check_dependencies() again, after times move), and
 // report_dependencies() counts it as a diagnostic.
 //
 // Everything here is a pure function of the Timeline, deterministic and
