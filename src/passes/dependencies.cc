@@ -39,19 +39,81 @@ struct Group {
   uint32_t last;   // the job that ends last: it produces
 };
 
+// A job's place in the pipeline, when it takes part in dependencies.
+struct Place {
+  int32_t step;
+  int dir;  // 0 forward, 1 backward
+  int32_t chunk;
+  int32_t micro_batch;
+};
+
+enum class Takes { kNo, kNoMicroBatch, kYes };
+
+Takes place_of(const Job& j, const std::vector<JobClass>& classes, Place* place) {
+  const JobClass& c = classes[j.type];
+  if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) return Takes::kNo;
+  if (j.micro_batch < 0) return Takes::kNoMicroBatch;
+  const int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
+  if (!packable(j.step, chunk)) return Takes::kNo;
+  *place = {j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch};
+  return Takes::kYes;
+}
+
+// pack_key()'s inverse.
+Place unpack_key(uint64_t key) {
+  return {static_cast<int32_t>(static_cast<int64_t>((key >> 40) & 0xffffff) - kStepBias),
+          static_cast<int>((key >> 39) & 1), static_cast<int32_t>((key >> 32) & 0x7f),
+          static_cast<int32_t>(static_cast<uint32_t>(key))};
+}
+
+// A track's groups, one of two ways:
+// - dense (the usual): a cell per (step, direction, chunk, micro-batch) in
+//   the track's ranges, indexed directly. A track's keys fill most of that
+//   box (each step runs every micro-batch), so no sort is needed, a lookup
+//   is one index, and the consumers, walked in job order, give their edges
+//   in consumer order.
+// - sorted by key, with a search: when the box would be much larger than the
+//   jobs (scattered steps or micro-batch ids).
 struct TrackGroups {
-  std::vector<Group> groups;  // sorted by key
-  // `*hint` is where the last search in this track ended: a consumer's groups
+  struct Cell {
+    uint32_t first_plus_one = 0;  // 0: no job here
+    uint32_t last = 0;
+  };
+  uint32_t taking = 0;  // jobs that take part: at most one edge each
+  bool dense = false;
+  int32_t step0 = 0;
+  uint32_t steps = 0, chunks = 0, micro_batches = 0;
+  std::vector<Cell> cells;    // dense: by index(place)
+  std::vector<Group> groups;  // otherwise: sorted by key
+
+  bool in_box(const Place& p) const {
+    return p.step >= step0 && static_cast<uint32_t>(p.step - step0) < steps &&
+           static_cast<uint32_t>(p.chunk) < chunks && static_cast<uint32_t>(p.micro_batch) < micro_batches;
+  }
+  size_t index(const Place& p) const {
+    return ((static_cast<size_t>(p.step - step0) * 2 + static_cast<size_t>(p.dir)) * chunks +
+            static_cast<size_t>(p.chunk)) *
+               micro_batches +
+           static_cast<size_t>(p.micro_batch);
+  }
+  // The producing job of the group at `p`, or UINT32_MAX. `*hint` is where
+  // the last search in this track ended (sorted groups): a consumer's groups
   // are walked in key order, so the next key wanted is mostly the next group.
-  const Group* find(uint64_t key, size_t* hint) const {
+  uint32_t producer(const Place& p, size_t* hint) const {
+    if (dense) {
+      if (!in_box(p)) return UINT32_MAX;
+      const Cell& c = cells[index(p)];
+      return c.first_plus_one != 0 ? c.last : UINT32_MAX;
+    }
+    const uint64_t key = pack_key(p.step, p.dir, p.chunk, p.micro_batch);
     size_t h = *hint;
     if (h < groups.size() && groups[h].key == key) {
       *hint = h + 1;
-      return &groups[h];
+      return groups[h].last;
     }
     auto it = std::lower_bound(groups.begin(), groups.end(), key, [](const Group& g, uint64_t k) { return g.key < k; });
     *hint = static_cast<size_t>(it - groups.begin()) + 1;
-    return it != groups.end() && it->key == key ? &*it : nullptr;
+    return it != groups.end() && it->key == key ? it->last : UINT32_MAX;
   }
 };
 
@@ -60,27 +122,63 @@ struct Keyed {
   uint32_t job;
 };
 
+// The box of a dense table may hold this many cells per job taking part.
+constexpr uint64_t kCellsPerJob = 4;
+
 TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, uint64_t* without_mb) {
-  std::vector<Keyed> keyed;
-  keyed.reserve(t.jobs.size());
-  for (uint32_t i = 0; i < t.jobs.size(); ++i) {
-    const Job& j = t.jobs[i];
-    const JobClass& c = classes[j.type];
-    if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) continue;
-    if (j.micro_batch < 0) {
-      ++*without_mb;
-      continue;
+  TrackGroups out;
+  // The ranges of the places, then the box they span.
+  uint32_t taking = 0;
+  int32_t lo_step = INT32_MAX, hi_step = INT32_MIN, hi_chunk = 0, hi_mb = 0;
+  for (const Job& j : t.jobs) {
+    Place p;
+    const Takes takes = place_of(j, classes, &p);
+    if (takes == Takes::kNoMicroBatch) ++*without_mb;
+    if (takes != Takes::kYes) continue;
+    ++taking;
+    lo_step = std::min(lo_step, p.step);
+    hi_step = std::max(hi_step, p.step);
+    hi_chunk = std::max(hi_chunk, p.chunk);
+    hi_mb = std::max(hi_mb, p.micro_batch);
+  }
+  out.taking = taking;
+  if (taking == 0) return out;
+  const uint64_t box =
+      (static_cast<uint64_t>(int64_t{hi_step} - lo_step) + 1) * 2 * (uint64_t(hi_chunk) + 1) * (uint64_t(hi_mb) + 1);
+  if (box <= kCellsPerJob * taking + 64) {
+    out.dense = true;
+    out.step0 = lo_step;
+    out.steps = static_cast<uint32_t>(hi_step - lo_step + 1);
+    out.chunks = static_cast<uint32_t>(hi_chunk + 1);
+    out.micro_batches = static_cast<uint32_t>(hi_mb + 1);
+    out.cells.resize(box);
+    // In job order, which is (start, line) order: a cell's first job starts
+    // first; its last is the one that ends last (the first of those that
+    // end together), as the sorted groups have it.
+    for (uint32_t i = 0; i < t.jobs.size(); ++i) {
+      Place p;
+      if (place_of(t.jobs[i], classes, &p) != Takes::kYes) continue;
+      TrackGroups::Cell& c = out.cells[out.index(p)];
+      if (c.first_plus_one == 0) {
+        c = {i + 1, i};
+      } else if (t.jobs[i].end_ns > t.jobs[c.last].end_ns) {
+        c.last = i;
+      }
     }
-    int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
-    if (!packable(j.step, chunk)) continue;
-    keyed.push_back({pack_key(j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch), i});
+    return out;
+  }
+  std::vector<Keyed> keyed;
+  keyed.reserve(taking);
+  for (uint32_t i = 0; i < t.jobs.size(); ++i) {
+    Place p;
+    if (place_of(t.jobs[i], classes, &p) != Takes::kYes) continue;
+    keyed.push_back({pack_key(p.step, p.dir, p.chunk, p.micro_batch), i});
   }
   // Jobs are in (start, line) order, and `keyed` in job order: a stable
   // sort by key orders ties by job, which keeps each group's pieces in
   // start order.
   std::vector<Keyed> scratch;
   radix_sort_by_key(keyed, scratch, [](const Keyed& k) { return k.key; });
-  TrackGroups out;
   for (size_t i = 0; i < keyed.size();) {
     Group g{keyed[i].key, keyed[i].job, keyed[i].job};
     size_t k = i + 1;
@@ -99,9 +197,9 @@ std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<
 // matched with its producer's on the track of the producer's stage.
 class RunSearch {
  public:
-  RunSearch(const Timeline& tl, const Run& run, const std::vector<TrackGroups>& groups, ScheduleKind kind, int32_t p,
-            int32_t stages)
-      : tl_(tl), groups_(groups), kind_(kind), p_(p), stages_(stages) {
+  RunSearch(const Timeline& tl, const Run& run, const std::vector<TrackGroups>& groups,
+            const std::vector<JobClass>& classes, ScheduleKind kind, int32_t p, int32_t stages)
+      : tl_(tl), groups_(groups), classes_(classes), kind_(kind), p_(p), stages_(stages) {
     // (rank, track index) of this run, sorted by rank: the ranks present
     // only, not a table up to the highest rank (which may be far beyond the
     // logs read: docs/hardening.md, the index of a rank).
@@ -116,7 +214,6 @@ class RunSearch {
     const Track& t = tl_.tracks[ti];
     if (t.rank < 0) return;
     find_edges(ti, t, mine);
-    sort_by_consumer(t, mine);
   }
 
  private:
@@ -129,7 +226,8 @@ class RunSearch {
   void find_edges(uint32_t ti, const Track& t, std::vector<Dependency>& mine) const {
     const int32_t stage = pipeline_stage(t.rank, p_);
     const int32_t replica = pipeline_replica(t.rank, p_);
-    mine.reserve(groups_[ti].groups.size());
+    const TrackGroups& own = groups_[ti];
+    mine.reserve(own.taking);
     // Search hints by producer track: a handful of tracks feed one track.
     std::vector<std::pair<int64_t, size_t>> hints;
     // Where a group's producer is depends on its direction and chunk only
@@ -162,22 +260,34 @@ class RunSearch {
       if (src.hint == hints.size()) hints.emplace_back(pt, 0);
       return src;
     };
-    for (const Group& g : groups_[ti].groups) {
-      const int dir = static_cast<int>((g.key >> 39) & 1);
-      const int32_t chunk = static_cast<int32_t>((g.key >> 32) & 0x7f);
-      const Source& src = source_of(dir, chunk);
-      if (src.track < 0) continue;
-      const uint64_t want = (g.key & ~(uint64_t{0x7f} << 32)) | (uint64_t{src.chunk} << 32);
-      const Group* prod = groups_[src.track].find(want, &hints[src.hint].second);
-      if (!prod) continue;
+    // The edge into the group at `p`, whose first job is `consumer`.
+    auto match = [&](uint32_t consumer, Place p) {
+      const Source& src = source_of(p.dir, p.chunk);
+      if (src.track < 0) return;
+      p.chunk = static_cast<int32_t>(src.chunk);
+      const uint32_t producer = groups_[src.track].producer(p, &hints[src.hint].second);
+      if (producer == UINT32_MAX) return;
       Dependency e;
-      e.producer = {static_cast<uint32_t>(src.track), prod->last};
-      e.consumer = {ti, g.first};
-      e.kind = dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
+      e.producer = {static_cast<uint32_t>(src.track), producer};
+      e.consumer = {ti, consumer};
+      e.kind = p.dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
       // check_dependencies()'s test, here: no second pass over the edges.
-      e.contradicted = t.jobs[g.first].start_ns - tl_.tracks[src.track].jobs[prod->last].end_ns < 0;
+      e.contradicted = t.jobs[consumer].start_ns - tl_.tracks[src.track].jobs[producer].end_ns < 0;
       mine.push_back(e);
+    };
+    if (own.dense) {
+      // Each cell's first job, in job order: the edges come in consumer order.
+      for (uint32_t i = 0; i < t.jobs.size(); ++i) {
+        Place p;
+        if (place_of(t.jobs[i], classes_, &p) != Takes::kYes || own.cells[own.index(p)].first_plus_one != i + 1) {
+          continue;
+        }
+        match(i, p);
+      }
+      return;
     }
+    for (const Group& g : own.groups) match(g.first, unpack_key(g.key));
+    sort_by_consumer(t, mine);
   }
 
   // By consumer job. A job is the first of at most one group, so it
@@ -195,6 +305,7 @@ class RunSearch {
 
   const Timeline& tl_;
   const std::vector<TrackGroups>& groups_;
+  const std::vector<JobClass>& classes_;
   const ScheduleKind kind_;
   const int32_t p_;
   const int32_t stages_;
@@ -210,7 +321,7 @@ void collect_edges(const Run& run, const RunSearch& search, const std::vector<Tr
                    Dependencies& deps) {
   // At most one edge per group: room for all at once, not by doubling.
   size_t most = deps.edges.size();
-  for (uint32_t ti : run.tracks) most += groups[ti].groups.size();
+  for (uint32_t ti : run.tracks) most += groups[ti].taking;
   deps.edges.reserve(most);
   produce_in_parallel_consume_in_order<std::vector<Dependency>>(
       run.tracks.size(), threads, size_t{resolve_threads(threads)} * 8,
@@ -249,7 +360,7 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
   for (const Run& run : tl.runs) {
-    const RunSearch search(tl, run, groups, schedule.kind, p, stages);
+    const RunSearch search(tl, run, groups, classes, schedule.kind, p, stages);
     collect_edges(run, search, groups, threads, deps);
   }
   return deps;

@@ -247,8 +247,15 @@ Track make_track(const Timeline& tl, ScanParts& parts, uint32_t f, uint32_t s, u
   } else {
     t.jobs.assign(src.begin() + slice.begin, src.begin() + slice.end);
   }
+  // A file that met its types in the timeline's order (the usual: every
+  // rank prints the same kinds first) keeps its numbers: no pass over its
+  // jobs, which took a serial eleven milliseconds at 1024 ranks.
   const std::vector<uint32_t>& types = parts.type_map[f];
-  for (Job& j : t.jobs) j.type = types[j.type];
+  bool same = true;
+  for (uint32_t k = 0; k < types.size(); ++k) same = same && types[k] == k;
+  if (!same) {
+    for (Job& j : t.jobs) j.type = types[j.type];
+  }
   return t;
 }
 
