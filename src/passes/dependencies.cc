@@ -49,13 +49,28 @@ struct Place {
 
 enum class Takes { kNo, kNoMicroBatch, kYes };
 
-Takes place_of(const Job& j, const std::vector<JobClass>& classes, Place* place) {
-  const JobClass& c = classes[j.type];
-  if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) return Takes::kNo;
+// What a job type brings to place_of(), worked out once per type.
+struct TypeRole {
+  int dir = -1;  // 0 forward, 1 an input backward; -1 no part in dependencies
+  int32_t chunk = 0;
+};
+
+std::vector<TypeRole> roles_of(const std::vector<JobClass>& classes) {
+  std::vector<TypeRole> roles(classes.size());
+  for (size_t k = 0; k < classes.size(); ++k) {
+    const JobClass& c = classes[k];
+    if (!c.role || (c.role != PlanRole::kForward && !is_input_backward(*c.role))) continue;
+    roles[k] = {c.role == PlanRole::kForward ? 0 : 1, c.chunk < 0 ? 0 : c.chunk};
+  }
+  return roles;
+}
+
+[[gnu::always_inline]] inline Takes place_of(const Job& j, const std::vector<TypeRole>& roles, Place* place) {
+  const TypeRole r = roles[j.type];
+  if (r.dir < 0) return Takes::kNo;
   if (j.micro_batch < 0) return Takes::kNoMicroBatch;
-  const int32_t chunk = c.chunk < 0 ? 0 : c.chunk;
-  if (!packable(j.step, chunk)) return Takes::kNo;
-  *place = {j.step, c.role == PlanRole::kForward ? 0 : 1, chunk, j.micro_batch};
+  if (!packable(j.step, r.chunk)) return Takes::kNo;
+  *place = {j.step, r.dir, r.chunk, j.micro_batch};
   return Takes::kYes;
 }
 
@@ -125,14 +140,14 @@ struct Keyed {
 // The box of a dense table may hold this many cells per job taking part.
 constexpr uint64_t kCellsPerJob = 4;
 
-TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, uint64_t* without_mb) {
+TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint64_t* without_mb) {
   TrackGroups out;
   // The ranges of the places, then the box they span.
   uint32_t taking = 0;
   int32_t lo_step = INT32_MAX, hi_step = INT32_MIN, hi_chunk = 0, hi_mb = 0;
   for (const Job& j : t.jobs) {
     Place p;
-    const Takes takes = place_of(j, classes, &p);
+    const Takes takes = place_of(j, roles, &p);
     if (takes == Takes::kNoMicroBatch) ++*without_mb;
     if (takes != Takes::kYes) continue;
     ++taking;
@@ -157,7 +172,7 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
     // end together), as the sorted groups have it.
     for (uint32_t i = 0; i < t.jobs.size(); ++i) {
       Place p;
-      if (place_of(t.jobs[i], classes, &p) != Takes::kYes) continue;
+      if (place_of(t.jobs[i], roles, &p) != Takes::kYes) continue;
       TrackGroups::Cell& c = out.cells[out.index(p)];
       if (c.first_plus_one == 0) {
         c = {i + 1, i};
@@ -171,7 +186,7 @@ TrackGroups group_track(const Track& t, const std::vector<JobClass>& classes, ui
   keyed.reserve(taking);
   for (uint32_t i = 0; i < t.jobs.size(); ++i) {
     Place p;
-    if (place_of(t.jobs[i], classes, &p) != Takes::kYes) continue;
+    if (place_of(t.jobs[i], roles, &p) != Takes::kYes) continue;
     keyed.push_back({pack_key(p.step, p.dir, p.chunk, p.micro_batch), i});
   }
   // Jobs are in (start, line) order, and `keyed` in job order: a stable
@@ -198,8 +213,8 @@ std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<
 class RunSearch {
  public:
   RunSearch(const Timeline& tl, const Run& run, const std::vector<TrackGroups>& groups,
-            const std::vector<JobClass>& classes, ScheduleKind kind, int32_t p, int32_t stages)
-      : tl_(tl), groups_(groups), classes_(classes), kind_(kind), p_(p), stages_(stages) {
+            const std::vector<TypeRole>& roles, ScheduleKind kind, int32_t p, int32_t stages)
+      : tl_(tl), groups_(groups), roles_(roles), kind_(kind), p_(p), stages_(stages) {
     // (rank, track index) of this run, sorted by rank: the ranks present
     // only, not a table up to the highest rank (which may be far beyond the
     // logs read: docs/hardening.md, the index of a rank).
@@ -279,7 +294,7 @@ class RunSearch {
       // Each cell's first job, in job order: the edges come in consumer order.
       for (uint32_t i = 0; i < t.jobs.size(); ++i) {
         Place p;
-        if (place_of(t.jobs[i], classes_, &p) != Takes::kYes || own.cells[own.index(p)].first_plus_one != i + 1) {
+        if (place_of(t.jobs[i], roles_, &p) != Takes::kYes || own.cells[own.index(p)].first_plus_one != i + 1) {
           continue;
         }
         match(i, p);
@@ -305,7 +320,7 @@ class RunSearch {
 
   const Timeline& tl_;
   const std::vector<TrackGroups>& groups_;
-  const std::vector<JobClass>& classes_;
+  const std::vector<TypeRole>& roles_;
   const ScheduleKind kind_;
   const int32_t p_;
   const int32_t stages_;
@@ -343,7 +358,7 @@ size_t Dependencies::count(DependencyKind kind) const {
 
 Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, unsigned threads) {
   Dependencies deps;
-  const std::vector<JobClass>& classes = plan.classes;
+  const std::vector<TypeRole> roles = roles_of(plan.classes);
   const PipelineShape& shape = plan.shape;
   const ScheduleInfo& schedule = plan.schedule;
   const int32_t p = std::max(1, shape.pp_degree);
@@ -356,11 +371,11 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   std::vector<TrackGroups> groups(tl.tracks.size());
   std::vector<uint64_t> without_mb(tl.tracks.size(), 0);
   parallel_for(tl.tracks.size(), threads,
-               [&](size_t i) { groups[i] = group_track(tl.tracks[i], classes, &without_mb[i]); });
+               [&](size_t i) { groups[i] = group_track(tl.tracks[i], roles, &without_mb[i]); });
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
 
   for (const Run& run : tl.runs) {
-    const RunSearch search(tl, run, groups, classes, schedule.kind, p, stages);
+    const RunSearch search(tl, run, groups, roles, schedule.kind, p, stages);
     collect_edges(run, search, groups, threads, deps);
   }
   return deps;
