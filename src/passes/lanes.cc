@@ -26,7 +26,16 @@ void assign_lanes(Track& track) {
   std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
   uint32_t lanes = 0;
   uint32_t overlapping = 0;
-  for (Job& j : jobs) {
+  // The usual track: each job starts once the one before has ended, and
+  // all take lane 0. That prefix needs no heap; the heaps take over at the
+  // first overlap, holding what they would hold by then (lane 0 busy until
+  // the previous job's end).
+  size_t k = 0;
+  for (; k < jobs.size() && (k == 0 || jobs[k - 1].end_ns <= jobs[k].start_ns); ++k) jobs[k].lane = 0;
+  if (k > 0) lanes = 1;
+  if (k > 0 && k < jobs.size()) busy.push({jobs[k - 1].end_ns, 0});
+  for (size_t i = k; i < jobs.size(); ++i) {
+    Job& j = jobs[i];
     while (!busy.empty() && busy.top().first <= j.start_ns) {
       free_lanes.push(busy.top().second);
       busy.pop();
