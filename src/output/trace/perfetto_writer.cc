@@ -372,8 +372,8 @@ class PerfettoTraceWriter {
   // At most how many flow ids write_flow_ids writes for `ref`.
   [[gnu::always_inline]] size_t flow_ids_at_most(const FlowCursor& c, JobRef ref) const;
   template <typename W>
-  [[gnu::always_inline]] void write_job(W& w, const Track& t, uint32_t i, uint32_t seq_id, LaneClock& clock,
-                                        uint8_t fresh, FlowCursor& flows) const;
+  [[gnu::always_inline]] void write_job(W& w, const Track& t, uint32_t i, uint32_t name, uint32_t seq_id,
+                                        LaneClock& clock, uint8_t fresh, FlowCursor& flows) const;
   void write_memory(proto::Writer& w, const Piece& piece) const;
   std::string_view encode(std::string& buffer, const Piece& piece) const;
 
@@ -396,8 +396,11 @@ class PerfettoTraceWriter {
   std::vector<std::string> names_;                      // by iid - 1
   // Per job (tracks in writing order, jobs in order): which interned strings
   // its packet must carry because its lane's sequence has not had them yet.
+  // Only for tracks of more than one piece; the others' are worked out as
+  // their piece is encoded.
   std::vector<uint8_t> fresh_;
-  std::vector<size_t> fresh_base_;  // by track: index of its first job in fresh_
+  static constexpr size_t kFreshWhenEncoded = SIZE_MAX;
+  std::vector<size_t> fresh_base_;  // by track: index of its first job in fresh_, or kFreshWhenEncoded
   mutable DeflaterPool deflaters_;  // compress: the encoders' deflaters
 };
 
@@ -528,25 +531,29 @@ uint32_t PerfettoTraceWriter::name_of(uint32_t type, int64_t number) const {
 }
 
 // Names get their iids in order of first use in the trace (one serial
-// pass); then each job learns, track by track in parallel, which interned
-// strings it brings to its sequence. The pieces can then be encoded
+// pass). A track of one piece learns which interned strings each job brings
+// to its sequence as the piece is encoded (write_jobs); a longer track's
+// later pieces must know it before, so for those tracks it is worked out
+// here, track by track in parallel. The pieces can then be encoded
 // independently.
 void PerfettoTraceWriter::intern_names() {
   const uint32_t step_type = static_cast<uint32_t>(tl_.types.size());
-  constexpr size_t kNotWritten = SIZE_MAX;
-  fresh_base_.assign(tl_.tracks.size(), kNotWritten);
+  fresh_base_.assign(tl_.tracks.size(), kFreshWhenEncoded);
   size_t jobs = 0;
   for (const Run& run : tl_.runs) {
     for (const StepSpan& s : run.steps) assign_name(step_type, s.number);
     for (uint32_t ti : run.tracks) {
-      fresh_base_[ti] = jobs;
-      for (const Job& j : tl_.tracks[ti].jobs) assign_name(name_type(j), name_number(j));
-      jobs += tl_.tracks[ti].jobs.size();
+      const std::vector<Job>& track_jobs = tl_.tracks[ti].jobs;
+      for (const Job& j : track_jobs) assign_name(name_type(j), name_number(j));
+      if (track_jobs.size() > kPieceJobs) {
+        fresh_base_[ti] = jobs;
+        jobs += track_jobs.size();
+      }
     }
   }
   fresh_.resize(jobs);
   parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t ti) {
-    if (fresh_base_[ti] == kNotWritten) return;
+    if (fresh_base_[ti] == kFreshWhenEncoded) return;
     const Track& t = tl_.tracks[ti];
     std::vector<Sequence> lanes(t.lanes);
     uint8_t* fresh = fresh_.data() + fresh_base_[ti];
@@ -749,11 +756,17 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
   for (uint32_t lane = 0; lane < t.lanes; ++lane) seq_ids[lane] = static_cast<uint32_t>(1 + naming_.track_tid(t, lane));
   FlowCursor flows = flow_cursor(ti, piece.begin);
 
-  const uint8_t* fresh = fresh_.data() + fresh_base_[ti];
+  // Which interned strings a job brings (intern_names): the track's one
+  // piece sees them here, from its lanes' empty sequences.
+  const bool see_here = fresh_base_[ti] == kFreshWhenEncoded;
+  std::vector<Sequence> sequences(see_here ? t.lanes : 0);
+  const uint8_t* fresh = see_here ? nullptr : fresh_.data() + fresh_base_[ti];
   for (uint32_t i = piece.begin; i < piece.end; ++i) {
     const Job& j = t.jobs[i];
     const uint32_t seq_id = seq_ids[j.lane];
     LaneClock& clock = clocks[j.lane];
+    const uint32_t name = name_of(name_type(j), name_number(j));
+    const uint8_t brings = see_here ? sequences[j.lane].see(name, j.type + 1) : fresh[i];
     base_clock(w, seq_id, clock, ts(j.start_ns));
     // The usual job (no interned string to bring, a few flow ids) through a
     // cursor on room reserved for it. Its two packets hold at most 270
@@ -761,21 +774,20 @@ void PerfettoTraceWriter::write_jobs(proto::Writer& w, const Piece& piece) const
     // nested headers of 2, 8 flow ids of 9, and two lengths grown past 127.
     constexpr size_t kFewFlows = 8, kJobRoom = 512;
     const size_t flow_ids = flow_ids_at_most(flows, JobRef{ti, i});
-    if (fresh[i] == 0 && flow_ids <= kFewFlows) {
+    if (brings == 0 && flow_ids <= kFewFlows) {
       proto::Reserved r(w, kJobRoom);
-      write_job(r, t, i, seq_id, clock, 0, flows);
+      write_job(r, t, i, name, seq_id, clock, 0, flows);
     } else {
-      write_job(w, t, i, seq_id, clock, fresh[i], flows);
+      write_job(w, t, i, name, seq_id, clock, brings, flows);
     }
   }
 }
 
 // One job's begin and end packets (write_jobs).
 template <typename W>
-inline void PerfettoTraceWriter::write_job(W& w, const Track& t, uint32_t i, uint32_t seq_id, LaneClock& clock,
-                                           uint8_t fresh, FlowCursor& flows) const {
+inline void PerfettoTraceWriter::write_job(W& w, const Track& t, uint32_t i, uint32_t name, uint32_t seq_id,
+                                           LaneClock& clock, uint8_t fresh, FlowCursor& flows) const {
   const Job& j = t.jobs[i];
-  const uint32_t name = name_of(name_type(j), name_number(j));
   const uint32_t category = j.type + 1;
   auto p = w.open_nested(f::kTracePacket);
   w.varint(f::kTrustedSequenceId, seq_id);

@@ -315,8 +315,17 @@ Decoded replay(const TextNode& trace) {
       seq.default_clock = def->num("timestamp_clock_id", 0);
     }
     if (const TextNode* in = p->child("interned_data")) {
-      for (const TextNode* e : in->all_children("event_names")) seq.names[e->num("iid")] = e->get("name");
-      for (const TextNode* e : in->all_children("event_categories")) seq.categories[e->num("iid")] = e->get("name");
+      // Each string once a sequence (until it is cleared), as Perfetto's own
+      // writers intern: a piece that starts mid-track knows what its
+      // sequence has had.
+      for (const TextNode* e : in->all_children("event_names")) {
+        CHECK(seq.names.count(e->num("iid")) == 0);
+        seq.names[e->num("iid")] = e->get("name");
+      }
+      for (const TextNode* e : in->all_children("event_categories")) {
+        CHECK(seq.categories.count(e->num("iid")) == 0);
+        seq.categories[e->num("iid")] = e->get("name");
+      }
       for (const TextNode* e : in->all_children("debug_annotation_names")) {
         seq.annotation_names[e->num("iid")] = e->get("name");
       }
