@@ -115,29 +115,31 @@ struct Candidates {
 
 // One track's step orders, in (step, line) order.
 void track_orders(const Track& t, Candidates& tc) {
+  auto by_step_line = [](const Job& x, const Job& y) { return x.step != y.step ? x.step < y.step : x.line < y.line; };
+  std::vector<OrderItem> order;
+  // The jobs in (step, line) order, job_at(k) the k-th.
+  auto walk = [&](auto job_at) {
+    for (size_t i = 0; i < t.jobs.size();) {
+      const int32_t step = job_at(i).step;
+      order.clear();
+      size_t k = i;
+      for (; k < t.jobs.size() && job_at(k).step == step; ++k) order.push_back({job_at(k).type, job_at(k).micro_batch});
+      i = k;
+      if (step < 0) continue;
+      ++tc.steps;
+      tc.add(order_hash(order), 1, order);
+    }
+  };
+  // Jobs in start order are mostly in (step, line) order already: then
+  // they are walked as they are, with no index.
+  if (std::is_sorted(t.jobs.begin(), t.jobs.end(), by_step_line)) {
+    walk([&](size_t k) -> const Job& { return t.jobs[k]; });
+    return;
+  }
   std::vector<uint32_t> idx(t.jobs.size());
   std::iota(idx.begin(), idx.end(), 0u);
-  auto by_step_line = [&](uint32_t a, uint32_t b) {
-    const Job& x = t.jobs[a];
-    const Job& y = t.jobs[b];
-    return x.step != y.step ? x.step < y.step : x.line < y.line;
-  };
-  // Jobs in start order are mostly in (step, line) order already.
-  if (!std::is_sorted(idx.begin(), idx.end(), by_step_line)) std::stable_sort(idx.begin(), idx.end(), by_step_line);
-  std::vector<OrderItem> order;
-  for (size_t i = 0; i < idx.size();) {
-    int32_t step = t.jobs[idx[i]].step;
-    order.clear();
-    size_t k = i;
-    for (; k < idx.size() && t.jobs[idx[k]].step == step; ++k) {
-      const Job& j = t.jobs[idx[k]];
-      order.push_back({j.type, j.micro_batch});
-    }
-    i = k;
-    if (step < 0) continue;
-    ++tc.steps;
-    tc.add(order_hash(order), 1, order);
-  }
+  std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return by_step_line(t.jobs[a], t.jobs[b]); });
+  walk([&](size_t k) -> const Job& { return t.jobs[idx[k]]; });
 }
 
 // The tracks' orders merged by rank in track order, which keeps the order of

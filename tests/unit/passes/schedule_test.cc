@@ -179,5 +179,19 @@ TEST_CASE("each rank's plan is its most common job order, in printed order", "[s
   CHECK(orders[1].steps_like_order == 3);
 }
 
+TEST_CASE("a rank's order is by printed line even where the lines are not in start order", "[stats][schedule]") {
+  // forward 1 printed before forward 0, which started first: start order
+  // and printed order differ within the step.
+  Timeline tl = testing::timeline_from_lines(
+      {{0,
+        {testing::job_line("forward", 1, 100, 150), testing::job_line("forward", 0, 0, 50),
+         testing::job_line("backward", 0, 200, 250), testing::job_line("backward", 1, 300, 350)}}});
+  std::vector<RankOrder> orders = rank_orders(tl);
+  REQUIRE(orders.size() == 1);
+  std::vector<std::string> r0;
+  for (const OrderItem& it : orders[0].order) r0.push_back(order_item_text(tl, it));
+  CHECK(r0 == std::vector<std::string>{"forward:1", "forward:0", "backward:0", "backward:1"});
+}
+
 }  // namespace
 }  // namespace ppt
