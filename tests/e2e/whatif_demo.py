@@ -7,17 +7,20 @@ FThenB, VPP V=2 and 1F1B M=16 (and replays the measured 1F1B). pp-demo then
 runs under each of those shapes, and each prediction is compared with the
 median period `pp-timeline stats --json` reads from that run, over the same
 steps (the first left out as warm-up). Each must be within 8%, as the
-median of three repetitions of the whole comparison (the measured run, the
+median of five repetitions of the whole comparison (the measured run, the
 predictions and every target run).
 
-Why three: the runs are real processes on a shared machine, and a stall
+Why five: the runs are real processes on a shared machine, and a stall
 from other work in one run moves the comparison. In 13 runs by hand on 2
 shared cores, one had all five rows 3-8% short together (the measured
 run's own replay 3% short: the measured run had run slower than the model
 of it), while the others were all within 1.5%; a full ctest run failed the
-same way once that day. One disturbed repetition
-of three does not move the median; a model that is wrong is wrong in every
-repetition.
+same way once that day. With three repetitions a full ctest run failed
+again on a later day, and two runs by hand each had one repetition whose
+four targets were all 12-16% long (a measured run slowed by other work:
+every prediction from it long, its own replay within 1%). Two disturbed
+repetitions of five do not move the median; a model that is wrong is
+wrong in every repetition.
 
 pp-demo's --work_us is a stage's work, which a VPP run splits into its V
 chunk jobs, so every target runs the same --work_us (whatif charges a chunk
@@ -30,7 +33,7 @@ so each lasts its duration on a loaded machine too, but two runs at once on
   whatif_demo.py --binary build/pp-timeline --demo build/pp-demo [--table] [--repetitions N]
 
 --table prints only the tables (what scripts/bench.sh shows);
---repetitions (default 3) is how many times the comparison runs.
+--repetitions (default 5) is how many times the comparison runs.
 """
 
 import json
@@ -144,7 +147,7 @@ def main():
     ap = arg_parser(__doc__)
     ap.add_argument("--demo", required=True, help="the pp-demo binary")
     ap.add_argument("--table", action="store_true", help="print only the tables")
-    ap.add_argument("--repetitions", type=int, default=3, help="how many times the comparison runs (default 3)")
+    ap.add_argument("--repetitions", type=int, default=5, help="how many times the comparison runs (default 5)")
     ap.add_argument("--sanitized", action="store_true",
                     help="the binaries are built with sanitizers: skip (exit 77)")
     a = ap.parse_args()
