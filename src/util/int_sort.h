@@ -4,7 +4,8 @@
 //
 // Written by hand because it is hot: stats sorts every rank's durations of
 // each job type (2.6 M values in runs of about 900 at 1024 ranks), and the
-// dependencies pass each track's (step, kind, micro-batch) keys, which
+// dependencies pass the (step, kind, micro-batch) keys of a track whose
+// keys are too scattered for its table (dependencies.cc), which
 // std::sort took a third of stats' own time and a fifth of the pass on.
 // Durations of one kind lie within a few milliseconds of each other, and a
 // track's keys differ in their step and micro-batch bytes: two or three
