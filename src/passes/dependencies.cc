@@ -112,8 +112,8 @@ struct TrackGroups {
            static_cast<size_t>(p.micro_batch);
   }
   // The producing job of the group at `p`, or UINT32_MAX. `*hint` is where
-  // the last search in this track ended (sorted groups): a consumer's groups
-  // are walked in key order, so the next key wanted is mostly the next group.
+  // the last search in this track ended (sorted groups): a consumer's places
+  // mostly rise, so the next key wanted is mostly the next group.
   uint32_t producer(const Place& p, size_t* hint) const {
     if (dense) {
       if (!in_box(p)) return UINT32_MAX;
@@ -143,7 +143,7 @@ constexpr uint64_t kCellsPerJob = 4;
 TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint64_t* without_mb) {
   TrackGroups out;
   // The ranges of the places, then the box they span.
-  uint32_t taking = 0;
+  uint32_t& taking = out.taking;
   int32_t lo_step = INT32_MAX, hi_step = INT32_MIN, hi_chunk = 0, hi_mb = 0;
   for (const Job& j : t.jobs) {
     Place p;
@@ -156,7 +156,6 @@ TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint
     hi_chunk = std::max(hi_chunk, p.chunk);
     hi_mb = std::max(hi_mb, p.micro_batch);
   }
-  out.taking = taking;
   if (taking == 0) return out;
   const uint64_t box =
       (static_cast<uint64_t>(int64_t{hi_step} - lo_step) + 1) * 2 * (uint64_t(hi_chunk) + 1) * (uint64_t(hi_mb) + 1);
@@ -291,7 +290,7 @@ class RunSearch {
       e.consumer = {ti, consumer};
       e.kind = p.dir == 0 ? DependencyKind::kForward : DependencyKind::kBackward;
       // check_dependencies()'s test, here: no second pass over the edges.
-      e.contradicted = t.jobs[consumer].start_ns - tl_.tracks[src.track].jobs[producer].end_ns < 0;
+      e.contradicted = dependency_slack_ns(tl_, e) < 0;
       mine[found++] = e;
     };
     if (own.dense) {
@@ -340,7 +339,8 @@ class RunSearch {
 // at every window's end and the appending to one thread between windows.)
 void collect_edges(const Run& run, const RunSearch& search, const std::vector<TrackGroups>& groups, unsigned threads,
                    Dependencies& deps) {
-  // At most one edge per group: room for all at once, not by doubling.
+  // At most one edge per job that takes part: room for all at once, not by
+  // doubling.
   size_t most = deps.edges.size();
   for (uint32_t ti : run.tracks) most += groups[ti].taking;
   deps.edges.reserve(most);
