@@ -16,9 +16,9 @@ shared cores, one had all five rows 3-8% short together (the measured
 run's own replay 3% short: the measured run had run slower than the model
 of it), while the others were all within 1.5%; a full ctest run failed the
 same way once that day. With three repetitions a full ctest run failed
-again on a later day, and two runs by hand each had one repetition whose
-four targets were all 12-16% long (a measured run slowed by other work:
-every prediction from it long, its own replay within 1%). Two disturbed
+again on a later day, and of two runs by hand after it one had a
+repetition whose four targets were all 12-16% long (a measured run slowed
+by other work: every prediction from it long, its own replay within 1%). Two disturbed
 repetitions of five do not move the median; a model that is wrong is
 wrong in every repetition.
 
