@@ -185,32 +185,64 @@ static_assert(std::endian::native == std::endian::little, "Bits::put stores its 
   }
 }
 
-// repeat_of() for a packet of at most 64 bytes whose 16-byte blocks can be
-// read whole (`packet` + its size rounded up to 16 lies within the data):
-// the equal bytes as one 64-bit mask, four SSE2 compares, and each run read
-// off the mask. The same symbols as repeat_of().
+// The set bits of a 128-bit map (two words), lowest first.
+struct BitWalk {
+  uint64_t lo, hi;
+  bool empty() const { return (lo | hi) == 0; }
+  [[gnu::always_inline]] size_t pop() {
+    if (lo != 0) {
+      const size_t b = static_cast<size_t>(__builtin_ctzll(lo));
+      lo &= lo - 1;
+      return b;
+    }
+    const size_t b = 64 + static_cast<size_t>(__builtin_ctzll(hi));
+    hi &= hi - 1;
+    return b;
+  }
+};
+
+// repeat_of() for a packet of at most 128 bytes whose 16-byte blocks can be
+// read whole (`packet` + its size rounded up to 16 lies within the data),
+// with the same symbols. The equal bytes are one 128-bit map (SSE2
+// compares); the bytes that runs of kMinMatch or more equal bytes cover are
+// worked out from it with shifts, and the edges of those runs walked two at
+// a time: the literals before a run, then its match. One step a match, where
+// repeat_of() takes one a run of equal bytes, long or short (a begin packet
+// has about 12 runs and 4 matches).
 [[gnu::always_inline]] inline void short_repeat_of(Bits& bits, const char* packet, const char* earlier, size_t size) {
-  uint64_t equal = 0;
+  static_assert(kMinMatch == 4, "the runs' cover below is written for runs of four");
+  uint64_t equal[2] = {0, 0};
   for (size_t off = 0; off < size; off += 16) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packet + off));
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(earlier + off));
-    equal |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)))} << off;
+    equal[off >> 6] |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)))} << (off & 63);
   }
-  if (size < 64) equal &= (uint64_t{1} << size) - 1;  // the bytes past the packet differ
+  uint64_t m0 = equal[0], m1 = equal[1];  // the bytes past the packet differ
+  if (size < 64) {
+    m0 &= (uint64_t{1} << size) - 1;
+    m1 = 0;
+  } else if (size < 128) {
+    m1 &= (uint64_t{1} << (size - 64)) - 1;
+  }
+  // Bit i of r: bytes i..i+3 are equal (the map shifted down across words).
+  const uint64_t r0 = m0 & (m0 >> 1 | m1 << 63) & (m0 >> 2 | m1 << 62) & (m0 >> 3 | m1 << 61);
+  const uint64_t r1 = m1 & m1 >> 1 & m1 >> 2 & m1 >> 3;
+  // Bit i of c: byte i lies in such a run (r shifted up across words).
+  const uint64_t c0 = r0 | r0 << 1 | r0 << 2 | r0 << 3;
+  const uint64_t c1 = r1 | r1 << 1 | r1 << 2 | r1 << 3 | r0 >> 63 | r0 >> 62 | r0 >> 61;
+  // Where c changes: each run's first byte and the byte after its last
+  // (none for a run that reaches byte 128).
+  BitWalk edges{c0 ^ c0 << 1, c1 ^ (c1 << 1 | c0 >> 63)};
   const Bits::Distance distance = Bits::distance_bits(static_cast<uint32_t>(packet - earlier));
-  size_t i = 0;
-  while (i < size) {
-    const uint64_t differ = ~equal >> i;
-    const size_t j = differ ? i + static_cast<size_t>(__builtin_ctzll(differ)) : 64;  // the first differing byte
-    if (j - i >= kMinMatch) {
-      bits.match(static_cast<uint32_t>(j - i), distance);
-      i = j;
-    } else {
-      const size_t end = j < size ? j + 1 : j;  // the equal bytes and the first that differs
-      bits.literals(packet + i, end - i);
-      i = end;
-    }
+  size_t at = 0;
+  while (!edges.empty()) {
+    const size_t first = edges.pop();
+    const size_t past = edges.empty() ? size : edges.pop();
+    bits.literals(packet + at, first - at);
+    bits.match(static_cast<uint32_t>(past - first), distance);
+    at = past;
   }
+  bits.literals(packet + at, size - at);
 }
 
 // The stream's bits come in by value and go back the same way, and the
@@ -228,7 +260,7 @@ Bits find_repeats(Bits bits, std::string_view data) {
     }
     const size_t earlier = size < kMaxReferenced && last[size] ? last[size] - 1 : pos;
     if (earlier < pos && pos - earlier <= kWindow) {
-      if (size <= 64 && pos + ((size + 15) & ~size_t{15}) <= data.size()) {
+      if (size <= 128 && pos + ((size + 15) & ~size_t{15}) <= data.size()) {
         short_repeat_of(bits, data.data() + pos, data.data() + earlier, size);
       } else {
         repeat_of(bits, data.data() + pos, data.data() + earlier, size);
