@@ -209,11 +209,17 @@ void recompute_bounds(Timeline& tl, Run& run) {
 // The dependencies between two machines of one run, by run.
 std::vector<std::vector<const Dependency*>> crossing_by_run(const Timeline& tl, const Dependencies& deps) {
   std::vector<std::vector<const Dependency*>> by_run(tl.runs.size());
+  // Each track's (run, machine) as one key, in an array small enough to
+  // stay in cache: every edge of the run is looked at, and two Track reads
+  // an edge were most of this pass.
+  std::vector<uint64_t> where(tl.tracks.size());
+  for (size_t i = 0; i < tl.tracks.size(); ++i) {
+    where[i] = uint64_t{tl.tracks[i].run} << 32 | static_cast<uint32_t>(tl.tracks[i].machine);
+  }
   for (const Dependency& e : deps.edges) {
-    const Track& pt = tl.tracks[e.producer.track];
-    const Track& ct = tl.tracks[e.consumer.track];
-    if (pt.machine == ct.machine || pt.run != ct.run) continue;
-    by_run[pt.run].push_back(&e);
+    const uint64_t p = where[e.producer.track], c = where[e.consumer.track];
+    if (p == c || p >> 32 != c >> 32) continue;  // the same machine, or another run
+    by_run[p >> 32].push_back(&e);
   }
   return by_run;
 }

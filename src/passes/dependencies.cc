@@ -442,6 +442,7 @@ void report_dependencies(Timeline& tl, const Dependencies& deps) {
       if (n > 1) tl.diagnostics.count(IssueKind::kNoMicroBatch, n - 1);
     }
   }
+  if (deps.contradicted == 0) return;  // the count is kept with the flags
   size_t kept = 0;
   for (const Dependency& e : deps.edges) {
     if (!e.contradicted) continue;
