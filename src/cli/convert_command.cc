@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "input/log_layout.h"
 #include "reporter.h"
+#include "util/kept_at_exit.h"
 
 namespace ppt::cli {
 
@@ -75,6 +76,7 @@ int run_convert(const ConvertOptions& o) {
   request.suggest = request.stats;       // and what would help, as report's page says
   if (draws(outputs)) request.picture = PictureRequest{};
   DriverResult result = run_driver(request);
+  KeptAtExit keep(result);
   if (int code = say.load(result, true); code != kExitOk) return code;
 
   WriteOptions wopt;

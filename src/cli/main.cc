@@ -18,6 +18,7 @@
 #include "output/sink/output_file.h"
 #include "parse_errors.h"
 #include "reporter.h"
+#include "util/kept_at_exit.h"
 
 namespace {
 
@@ -132,6 +133,8 @@ int main(int argc, char** argv) {
   // A bug is one line and exit status 3, never an abort: the exception is
   // caught here, after the stack has unwound, so every OutputFile on the way
   // has removed its temporary file.
+  // One command, then exit: its large results are left for the exit to free.
+  ppt::set_exits_after_command(true);
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc&) {

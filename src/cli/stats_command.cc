@@ -14,6 +14,7 @@
 #include "output/text/stats_writers.h"
 #include "reporter.h"
 #include "stats_input.h"
+#include "util/kept_at_exit.h"
 
 namespace ppt::cli {
 namespace {
@@ -117,6 +118,7 @@ int run_stats(const StatsCommandOptions& o) {
   const bool writes_files =
       std::any_of(outputs.begin(), outputs.end(), [](const OutputSpec& s) { return !is_stdout_path(s.path); });
   StatsInput input;
+  KeptAtExit keep(input);
   LaterSuggestions later;  // finished by the reports, or waited for here before `input` goes
   if (int code = load_stats_input(request, say, "", draws(outputs), &input, !writes_files, &later); code != kExitOk) {
     return code;

@@ -21,6 +21,7 @@
 #include "passes/schedule.h"
 #include "reporter.h"
 #include "util/escape.h"
+#include "util/kept_at_exit.h"
 #include "util/text.h"
 
 namespace ppt::cli {
@@ -142,6 +143,7 @@ int run_whatif_command(const WhatifCommandOptions& o) {
                                 [](const OutputSpec& out) { return out.format == OutputFormat::kHtmlReport; });
   if (page) request.picture = PictureRequest{};
   DriverResult run = run_driver(request);
+  KeptAtExit keep(run);
   if (int code = say.load(run, false); code != kExitOk) return code;
   if (std::string error = check_stage_scale(changes, run); !error.empty()) {
     say.error(error);

@@ -1,0 +1,49 @@
+// Leaving a one-shot command's large results for the process's exit to free.
+//
+// A 1024-rank run's timeline, edges and stats are about 200 MB in some
+// thousands of blocks; freeing them one by one at the end of the command
+// took 10-15 ms that the exit right after spends again, on the same pages,
+// when the kernel takes the address space back (the same reasoning as a
+// compiler that skips freeing its trees before it exits). So a command that
+// ends the process moves its results, as it returns, into a heap object that
+// is never freed. It stays reachable (from a static list), so leak checkers
+// do not report it. In a process that runs commands over and over (the
+// tests, `batch`, `watch`), nothing is kept: the results are freed as usual.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <utility>
+
+namespace ppt {
+
+// Whether this process exits after its one command (main() says so).
+void set_exits_after_command(bool exits);
+bool exits_after_command();
+
+// Holds `p` until the process exits (never throws: where the list cannot
+// grow, `p` is simply never freed).
+void keep_until_exit(void* p);
+
+// On destruction (the end of the scope it is declared in, after `value`),
+// moves `value` into a heap object kept until exit, when the process exits
+// after this command; otherwise does nothing. `value` is left moved-from,
+// so its own destructor frees next to nothing.
+template <typename T>
+class KeptAtExit {
+ public:
+  explicit KeptAtExit(T& value) : value_(value) {}
+  KeptAtExit(const KeptAtExit&) = delete;
+  KeptAtExit& operator=(const KeptAtExit&) = delete;
+  ~KeptAtExit() {
+    // Not while an exception unwinds the stack: out of memory, main() says
+    // how far the run got once what it held is free again.
+    if (!exits_after_command() || std::uncaught_exceptions() > 0) return;
+    if (T* kept = new (std::nothrow) T(std::move(value_))) keep_until_exit(kept);
+  }
+
+ private:
+  T& value_;
+};
+
+}  // namespace ppt
