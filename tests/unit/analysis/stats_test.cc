@@ -235,6 +235,40 @@ TEST_CASE("a rank whose jobs are 20% slower is named a straggler with its margin
   CHECK(types.count("backward") == 1);
 }
 
+TEST_CASE("a rank's type row and its straggler median come from its durations in any order", "[stats][stragglers]") {
+  // Ranks 0 and 1 run four 10 us forwards; rank 2 runs forwards of 40, 10,
+  // 30 and 20 us, in that order. Its median is the mean of the two middle
+  // values (25 us), its p50 the nearest rank (20 us), its p95 and max 40 us.
+  testing::TempDir dir;
+  std::vector<HandJob> jobs;
+  for (int r = 0; r < 2; ++r) {
+    for (int mb = 0; mb < 4; ++mb) jobs.push_back({r, "forward", mb, mb * 50, mb * 50 + 10});
+  }
+  const int64_t lengths[] = {40, 10, 30, 20};
+  for (int mb = 0; mb < 4; ++mb) jobs.push_back({2, "forward", mb, mb * 50, mb * 50 + lengths[mb]});
+  Stats st = testing::stats_of(testing::load_hand_run(dir, "uneven", jobs));
+
+  const RankStats& r2 = rank_of(st, 2);
+  REQUIRE(r2.types.size() == 1);
+  const TypeDurations& fwd = r2.types[0];
+  CHECK(fwd.count == 4);
+  CHECK(fwd.p50_ns == 20 * kUs);
+  CHECK(fwd.p95_ns == 40 * kUs);
+  CHECK(fwd.max_ns == 40 * kUs);
+  CHECK(fwd.mean_ns == Approx(25.0 * kUs));
+  CHECK(fwd.total_ns == 100 * kUs);
+
+  REQUIRE(st.stragglers.size() == 1);
+  const Straggler& s = st.stragglers[0];
+  CHECK(s.rank == 2);
+  CHECK(s.type == "forward");
+  CHECK(s.median_ns == Approx(25.0 * kUs));
+  CHECK(s.others_median_ns == Approx(10.0 * kUs));
+  CHECK(s.margin == Approx(1.5));
+  CHECK(s.consistency == Approx(0.75));  // 20, 30 and 40 us are above 11 us
+  CHECK(s.jobs == 4);
+}
+
 TEST_CASE("a run with only jitter has no straggler, and a wide margin hides a slow rank", "[stats][stragglers]") {
   testing::TempDir dir;
   std::string even =
