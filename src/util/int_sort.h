@@ -33,29 +33,33 @@ void radix_sort_by_key(std::vector<T>& v, std::vector<T>& scratch, KeyFn key) {
     std::stable_sort(v.begin(), v.end(), by_key);
     return;
   }
-  // Every byte's counts in one pass; a byte that is the same in every key
-  // needs no pass.
-  std::array<std::array<uint32_t, 256>, 8> count{};
-  for (const T& x : v) {
-    const uint64_t k = key(x);
-    for (int b = 0; b < 8; ++b) ++count[b][(k >> (8 * b)) & 0xff];
-  }
+  // The bytes in which some key differs from the first: a byte that is the
+  // same in every key needs no pass. Only those are counted (counting all
+  // eight bytes of every key was most of a short sort's time).
   const uint64_t first = key(v[0]);
+  uint64_t differ = 0;
+  for (const T& x : v) differ |= key(x) ^ first;
   int bytes[8];
   int passes = 0;
   for (int b = 0; b < 8; ++b) {
-    if (count[b][(first >> (8 * b)) & 0xff] != n) bytes[passes++] = b;
+    if ((differ >> (8 * b)) & 0xff) bytes[passes++] = b;
   }
   if (passes > kMostPasses) {
     std::stable_sort(v.begin(), v.end(), by_key);
     return;
+  }
+  std::array<std::array<uint32_t, 256>, kMostPasses> count;
+  for (int p = 0; p < passes; ++p) count[p].fill(0);
+  for (const T& x : v) {
+    const uint64_t k = key(x);
+    for (int p = 0; p < passes; ++p) ++count[p][(k >> (8 * bytes[p])) & 0xff];
   }
   scratch.resize(n);
   T* from = v.data();
   T* to = scratch.data();
   for (int p = 0; p < passes; ++p) {
     const int b = bytes[p];
-    std::array<uint32_t, 256>& c = count[b];
+    std::array<uint32_t, 256>& c = count[p];
     uint32_t at = 0;
     for (uint32_t& k : c) {
       const uint32_t here = k;
