@@ -130,11 +130,12 @@ int main(int argc, char** argv) {
   // Interrupted runs leave no half-written output; a closed pipe or a full
   // quota is an error message, not a death by SIGPIPE/SIGXFSZ.
   ppt::install_output_signal_handlers();
+  // One command, then exit: a one-shot command's large results are left for
+  // the exit to free (util/kept_at_exit.h).
+  ppt::set_exits_after_command(true);
   // A bug is one line and exit status 3, never an abort: the exception is
   // caught here, after the stack has unwound, so every OutputFile on the way
   // has removed its temporary file.
-  // One command, then exit: its large results are left for the exit to free.
-  ppt::set_exits_after_command(true);
   try {
     return run(argc, argv);
   } catch (const std::bad_alloc&) {

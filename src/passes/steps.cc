@@ -266,10 +266,6 @@ void refine_clusters(const std::vector<Entry>& entries, int32_t clusters,
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Steps no rank has a job in are dropped; each span starts no earlier than
 // the one before ends (disjoint, in order).
 void settle_step_spans(std::vector<StepSpan>& steps) {

@@ -4,11 +4,13 @@
 // thousands of blocks; freeing them one by one at the end of the command
 // took 10-15 ms that the exit right after spends again, on the same pages,
 // when the kernel takes the address space back (the same reasoning as a
-// compiler that skips freeing its trees before it exits). So a command that
-// ends the process moves its results, as it returns, into a heap object that
-// is never freed. It stays reachable (from a static list), so leak checkers
-// do not report it. In a process that runs commands over and over (the
-// tests, `batch`, `watch`), nothing is kept: the results are freed as usual.
+// compiler that skips freeing its trees before it exits). So the one-shot
+// commands (convert, stats, whatif) move their results, as they return, into
+// a heap object that is never freed. It stays reachable (from a static list),
+// so leak checkers do not report it. Only a process whose main() says it
+// exits after its command keeps anything: the tests, which run commands over
+// and over, free the results as usual; `batch` and `watch`, which run the
+// driver many times, do not use this.
 #pragma once
 
 #include <exception>
