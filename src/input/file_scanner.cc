@@ -74,6 +74,20 @@ char* thread_read_buffer(size_t bytes) {
   return buffer.get();
 }
 
+// One vector of jobs per thread, reused for every file the thread scans: a
+// file's jobs are gathered here (pages already faulted in, room already
+// made) and copied once, at the end, into an array of exactly their size
+// (Scanner::finish_scan).
+JobList& thread_jobs() {
+  thread_local JobList jobs;
+  return jobs;
+}
+
+// A file with more jobs than this keeps the vector they were gathered in
+// (the thread's next file makes its own): copying them would hold them
+// twice at once, and they are few files.
+constexpr size_t kMostCopiedJobs = (size_t{16} << 20) / sizeof(Job);
+
 // The read window: `have` bytes from `buffer + lo`, at most `size`.
 struct ReadWindow {
   char* buffer;
@@ -105,9 +119,23 @@ bool contains_job_marker(const char* p, size_t n) {
 
 class Scanner {
  public:
+  // Takes the thread's job vector (thread_jobs()); a second Scanner on the
+  // same thread takes the empty one left behind and works as well.
   Scanner(uint32_t file_index, const LineParser& parser, FileScan& out)
-      : file_index_(file_index), parser_(parser), out_(out) {}
+      : file_index_(file_index), parser_(parser), out_(out) {
+    jobs_.swap(thread_jobs());
+    jobs_.clear();
+  }
+  ~Scanner() {
+    jobs_.clear();
+    jobs_.swap(thread_jobs());
+  }
+  Scanner(const Scanner&) = delete;
+  Scanner& operator=(const Scanner&) = delete;
 
+  // Room for `n` jobs before the scan, so that the vector is not grown by
+  // doubling while it runs.
+  void reserve_jobs(size_t n) { jobs_.reserve(n); }
   void run(const ReadFn& read_some, size_t buffer_bytes);
 
  private:
@@ -138,6 +166,7 @@ class Scanner {
   uint32_t file_index_;
   const LineParser& parser_;
   FileScan& out_;
+  JobList jobs_;        // the file's jobs so far (on the heap); out_.jobs at the end of the scan
   uint64_t lines_ = 0;  // complete lines seen so far
   // Job types by their raw text: raw_types_[id] (the first kFewTypes are
   // looked through before the map) and type_ids_.
@@ -166,7 +195,7 @@ class Scanner {
   // jobs only when it has no job line. Their `type` indexes details_types_;
   // the job index of each marker and start-up line in this list is kept too.
   DetailsPairing pairing_;
-  std::vector<Job> details_jobs_;
+  JobList details_jobs_;
   std::vector<std::string> details_types_;
   std::vector<uint32_t> marker_details_index_;
   std::vector<uint32_t> start_details_index_;
@@ -182,8 +211,8 @@ uint32_t Scanner::earlier_copy(const Job& job) {
       return 0;
     }
     dedup_active_ = true;
-    seen_jobs_.reserve(out_.jobs.size() * 2 + 16);
-    for (const Job& j : out_.jobs) seen_jobs_.emplace(key(j), j.line);
+    seen_jobs_.reserve(jobs_.size() * 2 + 16);
+    for (const Job& j : jobs_) seen_jobs_.emplace(key(j), j.line);
   }
   auto [it, inserted] = seen_jobs_.emplace(key(job), job.line);
   return inserted ? 0 : it->second;
@@ -314,6 +343,14 @@ inline void Scanner::finish_scan() {
   out_.counts.lines = lines_;
   out_.counts.files = 1;
   finish_details();
+  if (jobs_.size() > kMostCopiedJobs) {
+    out_.jobs = std::move(jobs_);
+  } else {
+    // Written whole and kept to the end: bulk memory, where the command
+    // allows it (util/bulk_memory.h).
+    BulkScope bulk;
+    out_.jobs.assign(jobs_.begin(), jobs_.end());
+  }
   if (out_.readable && out_.counts.profiler_lines == 0 && out_.markers.empty()) {
     out_.diagnostics.add(IssueKind::kNoProfilerLines, file_index_, 0,
                          "no 'Profiler Info: Job' line in " + std::to_string(lines_) + " lines");
@@ -396,7 +433,7 @@ void Scanner::note_process_start(uint64_t line_no) {
   close_open_before();  // the process that began it has ended
   start_details_index_.push_back(static_cast<uint32_t>(details_jobs_.size()));
   ProcessStartAt p;
-  p.job_index = static_cast<uint32_t>(out_.jobs.size());
+  p.job_index = static_cast<uint32_t>(jobs_.size());
   p.line = static_cast<uint32_t>(std::min<uint64_t>(line_no, UINT32_MAX));
   out_.process_starts.push_back(p);
 }
@@ -526,12 +563,12 @@ void Scanner::finish_details() {
   std::vector<uint32_t> type_of;
   for (const std::string& t : details_types_) type_of.push_back(intern_type(t, 0, t));
   for (Job& j : details_jobs_) j.type = type_of[j.type];
-  out_.jobs = std::move(details_jobs_);
+  jobs_.swap(details_jobs_);  // jobs_ is empty: the file has no job line
   details_jobs_.clear();
   for (size_t i = 0; i < out_.markers.size(); ++i) out_.markers[i].job_index = marker_details_index_[i];
   for (size_t i = 0; i < out_.process_starts.size(); ++i) out_.process_starts[i].job_index = start_details_index_[i];
-  out_.counts.profiler_lines += out_.jobs.size();
-  out_.counts.jobs += out_.jobs.size();
+  out_.counts.profiler_lines += jobs_.size();
+  out_.counts.jobs += jobs_.size();
   out_.details_jobs = true;
 }
 
@@ -543,7 +580,7 @@ void Scanner::handle_result(const LineResult& r, std::string_view line, uint64_t
     case LineKind::kScheduleMarker: {
       marker_details_index_.push_back(static_cast<uint32_t>(details_jobs_.size()));
       MarkerAt m;
-      m.job_index = static_cast<uint32_t>(out_.jobs.size());
+      m.job_index = static_cast<uint32_t>(jobs_.size());
       m.line = static_cast<uint32_t>(line_no);
       m.start_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.start_step, INT32_MIN / 2, INT32_MAX / 2));
       m.end_step = static_cast<int32_t>(std::clamp<int64_t>(r.marker.end_step, INT32_MIN / 2, INT32_MAX / 2));
@@ -577,10 +614,10 @@ void Scanner::add_job(const ParsedJob& p, std::string_view line, uint64_t line_n
   }
   ++out_.counts.jobs;
   if (p.thread_id != last_thread_ && p.thread_id >= 0) {
-    out_.thread_changes.push_back({static_cast<uint32_t>(out_.jobs.size()), p.thread_id});
+    out_.thread_changes.push_back({static_cast<uint32_t>(jobs_.size()), p.thread_id});
     last_thread_ = p.thread_id;
   }
-  out_.jobs.push_back(job);
+  jobs_.push_back(job);
 }
 
 // Feeds gzip data read from `fd` (a .gz file, or standard input, which may
@@ -697,8 +734,9 @@ FileScan scan_file(const std::string& path, uint32_t file_index, const LineParse
     // Room for the jobs the file can hold, so that the vector is not grown
     // by doubling (a copy of every job and fresh pages each time: a tenth of
     // the scan at 1024 ranks). Paddle's job lines are 150-200 bytes; only
-    // the pages written are resident, so room for more costs no memory.
-    out.jobs.reserve(std::min<uint64_t>(size_at_open / kShortJobLine, kMostJobsReserved));
+    // the pages written are resident, so room for more costs no memory, and
+    // the thread's next file finds the room already made.
+    scanner.reserve_jobs(std::min<uint64_t>(size_at_open / kShortJobLine, kMostJobsReserved));
     scanner.run(raw, options.buffer_bytes);
   } else {
     // The command names this file (the registry's text cannot): a shell

@@ -49,7 +49,7 @@ struct ThreadChange {
 };
 
 struct FileScan {
-  std::vector<Job> jobs;           // in file order; Job::type indexes `types`
+  JobList jobs;                    // in file order; Job::type indexes `types`
   std::vector<std::string> types;  // this file's job types (valid UTF-8)
   std::vector<MarkerAt> markers;
   std::vector<ProcessStartAt> process_starts;

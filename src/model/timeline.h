@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "model/diagnostics.h"
+#include "util/bulk_memory.h"
 
 namespace ppt {
 
@@ -53,6 +54,11 @@ struct Job {
   int32_t step = -1;         // step number; -1 before the steps pass
   uint32_t lane = 0;         // 0 is the rank's own track; >0 an overlap lane
 };
+
+// A file's or a track's jobs. The scan copies each file's jobs into bulk
+// memory (util/bulk_memory.h) when the command allows it; otherwise, and for
+// every array made later, this is an ordinary vector.
+using JobList = std::vector<Job, BulkAllocator<Job>>;
 
 // Where a dynamic-graph `[Pipeline details]` line (input/pipeline_details.h)
 // was taken: around the whole step, or before / after one forward or backward
@@ -92,7 +98,7 @@ struct Track {
   int64_t clock_offset_ns = 0;    // added to the logged times by clock alignment (see above)
   int32_t stage = -1;             // pipeline stage the input states (dygraph records' tid - 1), -1 unknown
   int64_t resolution_ns = 1;      // the input's time resolution: 1 ns, or 1 ms for dygraph records
-  std::vector<Job> jobs;
+  JobList jobs;
   // The rank's memory samples in this run, sorted by (ts_ns, line); empty
   // when the log has no `[Pipeline details]` lines.
   std::vector<MemorySample> memory;

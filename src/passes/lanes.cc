@@ -9,7 +9,7 @@
 namespace ppt {
 
 void assign_lanes(Track& track) {
-  std::vector<Job>& jobs = track.jobs;
+  JobList& jobs = track.jobs;
   auto by_start = [](const Job& a, const Job& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.line < b.line;
   };

@@ -44,7 +44,7 @@ class RunSplitter {
       : scan_(scan), splitter_(scan.types, scan.dygraph || scan.details_jobs) {}
 
   std::vector<RunSlice> split() {
-    std::vector<Job>& jobs = scan_.jobs;
+    JobList& jobs = scan_.jobs;
     open_run(0);
     for (uint32_t i = 0; i < jobs.size(); ++i) {
       Job& job = jobs[i];

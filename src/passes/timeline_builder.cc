@@ -241,7 +241,7 @@ Track make_track(const Timeline& tl, ScanParts& parts, uint32_t f, uint32_t s, u
   t.stage = scan.stage;
   t.resolution_ns = scan.dygraph ? kDygraphResolutionNs : scan.details_jobs ? kDetailsResolutionNs : 1;
   if (!parts.memory_of[f].empty()) t.memory = std::move(parts.memory_of[f][s]);
-  std::vector<Job>& src = scan.jobs;
+  JobList& src = scan.jobs;
   if (slice.begin == 0 && slice.end == src.size()) {
     t.jobs = std::move(src);  // the common case: one run per file, no copy
   } else {

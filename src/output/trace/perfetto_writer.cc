@@ -17,6 +17,7 @@
 #include "output/trace/proto_wire.h"
 #include "output/trace/trace_naming.h"
 #include "passes/dependencies.h"
+#include "util/bulk_memory.h"
 #include "util/ordered_parallel.h"
 #include "util/parallel.h"
 
@@ -415,7 +416,7 @@ void PerfettoTraceWriter::index_producers() {
   start.assign(tl_.tracks.size() + 1, 0);
   for (const Dependency& e : edges) ++start[visit_[e.producer.track] + 1];
   for (size_t k = 0; k + 1 < start.size(); ++k) start[k + 1] += start[k];
-  by_producer_.resize(edges.size());
+  resize_in_huge_pages(by_producer_, edges.size());
   std::vector<uint32_t> fill(start.begin(), start.end() - 1);
   for (uint32_t i = 0; i < edges.size(); ++i) by_producer_[fill[visit_[edges[i].producer.track]]++] = i;
   parallel_for(tl_.tracks.size(), opt_.threads, [&](size_t k) {
@@ -446,7 +447,7 @@ void PerfettoTraceWriter::chain_flows() {
   const auto& edges = opt_.dependencies->edges;
   const size_t n = edges.size();
   auto start = [&](JobRef r) { return tl_.tracks[r.track].jobs[r.job].start_ns; };
-  flow_of_.resize(n);
+  resize_in_huge_pages(flow_of_, n);
   for (uint32_t e = 0; e < n; ++e) flow_of_[e] = e;  // each its own chain
   // Track by track in parallel (each writes only the edges its jobs
   // produce), walk the producers (by_producer_) and the consumers (edges,
@@ -543,7 +544,7 @@ void PerfettoTraceWriter::intern_names() {
   for (const Run& run : tl_.runs) {
     for (const StepSpan& s : run.steps) assign_name(step_type, s.number);
     for (uint32_t ti : run.tracks) {
-      const std::vector<Job>& track_jobs = tl_.tracks[ti].jobs;
+      const JobList& track_jobs = tl_.tracks[ti].jobs;
       for (const Job& j : track_jobs) assign_name(name_type(j), name_number(j));
       if (track_jobs.size() > kPieceJobs) {
         fresh_base_[ti] = jobs;
