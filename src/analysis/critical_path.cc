@@ -30,7 +30,7 @@ class StepView {
   bool locate(JobRef j, Ref* out) const {
     auto it = rank_pos_of_track_.find(j.track);
     if (it == rank_pos_of_track_.end()) return false;
-    const std::vector<uint32_t>& jobs = step_.ranks[it->second].jobs;
+    const auto& jobs = step_.ranks[it->second].jobs;
     auto at = std::lower_bound(jobs.begin(), jobs.end(), j.job);
     if (at == jobs.end() || *at != j.job) return false;
     *out = {it->second, static_cast<uint32_t>(at - jobs.begin())};

@@ -47,8 +47,8 @@ struct CriticalPath {
 struct StepJobs {
   struct Rank {
     int32_t rank = 0;
-    uint32_t track = 0;          // index into Timeline::tracks
-    std::vector<uint32_t> jobs;  // indices into the track's jobs, ascending (start order)
+    uint32_t track = 0;                                   // index into Timeline::tracks
+    std::vector<uint32_t, BulkAllocator<uint32_t>> jobs;  // indices into the track's jobs, ascending (start order)
   };
   std::vector<Rank> ranks;
 };

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -79,7 +80,7 @@ Throughput compute_throughput(const StepTimeSummary& period, const ScheduleInfo&
 namespace {
 
 // Sorted durations to TypeDurations.
-TypeDurations summarize(const std::string& type, const std::vector<int64_t>& sorted) {
+TypeDurations summarize(const std::string& type, std::span<const int64_t> sorted) {
   TypeDurations d;
   d.type = type;
   d.count = sorted.size();
@@ -145,7 +146,7 @@ struct RankStep {
   int64_t busy = 0, warmup = 0, cooldown = 0, gaps = 0;
 };
 
-RankStep measure_rank_step(const Track& track, const std::vector<uint32_t>& jobs, const StepSpan& span,
+RankStep measure_rank_step(const Track& track, std::span<const uint32_t> jobs, const StepSpan& span,
                            std::vector<std::pair<int64_t, int64_t>>& scratch) {
   RankStep out;
   int64_t lo = span.start_ns, hi = span.end_ns, len = hi - lo;
@@ -193,9 +194,10 @@ uint32_t usual_count(std::vector<uint32_t> v) {
 namespace {
 
 // One rank's durations of one type, sorted.
+using Durations = std::vector<int64_t, BulkAllocator<int64_t>>;
 struct TypeDur {
   uint32_t type;
-  std::vector<int64_t> d;
+  Durations d;
 };
 
 // Job types over all ranks (Stats::types), and the stragglers among the
@@ -206,17 +208,24 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
   for (uint32_t i = 0; i < type_order.size(); ++i) type_order[i] = i;
   std::sort(type_order.begin(), type_order.end(), [&](uint32_t a, uint32_t b) { return tl.types[a] < tl.types[b]; });
   // (rank index, sorted durations) by type, ranks ascending.
-  std::vector<std::vector<std::pair<size_t, const std::vector<int64_t>*>>> by_type(tl.types.size());
+  std::vector<std::vector<std::pair<size_t, const Durations*>>> by_type(tl.types.size());
   for (size_t ri = 0; ri < st.ranks.size(); ++ri) {
     for (const TypeDur& td : durations[ri]) by_type[td.type].emplace_back(ri, &td.d);
   }
+  // Every job's duration of one type at a time, in one array reused from
+  // type to type (8 bytes a job of the largest type; allocated afresh for
+  // each type, its pages were faulted in again each time).
+  std::vector<int64_t> all;
   for (uint32_t type : type_order) {
-    std::vector<int64_t> all;
-    std::vector<std::pair<size_t, double>> medians;    // (rank index, median)
-    std::vector<const std::vector<int64_t>*> of_rank;  // parallel to medians
+    std::vector<std::pair<size_t, double>> medians;  // (rank index, median)
+    std::vector<const Durations*> of_rank;           // parallel to medians
     size_t count = 0;
     for (const auto& [ri, d] : by_type[type]) count += d->size();
-    all.reserve(count);  // grown by doubling, it held up to twice its 8 bytes a job
+    all.clear();
+    if (count > all.capacity()) {
+      all.reserve(count);  // grown by doubling, it held up to twice its 8 bytes a job
+      prefer_huge_pages(all.data(), count * sizeof(int64_t));
+    }
     for (const auto& [ri, d] : by_type[type]) {
       all.insert(all.end(), d->begin(), d->end());
       medians.emplace_back(ri, median_of_sorted(*d));
@@ -235,7 +244,7 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
     const size_t rest = sorted.size() - 1;
     for (size_t mi = 0; mi < medians.size(); ++mi) {
       const auto& [ri, med] = medians[mi];
-      const std::vector<int64_t>& d = *of_rank[mi];
+      const Durations& d = *of_rank[mi];
       if (d.size() < 3) continue;
       size_t pos = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), med) - sorted.begin());
       auto other = [&](size_t i) { return i < pos ? sorted[i] : sorted[i + 1]; };
@@ -350,6 +359,7 @@ std::vector<StepJobs> collect_step_jobs(const Timeline& tl, const Run& run,
   std::unordered_map<int32_t, uint32_t> step_of_number;
   for (uint32_t k = 0; k < run.steps.size(); ++k) step_of_number[run.steps[k].number] = k;
   std::vector<StepJobs> step_jobs(run.steps.size());
+  BulkScope bulk;
   // A track's jobs of one step are one StepJobs::Rank, its list reserved at
   // its count (grown by doubling, the lists held twice the 4 bytes a job).
   std::vector<int32_t> step_at;                        // per job of the track: its step's index, or -1

@@ -15,6 +15,7 @@ constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 // pages written become resident.
 constexpr size_t kSlabBytes = size_t{32} << 20;
 constexpr size_t kAlign = 64;
+constexpr size_t kSmallHead = size_t{4} << 20;
 // Slabs are recorded for bulk_owns; past this many (256 GB of slabs) bulk
 // memory stops and the heap serves.
 constexpr size_t kMostSlabs = 8192;
@@ -43,14 +44,17 @@ bool new_slab(size_t bytes) {
   const size_t n = g_slab_count.load(std::memory_order_relaxed);
   if (n == kMostSlabs) return false;
   // Room to align: the mapping is trimmed to the aligned part.
-  void* raw = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+  void* raw =
+      mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return false;
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t begin = round_up(start, kHugePage);
   if (begin > start) munmap(raw, begin - start);
   if (start + kHugePage > begin) munmap(reinterpret_cast<void*>(begin + size), start + kHugePage - begin);
-  prefer_huge_pages(reinterpret_cast<void*>(begin), size);
+  // A thread's first slab starts with kSmallHead in 4 KB pages: a small
+  // run's jobs fit there, where a huge page would be mostly room.
+  const size_t head = t_end == 0 ? std::min(kSmallHead, size) : 0;
+  prefer_huge_pages(reinterpret_cast<void*>(begin + head), size - head);
   g_slabs[n] = Slab{begin, begin + size};
   g_slab_count.store(n + 1, std::memory_order_release);
   t_next = begin;

@@ -23,8 +23,8 @@ namespace ppt {
 // Sorts `v` by key(item) (a uint64_t) ascending, keeping the order of equal
 // keys (as std::stable_sort); `scratch` is working room, reused between
 // calls.
-template <typename T, typename KeyFn>
-void radix_sort_by_key(std::vector<T>& v, std::vector<T>& scratch, KeyFn key) {
+template <typename T, typename Alloc, typename KeyFn>
+void radix_sort_by_key(std::vector<T, Alloc>& v, std::vector<T>& scratch, KeyFn key) {
   constexpr size_t kShort = 64;
   constexpr int kMostPasses = 4;
   const size_t n = v.size();
@@ -73,7 +73,8 @@ void radix_sort_by_key(std::vector<T>& v, std::vector<T>& scratch, KeyFn key) {
 }
 
 // Sorts int64 values ascending (as std::sort does).
-inline void sort_int64(std::vector<int64_t>& v, std::vector<int64_t>& scratch) {
+template <typename Alloc>
+void sort_int64(std::vector<int64_t, Alloc>& v, std::vector<int64_t>& scratch) {
   // Flipping the sign bit orders int64 values as unsigned keys.
   radix_sort_by_key(v, scratch, [](int64_t x) { return static_cast<uint64_t>(x) ^ (uint64_t{1} << 63); });
 }
