@@ -14,7 +14,8 @@
 //   run's size);
 // - the bulk allocator: the jobs of each file, a few hundred KB each, copied
 //   at the end of the file's scan into an array of exactly their size (one
-//   thread's run of such arrays fills whole huge pages). Its blocks are never
+//   thread's run of such arrays fills whole huge pages), and the stats' rows
+//   of durations and job lists, thousands of short vectors. Its blocks are never
 //   freed: they last until the process exits, as a one-shot command's
 //   results do (kept_at_exit.h). So only a one-shot command turns it on
 //   (set_bulk_memory), and only code inside a BulkScope takes from it;
