@@ -8,7 +8,6 @@
 #include "commands.h"
 #include "input/log_layout.h"
 #include "reporter.h"
-#include "util/bulk_memory.h"
 #include "util/kept_at_exit.h"
 
 namespace ppt::cli {
@@ -63,9 +62,7 @@ std::string convert_outputs(const ConvertOptions& o, const LayoutRequest& input,
 
 int run_convert(const ConvertOptions& o) {
   Reporter say("", o.run.quiet);
-  // Its results stay until the process exits (KeptAtExit below), so the
-  // scanned jobs may live in bulk memory (util/bulk_memory.h).
-  if (exits_after_command()) set_bulk_memory(true);
+  begin_one_shot_command();
   DriverRequest request;
   std::vector<OutputSpec> outputs;
   auto decide_outputs = [&](const LayoutRequest& input, std::vector<OutputSpec>* out) {

@@ -14,7 +14,6 @@
 #include "output/text/stats_writers.h"
 #include "reporter.h"
 #include "stats_input.h"
-#include "util/bulk_memory.h"
 #include "util/kept_at_exit.h"
 
 namespace ppt::cli {
@@ -100,9 +99,7 @@ StatsWritten write_stats_outputs(const StatsCommandOptions& o, const std::vector
 
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
-  // Its results stay until the process exits (KeptAtExit below), so the
-  // scanned jobs may live in bulk memory (util/bulk_memory.h).
-  if (exits_after_command()) set_bulk_memory(true);
+  begin_one_shot_command();
   DriverRequest request;
   std::vector<OutputSpec> outputs;
   auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {

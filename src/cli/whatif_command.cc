@@ -20,7 +20,6 @@
 #include "output/text/whatif_writers.h"
 #include "passes/schedule.h"
 #include "reporter.h"
-#include "util/bulk_memory.h"
 #include "util/escape.h"
 #include "util/kept_at_exit.h"
 #include "util/text.h"
@@ -123,9 +122,7 @@ int write_prediction(const Reporter& say, DriverResult& measured, const WhatifRe
 
 int run_whatif_command(const WhatifCommandOptions& o) {
   Reporter say("whatif", o.run.quiet);
-  // Its results stay until the process exits (KeptAtExit below), so the
-  // scanned jobs may live in bulk memory (util/bulk_memory.h).
-  if (exits_after_command()) set_bulk_memory(true);
+  begin_one_shot_command();
   DriverRequest request;
   WhatifChanges changes;
   std::vector<OutputSpec> outputs;

@@ -5,6 +5,8 @@
 #include <new>
 #include <vector>
 
+#include "util/bulk_memory.h"
+
 namespace ppt {
 namespace {
 
@@ -23,6 +25,10 @@ std::mutex g_kept_mutex;
 void set_exits_after_command(bool exits) { g_exits.store(exits, std::memory_order_relaxed); }
 
 bool exits_after_command() { return g_exits.load(std::memory_order_relaxed); }
+
+void begin_one_shot_command() {
+  if (exits_after_command()) set_bulk_memory(true);
+}
 
 void keep_until_exit(void* p) {
   std::lock_guard<std::mutex> lock(g_kept_mutex);

@@ -23,6 +23,11 @@ namespace ppt {
 void set_exits_after_command(bool exits);
 bool exits_after_command();
 
+// Called first by a one-shot command (convert, stats, whatif), whose results
+// stay until the process exits (KeptAtExit): where this process exits after
+// the command, turns on bulk memory (util/bulk_memory.h) for what it scans.
+void begin_one_shot_command();
+
 // Holds `p` until the process exits (never throws: where the list cannot
 // grow, `p` is simply never freed).
 void keep_until_exit(void* p);
