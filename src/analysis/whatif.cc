@@ -14,6 +14,7 @@
 #include "model/job_types.h"
 #include "passes/pipeline_stage.h"
 #include "schedule/schedules.h"
+#include "util/bulk_memory.h"
 #include "util/checked.h"
 #include "util/int_sort.h"
 #include "util/median.h"
@@ -251,13 +252,20 @@ constexpr size_t kSampledSteps = 32;
 
 struct JitterSamples {
   int32_t replicas = 0, stages = 0, chunks = 1, micro_batches = 0;
-  std::vector<std::vector<float>> jobs;  // [step][(((replica * P + stage) * V + chunk) * 4 + role) * M + mb]; < 0: none
+  // [step * per_step + (((replica * P + stage) * V + chunk) * 4 + role) * M + mb]; < 0: none.
+  // One array for every step (20 MB at 1024 ranks and M = 64), in huge pages
+  // (util/bulk_memory.h), where a vector per step took a fresh 4 KB page at
+  // a time: 4,000 page faults of a stats run at that size.
+  std::vector<float> jobs;
+  size_t per_step = 0;
+  size_t steps = 0;
   std::vector<std::vector<float>> optimizer;  // [step][replica * P + stage]; < 0: none
   // [index(replica, stage, chunk, role, 0) / M]: the mean ratio of that rank's
   // jobs of the kind over the steps: what sets a rank apart from its stage's
   // other replicas (a slow GPU), which --balance takes away.
   std::vector<double> rank_factor;
-  bool empty() const { return jobs.empty(); }
+  bool empty() const { return steps == 0; }
+  const float* step_jobs(size_t step) const { return jobs.data() + step * per_step; }
 
   size_t index(int32_t replica, int32_t stage, size_t chunk, size_t role, int32_t mb) const {
     return (((static_cast<size_t>(replica) * stages + stage) * chunks + chunk) * kPlanRoles + role) * micro_batches +
@@ -280,7 +288,7 @@ struct JitterSamples {
     if (micro_batches <= 0 || stage >= stages) return 1;
     const int32_t mb = job.micro_batch % micro_batches;
     const std::array<size_t, 3> roles = roles_tried(static_cast<size_t>(job.role));
-    const std::vector<float>& v = jobs[step];
+    const float* v = step_jobs(step);
     for (size_t r : roles) {
       double sum = 0;
       int n = 0;
@@ -334,7 +342,7 @@ struct JitterSamples {
   void scaled_costs(size_t step, int32_t replica, const Lookups& l, bool jitter_only,
                     const std::vector<double>& base_ns, std::vector<int64_t>& out) const {
     const size_t base = replica_offset(replica);
-    const float* v = jobs[step].data() + base;
+    const float* v = step_jobs(step) + base;
     const uint32_t* first_group = l.first_group.data();
     const uint32_t* first_index = l.first_index.data();
     const uint32_t* indices = l.indices.data();
@@ -386,7 +394,11 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
                                [](const auto& a, const auto& b) { return a.first == b.first; }),
                    step_index.end());
   const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
-  js.jobs.assign(run.steps.size() - first, std::vector<float>(per_step, -1.0F));
+  js.per_step = per_step;
+  js.steps = run.steps.size() - first;
+  js.jobs.reserve(js.steps * per_step);
+  prefer_huge_pages(js.jobs.data(), js.steps * per_step * sizeof(float));
+  js.jobs.assign(js.steps * per_step, -1.0F);
   js.optimizer.assign(run.steps.size() - first, std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
   for (uint32_t ti : run.tracks) {
     const Track& t = tl.tracks[ti];
@@ -410,14 +422,15 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
       if (role < 0 || c >= js.chunks || j.micro_batch < 0 || j.micro_batch >= js.micro_batches) continue;
       const int64_t cost = m.jobs[s][static_cast<size_t>(c)][static_cast<size_t>(role)].cost_ns;
       if (cost <= 0) continue;
-      js.jobs[k->second][js.index(rep, s, static_cast<size_t>(c), static_cast<size_t>(role), j.micro_batch)] =
-          static_cast<float>(d / cost);
+      js.jobs[k->second * per_step + js.index(rep, s, static_cast<size_t>(c), static_cast<size_t>(role),
+                                              j.micro_batch)] = static_cast<float>(d / cost);
     }
   }
   js.rank_factor.assign(per_step / js.micro_batches, 0.0);
   std::vector<uint32_t> counts(js.rank_factor.size(), 0);
-  for (const std::vector<float>& step : js.jobs) {
-    for (size_t i = 0; i < step.size(); ++i) {
+  for (size_t k = 0; k < js.steps; ++k) {
+    const float* step = js.step_jobs(k);
+    for (size_t i = 0; i < per_step; ++i) {
       if (step[i] >= 0) js.rank_factor[i / js.micro_batches] += step[i], ++counts[i / js.micro_batches];
     }
   }
@@ -532,7 +545,7 @@ class StepReplays {
         only_(only),
         found_(found),
         keep_steps_(keep_steps),
-        total_(samples.jobs.size()) {
+        total_(samples.steps) {
     all_.resize(static_cast<size_t>(std::max(0, samples.replicas)));
     for (size_t i = 0; i < all_.size(); ++i) all_[i] = static_cast<int32_t>(i);
     if (found_) found_->replicas.assign(total_, {});
@@ -1526,7 +1539,7 @@ void replay_measured(const Timeline& tl, const Stats& stats, const PlanShape& ms
                               &candidates);
   if (stats.run < tl.runs.size() && !tl.runs[stats.run].steps.empty()) {
     const auto& st = tl.runs[stats.run].steps;
-    const size_t first = (st.size() > sampled.jobs.size() ? st.size() - sampled.jobs.size() : 0) + candidates.first;
+    const size_t first = (st.size() > sampled.steps ? st.size() - sampled.steps : 0) + candidates.first;
     r.first_replayed_step = st[std::min(first, st.size() - 1)].number;
   }
 }
@@ -1658,8 +1671,7 @@ void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std
   if (m.other_jobs > 0) as.push_back(assumption::OtherJobs{m.other_jobs});
   if (sampled && !sampled->empty()) {
     as.push_back(assumption::ReplayedSteps{
-        r.replayed.step_periods_ns.empty() ? sampled->jobs.size() : r.replayed.step_periods_ns.size(),
-        sampled->replicas});
+        r.replayed.step_periods_ns.empty() ? sampled->steps : r.replayed.step_periods_ns.size(), sampled->replicas});
   }
   if (m.pieces > 0) as.push_back(assumption::Pieces{m.pieces});
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -91,15 +92,17 @@ Place unpack_key(uint64_t key) {
 // - sorted by key, with a search: when the box would be much larger than the
 //   jobs (scattered steps or micro-batch ids).
 struct TrackGroups {
+  // Uninitialized when made (fill_cells() writes a table whole).
   struct Cell {
-    uint32_t first_plus_one = 0;  // 0: no job here
-    uint32_t last = 0;
+    uint32_t first_plus_one;  // 0: no job here
+    uint32_t last;
   };
   uint32_t taking = 0;  // jobs that take part: at most one edge each
   bool dense = false;
   int32_t step0 = 0;
   uint32_t steps = 0, chunks = 0, micro_batches = 0;
-  std::vector<Cell> cells;    // dense: by index(place)
+  size_t box = 0;             // dense: the cells of the table
+  Cell* cells = nullptr;      // dense: by index(place), in find_dependencies' one array
   std::vector<Group> groups;  // otherwise: sorted by key
 
   bool in_box(const Place& p) const {
@@ -141,6 +144,8 @@ struct Keyed {
 // The box of a dense table may hold this many cells per job taking part.
 constexpr uint64_t kCellsPerJob = 4;
 
+// A track's groups: sorted, or, dense, the box of its table only (its cells
+// are written by fill_cells).
 TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint64_t* without_mb) {
   TrackGroups out;
   // The ranges of the places, then the box they span.
@@ -166,20 +171,7 @@ TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint
     out.steps = static_cast<uint32_t>(hi_step - lo_step + 1);
     out.chunks = static_cast<uint32_t>(hi_chunk + 1);
     out.micro_batches = static_cast<uint32_t>(hi_mb + 1);
-    out.cells.resize(box);
-    // In job order, which is (start, line) order: a cell's first job starts
-    // first; its last is the one that ends last (the first of those that
-    // end together), as the sorted groups have it.
-    for (uint32_t i = 0; i < t.jobs.size(); ++i) {
-      Place p;
-      if (place_of(t.jobs[i], roles, &p) != Takes::kYes) continue;
-      TrackGroups::Cell& c = out.cells[out.index(p)];
-      if (c.first_plus_one == 0) {
-        c = {i + 1, i};
-      } else if (t.jobs[i].end_ns > t.jobs[c.last].end_ns) {
-        c.last = i;
-      }
-    }
+    out.box = box;
     return out;
   }
   std::vector<Keyed> keyed;
@@ -204,6 +196,25 @@ TrackGroups group_track(const Track& t, const std::vector<TypeRole>& roles, uint
     i = k;
   }
   return out;
+}
+
+// A dense track's table, into `cells` (room for g.box cells).
+void fill_cells(TrackGroups& g, const Track& t, const std::vector<TypeRole>& roles, TrackGroups::Cell* cells) {
+  g.cells = cells;
+  std::fill(cells, cells + g.box, TrackGroups::Cell{0, 0});
+  // In job order, which is (start, line) order: a cell's first job starts
+  // first; its last is the one that ends last (the first of those that
+  // end together), as the sorted groups have it.
+  for (uint32_t i = 0; i < t.jobs.size(); ++i) {
+    Place p;
+    if (place_of(t.jobs[i], roles, &p) != Takes::kYes) continue;
+    TrackGroups::Cell& c = cells[g.index(p)];
+    if (c.first_plus_one == 0) {
+      c = {i + 1, i};
+    } else if (t.jobs[i].end_ns > t.jobs[c.last].end_ns) {
+      c.last = i;
+    }
+  }
 }
 
 std::string format_ms(int64_t ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
@@ -381,6 +392,21 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   parallel_for(tl.tracks.size(), threads,
                [&](size_t i) { groups[i] = group_track(tl.tracks[i], roles, &without_mb[i]); });
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
+  // The dense tables in one array (20 MB at 1024 ranks), in huge pages
+  // (util/bulk_memory.h): a vector a track took its fresh memory 4 KB at a
+  // time, 3,000 page faults. Not initialized here: each table is written
+  // whole by its track's task, on every thread.
+  std::vector<size_t> first_cell(tl.tracks.size(), 0);
+  size_t cells = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    first_cell[i] = cells;
+    cells += groups[i].dense ? groups[i].box : 0;
+  }
+  const std::unique_ptr<TrackGroups::Cell[]> tables(new TrackGroups::Cell[cells]);
+  prefer_huge_pages(tables.get(), cells * sizeof(TrackGroups::Cell));
+  parallel_for(tl.tracks.size(), threads, [&](size_t i) {
+    if (groups[i].dense) fill_cells(groups[i], tl.tracks[i], roles, tables.get() + first_cell[i]);
+  });
 
   for (const Run& run : tl.runs) {
     const RunSearch search(tl, run, groups, roles, schedule.kind, p, stages);

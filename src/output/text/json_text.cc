@@ -32,18 +32,20 @@ namespace {
 // The pieces of a container between its brackets, as dump() lays them out:
 // pretty, each on its own line indented one level more than the container;
 // compact, separated by commas. `size(item)` and `write(out, item)` give an
-// item's length and text, so the text is allocated once.
+// item's length and text, so the text is allocated once; `suffix` follows
+// the closing bracket (a document's newline, in the same allocation).
 template <typename Item, typename Size, typename Write>
 std::string join(const Item* items, size_t count, const JsonTextStyle& style, int depth, char open, char close,
-                 Size&& size, Write&& write) {
+                 std::string_view suffix, Size&& size, Write&& write) {
   std::string out(1, open);
   if (count == 0) {
     out += close;
+    out += suffix;
     return out;
   }
   const size_t inner = style.pretty() ? static_cast<size_t>(style.indent()) * (depth + 1) : 0;
   const size_t outer = style.pretty() ? static_cast<size_t>(style.indent()) * depth : 0;
-  size_t total = 2 + outer + 2;
+  size_t total = 2 + outer + 2 + suffix.size();
   for (size_t i = 0; i < count; ++i) total += inner + size(items[i]) + 2;
   out.reserve(total);
   if (style.pretty()) out += '\n';
@@ -57,12 +59,13 @@ std::string join(const Item* items, size_t count, const JsonTextStyle& style, in
     out.append(outer, ' ');
   }
   out += close;
+  out += suffix;
   return out;
 }
 
 }  // namespace
 
-std::string JsonObjectText::finish() {
+std::string JsonObjectText::finish(std::string_view suffix) {
   // Key order, the last of equal keys kept. An object has a few dozen
   // members at most: an insertion sort of their indices (stable, the members
   // not moved), then the last of each run of equal keys.
@@ -85,7 +88,7 @@ std::string JsonObjectText::finish() {
   }
   const std::string_view colon = style_->pretty() ? "\": " : "\":";
   return join(
-      order, kept, *style_, depth_, '{', '}',
+      order, kept, *style_, depth_, '{', '}', suffix,
       [&](uint32_t i) { return members_[i].first.size() + colon.size() + 1 + members_[i].second.size(); },
       [&](std::string& out, uint32_t i) {
         out += '"';
@@ -97,7 +100,7 @@ std::string JsonObjectText::finish() {
 
 std::string JsonArrayText::finish() {
   return join(
-      items_.data(), items_.size(), *style_, depth_, '[', ']', [](const std::string& item) { return item.size(); },
+      items_.data(), items_.size(), *style_, depth_, '[', ']', {}, [](const std::string& item) { return item.size(); },
       [](std::string& out, const std::string& item) { out += item; });
 }
 

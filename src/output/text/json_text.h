@@ -58,7 +58,9 @@ class JsonObjectText {
   void add(std::string_view key, const nlohmann::json& value) { add_text(key, style_->text(value, depth_ + 1)); }
   void add_integer(std::string_view key, int64_t v) { add_text(key, style_->integer(v)); }
 
-  std::string finish();
+  // The object's text, then `suffix` (a document's final newline, without
+  // a copy of the whole to add it).
+  std::string finish(std::string_view suffix = {});
 
  private:
   using Member = std::pair<std::string_view, std::string>;

@@ -142,7 +142,7 @@ class JsonWriter {
   }
 
   JsonTextStyle& style() const { return members_.style(); }
-  std::string finish() { return members_.finish(); }
+  std::string finish(std::string_view suffix = {}) { return members_.finish(suffix); }
 
   JsonContext context;
 
@@ -500,7 +500,7 @@ std::string format_stats_json(const Stats& st, int64_t origin, const std::functi
   JsonWriter io(context, style);
   io.value("schema", std::string(kStatsSchema));
   fields(io, st);
-  return io.finish() + "\n";
+  return io.finish("\n");
 }
 
 namespace {

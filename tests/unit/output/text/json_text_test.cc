@@ -107,5 +107,18 @@ TEST_CASE("An object's members come out in key order, a key given twice with its
   CHECK(empty.finish() == "{}");
 }
 
+TEST_CASE("A document's suffix follows its closing bracket, in the one allocation") {
+  JsonTextStyle style(1);
+  JsonObjectText obj(style, 0);
+  obj.add("b", 1);
+  obj.add("a", "x");
+  const std::string text = obj.finish("\n");
+  CHECK(text == "{\n \"a\": \"x\",\n \"b\": 1\n}\n");
+  // Room was made for the suffix: no second allocation to append it.
+  CHECK(text.capacity() < 2 * text.size());
+  JsonObjectText empty(style, 0);
+  CHECK(empty.finish("\n") == "{}\n");
+}
+
 }  // namespace
 }  // namespace ppt
