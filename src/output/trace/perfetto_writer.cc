@@ -258,15 +258,18 @@ class PerfettoTraceWriter {
       for (uint32_t ti : run.tracks) visit_[ti] = n++;
     }
     // The flows' index and the names' are independent, each with a serial
-    // pass over every job or edge: built side by side.
+    // pass over every job or edge: built side by side, the names with the
+    // flows' first table (every edge its own chain: fresh memory, as much
+    // as the index's, written while the index is made).
     parallel_for(options.dependencies ? 2 : 1, options.threads, [&](size_t task) {
       if (task == 0) {
         intern_names();
+        if (options.dependencies) start_flows();
       } else {
         index_producers();
-        chain_flows();
       }
     });
+    if (options.dependencies) chain_flows();
   }
 
   void write();
@@ -296,6 +299,7 @@ class PerfettoTraceWriter {
   uint64_t order_of(JobRef r) const { return (uint64_t{visit_[r.track]} << 32) | r.job; }
 
   void index_producers();
+  void start_flows();
   void chain_flows();
   void intern_names();
   // A job's name (job_name()) is interned by (name_type, name_number): its
@@ -432,6 +436,13 @@ void PerfettoTraceWriter::index_producers() {
   });
 }
 
+// chain_flows()'s start: every edge its own chain.
+void PerfettoTraceWriter::start_flows() {
+  const size_t n = opt_.dependencies->edges.size();
+  resize_in_huge_pages(flow_of_, n);
+  for (uint32_t e = 0; e < n; ++e) flow_of_[e] = e;  // each its own chain
+}
+
 // Flow ids: Perfetto links the events that carry one flow id in the order of
 // their timestamps, each to the next (TrackEvent.flow_ids in
 // track_event/track_event.proto; FlowTracker::Begin/Step in trace_processor's
@@ -447,8 +458,6 @@ void PerfettoTraceWriter::chain_flows() {
   const auto& edges = opt_.dependencies->edges;
   const size_t n = edges.size();
   auto start = [&](JobRef r) { return tl_.tracks[r.track].jobs[r.job].start_ns; };
-  resize_in_huge_pages(flow_of_, n);
-  for (uint32_t e = 0; e < n; ++e) flow_of_[e] = e;  // each its own chain
   // Track by track in parallel (each writes only the edges its jobs
   // produce), walk the producers (by_producer_) and the consumers (edges,
   // sorted by consumer in the same order) together: for a producer with one
