@@ -99,7 +99,7 @@ StatsWritten write_stats_outputs(const StatsCommandOptions& o, const std::vector
 
 int run_stats(const StatsCommandOptions& o) {
   Reporter say("stats", o.run.quiet);
-  begin_one_shot_command();
+  begin_one_shot_command(/*reuse_freed=*/true);
   DriverRequest request;
   std::vector<OutputSpec> outputs;
   auto decide_outputs = [&](const LayoutRequest&, std::vector<OutputSpec>* out) {

@@ -122,7 +122,7 @@ int write_prediction(const Reporter& say, DriverResult& measured, const WhatifRe
 
 int run_whatif_command(const WhatifCommandOptions& o) {
   Reporter say("whatif", o.run.quiet);
-  begin_one_shot_command();
+  begin_one_shot_command(/*reuse_freed=*/true);
   DriverRequest request;
   WhatifChanges changes;
   std::vector<OutputSpec> outputs;

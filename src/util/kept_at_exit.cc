@@ -1,6 +1,9 @@
 #include "util/kept_at_exit.h"
 
+#include <malloc.h>
+
 #include <atomic>
+#include <climits>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -26,8 +29,18 @@ void set_exits_after_command(bool exits) { g_exits.store(exits, std::memory_orde
 
 bool exits_after_command() { return g_exits.load(std::memory_order_relaxed); }
 
-void begin_one_shot_command() {
-  if (exits_after_command()) set_bulk_memory(true);
+void begin_one_shot_command(bool reuse_freed) {
+  if (!exits_after_command()) return;
+  set_bulk_memory(true);
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+  if (reuse_freed) {
+    // 32 MB is the most glibc takes for the threshold (HEAP_MAX_SIZE / 2).
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  }
+#else
+  (void)reuse_freed;
+#endif
 }
 
 void keep_until_exit(void* p) {
