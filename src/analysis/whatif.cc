@@ -373,7 +373,8 @@ struct JitterSamples {
   }
 };
 
-JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run_index) {
+JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run_index,
+                              unsigned threads) {
   JitterSamples js;
   if (run_index >= tl.runs.size() || m.micro_batches <= 0) return js;
   const Run& run = tl.runs[run_index];
@@ -400,8 +401,14 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   prefer_huge_pages(js.jobs.data(), js.steps * per_step * sizeof(float));
   js.jobs.assign(js.steps * per_step, -1.0F);
   js.optimizer.assign(run.steps.size() - first, std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
-  for (uint32_t ti : run.tracks) {
-    const Track& t = tl.tracks[ti];
+  // A track writes the cells of its (replica, stage) only: the tracks side
+  // by side when no two of the run share a rank (run.tracks is by rank).
+  bool distinct = true;
+  for (size_t i = 1; i < run.tracks.size(); ++i) {
+    distinct = distinct && tl.tracks[run.tracks[i]].rank != tl.tracks[run.tracks[i - 1]].rank;
+  }
+  parallel_for(run.tracks.size(), distinct ? threads : 1, [&](size_t track) {
+    const Track& t = tl.tracks[run.tracks[track]];
     const int32_t s = pipeline_stage(t.rank, m.stages), rep = pipeline_replica(t.rank, m.stages);
     auto k = step_index.end();
     for (const Job& j : t.jobs) {
@@ -425,16 +432,24 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
       js.jobs[k->second * per_step + js.index(rep, s, static_cast<size_t>(c), static_cast<size_t>(role),
                                               j.micro_batch)] = static_cast<float>(d / cost);
     }
-  }
-  js.rank_factor.assign(per_step / js.micro_batches, 0.0);
-  std::vector<uint32_t> counts(js.rank_factor.size(), 0);
-  for (size_t k = 0; k < js.steps; ++k) {
-    const float* step = js.step_jobs(k);
-    for (size_t i = 0; i < per_step; ++i) {
-      if (step[i] >= 0) js.rank_factor[i / js.micro_batches] += step[i], ++counts[i / js.micro_batches];
+  });
+  // Each factor a sum over the steps, in step order: in slices of the
+  // factors, in parallel, the same sums for any split.
+  const size_t factors = per_step / js.micro_batches;
+  js.rank_factor.assign(factors, 0.0);
+  constexpr size_t kFactorSlice = 4096;
+  parallel_for((factors + kFactorSlice - 1) / kFactorSlice, threads, [&](size_t slice) {
+    const size_t lo = slice * kFactorSlice, hi = std::min(factors, lo + kFactorSlice);
+    std::vector<uint32_t> counts(hi - lo, 0);
+    const size_t mb = static_cast<size_t>(js.micro_batches);
+    for (size_t k = 0; k < js.steps; ++k) {
+      const float* step = js.step_jobs(k);
+      for (size_t i = lo * mb; i < hi * mb; ++i) {
+        if (step[i] >= 0) js.rank_factor[i / mb] += step[i], ++counts[i / mb - lo];
+      }
     }
-  }
-  for (size_t i = 0; i < counts.size(); ++i) js.rank_factor[i] = counts[i] > 0 ? js.rank_factor[i] / counts[i] : 1;
+    for (size_t f = lo; f < hi; ++f) js.rank_factor[f] = counts[f - lo] > 0 ? js.rank_factor[f] / counts[f - lo] : 1;
+  });
   return js;
 }
 
@@ -1502,11 +1517,12 @@ WhatifOutcome measured_outcome(const Timeline& tl, const PipelinePlan& plan, con
 // then no plan fits M < P). `plans` is the asking thread's plan cache.
 class LazySamples {
  public:
-  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run)
-      : tl_(tl), plan_(plan), m_(m), run_(run) {}
+  LazySamples(const Timeline& tl, const PipelinePlan& plan, const CostModel& m, uint32_t run, unsigned threads)
+      : tl_(tl), plan_(plan), m_(m), run_(run), threads_(threads) {}
   const JitterSamples& for_shape(const PlanShape& shape, PlanCache& plans) {
     if (!check_plan_shape(shape, &plans).empty()) return none_;
-    std::call_once(once_, [this] { sampled_ = collect_samples(tl_, plan_, m_, run_); });
+    // The other threads that ask wait here: the samples are taken on all.
+    std::call_once(once_, [this] { sampled_ = collect_samples(tl_, plan_, m_, run_, threads_); });
     return *sampled_;
   }
   // The samples taken, or null when no shape asked (once the threads that
@@ -1518,6 +1534,7 @@ class LazySamples {
   const PipelinePlan& plan_;
   const CostModel& m_;
   const uint32_t run_;
+  const unsigned threads_;
   std::once_flag once_;
   std::optional<JitterSamples> sampled_;
   const JitterSamples none_;
@@ -1688,7 +1705,7 @@ WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Depe
   const PlanShape ms = measured_shape(m, &why, plans);
   r.measured = measured_outcome(tl, plan, stats, m, ms);
   const double w = effective_w(m, ch);
-  LazySamples samples(tl, plan, m, stats.run);
+  LazySamples samples(tl, plan, m, stats.run, threads);
   StepChoice candidates;
   replay_measured(tl, stats, ms, why, steps, samples, plans, r, candidates);
   RunChecks checks;
@@ -1717,7 +1734,7 @@ struct SuggestionTargets {
 };
 
 SuggestionReplays begin_suggestion_replays(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                                           uint32_t run) {
+                                           uint32_t run, unsigned threads) {
   SuggestionReplays r;
   {
     // A measured shape no plan can replay gets no suggestion: said before the
@@ -1737,7 +1754,7 @@ SuggestionReplays begin_suggestion_replays(const Timeline& tl, const PipelinePla
   const WhatifChanges none;
   auto pending = std::make_shared<SuggestionTargets>();
   pending->w = effective_w(m, none);
-  pending->samples = collect_samples(tl, plan, m, run);
+  pending->samples = collect_samples(tl, plan, m, run, threads);
   // The suggestions use each outcome's figures, never its replayed steps
   // (a prediction written out, whatif -o): those are not kept.
   r.base = replay_outcome(m, ms, none, pending->w, 2, pending->samples, r.plans, nullptr, &pending->candidates, false);
@@ -1802,7 +1819,7 @@ void finish_suggestion_replays(SuggestionReplays& r, const Timeline& tl, const P
 
 SuggestionReplays replay_suggestions(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
                                      uint32_t run, unsigned threads) {
-  SuggestionReplays r = begin_suggestion_replays(tl, plan, deps, run);
+  SuggestionReplays r = begin_suggestion_replays(tl, plan, deps, run, threads);
   finish_suggestion_replays(r, tl, plan, run, threads);
   return r;
 }

@@ -322,9 +322,10 @@ SuggestionReplays replay_suggestions(const Timeline& timeline, const PipelinePla
 // samples, the measured plan's replay); finish replays the candidate changes
 // and checks the run (which reads its jobs again: `timeline`, `plan` and
 // `run` must be begin's). Finishing a result that is not pending (nothing
-// to replay, or finished already) does nothing.
+// to replay, or finished already) does nothing. Begin's jitter samples are
+// taken on `threads` threads.
 SuggestionReplays begin_suggestion_replays(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
-                                           uint32_t run);
+                                           uint32_t run, unsigned threads);
 void finish_suggestion_replays(SuggestionReplays& replays, const Timeline& timeline, const PipelinePlan& plan,
                                uint32_t run, unsigned threads);
 

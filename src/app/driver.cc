@@ -151,7 +151,7 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
         case Task::kStats: r.stats = compute_stats(tl, r.pipeline, &r.dependencies, req.stats_options); break;
         case Task::kSuggestions:
           if (req.suggest_later) {
-            r.suggestion_replays = begin_suggestion_replays(tl, r.pipeline, r.dependencies, run);
+            r.suggestion_replays = begin_suggestion_replays(tl, r.pipeline, r.dependencies, run, req.threads);
           } else {
             replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads);
           }
