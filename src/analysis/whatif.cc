@@ -808,24 +808,35 @@ namespace {
 // consumer) ended, plus the fitted link, no later than that. The pair's gap
 // (0 where they overlap) is a sample of its stage and the second's kind.
 void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps,
-                   const StageTracks& tracks_of_stage, const std::vector<int32_t>& stage_of, CostModel& m) {
+                   const StageTracks& tracks_of_stage, const std::vector<int32_t>& stage_of, CostModel& m,
+                   unsigned threads) {
   const std::vector<int8_t> roles = roles_by_type(tl, plan);
   // By stage, for the stages with samples only: P may be a run's whole rank
   // count when few of its logs are loaded (docs/hardening.md). One stage at
-  // a time: its samples are held until its medians only.
+  // a time on each thread: its samples are held until its medians only.
   auto link = [&](int32_t from, int32_t to) {
     auto it = m.link_ns.find({from, to});
     return it != m.link_ns.end() ? it->second : m.median_link_ns;
   };
-  // The links into one stage, by producer stage: a stage is fed by one or
-  // two others, so a few entries searched in a row beat a map lookup per
-  // dependency.
-  std::vector<std::pair<int32_t, int64_t>> links_in;
-  m.host_gap_ns.clear();
-  for (const auto& [s, tracks] : tracks_of_stage) {
+  // The stages side by side (each reads the links, written before, and its
+  // own tracks), their medians put into the model in stage order after.
+  struct StageGaps {
+    bool any = false;
+    std::array<int64_t, kPlanRoles + 1> gaps{};
+    uint64_t samples = 0;
+  };
+  std::vector<const StageTracks::value_type*> stages;
+  for (const auto& entry : tracks_of_stage) stages.push_back(&entry);
+  std::vector<StageGaps> found(stages.size());
+  parallel_for(stages.size(), threads, [&](size_t i) {
+    const int32_t s = stages[i]->first;
+    const std::vector<uint32_t>& tracks = stages[i]->second;
     std::array<std::vector<int64_t>, kPlanRoles + 1> kinds;
     bool any = false;
-    links_in.clear();
+    // The links into one stage, by producer stage: a stage is fed by one or
+    // two others, so a few entries searched in a row beat a map lookup per
+    // dependency.
+    std::vector<std::pair<int32_t, int64_t>> links_in;
     auto link_into = [&](int32_t from) {
       for (const auto& [f, ns] : links_in) {
         if (f == from) return ns;
@@ -864,12 +875,19 @@ void fit_host_gaps(const Timeline& tl, const PipelinePlan& plan, const Dependenc
         prev_step = j.step;
       }
     }
-    if (!any) continue;
-    auto& gaps = m.host_gap_ns[s];
+    if (!any) return;
+    StageGaps& out = found[i];
+    out.any = true;
     for (size_t r = 0; r <= kPlanRoles; ++r) {
-      m.host_gap_samples += kinds[r].size();
-      gaps[r] = kinds[r].empty() ? -1 : median_rounded(std::move(kinds[r]));
+      out.samples += kinds[r].size();
+      out.gaps[r] = kinds[r].empty() ? -1 : median_rounded(std::move(kinds[r]));
     }
+  });
+  m.host_gap_ns.clear();
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (!found[i].any) continue;
+    m.host_gap_samples += found[i].samples;
+    m.host_gap_ns[stages[i]->first] = found[i].gaps;
   }
 }
 
@@ -1256,7 +1274,8 @@ int64_t step_gap(const Run& run) {
 
 }  // namespace
 
-CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index) {
+CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, uint32_t run_index,
+                         unsigned threads) {
   CostModel m;
   const int32_t P = std::max(1, plan.schedule.pp_degree);
   m.stages = P;
@@ -1275,7 +1294,7 @@ CostModel fit_cost_model(const Timeline& tl, const PipelinePlan& plan, const Dep
   std::vector<int32_t> stage_of(tl.tracks.size());
   for (size_t i = 0; i < tl.tracks.size(); ++i) stage_of[i] = pipeline_stage(tl.tracks[i].rank, P);
   fit_links(tl, deps, run_index, stage_of, m);
-  fit_host_gaps(tl, plan, deps, tracks_of_stage, stage_of, m);
+  fit_host_gaps(tl, plan, deps, tracks_of_stage, stage_of, m, threads);
   m.step_gap_ns = step_gap(run);
   return m;
 }
@@ -1698,7 +1717,7 @@ void replay_assumptions(const WhatifReport& r, const JitterSamples* sampled, std
 WhatifReport run_whatif(const Timeline& tl, const PipelinePlan& plan, const Dependencies& deps, const Stats& stats,
                         const WhatifChanges& ch, int32_t steps, unsigned threads, std::optional<CostModel> fitted) {
   WhatifReport r;
-  r.model = fitted ? std::move(*fitted) : fit_cost_model(tl, plan, deps, stats);
+  r.model = fitted ? std::move(*fitted) : fit_cost_model(tl, plan, deps, stats.run, threads);
   const CostModel& m = r.model;
   PlanCache plans;  // this report's costly plans (PlanCache), built once each
   std::string why;
@@ -1746,7 +1765,7 @@ SuggestionReplays begin_suggestion_replays(const Timeline& tl, const PipelinePla
     const int32_t p = plan.schedule.pp_degree, mb = plan.schedule.micro_batches;
     if (!row || mb <= 0 || (!row->m_below_p && mb < p)) return r;
   }
-  r.model = fit_cost_model(tl, plan, deps, run);
+  r.model = fit_cost_model(tl, plan, deps, run, threads);
   const CostModel& m = r.model;
   std::string why;
   PlanShape ms = measured_shape(m, &why, r.plans);

@@ -111,8 +111,10 @@ struct CostModel {
 
 // The model of the run `run` (the run stats measures, StatsOptions::run and
 // measured_run_index; the timeline after the selection and clock alignment,
-// `plan` and `deps` its pipeline and dependencies).
-CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps, uint32_t run);
+// `plan` and `deps` its pipeline and dependencies). The stages are fitted
+// on `threads` threads (0: one per core); the model is the same for any.
+CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps, uint32_t run,
+                         unsigned threads = 1);
 // The same for `stats.run`.
 CostModel fit_cost_model(const Timeline& timeline, const PipelinePlan& plan, const Dependencies& deps,
                          const Stats& stats);

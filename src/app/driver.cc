@@ -156,7 +156,7 @@ void run_passes(const DriverRequest& req, DriverResult& r) {
             replays = replay_suggestions(tl, r.pipeline, r.dependencies, run, req.threads);
           }
           break;
-        case Task::kFit: r.model = fit_cost_model(tl, r.pipeline, r.dependencies, run); break;
+        case Task::kFit: r.model = fit_cost_model(tl, r.pipeline, r.dependencies, run, req.threads); break;
       }
     });
     r.stats->source = r.source;
