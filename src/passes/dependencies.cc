@@ -102,7 +102,8 @@ struct TrackGroups {
   int32_t step0 = 0;
   uint32_t steps = 0, chunks = 0, micro_batches = 0;
   size_t box = 0;             // dense: the cells of the table
-  Cell* cells = nullptr;      // dense: by index(place), in find_dependencies' one array
+  Cell* cells = nullptr;      // dense: by index(place), in `own` or find_dependencies' one array
+  std::vector<Cell> own;      // dense, in a small run: the table
   std::vector<Group> groups;  // otherwise: sorted by key
 
   bool in_box(const Place& p) const {
@@ -392,20 +393,31 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   parallel_for(tl.tracks.size(), threads,
                [&](size_t i) { groups[i] = group_track(tl.tracks[i], roles, &without_mb[i]); });
   for (uint64_t n : without_mb) deps.jobs_without_micro_batch += n;
-  // The dense tables in one array (20 MB at 1024 ranks), in huge pages
-  // (util/bulk_memory.h): a vector a track took its fresh memory 4 KB at a
-  // time, 3,000 page faults. Not initialized here: each table is written
-  // whole by its track's task, on every thread.
+  // The dense tables of a large run in one array (20 MB at 1024 ranks), in
+  // huge pages (util/bulk_memory.h): a vector a track took its fresh memory
+  // 4 KB at a time, 3,000 page faults. Not initialized here: each table is
+  // written whole by its track's task, on every thread. A small run's
+  // tables are vectors of the heap, whose memory the writers reuse once
+  // they are freed (one array of a few MB, a mapping of its own, was given
+  // back and the writers' buffers faulted in afresh: 3% of a 64-rank
+  // conversion).
+  constexpr size_t kOneArrayBytes = size_t{16} << 20;
   std::vector<size_t> first_cell(tl.tracks.size(), 0);
   size_t cells = 0;
   for (size_t i = 0; i < groups.size(); ++i) {
     first_cell[i] = cells;
     cells += groups[i].dense ? groups[i].box : 0;
   }
-  const std::unique_ptr<TrackGroups::Cell[]> tables(new TrackGroups::Cell[cells]);
-  prefer_huge_pages(tables.get(), cells * sizeof(TrackGroups::Cell));
+  std::unique_ptr<TrackGroups::Cell[]> tables;
+  if (cells * sizeof(TrackGroups::Cell) >= kOneArrayBytes) {
+    tables.reset(new TrackGroups::Cell[cells]);
+    prefer_huge_pages(tables.get(), cells * sizeof(TrackGroups::Cell));
+  }
   parallel_for(tl.tracks.size(), threads, [&](size_t i) {
-    if (groups[i].dense) fill_cells(groups[i], tl.tracks[i], roles, tables.get() + first_cell[i]);
+    TrackGroups& g = groups[i];
+    if (!g.dense) return;
+    if (!tables) g.own.resize(g.box);
+    fill_cells(g, tl.tracks[i], roles, tables ? tables.get() + first_cell[i] : g.own.data());
   });
 
   for (const Run& run : tl.runs) {
