@@ -492,6 +492,12 @@ TEST_CASE("whatif's report is the same on any number of threads, and with the mo
     CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, threads)) == one);
   }
   const CostModel fitted = fit_cost_model(m->timeline, m->plan, m->deps, m->stats.run);
+  // The stages' host gaps are fitted side by side: the same medians, in the
+  // same stages, over the same samples.
+  const CostModel on_four = fit_cost_model(m->timeline, m->plan, m->deps, m->stats.run, 4);
+  CHECK(fitted.host_gap_samples > 0);
+  CHECK(on_four.host_gap_samples == fitted.host_gap_samples);
+  CHECK(on_four.host_gap_ns == fitted.host_gap_ns);
   CHECK(format_whatif_json(run_whatif(m->timeline, m->plan, m->deps, m->stats, ch, 3, 3, fitted)) == one);
   // A model of other costs is used as given, not fitted again.
   CostModel slower = fitted;
