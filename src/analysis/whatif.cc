@@ -402,8 +402,9 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   js.jobs.assign(js.steps * per_step, -1.0F);
   js.optimizer.assign(run.steps.size() - first, std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
   // A track writes the cells of its (replica, stage) only: the tracks side
-  // by side when no two of the run share a rank (run.tracks is by rank).
-  bool distinct = true;
+  // by side when no two of the run share a rank and none is negative
+  // (run.tracks is by rank).
+  bool distinct = run.tracks.empty() || tl.tracks[run.tracks.front()].rank >= 0;
   for (size_t i = 1; i < run.tracks.size(); ++i) {
     distinct = distinct && tl.tracks[run.tracks[i]].rank != tl.tracks[run.tracks[i - 1]].rank;
   }

@@ -399,7 +399,7 @@ Dependencies find_dependencies(const Timeline& tl, const PipelinePlan& plan, uns
   // written whole by its track's task, on every thread. A small run's
   // tables are vectors of the heap, whose memory the writers reuse once
   // they are freed (one array of a few MB, a mapping of its own, was given
-  // back and the writers' buffers faulted in afresh: 3% of a 64-rank
+  // back and the writers' buffers faulted in afresh: 2-3% of a 64-rank
   // conversion).
   constexpr size_t kOneArrayBytes = size_t{16} << 20;
   std::vector<size_t> first_cell(tl.tracks.size(), 0);
