@@ -222,10 +222,7 @@ void measure_types(const Timeline& tl, const std::vector<std::vector<TypeDur>>& 
     size_t count = 0;
     for (const auto& [ri, d] : by_type[type]) count += d->size();
     all.clear();
-    if (count > all.capacity()) {
-      all.reserve(count);  // grown by doubling, it held up to twice its 8 bytes a job
-      prefer_huge_pages(all.data(), count * sizeof(int64_t));
-    }
+    reserve_in_huge_pages(all, count);  // grown by doubling, it held up to twice its 8 bytes a job
     for (const auto& [ri, d] : by_type[type]) {
       all.insert(all.end(), d->begin(), d->end());
       medians.emplace_back(ri, median_of_sorted(*d));

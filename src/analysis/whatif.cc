@@ -397,8 +397,7 @@ JitterSamples collect_samples(const Timeline& tl, const PipelinePlan& plan, cons
   const size_t per_step = js.index(js.replicas, 0, 0, 0, 0);
   js.per_step = per_step;
   js.steps = run.steps.size() - first;
-  js.jobs.reserve(js.steps * per_step);
-  prefer_huge_pages(js.jobs.data(), js.steps * per_step * sizeof(float));
+  reserve_in_huge_pages(js.jobs, js.steps * per_step);
   js.jobs.assign(js.steps * per_step, -1.0F);
   js.optimizer.assign(run.steps.size() - first, std::vector<float>(static_cast<size_t>(js.replicas) * m.stages, -1.0F));
   // A track writes the cells of its (replica, stage) only: the tracks side

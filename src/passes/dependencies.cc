@@ -356,8 +356,7 @@ void collect_edges(const Run& run, const RunSearch& search, const std::vector<Tr
   // doubling.
   size_t most = deps.edges.size();
   for (uint32_t ti : run.tracks) most += groups[ti].taking;
-  deps.edges.reserve(most);
-  prefer_huge_pages(deps.edges.data() + deps.edges.size(), (most - deps.edges.size()) * sizeof(Dependency));
+  reserve_in_huge_pages(deps.edges, most);
   produce_in_parallel_consume_in_order<std::vector<Dependency>>(
       run.tracks.size(), threads, size_t{resolve_threads(threads)} * 8,
       [&](size_t k, std::vector<Dependency>& incoming) { search.search(run.tracks[k], incoming); },

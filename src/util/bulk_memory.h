@@ -9,9 +9,9 @@
 // 4 KB pages cost none: only blocks written whole ask for huge pages.
 //
 // Two ways in:
-// - prefer_huge_pages() and resize_in_huge_pages(): a hint for one large
-//   block (the dependency edges, the writer's flow tables: arrays of the
-//   run's size);
+// - prefer_huge_pages(), reserve_in_huge_pages() and resize_in_huge_pages():
+//   a hint for one large block (the dependency edges, the writer's flow
+//   tables, the jitter samples: arrays of the run's size);
 // - the bulk allocator: the jobs of each file, a few hundred KB each, copied
 //   at the end of the file's scan into an array of exactly their size (one
 //   thread's run of such arrays fills whole huge pages), and the stats' rows
@@ -34,15 +34,21 @@ namespace ppt {
 // or when the kernel refuses; the memory reads and writes the same.
 void prefer_huge_pages(void* p, size_t bytes);
 
-// Resizes an empty or smaller vector `v` to `n` elements (value-initialized),
-// asking first that its new room be huge pages: for an array of the run's
-// size that is written whole.
+// Makes room in `v` for `n` elements at once (not by doubling), asking that
+// the new room be huge pages: for an array of the run's size that is then
+// filled whole.
 template <typename Vector>
-void resize_in_huge_pages(Vector& v, size_t n) {
+void reserve_in_huge_pages(Vector& v, size_t n) {
   if (n > v.capacity()) {
     v.reserve(n);
     prefer_huge_pages(v.data() + v.size(), (n - v.size()) * sizeof(*v.data()));
   }
+}
+
+// reserve_in_huge_pages, then resizes `v` to `n` elements (value-initialized).
+template <typename Vector>
+void resize_in_huge_pages(Vector& v, size_t n) {
+  reserve_in_huge_pages(v, n);
   v.resize(n);
 }
 
